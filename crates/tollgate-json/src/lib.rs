@@ -1,0 +1,65 @@
+//! Tollgate's JSON core: a bounded reader, an immutable tree and a limited writer.
+//!
+//! This crate owns every byte of JSON that reaches or leaves a Tollgate server. It knows JSON and
+//! its limits and nothing of MCP: protocol envelopes, error codes and schemas live in other
+//! crates.
+//!
+//! # When to use it
+//!
+//! Read untrusted input with [`from_slice`]; every bound in [`JsonLimits`] is enforced on its own,
+//! so a document that fits the byte limit still fails when it is too deep, has too many values,
+//! or holds an oversized string. Build results with [`JsonObject::builder`] and friends, and
+//! write them with [`to_vec`] under [`OutputLimits`]; an over-limit document is an error, never a
+//! truncated one.
+//!
+//! # Themes
+//!
+//! - **Reader, tree, writer apart**: `read`, `value`/`object`/`array`/`string`/`number`, `write`.
+//! - **Exact numbers**: [`JsonNumber`] keeps the decimal as written; equality and hashing follow
+//!   the value regardless of scale, without expanding exponents.
+//! - **UTF-16 dual accounting**: every string is bounded both by its decoded UTF-16 length and by
+//!   the UTF-16 length of its escaped spelling, as the specification's token table counts them.
+//! - **Errors carry a kind and an offset, never data** ([`Error`]).
+//! - **Valid Unicode by construction**: strings are Rust strings, so an unpaired surrogate cannot
+//!   exist in a tree; the reader rejects unpaired `\uD800`-style escapes.
+//!
+//! # Features
+//!
+//! - `serde_json`: [`JsonValue::to_serde_json`] and [`JsonValue::from_serde_json`]. `serde`
+//!   support (`Serialize` for all value types, `Deserialize` for [`JsonValue`]) is always on.
+//!
+//! # Example
+//!
+//! ```
+//! use tollgate_json::{from_slice, to_vec, JsonLimits, JsonValue, OutputLimits};
+//!
+//! let request = br#"{"jsonrpc":"2.0","id":1,"params":{"a":2,"b":3.0}}"#;
+//! let value = from_slice(request, &JsonLimits::default())?;
+//! let b = value.get("params").and_then(|p| p.get("b")).and_then(JsonValue::as_number);
+//! assert_eq!(b.and_then(|n| n.to_i64()), Some(3));
+//! assert_eq!(to_vec(&value, &OutputLimits::default())?, request.to_vec());
+//! # Ok::<(), tollgate_json::Error>(())
+//! ```
+
+mod array;
+mod error;
+#[cfg(feature = "serde_json")]
+mod interop;
+mod limits;
+mod number;
+mod object;
+mod read;
+mod serde_impl;
+mod string;
+mod value;
+mod write;
+
+pub use array::JsonArray;
+pub use error::{Error, ErrorKind};
+pub use limits::{JsonLimits, OutputLimits};
+pub use number::JsonNumber;
+pub use object::{JsonObject, JsonObjectBuilder};
+pub use read::{from_slice, from_str};
+pub use string::JsonString;
+pub use value::{JsonType, JsonValue};
+pub use write::{to_string, to_vec, write_into};

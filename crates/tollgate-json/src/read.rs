@@ -1,0 +1,515 @@
+//! The bounded reader: bytes in, an immutable [`JsonValue`] out.
+//!
+//! The reader is iterative (an explicit container stack, never the call stack), so nesting costs
+//! heap proportional to the depth limit and nothing more. UTF-8 is validated once, up front; after
+//! that every slice handed to the tree is already a valid `&str` borrowed from the input, and only
+//! strings with escapes pass through a scratch buffer.
+
+use crate::array::JsonArray;
+use crate::error::{Error, ErrorKind};
+use crate::limits::JsonLimits;
+use crate::number::{from_valid_spelling, scan};
+use crate::object::JsonObject;
+use crate::string::{JsonString, utf16_len};
+use crate::value::JsonValue;
+
+/// Reads one JSON document from `input`, enforcing every bound of `limits`.
+///
+/// # Errors
+///
+/// Any [`ErrorKind`] of the syntax or limit categories, with the byte offset where it was found.
+/// The error never contains input data.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_json::{from_slice, ErrorKind, JsonLimits};
+///
+/// let limits = JsonLimits::default();
+/// assert!(from_slice(br#"{"a": [1, 2.5e3, "\u00e9"]}"#, &limits).is_ok());
+/// assert_eq!(from_slice(br#"{"a":1,"a":2}"#, &limits).unwrap_err().kind(), ErrorKind::DuplicateMemberName);
+/// assert_eq!(from_slice(br#"["\uD800"]"#, &limits).unwrap_err().kind(), ErrorKind::LoneSurrogate);
+/// ```
+pub fn from_slice(input: &[u8], limits: &JsonLimits) -> Result<JsonValue, Error> {
+    if input.len() > limits.max_input_bytes() {
+        return Err(Error::new(
+            ErrorKind::InputTooLarge,
+            limits.max_input_bytes(),
+        ));
+    }
+    if input.starts_with(b"\xEF\xBB\xBF") {
+        return Err(Error::new(ErrorKind::ByteOrderMark, 0));
+    }
+    let text = std::str::from_utf8(input)
+        .map_err(|e| Error::new(ErrorKind::InvalidUtf8, e.valid_up_to()))?;
+    Reader::new(text, limits).read()
+}
+
+/// Reads one JSON document from a string, enforcing every bound of `limits`.
+///
+/// # Errors
+///
+/// As [`from_slice`].
+pub fn from_str(input: &str, limits: &JsonLimits) -> Result<JsonValue, Error> {
+    from_slice(input.as_bytes(), limits)
+}
+
+/// Bytes that end a run of ordinary string content.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+enum Frame {
+    Array { start: usize },
+    Object { start: usize, offset: usize },
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    limits: &'a JsonLimits,
+    nodes: usize,
+    scratch: String,
+}
+
+impl<'a> Reader<'a> {
+    fn new(text: &'a str, limits: &'a JsonLimits) -> Self {
+        Self {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            limits,
+            nodes: 0,
+            scratch: String::new(),
+        }
+    }
+
+    fn err<T>(&self, kind: ErrorKind, offset: usize) -> Result<T, Error> {
+        Err(Error::new(kind, offset))
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    #[inline]
+    fn count_node(&mut self, at: usize) -> Result<(), Error> {
+        self.nodes += 1;
+        if self.nodes > self.limits.max_nodes() {
+            return self.err(ErrorKind::NodeLimit, at);
+        }
+        Ok(())
+    }
+
+    fn end_or<T>(&self, kind: ErrorKind) -> Result<T, Error> {
+        if self.pos >= self.bytes.len() {
+            self.err(ErrorKind::UnexpectedEnd, self.pos)
+        } else {
+            self.err(kind, self.pos)
+        }
+    }
+
+    /// Reads `"name"` and the `:` after it, leaving the position at the value.
+    fn member_name(&mut self) -> Result<JsonString, Error> {
+        if self.peek() != Some(b'"') {
+            return self.end_or(ErrorKind::ExpectedMemberName);
+        }
+        let name = self.string()?;
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            return self.end_or(ErrorKind::ExpectedColon);
+        }
+        self.pos += 1;
+        Ok(name)
+    }
+
+    fn read(mut self) -> Result<JsonValue, Error> {
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut elements: Vec<JsonValue> = Vec::new();
+        let mut members: Vec<(JsonString, JsonValue)> = Vec::new();
+        let mut names: Vec<JsonString> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            let at = self.pos;
+            let mut value = match self.peek() {
+                None => return self.err(ErrorKind::UnexpectedEnd, at),
+                Some(open @ (b'[' | b'{')) => {
+                    self.count_node(at)?;
+                    if stack.len() >= self.limits.max_depth() {
+                        return self.err(ErrorKind::DepthLimit, at);
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    if open == b'[' {
+                        if self.peek() == Some(b']') {
+                            self.pos += 1;
+                            JsonValue::Array(JsonArray::new())
+                        } else {
+                            stack.push(Frame::Array {
+                                start: elements.len(),
+                            });
+                            continue 'value;
+                        }
+                    } else if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        JsonValue::Object(JsonObject::new())
+                    } else {
+                        names.push(self.member_name()?);
+                        stack.push(Frame::Object {
+                            start: members.len(),
+                            offset: at,
+                        });
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => {
+                    self.count_node(at)?;
+                    JsonValue::String(self.string()?)
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    self.count_node(at)?;
+                    let end = scan(self.bytes, at)?;
+                    self.pos = end;
+                    JsonValue::Number(from_valid_spelling(&self.text[at..end], at)?)
+                }
+                Some(b't') => {
+                    self.count_node(at)?;
+                    self.literal(b"true")?;
+                    JsonValue::Bool(true)
+                }
+                Some(b'f') => {
+                    self.count_node(at)?;
+                    self.literal(b"false")?;
+                    JsonValue::Bool(false)
+                }
+                Some(b'n') => {
+                    self.count_node(at)?;
+                    self.literal(b"null")?;
+                    JsonValue::Null
+                }
+                Some(_) => return self.err(ErrorKind::ExpectedValue, at),
+            };
+            // Attach the finished value to its container, closing containers as they end.
+            loop {
+                match stack.last() {
+                    None => {
+                        self.skip_ws();
+                        if self.pos != self.bytes.len() {
+                            return self.err(ErrorKind::TrailingCharacters, self.pos);
+                        }
+                        return Ok(value);
+                    }
+                    Some(&Frame::Array { start }) => {
+                        elements.push(value);
+                        self.skip_ws();
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.pos += 1;
+                                stack.pop();
+                                value = JsonValue::Array(JsonArray::from_arc(
+                                    elements.drain(start..).collect(),
+                                ));
+                            }
+                            _ => return self.end_or(ErrorKind::ExpectedCommaOrEnd),
+                        }
+                    }
+                    Some(&Frame::Object { start, offset }) => {
+                        let Some(name) = names.pop() else {
+                            return self.err(ErrorKind::ExpectedMemberName, self.pos);
+                        };
+                        members.push((name, value));
+                        self.skip_ws();
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                self.skip_ws();
+                                names.push(self.member_name()?);
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.pos += 1;
+                                stack.pop();
+                                let Some(object) =
+                                    JsonObject::from_unique(members.drain(start..).collect())
+                                else {
+                                    return self.err(ErrorKind::DuplicateMemberName, offset);
+                                };
+                                value = JsonValue::Object(object);
+                            }
+                            _ => return self.end_or(ErrorKind::ExpectedCommaOrEnd),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), Error> {
+        let end = self.pos + word.len();
+        match self.bytes.get(self.pos..end) {
+            Some(found) if found == word => {
+                self.pos = end;
+                Ok(())
+            }
+            Some(_) => self.err(ErrorKind::InvalidLiteral, self.pos),
+            None if word.starts_with(&self.bytes[self.pos..]) => {
+                self.err(ErrorKind::UnexpectedEnd, self.bytes.len())
+            }
+            None => self.err(ErrorKind::InvalidLiteral, self.pos),
+        }
+    }
+
+    /// Reads a string whose opening quote is at the current position.
+    fn string(&mut self) -> Result<JsonString, Error> {
+        let open = self.pos;
+        let content = open + 1;
+        self.pos = content;
+        let max_tokens = self.limits.max_string_token_units();
+        let max_units = self.limits.max_string_units();
+        let (mut tokens, mut units) = (0usize, 0usize);
+        let mut escaped = false;
+        loop {
+            let run_start = self.pos;
+            let rest = &self.bytes[run_start..];
+            let run = rest
+                .iter()
+                .position(|&b| STRING_STOP[usize::from(b)])
+                .unwrap_or(rest.len());
+            self.pos = run_start + run;
+            let n = utf16_len(&rest[..run]);
+            tokens += n;
+            units += n;
+            if escaped {
+                self.scratch.push_str(&self.text[run_start..self.pos]);
+            }
+            if tokens > max_tokens {
+                return self.err(ErrorKind::StringTokenLimit, open);
+            }
+            if units > max_units {
+                return self.err(ErrorKind::StringLengthLimit, open);
+            }
+            match self.peek() {
+                Some(b'"') => {
+                    let s = if escaped {
+                        JsonString::from(self.scratch.as_str())
+                    } else {
+                        JsonString::from(&self.text[content..self.pos])
+                    };
+                    self.pos += 1;
+                    return Ok(s);
+                }
+                Some(b'\\') => {
+                    if !escaped {
+                        escaped = true;
+                        self.scratch.clear();
+                        self.scratch.push_str(&self.text[content..self.pos]);
+                    }
+                    let (t, u) = self.escape()?;
+                    tokens += t;
+                    units += u;
+                }
+                Some(_) => return self.err(ErrorKind::ControlCharacter, self.pos),
+                None => return self.err(ErrorKind::UnexpectedEnd, self.pos),
+            }
+        }
+    }
+
+    /// Decodes one escape at the current backslash into the scratch buffer, returning its token
+    /// and decoded UTF-16 units.
+    fn escape(&mut self) -> Result<(usize, usize), Error> {
+        let at = self.pos;
+        let c = match self.bytes.get(at + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => return self.unicode_escape(),
+            Some(_) => return self.err(ErrorKind::InvalidEscape, at),
+            None => return self.err(ErrorKind::UnexpectedEnd, self.bytes.len()),
+        };
+        self.scratch.push(c);
+        self.pos = at + 2;
+        Ok((2, 1))
+    }
+
+    fn hex4(&self, at: usize) -> Result<u32, Error> {
+        let mut v = 0u32;
+        for i in at..at + 4 {
+            let Some(&d) = self.bytes.get(i) else {
+                return self.err(ErrorKind::UnexpectedEnd, self.bytes.len());
+            };
+            let x = match d {
+                b'0'..=b'9' => d - b'0',
+                b'a'..=b'f' => d - b'a' + 10,
+                b'A'..=b'F' => d - b'A' + 10,
+                _ => return self.err(ErrorKind::InvalidEscape, at - 2),
+            };
+            v = v * 16 + u32::from(x);
+        }
+        Ok(v)
+    }
+
+    fn unicode_escape(&mut self) -> Result<(usize, usize), Error> {
+        let at = self.pos;
+        let first = self.hex4(at + 2)?;
+        let (code, tokens, units) = match first {
+            0xD800..=0xDBFF => {
+                if self.bytes.get(at + 6..at + 8) != Some(b"\\u") {
+                    return self.err(ErrorKind::LoneSurrogate, at);
+                }
+                let second = self.hex4(at + 8)?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return self.err(ErrorKind::LoneSurrogate, at);
+                }
+                (
+                    0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00),
+                    12,
+                    2,
+                )
+            }
+            0xDC00..=0xDFFF => return self.err(ErrorKind::LoneSurrogate, at),
+            _ => (first, 6, 1),
+        };
+        let Some(c) = char::from_u32(code) else {
+            return self.err(ErrorKind::InvalidEscape, at);
+        };
+        self.scratch.push(c);
+        self.pos = at + tokens;
+        Ok((tokens, units))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(s: &str) -> Result<JsonValue, Error> {
+        from_slice(s.as_bytes(), &JsonLimits::default())
+    }
+    fn kind(s: &str) -> ErrorKind {
+        read(s).unwrap_err().kind()
+    }
+
+    #[test]
+    fn accepts_the_grammar() {
+        for ok in [
+            "0",
+            "-0",
+            "1.5e-3",
+            "\"\"",
+            "true",
+            "false",
+            "null",
+            "[]",
+            "{}",
+            " [ 1 , 2 ] ",
+            "{\"a\":{\"b\":[null]}}",
+            "\"\\u00e9\\n\\/\"",
+            "\"\\uD83D\\uDE80\"",
+            "\"\u{7f}\"",
+        ] {
+            assert!(read(ok).is_ok(), "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_with_a_kind_and_offset() {
+        assert_eq!(kind(""), ErrorKind::UnexpectedEnd);
+        assert_eq!(kind("[1,]"), ErrorKind::ExpectedValue);
+        assert_eq!(kind("[1 2]"), ErrorKind::ExpectedCommaOrEnd);
+        assert_eq!(kind("{\"a\" 1}"), ErrorKind::ExpectedColon);
+        assert_eq!(kind("{1:2}"), ErrorKind::ExpectedMemberName);
+        assert_eq!(kind("{\"a\":1,}"), ErrorKind::ExpectedMemberName);
+        assert_eq!(kind("01"), ErrorKind::TrailingCharacters);
+        assert_eq!(kind("-"), ErrorKind::InvalidNumber);
+        assert_eq!(kind("NaN"), ErrorKind::ExpectedValue);
+        assert_eq!(kind("Infinity"), ErrorKind::ExpectedValue);
+        assert_eq!(kind("tru"), ErrorKind::UnexpectedEnd);
+        assert_eq!(kind("trux"), ErrorKind::InvalidLiteral);
+        assert_eq!(kind("\"\\x\""), ErrorKind::InvalidEscape);
+        assert_eq!(kind("\"\\u12\""), ErrorKind::InvalidEscape);
+        assert_eq!(kind("\"\\uDC00\""), ErrorKind::LoneSurrogate);
+        assert_eq!(kind("\"\\uD800\\u0041\""), ErrorKind::LoneSurrogate);
+        assert_eq!(kind("\"a\u{1}\""), ErrorKind::ControlCharacter);
+        assert_eq!(kind("\"abc"), ErrorKind::UnexpectedEnd);
+        assert_eq!(kind("\u{feff}1"), ErrorKind::ByteOrderMark);
+        assert_eq!(kind("[1] x"), ErrorKind::TrailingCharacters);
+        assert_eq!(kind("{\"a\":1,\"a\":1}"), ErrorKind::DuplicateMemberName);
+        assert_eq!(
+            from_slice(b"[\"\xff\"]", &JsonLimits::default()).unwrap_err(),
+            Error::new(ErrorKind::InvalidUtf8, 2)
+        );
+        assert_eq!(read("[1,]").unwrap_err().offset(), 3);
+    }
+
+    #[test]
+    fn rejects_raw_invalid_utf8() {
+        let cases: [&[u8]; 7] = [
+            b"[\"\xC0\xAF\"]",         // overlong '/'
+            b"[\"\xED\xA0\x80\"]",     // UTF-8 encoded surrogate U+D800
+            b"[\"\xE6\x97\"]",         // truncated sequence
+            b"[\"\x80\"]",             // lone continuation byte
+            b"[\"\xE9\"]",             // ISO-8859-1 e-acute
+            b"[\"\xF4\xBF\xBF\xBF\"]", // beyond U+10FFFF
+            b"[1e1\xFF]",
+        ];
+        for case in cases {
+            let err = from_slice(case, &JsonLimits::default()).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidUtf8, "{case:?}");
+        }
+    }
+
+    #[test]
+    fn decodes_escapes() {
+        let v = read(r#""a\"\\\/\b\f\n\r\t\u0041\uD83D\uDE80""#).unwrap();
+        assert_eq!(v.as_str(), Some("a\"\\/\u{8}\u{c}\n\r\tA🚀"));
+    }
+
+    #[test]
+    fn keeps_order_and_numbers() {
+        let v = read(r#"{"z":1,"a":2.50,"m":-0}"#).unwrap();
+        let obj = v.as_object().unwrap();
+        assert_eq!(obj.keys().collect::<Vec<_>>(), ["z", "a", "m"]);
+        assert_eq!(
+            obj.get("a").unwrap().as_number().unwrap().to_string(),
+            "2.50"
+        );
+        assert_eq!(obj.get("m").unwrap().as_number().unwrap().to_string(), "-0");
+    }
+
+    #[test]
+    fn deep_input_fails_fast_without_recursion() {
+        let deep = "[".repeat(16 * 1024 * 1024 - 1);
+        let limits = JsonLimits::default()
+            .with_max_input_bytes(JsonLimits::MAX_INPUT_BYTES_CEILING)
+            .unwrap();
+        let err = from_slice(deep.as_bytes(), &limits).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DepthLimit);
+        assert_eq!(err.offset(), 128);
+    }
+}

@@ -1,0 +1,280 @@
+//! The limited writer: compact JSON out, or a typed error, never a truncated document.
+//!
+//! Ordinary characters, non-ASCII included, are written as they are. Escapes follow the
+//! specification's token table: `\"` `\\` `\n` `\t` `\r` `\b` `\f` cost two token units; any other
+//! C0 control character is written `\u00XX` for six.
+
+use crate::error::{Error, ErrorKind};
+use crate::limits::OutputLimits;
+use crate::string::utf16_len;
+use crate::value::JsonValue;
+
+/// Writes `value` as compact JSON into a new buffer.
+///
+/// # Errors
+///
+/// [`ErrorKind::OutputTooLarge`], [`ErrorKind::StringLengthLimit`],
+/// [`ErrorKind::StringTokenLimit`] or [`ErrorKind::DepthLimit`], with the output offset where the
+/// offending value began. No partial document is returned.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_json::{to_vec, JsonObject, JsonValue, OutputLimits};
+///
+/// let v: JsonValue = JsonObject::builder().insert("text", "é\n").build().into();
+/// assert_eq!(to_vec(&v, &OutputLimits::default()).unwrap(), "{\"text\":\"é\\n\"}".as_bytes());
+/// ```
+pub fn to_vec(value: &JsonValue, limits: &OutputLimits) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::with_capacity(128);
+    write_into(value, &mut out, limits)?;
+    Ok(out)
+}
+
+/// Writes `value` as compact JSON into a new `String`.
+///
+/// # Errors
+///
+/// As [`to_vec`].
+pub fn to_string(value: &JsonValue, limits: &OutputLimits) -> Result<String, Error> {
+    let bytes = to_vec(value, limits)?;
+    // The writer only emits valid UTF-8: string contents come from `str` and the rest is ASCII.
+    String::from_utf8(bytes)
+        .map_err(|e| Error::new(ErrorKind::InvalidUtf8, e.utf8_error().valid_up_to()))
+}
+
+/// Appends `value` as compact JSON to `out`. The byte limit counts only what this call appends.
+/// On error `out` is restored to its length before the call.
+///
+/// # Errors
+///
+/// As [`to_vec`].
+pub fn write_into(
+    value: &JsonValue,
+    out: &mut Vec<u8>,
+    limits: &OutputLimits,
+) -> Result<(), Error> {
+    let base = out.len();
+    let mut w = Writer { out, base, limits };
+    let result = w.value(value, 0);
+    if result.is_err() {
+        out.truncate(base);
+    }
+    result
+}
+
+/// What follows a byte in a string: 0 = written as is; otherwise the escape letter, or `u`.
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0A] = b'n';
+    t[0x0C] = b'f';
+    t[0x0D] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+    base: usize,
+    limits: &'a OutputLimits,
+}
+
+impl Writer<'_> {
+    fn offset(&self) -> usize {
+        self.out.len() - self.base
+    }
+
+    fn check_size(&self, at: usize) -> Result<(), Error> {
+        if self.offset() > self.limits.max_output_bytes() {
+            Err(Error::new(ErrorKind::OutputTooLarge, at))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn value(&mut self, value: &JsonValue, depth: usize) -> Result<(), Error> {
+        let at = self.offset();
+        match value {
+            JsonValue::Null => self.out.extend_from_slice(b"null"),
+            JsonValue::Bool(true) => self.out.extend_from_slice(b"true"),
+            JsonValue::Bool(false) => self.out.extend_from_slice(b"false"),
+            JsonValue::Number(n) => n.write_spelling(self.out),
+            JsonValue::String(s) => self.string(s)?,
+            JsonValue::Array(items) => {
+                if depth >= self.limits.max_depth() {
+                    return Err(Error::new(ErrorKind::DepthLimit, at));
+                }
+                self.out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.value(item, depth + 1)?;
+                }
+                self.out.push(b']');
+            }
+            JsonValue::Object(object) => {
+                if depth >= self.limits.max_depth() {
+                    return Err(Error::new(ErrorKind::DepthLimit, at));
+                }
+                self.out.push(b'{');
+                for (i, (name, item)) in object.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.string(name)?;
+                    self.out.push(b':');
+                    self.value(item, depth + 1)?;
+                }
+                self.out.push(b'}');
+            }
+        }
+        self.check_size(at)
+    }
+
+    fn string(&mut self, s: &str) -> Result<(), Error> {
+        let at = self.offset();
+        let bytes = s.as_bytes();
+        let units = utf16_len(bytes);
+        if units > self.limits.max_string_units() {
+            return Err(Error::new(ErrorKind::StringLengthLimit, at));
+        }
+        if bytes.len() > self.limits.max_output_bytes() {
+            return Err(Error::new(ErrorKind::OutputTooLarge, at));
+        }
+        self.out.reserve(bytes.len() + 2);
+        self.out.push(b'"');
+        let mut extra = 0usize;
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let esc = ESCAPE[usize::from(b)];
+            if esc == 0 {
+                continue;
+            }
+            self.out.extend_from_slice(&bytes[start..i]);
+            if esc == b'u' {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 0xF)],
+                ]);
+                extra += 5;
+            } else {
+                self.out.extend_from_slice(&[b'\\', esc]);
+                extra += 1;
+            }
+            start = i + 1;
+        }
+        self.out.extend_from_slice(&bytes[start..]);
+        self.out.push(b'"');
+        if units + extra > self.limits.max_string_token_units() {
+            return Err(Error::new(ErrorKind::StringTokenLimit, at));
+        }
+        self.check_size(at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{JsonLimits, from_slice};
+
+    fn write(v: &JsonValue) -> String {
+        to_string(v, &OutputLimits::default()).unwrap()
+    }
+
+    #[test]
+    fn escapes_per_the_token_table() {
+        let v = JsonValue::from("\"\\\n\t\r\u{8}\u{c}\u{1}\u{1f}\u{7f}é🚀/");
+        assert_eq!(
+            write(&v),
+            r#""\"\\\n\t\r\b\f\u0001\u001f"#.to_owned() + "\u{7f}é🚀/\""
+        );
+    }
+
+    #[test]
+    fn compact_and_ordered() {
+        let v = from_slice(
+            br#" { "b" : [ 1 , 2.50 ] , "a" : { } } "#,
+            &JsonLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(write(&v), r#"{"b":[1,2.50],"a":{}}"#);
+    }
+
+    #[test]
+    fn string_ceilings_at_and_past_the_limit() {
+        let limits = OutputLimits::default();
+        let fits = JsonValue::from("\n".repeat(524_288));
+        assert!(to_vec(&fits, &limits).is_ok());
+        let over = JsonValue::from("\n".repeat(524_289));
+        assert_eq!(
+            to_vec(&over, &limits).unwrap_err().kind(),
+            ErrorKind::StringTokenLimit
+        );
+        let controls = JsonValue::from("\u{1}".repeat(174_762));
+        assert!(to_vec(&controls, &limits).is_ok());
+        let controls = JsonValue::from("\u{1}".repeat(174_763));
+        assert_eq!(
+            to_vec(&controls, &limits).unwrap_err().kind(),
+            ErrorKind::StringTokenLimit
+        );
+        let rockets = JsonValue::from("🚀".repeat(524_288));
+        assert!(to_vec(&rockets, &limits).is_ok());
+        let rockets = JsonValue::from("🚀".repeat(524_289));
+        assert_eq!(
+            to_vec(&rockets, &limits).unwrap_err().kind(),
+            ErrorKind::StringLengthLimit
+        );
+    }
+
+    #[test]
+    fn output_limit_at_and_past() {
+        let limits = OutputLimits::default().with_max_output_bytes(10).unwrap();
+        assert!(to_vec(&JsonValue::from("12345678"), &limits).is_ok());
+        assert_eq!(
+            to_vec(&JsonValue::from("123456789"), &limits)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::OutputTooLarge
+        );
+        let mut out = b"prefix".to_vec();
+        assert!(write_into(&JsonValue::from("123456789"), &mut out, &limits).is_err());
+        assert_eq!(out, b"prefix");
+    }
+
+    #[test]
+    fn default_output_limit_is_four_mebibytes() {
+        let limits = OutputLimits::default();
+        let s = |n: usize| JsonValue::from(vec![JsonValue::from("a".repeat(n))]);
+        // `["…"]` adds four bytes around the string.
+        assert!(
+            to_vec(
+                &s(4 * 1024 * 1024 - 4),
+                &limits.with_max_string_units(16 << 20).unwrap()
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            to_vec(
+                &s(4 * 1024 * 1024 - 3),
+                &limits.with_max_string_units(16 << 20).unwrap()
+            )
+            .unwrap_err()
+            .kind(),
+            ErrorKind::OutputTooLarge
+        );
+    }
+}

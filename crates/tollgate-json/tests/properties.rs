@@ -1,0 +1,125 @@
+//! Property tests: write → read is the identity, equal numbers hash equal, and no input panics.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failure is the report"
+)]
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use proptest::prelude::*;
+use tollgate_json::{
+    JsonArray, JsonLimits, JsonNumber, JsonObject, JsonValue, OutputLimits, from_slice, to_vec,
+};
+
+fn number() -> impl Strategy<Value = JsonNumber> {
+    prop_oneof![
+        any::<i64>().prop_map(JsonNumber::from),
+        any::<u128>().prop_map(JsonNumber::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| JsonNumber::from_f64(f).unwrap()),
+        ("-?(0|[1-9][0-9]{0,30})(\\.[0-9]{1,20})?([eE][+-]?[0-9]{1,6})?")
+            .prop_map(|s| JsonNumber::parse(&s).unwrap()),
+    ]
+}
+
+fn value() -> impl Strategy<Value = JsonValue> {
+    let leaf = prop_oneof![
+        Just(JsonValue::Null),
+        any::<bool>().prop_map(JsonValue::Bool),
+        number().prop_map(JsonValue::Number),
+        any::<String>().prop_map(JsonValue::from),
+    ];
+    leaf.prop_recursive(6, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8)
+                .prop_map(|v| JsonValue::Array(JsonArray::from(v))),
+            prop::collection::vec((any::<String>(), inner), 0..20)
+                .prop_map(|m| JsonValue::Object(m.into_iter().collect::<JsonObject>())),
+        ]
+    })
+}
+
+/// Equality that also requires the same member order and the same number spelling.
+fn identical(a: &JsonValue, b: &JsonValue) -> bool {
+    match (a, b) {
+        (JsonValue::Number(x), JsonValue::Number(y)) => x.to_string() == y.to_string(),
+        (JsonValue::Array(x), JsonValue::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| identical(p, q))
+        }
+        (JsonValue::Object(x), JsonValue::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && identical(v1, v2))
+        }
+        _ => a == b,
+    }
+}
+
+fn hash<T: Hash>(t: &T) -> u64 {
+    let mut h = DefaultHasher::new();
+    t.hash(&mut h);
+    h.finish()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn write_then_read_is_identity(v in value()) {
+        let bytes = to_vec(&v, &OutputLimits::default()).unwrap();
+        let back = from_slice(&bytes, &JsonLimits::default()).unwrap();
+        prop_assert!(identical(&v, &back));
+        prop_assert_eq!(&v, &back);
+        prop_assert_eq!(hash(&v), hash(&back));
+    }
+
+    #[test]
+    fn equal_numbers_hash_equal(
+        negative in any::<bool>(),
+        digits in "[1-9][0-9]{0,25}",
+        exponent in -1000i64..1000,
+        shift in 0usize..30,
+    ) {
+        // The same value spelled two ways: d × 10^e and (d followed by `shift` zeros) × 10^(e-shift),
+        // the second as a fraction when that is possible.
+        let sign = if negative { "-" } else { "" };
+        let a = JsonNumber::parse(&format!("{sign}{digits}e{exponent}")).unwrap();
+        let padded = format!("{digits}{}", "0".repeat(shift));
+        let b = JsonNumber::parse(&format!("{sign}{padded}E{:+}", exponent - shift as i64)).unwrap();
+        let split = 1.min(padded.len() - 1);
+        let c = JsonNumber::parse(&format!(
+            "{sign}{}.{}e{}",
+            &padded[..split.max(1)],
+            &padded[split.max(1)..].to_owned().chars().chain(std::iter::once('0')).collect::<String>(),
+            exponent - shift as i64 + (padded.len() - split.max(1)) as i64
+        ))
+        .unwrap();
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(hash(&a), hash(&b));
+        prop_assert_eq!(&a, &c);
+        prop_assert_eq!(hash(&a), hash(&c));
+        prop_assert_eq!(a.cmp(&b), std::cmp::Ordering::Equal);
+    }
+
+    #[test]
+    fn ordering_agrees_with_f64_where_exact(x in any::<i32>(), y in any::<i32>()) {
+        let (a, b) = (JsonNumber::from(x), JsonNumber::parse(&format!("{y}.0")).unwrap());
+        prop_assert_eq!(a.cmp(&b), x.cmp(&y));
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = from_slice(&bytes, &JsonLimits::default());
+    }
+
+    #[test]
+    fn json_like_bytes_never_panic(s in "[\\[\\]{}\":,0-9eE+\\-.\\\\u tfrnal]{0,200}") {
+        let _ = from_slice(s.as_bytes(), &JsonLimits::default());
+    }
+}
