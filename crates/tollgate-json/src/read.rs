@@ -10,7 +10,7 @@ use crate::error::{Error, ErrorKind};
 use crate::limits::JsonLimits;
 use crate::number::{from_valid_spelling, scan};
 use crate::object::JsonObject;
-use crate::string::{JsonString, utf16_len};
+use crate::string::{JsonString, find_stop, utf16_len};
 use crate::value::JsonValue;
 
 /// Reads one JSON document from `input`, enforcing every bound of `limits`.
@@ -53,19 +53,6 @@ pub fn from_slice(input: &[u8], limits: &JsonLimits) -> Result<JsonValue, Error>
 pub fn from_str(input: &str, limits: &JsonLimits) -> Result<JsonValue, Error> {
     from_slice(input.as_bytes(), limits)
 }
-
-/// Bytes that end a run of ordinary string content.
-static STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
 
 enum Frame {
     Array { start: usize },
@@ -281,63 +268,62 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a string whose opening quote is at the current position.
+    ///
+    /// Both string ceilings are UTF-16 counts bounded above by the spelling's byte length (token
+    /// units are the UTF-16 units of the spelling; decoded units never exceed them), so exact
+    /// counting is needed only for spellings longer than the smaller ceiling.
     fn string(&mut self) -> Result<JsonString, Error> {
         let open = self.pos;
         let content = open + 1;
         self.pos = content;
-        let max_tokens = self.limits.max_string_token_units();
-        let max_units = self.limits.max_string_units();
-        let (mut tokens, mut units) = (0usize, 0usize);
         let mut escaped = false;
         loop {
             let run_start = self.pos;
-            let rest = &self.bytes[run_start..];
-            let run = rest
-                .iter()
-                .position(|&b| STRING_STOP[usize::from(b)])
-                .unwrap_or(rest.len());
-            self.pos = run_start + run;
-            let n = utf16_len(&rest[..run]);
-            tokens += n;
-            units += n;
+            self.pos = run_start + find_stop(&self.bytes[run_start..]);
             if escaped {
                 self.scratch.push_str(&self.text[run_start..self.pos]);
             }
-            if tokens > max_tokens {
-                return self.err(ErrorKind::StringTokenLimit, open);
-            }
-            if units > max_units {
-                return self.err(ErrorKind::StringLengthLimit, open);
-            }
             match self.peek() {
-                Some(b'"') => {
-                    let s = if escaped {
-                        JsonString::from(self.scratch.as_str())
-                    } else {
-                        JsonString::from(&self.text[content..self.pos])
-                    };
-                    self.pos += 1;
-                    return Ok(s);
-                }
+                Some(b'"') => break,
                 Some(b'\\') => {
                     if !escaped {
                         escaped = true;
                         self.scratch.clear();
                         self.scratch.push_str(&self.text[content..self.pos]);
                     }
-                    let (t, u) = self.escape()?;
-                    tokens += t;
-                    units += u;
+                    self.escape()?;
                 }
                 Some(_) => return self.err(ErrorKind::ControlCharacter, self.pos),
                 None => return self.err(ErrorKind::UnexpectedEnd, self.pos),
             }
         }
+        let spelling = &self.text[content..self.pos];
+        let decoded = if escaped {
+            self.scratch.as_str()
+        } else {
+            spelling
+        };
+        let limits = self.limits;
+        if spelling.len()
+            > limits
+                .max_string_token_units()
+                .min(limits.max_string_units())
+        {
+            if utf16_len(spelling.as_bytes()) > limits.max_string_token_units() {
+                return self.err(ErrorKind::StringTokenLimit, open);
+            }
+            if utf16_len(decoded.as_bytes()) > limits.max_string_units() {
+                return self.err(ErrorKind::StringLengthLimit, open);
+            }
+        }
+        let s = JsonString::from(decoded);
+        self.pos += 1;
+        Ok(s)
     }
 
     /// Decodes one escape at the current backslash into the scratch buffer, returning its token
     /// and decoded UTF-16 units.
-    fn escape(&mut self) -> Result<(usize, usize), Error> {
+    fn escape(&mut self) -> Result<(), Error> {
         let at = self.pos;
         let c = match self.bytes.get(at + 1) {
             Some(b'"') => '"',
@@ -354,7 +340,7 @@ impl<'a> Reader<'a> {
         };
         self.scratch.push(c);
         self.pos = at + 2;
-        Ok((2, 1))
+        Ok(())
     }
 
     fn hex4(&self, at: usize) -> Result<u32, Error> {
@@ -374,10 +360,10 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
-    fn unicode_escape(&mut self) -> Result<(usize, usize), Error> {
+    fn unicode_escape(&mut self) -> Result<(), Error> {
         let at = self.pos;
         let first = self.hex4(at + 2)?;
-        let (code, tokens, units) = match first {
+        let (code, len) = match first {
             0xD800..=0xDBFF => {
                 if self.bytes.get(at + 6..at + 8) != Some(b"\\u") {
                     return self.err(ErrorKind::LoneSurrogate, at);
@@ -386,21 +372,17 @@ impl<'a> Reader<'a> {
                 if !(0xDC00..=0xDFFF).contains(&second) {
                     return self.err(ErrorKind::LoneSurrogate, at);
                 }
-                (
-                    0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00),
-                    12,
-                    2,
-                )
+                (0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00), 12)
             }
             0xDC00..=0xDFFF => return self.err(ErrorKind::LoneSurrogate, at),
-            _ => (first, 6, 1),
+            _ => (first, 6),
         };
         let Some(c) = char::from_u32(code) else {
             return self.err(ErrorKind::InvalidEscape, at);
         };
         self.scratch.push(c);
-        self.pos = at + tokens;
-        Ok((tokens, units))
+        self.pos = at + len;
+        Ok(())
     }
 }
 

@@ -101,3 +101,68 @@ pub(crate) fn utf16_len(utf8: &[u8]) -> usize {
         .map(|&b| usize::from((b & 0xC0) != 0x80) + usize::from(b >= 0xF0))
         .sum()
 }
+
+/// The index of the first byte that ends a run of ordinary string content (`"`, `\` or a C0
+/// control character), or `bytes.len()`. Eight bytes at a time.
+#[inline]
+pub(crate) fn find_stop(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found =
+            (w.wrapping_sub(ONES * 0x20) | quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES))
+                & !w
+                & HIGHS;
+        // `!w & HIGHS` drops non-ASCII bytes, which never stop a run; a borrow can set a high bit
+        // above a real match, but the lowest set bit is always a real match.
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + words
+        .remainder()
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .unwrap_or(bytes.len() - i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_stop_agrees_with_a_plain_scan() {
+        let plain = |b: &[u8]| {
+            b.iter()
+                .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+                .unwrap_or(b.len())
+        };
+        let mut samples: Vec<Vec<u8>> = Vec::new();
+        for len in 0..40 {
+            for pos in 0..=len {
+                for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                    let mut v = "aé🚀x".repeat(len).into_bytes();
+                    v.truncate(len);
+                    if pos < len {
+                        v[pos] = special;
+                    }
+                    samples.push(v);
+                }
+            }
+        }
+        samples.push(vec![0xFF, 0xA2, 0x20, 0x21, 0x5B, 0x5D, 0x7F, 0x80, b'"']);
+        samples.push("ü\"".as_bytes().to_vec());
+        samples.push(vec![0xE2, 0x80, 0xA2, 0xC2, 0xA2, 0x22, 0, 0]);
+        for s in samples {
+            assert_eq!(find_stop(&s), plain(&s), "{s:?}");
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::limits::OutputLimits;
-use crate::string::utf16_len;
+use crate::string::{find_stop, utf16_len};
 use crate::value::JsonValue;
 
 /// Writes `value` as compact JSON into a new buffer.
@@ -63,7 +63,7 @@ pub fn write_into(
     result
 }
 
-/// What follows a byte in a string: 0 = written as is; otherwise the escape letter, or `u`.
+/// The escape letter of each byte `find_stop` stops at, or `u` for `\u00XX`.
 static ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
@@ -143,23 +143,26 @@ impl Writer<'_> {
     fn string(&mut self, s: &str) -> Result<(), Error> {
         let at = self.offset();
         let bytes = s.as_bytes();
-        let units = utf16_len(bytes);
-        if units > self.limits.max_string_units() {
-            return Err(Error::new(ErrorKind::StringLengthLimit, at));
-        }
-        if bytes.len() > self.limits.max_output_bytes() {
+        let limits = self.limits;
+        if bytes.len() > limits.max_output_bytes() {
             return Err(Error::new(ErrorKind::OutputTooLarge, at));
+        }
+        // Decoded units never exceed the byte length, and each byte costs at most six token
+        // units, so short strings need no counting.
+        let counted = bytes.len() > limits.max_string_units()
+            || bytes.len().saturating_mul(6) > limits.max_string_token_units();
+        if counted && utf16_len(bytes) > limits.max_string_units() {
+            return Err(Error::new(ErrorKind::StringLengthLimit, at));
         }
         self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');
         let mut extra = 0usize;
         let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
+        loop {
+            let stop = start + find_stop(&bytes[start..]);
+            self.out.extend_from_slice(&bytes[start..stop]);
+            let Some(&b) = bytes.get(stop) else { break };
             let esc = ESCAPE[usize::from(b)];
-            if esc == 0 {
-                continue;
-            }
-            self.out.extend_from_slice(&bytes[start..i]);
             if esc == b'u' {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 self.out.extend_from_slice(&[
@@ -175,11 +178,10 @@ impl Writer<'_> {
                 self.out.extend_from_slice(&[b'\\', esc]);
                 extra += 1;
             }
-            start = i + 1;
+            start = stop + 1;
         }
-        self.out.extend_from_slice(&bytes[start..]);
         self.out.push(b'"');
-        if units + extra > self.limits.max_string_token_units() {
+        if counted && utf16_len(bytes) + extra > limits.max_string_token_units() {
             return Err(Error::new(ErrorKind::StringTokenLimit, at));
         }
         self.check_size(at)

@@ -1,0 +1,361 @@
+//! The Profile 1 evaluator: 2020-12 semantics for the profile's keywords, under an operation
+//! budget, a recursion bound and a process-wide concurrency gate.
+//!
+//! Valid traversal builds no paths. A failure outside a suppressed branch (`anyOf` alternatives,
+//! `if` conditions) creates one [`Diagnostic`], and the frames it unwinds through add their path
+//! segments; suppressed branches fail with no allocation at all.
+
+#[cfg(test)]
+#[path = "eval_tests.rs"]
+mod tests;
+
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::compile::{CompiledSchema, Keywords, Node, NodeId, types};
+use crate::error::{Diagnostic, ValidationError, ValidationErrorKind};
+use crate::limits::SchemaLimits;
+
+/// Bounds how many evaluations run at once. A call past the bound is refused immediately with
+/// [`ValidationErrorKind::Busy`]; nothing queues.
+///
+/// [`CompiledSchema::validate`] uses the process-wide [`EvaluationGate::global`] gate (128
+/// concurrent calls); a runtime may create its own with another bound and use
+/// [`CompiledSchema::validate_in`].
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_schema::EvaluationGate;
+/// static GATE: EvaluationGate = EvaluationGate::new(16);
+/// assert_eq!(GATE.max_active(), 16);
+/// ```
+#[derive(Debug)]
+pub struct EvaluationGate {
+    active: AtomicUsize,
+    max: usize,
+}
+
+static GLOBAL: EvaluationGate = EvaluationGate::new(EvaluationGate::DEFAULT_MAX_ACTIVE);
+
+impl EvaluationGate {
+    /// The default bound on concurrent evaluation calls.
+    pub const DEFAULT_MAX_ACTIVE: usize = 128;
+
+    /// A gate admitting at most `max_active` evaluations at once.
+    pub const fn new(max_active: usize) -> Self {
+        Self {
+            active: AtomicUsize::new(0),
+            max: max_active,
+        }
+    }
+
+    /// The process-wide gate with the default bound.
+    pub fn global() -> &'static Self {
+        &GLOBAL
+    }
+
+    /// The bound.
+    pub fn max_active(&self) -> usize {
+        self.max
+    }
+
+    /// Evaluations running now.
+    pub fn active(&self) -> usize {
+        self.active.load(AtomicOrdering::Relaxed)
+    }
+
+    fn enter(&self) -> Option<EvaluationPermit<'_>> {
+        self.active
+            .fetch_update(AtomicOrdering::Acquire, AtomicOrdering::Relaxed, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| EvaluationPermit(self))
+    }
+
+    /// Takes one place in the gate until the permit is dropped; `None` when the gate is full.
+    /// For runtimes that reserve a place before a longer operation, and for tests.
+    pub fn try_acquire(&self) -> Option<EvaluationPermit<'_>> {
+        self.enter()
+    }
+}
+
+/// One place in an [`EvaluationGate`], released on drop.
+#[derive(Debug)]
+pub struct EvaluationPermit<'a>(&'a EvaluationGate);
+
+impl Drop for EvaluationPermit<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, AtomicOrdering::Release);
+    }
+}
+
+impl CompiledSchema {
+    /// Validates `instance` against the schema through the process-wide gate.
+    ///
+    /// # Errors
+    ///
+    /// [`ValidationErrorKind::Invalid`] with an internal [`Diagnostic`],
+    /// [`ValidationErrorKind::BudgetExhausted`], or [`ValidationErrorKind::Busy`].
+    pub fn validate(&self, instance: &JsonValue) -> Result<(), ValidationError> {
+        self.validate_in(instance, EvaluationGate::global())
+    }
+
+    /// Validates `instance` through `gate`.
+    ///
+    /// # Errors
+    ///
+    /// As [`validate`](Self::validate).
+    pub fn validate_in(
+        &self,
+        instance: &JsonValue,
+        gate: &EvaluationGate,
+    ) -> Result<(), ValidationError> {
+        let Some(_guard) = gate.enter() else {
+            return Err(ValidationError::new(ValidationErrorKind::Busy, None));
+        };
+        let mut eval = Evaluator {
+            nodes: &self.0.nodes,
+            remaining: self.0.limits.max_operations(),
+        };
+        match eval.node(0, instance, 0, false) {
+            Ok(()) => Ok(()),
+            Err(Fail::Invalid(d)) => Err(ValidationError::new(ValidationErrorKind::Invalid, d)),
+            Err(Fail::Exhausted) => Err(ValidationError::new(
+                ValidationErrorKind::BudgetExhausted,
+                None,
+            )),
+        }
+    }
+}
+
+enum Fail {
+    /// Invalid; the diagnostic is `None` inside suppressed branches.
+    Invalid(Option<Box<Diagnostic>>),
+    /// Budget or recursion bound exhausted: always propagates, never suppressed.
+    Exhausted,
+}
+
+impl Fail {
+    /// Adds an instance path segment while unwinding.
+    fn within(mut self, segment: impl FnOnce() -> String) -> Self {
+        if let Fail::Invalid(Some(d)) = &mut self {
+            d.instance_path.push(segment());
+        }
+        self
+    }
+}
+
+type Step = Result<(), Fail>;
+
+struct Evaluator<'s> {
+    nodes: &'s [Node],
+    remaining: u64,
+}
+
+impl Evaluator<'_> {
+    #[inline]
+    fn charge(&mut self, ops: u64) -> Step {
+        match self.remaining.checked_sub(ops) {
+            Some(r) => {
+                self.remaining = r;
+                Ok(())
+            }
+            None => {
+                self.remaining = 0;
+                Err(Fail::Exhausted)
+            }
+        }
+    }
+
+    fn fail(k: &Keywords, keyword: &'static str, quiet: bool) -> Step {
+        Err(Fail::Invalid((!quiet).then(|| {
+            Box::new(Diagnostic {
+                keyword,
+                schema_location: k.location.to_string(),
+                instance_path: Vec::new(),
+            })
+        })))
+    }
+
+    fn node(&mut self, id: NodeId, v: &JsonValue, depth: usize, quiet: bool) -> Step {
+        self.charge(1)?;
+        if depth >= SchemaLimits::MAX_EVALUATION_DEPTH {
+            return Err(Fail::Exhausted);
+        }
+        let k = match &self.nodes[id as usize] {
+            Node::True => return Ok(()),
+            Node::False => {
+                return Err(Fail::Invalid((!quiet).then(|| {
+                    Box::new(Diagnostic {
+                        keyword: "false",
+                        schema_location: String::new(),
+                        instance_path: Vec::new(),
+                    })
+                })));
+            }
+            Node::Schema(k) => &**k,
+        };
+        if k.types != 0 && k.types & instance_types(v) == 0 {
+            return Self::fail(k, "type", quiet);
+        }
+        if let Some(c) = &k.constant {
+            if !self.equal(c, v)? {
+                return Self::fail(k, "const", quiet);
+            }
+        }
+        if let Some(list) = &k.enumeration {
+            let mut found = false;
+            for candidate in list.iter() {
+                if self.equal(candidate, v)? {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                return Self::fail(k, "enum", quiet);
+            }
+        }
+        if let JsonValue::Number(n) = v {
+            if k.minimum
+                .as_ref()
+                .is_some_and(|m| n.cmp_value(m) == Ordering::Less)
+            {
+                return Self::fail(k, "minimum", quiet);
+            }
+            if k.maximum
+                .as_ref()
+                .is_some_and(|m| n.cmp_value(m) == Ordering::Greater)
+            {
+                return Self::fail(k, "maximum", quiet);
+            }
+        }
+        match v {
+            JsonValue::Object(o) => self.object(k, o, depth, quiet)?,
+            JsonValue::Array(a) => {
+                if let Some(items) = k.items {
+                    for (i, item) in a.iter().enumerate() {
+                        self.charge(1)?;
+                        self.node(items, item, depth + 1, quiet)
+                            .map_err(|f| f.within(|| i.to_string()))?;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(target) = k.reference {
+            self.charge(1)?;
+            self.node(target, v, depth + 1, quiet)?;
+        }
+        for &sub in k.all_of.iter() {
+            self.node(sub, v, depth + 1, quiet)?;
+        }
+        if !k.any_of.is_empty() {
+            let mut matched = false;
+            for &sub in k.any_of.iter() {
+                match self.node(sub, v, depth + 1, true) {
+                    Ok(()) => {
+                        matched = true;
+                        break;
+                    }
+                    Err(Fail::Invalid(_)) => {}
+                    Err(Fail::Exhausted) => return Err(Fail::Exhausted),
+                }
+            }
+            if !matched {
+                return Self::fail(k, "anyOf", quiet);
+            }
+        }
+        if let Some(condition) = k.condition {
+            let branch = match self.node(condition, v, depth + 1, true) {
+                Ok(()) => k.then,
+                Err(Fail::Invalid(_)) => k.otherwise,
+                Err(Fail::Exhausted) => return Err(Fail::Exhausted),
+            };
+            if let Some(branch) = branch {
+                self.node(branch, v, depth + 1, quiet)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn object(&mut self, k: &Keywords, o: &JsonObject, depth: usize, quiet: bool) -> Step {
+        for name in k.required.iter() {
+            self.charge(1)?;
+            if !o.contains_key(name) {
+                return Self::fail(k, "required", quiet);
+            }
+        }
+        if k.properties.is_empty() && k.additional.is_none() {
+            return Ok(());
+        }
+        for (name, value) in o.iter() {
+            self.charge(1)?;
+            let schema = match k
+                .properties
+                .binary_search_by(|(p, _)| p.as_str().cmp(name.as_str()))
+            {
+                Ok(i) => Some(k.properties[i].1),
+                Err(_) => k.additional,
+            };
+            if let Some(schema) = schema {
+                self.node(schema, value, depth + 1, quiet)
+                    .map_err(|f| f.within(|| name.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// JSON equality, charging one operation per compared value and the cost of ordering the
+    /// members of compared objects.
+    fn equal(&mut self, a: &JsonValue, b: &JsonValue) -> Result<bool, Fail> {
+        self.charge(1)?;
+        Ok(match (a, b) {
+            (JsonValue::Null, JsonValue::Null) => true,
+            (JsonValue::Bool(x), JsonValue::Bool(y)) => x == y,
+            (JsonValue::Number(x), JsonValue::Number(y)) => x.cmp_value(y) == Ordering::Equal,
+            (JsonValue::String(x), JsonValue::String(y)) => x == y,
+            (JsonValue::Array(x), JsonValue::Array(y)) => {
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                for (p, q) in x.iter().zip(y.iter()) {
+                    if !self.equal(p, q)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            (JsonValue::Object(x), JsonValue::Object(y)) => {
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                let n = x.len() as u64;
+                self.charge(n * u64::from(n.max(2).ilog2()))?;
+                for (name, p) in x.iter() {
+                    match y.get(name) {
+                        Some(q) if self.equal(p, q)? => {}
+                        _ => return Ok(false),
+                    }
+                }
+                true
+            }
+            _ => false,
+        })
+    }
+}
+
+fn instance_types(v: &JsonValue) -> u8 {
+    match v {
+        JsonValue::Null => types::NULL,
+        JsonValue::Bool(_) => types::BOOLEAN,
+        JsonValue::Object(_) => types::OBJECT,
+        JsonValue::Array(_) => types::ARRAY,
+        JsonValue::String(_) => types::STRING,
+        JsonValue::Number(n) if n.is_integer() => types::NUMBER | types::INTEGER,
+        JsonValue::Number(_) => types::NUMBER,
+    }
+}
