@@ -167,6 +167,15 @@ impl JsonNumber {
         }
     }
 
+    fn signum(&self) -> i8 {
+        match &self.0 {
+            Repr::Int(v) => v.signum() as i8,
+            Repr::Decimal(d) if d.sig_len == 0 => 0,
+            Repr::Decimal(d) if d.negative => -1,
+            Repr::Decimal(_) => 1,
+        }
+    }
+
     /// Whether the value is zero (`0`, `-0`, `0.0e5`).
     pub fn is_zero(&self) -> bool {
         match &self.0 {
@@ -285,6 +294,11 @@ impl JsonNumber {
     pub fn cmp_value(&self, other: &Self) -> Ordering {
         if let (Repr::Int(a), Repr::Int(b)) = (&self.0, &other.0) {
             return a.cmp(b);
+        }
+        // Different signs (or two zeros) settle it without looking at digits.
+        let (sa, sb) = (self.signum(), other.signum());
+        if sa != sb || sa == 0 {
+            return sa.cmp(&sb);
         }
         let (mut ba, mut bb) = ([0u8; 20], [0u8; 20]);
         let (a, b) = (self.canon(&mut ba), other.canon(&mut bb));

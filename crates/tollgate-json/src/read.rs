@@ -42,7 +42,75 @@ pub fn from_slice(input: &[u8], limits: &JsonLimits) -> Result<JsonValue, Error>
     }
     let text = std::str::from_utf8(input)
         .map_err(|e| Error::new(ErrorKind::InvalidUtf8, e.valid_up_to()))?;
-    Reader::new(text, limits).read()
+    SCRATCH.with(|cell| {
+        // A reentrant call (none exists today) would find the scratch taken and use a fresh one.
+        let mut scratch = cell.take();
+        let result = Reader::new(text, limits, &mut scratch).read();
+        scratch.reset();
+        cell.set(scratch);
+        result
+    })
+}
+
+thread_local! {
+    /// Working storage reused across reads on one thread, so a read allocates only the tree.
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+}
+
+/// Member names up to this many bytes are shared through the name cache.
+const CACHED_NAME_BYTES: usize = 32;
+const NAME_CACHE_SLOTS: usize = 256;
+
+/// The reader's reusable working storage.
+#[derive(Default)]
+struct Scratch {
+    stack: Vec<Frame>,
+    elements: Vec<JsonValue>,
+    members: Vec<(JsonString, JsonValue)>,
+    names: Vec<JsonString>,
+    unescaped: String,
+    /// A direct-mapped cache of short member names: a hit shares one allocation instead of
+    /// making another. Collisions only cost a miss; equality is always checked in full.
+    name_cache: Vec<Option<JsonString>>,
+}
+
+impl Scratch {
+    /// Drops anything a failed read left behind and bounds what is kept for the next read.
+    fn reset(&mut self) {
+        const KEEP: usize = 4096;
+        self.stack.clear();
+        self.elements.clear();
+        self.members.clear();
+        self.names.clear();
+        self.unescaped.clear();
+        self.stack.shrink_to(KEEP);
+        self.elements.shrink_to(KEEP);
+        self.members.shrink_to(KEEP);
+        self.names.shrink_to(KEEP);
+        self.unescaped.shrink_to(KEEP);
+    }
+
+    fn cached_name(&mut self, name: &str) -> JsonString {
+        if name.len() > CACHED_NAME_BYTES {
+            return JsonString::from(name);
+        }
+        if self.name_cache.is_empty() {
+            self.name_cache.resize(NAME_CACHE_SLOTS, None);
+        }
+        let mut h: u32 = 0x811c_9dc5;
+        for &b in name.as_bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        let slot = &mut self.name_cache[(h as usize) % NAME_CACHE_SLOTS];
+        match slot {
+            Some(cached) if cached.as_str() == name => cached.clone(),
+            _ => {
+                let fresh = JsonString::from(name);
+                *slot = Some(fresh.clone());
+                fresh
+            }
+        }
+    }
 }
 
 /// Reads one JSON document from a string, enforcing every bound of `limits`.
@@ -65,18 +133,18 @@ struct Reader<'a> {
     pos: usize,
     limits: &'a JsonLimits,
     nodes: usize,
-    scratch: String,
+    scratch: &'a mut Scratch,
 }
 
 impl<'a> Reader<'a> {
-    fn new(text: &'a str, limits: &'a JsonLimits) -> Self {
+    fn new(text: &'a str, limits: &'a JsonLimits, scratch: &'a mut Scratch) -> Self {
         Self {
             text,
             bytes: text.as_bytes(),
             pos: 0,
             limits,
             nodes: 0,
-            scratch: String::new(),
+            scratch,
         }
     }
 
@@ -118,7 +186,7 @@ impl<'a> Reader<'a> {
         if self.peek() != Some(b'"') {
             return self.end_or(ErrorKind::ExpectedMemberName);
         }
-        let name = self.string()?;
+        let name = self.string(true)?;
         self.skip_ws();
         if self.peek() != Some(b':') {
             return self.end_or(ErrorKind::ExpectedColon);
@@ -128,10 +196,25 @@ impl<'a> Reader<'a> {
     }
 
     fn read(mut self) -> Result<JsonValue, Error> {
-        let mut stack: Vec<Frame> = Vec::new();
-        let mut elements: Vec<JsonValue> = Vec::new();
-        let mut members: Vec<(JsonString, JsonValue)> = Vec::new();
-        let mut names: Vec<JsonString> = Vec::new();
+        let mut stack = std::mem::take(&mut self.scratch.stack);
+        let mut elements = std::mem::take(&mut self.scratch.elements);
+        let mut members = std::mem::take(&mut self.scratch.members);
+        let mut names = std::mem::take(&mut self.scratch.names);
+        let result = self.read_with(&mut stack, &mut elements, &mut members, &mut names);
+        self.scratch.stack = stack;
+        self.scratch.elements = elements;
+        self.scratch.members = members;
+        self.scratch.names = names;
+        result
+    }
+
+    fn read_with(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        elements: &mut Vec<JsonValue>,
+        members: &mut Vec<(JsonString, JsonValue)>,
+        names: &mut Vec<JsonString>,
+    ) -> Result<JsonValue, Error> {
         'value: loop {
             self.skip_ws();
             let at = self.pos;
@@ -168,7 +251,7 @@ impl<'a> Reader<'a> {
                 }
                 Some(b'"') => {
                     self.count_node(at)?;
-                    JsonValue::String(self.string()?)
+                    JsonValue::String(self.string(false)?)
                 }
                 Some(b'-' | b'0'..=b'9') => {
                     self.count_node(at)?;
@@ -272,7 +355,7 @@ impl<'a> Reader<'a> {
     /// Both string ceilings are UTF-16 counts bounded above by the spelling's byte length (token
     /// units are the UTF-16 units of the spelling; decoded units never exceed them), so exact
     /// counting is needed only for spellings longer than the smaller ceiling.
-    fn string(&mut self) -> Result<JsonString, Error> {
+    fn string(&mut self, member_name: bool) -> Result<JsonString, Error> {
         let open = self.pos;
         let content = open + 1;
         self.pos = content;
@@ -281,15 +364,19 @@ impl<'a> Reader<'a> {
             let run_start = self.pos;
             self.pos = run_start + find_stop(&self.bytes[run_start..]);
             if escaped {
-                self.scratch.push_str(&self.text[run_start..self.pos]);
+                self.scratch
+                    .unescaped
+                    .push_str(&self.text[run_start..self.pos]);
             }
             match self.peek() {
                 Some(b'"') => break,
                 Some(b'\\') => {
                     if !escaped {
                         escaped = true;
-                        self.scratch.clear();
-                        self.scratch.push_str(&self.text[content..self.pos]);
+                        self.scratch.unescaped.clear();
+                        self.scratch
+                            .unescaped
+                            .push_str(&self.text[content..self.pos]);
                     }
                     self.escape()?;
                 }
@@ -299,7 +386,7 @@ impl<'a> Reader<'a> {
         }
         let spelling = &self.text[content..self.pos];
         let decoded = if escaped {
-            self.scratch.as_str()
+            self.scratch.unescaped.as_str()
         } else {
             spelling
         };
@@ -316,7 +403,11 @@ impl<'a> Reader<'a> {
                 return self.err(ErrorKind::StringLengthLimit, open);
             }
         }
-        let s = JsonString::from(decoded);
+        let s = if member_name && !escaped {
+            self.scratch.cached_name(spelling)
+        } else {
+            JsonString::from(decoded)
+        };
         self.pos += 1;
         Ok(s)
     }
@@ -338,7 +429,7 @@ impl<'a> Reader<'a> {
             Some(_) => return self.err(ErrorKind::InvalidEscape, at),
             None => return self.err(ErrorKind::UnexpectedEnd, self.bytes.len()),
         };
-        self.scratch.push(c);
+        self.scratch.unescaped.push(c);
         self.pos = at + 2;
         Ok(())
     }
@@ -380,7 +471,7 @@ impl<'a> Reader<'a> {
         let Some(c) = char::from_u32(code) else {
             return self.err(ErrorKind::InvalidEscape, at);
         };
-        self.scratch.push(c);
+        self.scratch.unescaped.push(c);
         self.pos = at + len;
         Ok(())
     }

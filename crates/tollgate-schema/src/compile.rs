@@ -45,7 +45,42 @@ pub(crate) mod types {
 pub(crate) enum Node {
     True,
     False,
-    Schema(Box<Keywords>),
+    Schema(Keywords),
+}
+
+/// Which keyword groups a schema has, so evaluation skips absent ones with one test.
+pub(crate) mod flags {
+    pub(crate) const CONST: u16 = 1;
+    pub(crate) const ENUM: u16 = 2;
+    pub(crate) const BOUNDS: u16 = 4;
+    pub(crate) const OBJECT: u16 = 8;
+    pub(crate) const ITEMS: u16 = 16;
+    pub(crate) const APPLICATORS: u16 = 32;
+}
+
+/// A property of a `properties` keyword, with a cheap prefilter for name matching.
+pub(crate) struct Property {
+    pub(crate) tag: u64,
+    pub(crate) name: JsonString,
+    pub(crate) node: NodeId,
+    /// The bit of this property in `Keywords::required_mask`, when it is required.
+    pub(crate) required_bit: u64,
+}
+
+/// Properties up to this count are matched by a linear scan of tags; larger sets are sorted by
+/// tag and binary-searched.
+pub(crate) const LINEAR_PROPERTIES: usize = 16;
+
+/// Length, first and last byte of a name: equal names have equal tags, and most unequal names
+/// differ in one of these, so full comparison is rarely needed.
+#[inline]
+pub(crate) fn name_tag(name: &[u8]) -> u64 {
+    match (name.first(), name.last()) {
+        (Some(&first), Some(&last)) => {
+            ((name.len() as u64) << 16) | (u64::from(first) << 8) | u64::from(last)
+        }
+        _ => 0,
+    }
 }
 
 /// The assertions and applicators of one object schema; annotations are not kept here (the
@@ -53,14 +88,22 @@ pub(crate) enum Node {
 #[derive(Default)]
 pub(crate) struct Keywords {
     pub(crate) location: Box<str>,
+    pub(crate) flags: u16,
     pub(crate) types: u8,
     pub(crate) constant: Option<JsonValue>,
     pub(crate) enumeration: Option<JsonArray>,
+    /// The enum's values when every one is a string: matched without the general equality walk.
+    pub(crate) string_enum: Option<Box<[JsonString]>>,
     pub(crate) minimum: Option<JsonNumber>,
     pub(crate) maximum: Option<JsonNumber>,
     pub(crate) required: Box<[JsonString]>,
-    /// Sorted by name for binary search.
-    pub(crate) properties: Box<[(JsonString, NodeId)]>,
+    /// Required names that are not declared properties; checked by lookup.
+    pub(crate) required_elsewhere: Box<[JsonString]>,
+    /// The bits of the required properties that are declared properties (at most 64 of them;
+    /// any beyond are in `required_elsewhere`).
+    pub(crate) required_mask: u64,
+    /// In authored order up to `LINEAR_PROPERTIES`, sorted by tag beyond.
+    pub(crate) properties: Box<[Property]>,
     pub(crate) additional: Option<NodeId>,
     pub(crate) items: Option<NodeId>,
     pub(crate) all_of: Box<[NodeId]>,
@@ -71,8 +114,46 @@ pub(crate) struct Keywords {
     pub(crate) reference: Option<NodeId>,
 }
 
+/// What evaluation needs to decide how to visit a node, kept dense and apart from the keywords.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeHeader {
+    /// `KIND_TRUE`, `KIND_FALSE` or `KIND_SCHEMA`.
+    pub(crate) kind: u8,
+    pub(crate) types: u8,
+    pub(crate) flags: u16,
+}
+
+pub(crate) const KIND_TRUE: u8 = 0;
+pub(crate) const KIND_FALSE: u8 = 1;
+pub(crate) const KIND_SCHEMA: u8 = 2;
+
+impl NodeHeader {
+    fn of(node: &Node) -> Self {
+        match node {
+            Node::True => Self {
+                kind: KIND_TRUE,
+                types: 0,
+                flags: 0,
+            },
+            Node::False => Self {
+                kind: KIND_FALSE,
+                types: 0,
+                flags: 0,
+            },
+            Node::Schema(k) => Self {
+                kind: KIND_SCHEMA,
+                types: k.types,
+                flags: k.flags,
+            },
+        }
+    }
+}
+
 pub(crate) struct Inner {
+    /// Where evaluation starts: the root, or what a reference-only root refers to.
+    pub(crate) root: NodeId,
     pub(crate) document: JsonValue,
+    pub(crate) node_headers: Box<[NodeHeader]>,
     pub(crate) nodes: Box<[Node]>,
     pub(crate) headers: Box<[MirroredHeader]>,
     pub(crate) limits: SchemaLimits,
@@ -223,8 +304,11 @@ impl<'a> Compiler<'a> {
         self.schema(document, &mut location, 1, Some(&mut Vec::new()))?;
         self.resolve_refs()?;
         self.check_cycles()?;
+        let root = self.collapse_references();
         Ok(CompiledSchema(Arc::new(Inner {
+            root,
             document: document.clone(),
+            node_headers: self.nodes.iter().map(NodeHeader::of).collect(),
             nodes: self.nodes.into_boxed_slice(),
             headers: self.headers.into_boxed_slice(),
             limits: *self.limits,
@@ -331,10 +415,20 @@ impl<'a> Compiler<'a> {
                         depth,
                         chain.as_deref_mut(),
                     )?;
-                    let mut sorted: Vec<(JsonString, NodeId)> =
-                        props.keys().map(JsonString::from).zip(ids).collect();
-                    sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                    k.properties = sorted.into_boxed_slice();
+                    let mut list: Vec<Property> = props
+                        .iter()
+                        .zip(ids)
+                        .map(|((name, _), node)| Property {
+                            tag: name_tag(name.as_bytes()),
+                            name: name.clone(),
+                            node,
+                            required_bit: 0,
+                        })
+                        .collect();
+                    if list.len() > LINEAR_PROPERTIES {
+                        list.sort_by_key(|p| p.tag);
+                    }
+                    k.properties = list.into_boxed_slice();
                 }
                 "additionalProperties" => {
                     k.additional = Some(self.child(v, location, &[name], depth)?);
@@ -414,7 +508,8 @@ impl<'a> Compiler<'a> {
         if let Some(v) = header {
             self.header(v, object, location, depth, chain.as_deref())?;
         }
-        self.nodes[id as usize] = Node::Schema(Box::new(k));
+        finish(&mut k);
+        self.nodes[id as usize] = Node::Schema(k);
         Ok(id)
     }
 
@@ -529,9 +624,59 @@ impl<'a> Compiler<'a> {
             let target = target.ok_or_else(|| err(K::DanglingReference))?;
             if let Node::Schema(k) = &mut self.nodes[r.node as usize] {
                 k.reference = Some(target);
+                k.flags |= flags::APPLICATORS;
             }
         }
         Ok(())
+    }
+
+    /// Points every edge that leads to a reference-only schema (a `$ref` and nothing else that
+    /// asserts; annotations do not count) straight at what it refers to, following chains. Runs
+    /// after the cycle check, so chains end. Returns the node evaluation starts from.
+    fn collapse_references(&mut self) -> NodeId {
+        let forward: Vec<Option<NodeId>> = self
+            .nodes
+            .iter()
+            .map(|n| match n {
+                Node::Schema(k) if k.flags == flags::APPLICATORS && only_reference(k) => {
+                    k.reference
+                }
+                _ => None,
+            })
+            .collect();
+        let resolve = |mut id: NodeId| {
+            // Bounded by the node count: the in-place graph is acyclic.
+            for _ in 0..forward.len() {
+                match forward[id as usize] {
+                    Some(next) => id = next,
+                    None => break,
+                }
+            }
+            id
+        };
+        for node in &mut self.nodes {
+            if let Node::Schema(k) = node {
+                for p in k.properties.iter_mut() {
+                    p.node = resolve(p.node);
+                }
+                for id in k.all_of.iter_mut().chain(k.any_of.iter_mut()) {
+                    *id = resolve(*id);
+                }
+                for slot in [
+                    &mut k.additional,
+                    &mut k.items,
+                    &mut k.condition,
+                    &mut k.then,
+                    &mut k.otherwise,
+                    &mut k.reference,
+                ] {
+                    if let Some(id) = slot {
+                        *id = resolve(*id);
+                    }
+                }
+            }
+        }
+        resolve(0)
     }
 
     /// Rejects cycles among in-place applicators (`$ref`, `allOf`, `anyOf`, `if`, `then`,
@@ -583,9 +728,66 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// Whether a schema's only applicator is `$ref` (its flags already say nothing else asserts).
+fn only_reference(k: &Keywords) -> bool {
+    k.types == 0
+        && k.all_of.is_empty()
+        && k.any_of.is_empty()
+        && k.condition.is_none()
+        && k.reference.is_some()
+}
+
+/// Splits `required` between declared properties (tracked by bit during the member pass) and
+/// other names, and sets the keyword-group flags.
+fn finish(k: &mut Keywords) {
+    let mut elsewhere = Vec::new();
+    let mut next_bit = 0u32;
+    for name in k.required.iter() {
+        let declared = k.properties.iter_mut().find(|p| p.name == *name);
+        match declared {
+            Some(p) if next_bit < 64 => {
+                p.required_bit = 1 << next_bit;
+                k.required_mask |= p.required_bit;
+                next_bit += 1;
+            }
+            _ => elsewhere.push(name.clone()),
+        }
+    }
+    k.required_elsewhere = elsewhere.into_boxed_slice();
+    if let Some(list) = &k.enumeration {
+        let strings: Option<Vec<JsonString>> =
+            list.iter().map(|v| v.as_string().cloned()).collect();
+        k.string_enum = strings.map(Vec::into_boxed_slice);
+    }
+    let mut f = 0;
+    if k.constant.is_some() {
+        f |= flags::CONST;
+    }
+    if k.enumeration.is_some() {
+        f |= flags::ENUM;
+    }
+    if k.minimum.is_some() || k.maximum.is_some() {
+        f |= flags::BOUNDS;
+    }
+    if !k.required.is_empty() || !k.properties.is_empty() || k.additional.is_some() {
+        f |= flags::OBJECT;
+    }
+    if k.items.is_some() {
+        f |= flags::ITEMS;
+    }
+    if k.reference.is_some()
+        || !k.all_of.is_empty()
+        || !k.any_of.is_empty()
+        || k.condition.is_some()
+    {
+        f |= flags::APPLICATORS;
+    }
+    k.flags = f;
+}
+
 fn in_place_edges(node: &Node) -> impl Iterator<Item = NodeId> + '_ {
     let k = match node {
-        Node::Schema(k) => Some(&**k),
+        Node::Schema(k) => Some(k),
         _ => None,
     };
     k.into_iter().flat_map(|k| {

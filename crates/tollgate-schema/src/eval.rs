@@ -14,7 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::compile::{CompiledSchema, Keywords, Node, NodeId, types};
+use crate::compile::{
+    CompiledSchema, KIND_SCHEMA, KIND_TRUE, Keywords, LINEAR_PROPERTIES, Node, NodeHeader, NodeId,
+    Property, flags, name_tag, types,
+};
 use crate::error::{Diagnostic, ValidationError, ValidationErrorKind};
 use crate::limits::SchemaLimits;
 
@@ -68,12 +71,15 @@ impl EvaluationGate {
     }
 
     fn enter(&self) -> Option<EvaluationPermit<'_>> {
-        self.active
-            .fetch_update(AtomicOrdering::Acquire, AtomicOrdering::Relaxed, |n| {
-                (n < self.max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| EvaluationPermit(self))
+        // One atomic add; a call that lands past the bound gives its place straight back. The
+        // count can overshoot briefly under contention, but admission never exceeds the bound.
+        let permit = EvaluationPermit(self);
+        if self.active.fetch_add(1, AtomicOrdering::Acquire) < self.max {
+            Some(permit)
+        } else {
+            drop(permit);
+            None
+        }
     }
 
     /// Takes one place in the gate until the permit is dropped; `None` when the gate is full.
@@ -118,10 +124,11 @@ impl CompiledSchema {
             return Err(ValidationError::new(ValidationErrorKind::Busy, None));
         };
         let mut eval = Evaluator {
+            headers: &self.0.node_headers,
             nodes: &self.0.nodes,
             remaining: self.0.limits.max_operations(),
         };
-        match eval.node(0, instance, 0, false) {
+        match eval.visit(self.0.root, instance, 0, false) {
             Ok(()) => Ok(()),
             Err(Fail::Invalid(d)) => Err(ValidationError::new(ValidationErrorKind::Invalid, d)),
             Err(Fail::Exhausted) => Err(ValidationError::new(
@@ -152,6 +159,7 @@ impl Fail {
 type Step = Result<(), Fail>;
 
 struct Evaluator<'s> {
+    headers: &'s [NodeHeader],
     nodes: &'s [Node],
     remaining: u64,
 }
@@ -171,6 +179,8 @@ impl Evaluator<'_> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail(k: &Keywords, keyword: &'static str, quiet: bool) -> Step {
         Err(Fail::Invalid((!quiet).then(|| {
             Box::new(Diagnostic {
@@ -179,6 +189,34 @@ impl Evaluator<'_> {
                 instance_path: Vec::new(),
             })
         })))
+    }
+
+    /// Visits a child schema: leaf schemas (only `type`, or `true`) are settled here, inline,
+    /// without the full visit; everything else goes through [`node`](Self::node). The charge is
+    /// the same either way.
+    #[inline(always)]
+    fn visit(&mut self, id: NodeId, v: &JsonValue, depth: usize, quiet: bool) -> Step {
+        let h = self.headers[id as usize];
+        if h.kind == KIND_SCHEMA && h.flags == 0 {
+            self.charge(1)?;
+            if h.types != 0 && h.types & instance_types(v) == 0 {
+                return self.fail_at(id, "type", quiet);
+            }
+            return Ok(());
+        }
+        if h.kind == KIND_TRUE {
+            return self.charge(1);
+        }
+        self.node(id, v, depth, quiet)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fail_at(&self, id: NodeId, keyword: &'static str, quiet: bool) -> Step {
+        match &self.nodes[id as usize] {
+            Node::Schema(k) => Self::fail(k, keyword, quiet),
+            _ => Err(Fail::Invalid(None)),
+        }
     }
 
     fn node(&mut self, id: NodeId, v: &JsonValue, depth: usize, quiet: bool) -> Step {
@@ -197,66 +235,101 @@ impl Evaluator<'_> {
                     })
                 })));
             }
-            Node::Schema(k) => &**k,
+            Node::Schema(k) => k,
         };
         if k.types != 0 && k.types & instance_types(v) == 0 {
             return Self::fail(k, "type", quiet);
         }
-        if let Some(c) = &k.constant {
-            if !self.equal(c, v)? {
-                return Self::fail(k, "const", quiet);
-            }
+        if k.flags == 0 {
+            return Ok(());
         }
-        if let Some(list) = &k.enumeration {
-            let mut found = false;
-            for candidate in list.iter() {
-                if self.equal(candidate, v)? {
-                    found = true;
-                    break;
+        if k.flags & flags::CONST != 0 {
+            if let Some(c) = &k.constant {
+                if !self.equal(c, v)? {
+                    return Self::fail(k, "const", quiet);
                 }
             }
-            if !found {
-                return Self::fail(k, "enum", quiet);
+        }
+        if k.flags & flags::ENUM != 0 {
+            if let Some(strings) = &k.string_enum {
+                let found = match v {
+                    JsonValue::String(s) => {
+                        let mut found = false;
+                        for candidate in strings.iter() {
+                            self.charge(1)?;
+                            if same_bytes(candidate.as_bytes(), s.as_bytes()) {
+                                found = true;
+                                break;
+                            }
+                        }
+                        found
+                    }
+                    _ => {
+                        self.charge(1)?;
+                        false
+                    }
+                };
+                if !found {
+                    return Self::fail(k, "enum", quiet);
+                }
+            } else if let Some(list) = &k.enumeration {
+                let mut found = false;
+                for candidate in list.iter() {
+                    if self.equal(candidate, v)? {
+                        found = true;
+                        break;
+                    }
+                }
+                if !found {
+                    return Self::fail(k, "enum", quiet);
+                }
             }
         }
-        if let JsonValue::Number(n) = v {
-            if k.minimum
-                .as_ref()
-                .is_some_and(|m| n.cmp_value(m) == Ordering::Less)
-            {
-                return Self::fail(k, "minimum", quiet);
-            }
-            if k.maximum
-                .as_ref()
-                .is_some_and(|m| n.cmp_value(m) == Ordering::Greater)
-            {
-                return Self::fail(k, "maximum", quiet);
+        if k.flags & flags::BOUNDS != 0 {
+            if let JsonValue::Number(n) = v {
+                if k.minimum
+                    .as_ref()
+                    .is_some_and(|m| n.cmp_value(m) == Ordering::Less)
+                {
+                    return Self::fail(k, "minimum", quiet);
+                }
+                if k.maximum
+                    .as_ref()
+                    .is_some_and(|m| n.cmp_value(m) == Ordering::Greater)
+                {
+                    return Self::fail(k, "maximum", quiet);
+                }
             }
         }
         match v {
-            JsonValue::Object(o) => self.object(k, o, depth, quiet)?,
-            JsonValue::Array(a) => {
+            JsonValue::Object(o) if k.flags & flags::OBJECT != 0 => {
+                self.object(k, o, depth, quiet)?;
+            }
+            JsonValue::Array(a) if k.flags & flags::ITEMS != 0 => {
                 if let Some(items) = k.items {
                     for (i, item) in a.iter().enumerate() {
                         self.charge(1)?;
-                        self.node(items, item, depth + 1, quiet)
+                        self.visit(items, item, depth + 1, quiet)
                             .map_err(|f| f.within(|| i.to_string()))?;
                     }
                 }
             }
             _ => {}
         }
+        if k.flags & flags::APPLICATORS == 0 {
+            return Ok(());
+        }
         if let Some(target) = k.reference {
             self.charge(1)?;
-            self.node(target, v, depth + 1, quiet)?;
+            self.visit(target, v, depth + 1, quiet)?;
         }
         for &sub in k.all_of.iter() {
-            self.node(sub, v, depth + 1, quiet)?;
+            self.visit(sub, v, depth + 1, quiet)?;
         }
         if !k.any_of.is_empty() {
             let mut matched = false;
             for &sub in k.any_of.iter() {
-                match self.node(sub, v, depth + 1, true) {
+                match self.visit(sub, v, depth + 1, true) {
                     Ok(()) => {
                         matched = true;
                         break;
@@ -270,41 +343,53 @@ impl Evaluator<'_> {
             }
         }
         if let Some(condition) = k.condition {
-            let branch = match self.node(condition, v, depth + 1, true) {
+            let branch = match self.visit(condition, v, depth + 1, true) {
                 Ok(()) => k.then,
                 Err(Fail::Invalid(_)) => k.otherwise,
                 Err(Fail::Exhausted) => return Err(Fail::Exhausted),
             };
             if let Some(branch) = branch {
-                self.node(branch, v, depth + 1, quiet)?;
+                self.visit(branch, v, depth + 1, quiet)?;
             }
         }
         Ok(())
     }
 
     fn object(&mut self, k: &Keywords, o: &JsonObject, depth: usize, quiet: bool) -> Step {
-        for name in k.required.iter() {
+        for name in k.required_elsewhere.iter() {
             self.charge(1)?;
             if !o.contains_key(name) {
                 return Self::fail(k, "required", quiet);
             }
         }
-        if k.properties.is_empty() && k.additional.is_none() {
-            return Ok(());
-        }
-        for (name, value) in o.iter() {
-            self.charge(1)?;
-            let schema = match k
-                .properties
-                .binary_search_by(|(p, _)| p.as_str().cmp(name.as_str()))
-            {
-                Ok(i) => Some(k.properties[i].1),
-                Err(_) => k.additional,
-            };
-            if let Some(schema) = schema {
-                self.node(schema, value, depth + 1, quiet)
-                    .map_err(|f| f.within(|| name.to_string()))?;
+        let mut seen_required = 0u64;
+        if !k.properties.is_empty() || k.additional.is_some() {
+            for (name, value) in o.iter() {
+                self.charge(1)?;
+                let schema = match find_property(&k.properties, name.as_bytes()) {
+                    Some(p) => {
+                        seen_required |= p.required_bit;
+                        Some(p.node)
+                    }
+                    None => k.additional,
+                };
+                if let Some(schema) = schema {
+                    self.visit(schema, value, depth + 1, quiet)
+                        .map_err(|f| f.within(|| name.to_string()))?;
+                }
             }
+        } else if k.required_mask != 0 {
+            // Unreachable by construction (a required bit implies a declared property), kept so
+            // the check can never be skipped.
+            for p in k.properties.iter() {
+                if p.required_bit != 0 && o.contains_key(&p.name) {
+                    seen_required |= p.required_bit;
+                }
+            }
+        }
+        if seen_required != k.required_mask {
+            self.charge(1)?;
+            return Self::fail(k, "required", quiet);
         }
         Ok(())
     }
@@ -317,7 +402,7 @@ impl Evaluator<'_> {
             (JsonValue::Null, JsonValue::Null) => true,
             (JsonValue::Bool(x), JsonValue::Bool(y)) => x == y,
             (JsonValue::Number(x), JsonValue::Number(y)) => x.cmp_value(y) == Ordering::Equal,
-            (JsonValue::String(x), JsonValue::String(y)) => x == y,
+            (JsonValue::String(x), JsonValue::String(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
             (JsonValue::Array(x), JsonValue::Array(y)) => {
                 if x.len() != y.len() {
                     return Ok(false);
@@ -345,6 +430,71 @@ impl Evaluator<'_> {
             }
             _ => false,
         })
+    }
+}
+
+/// Finds the declared property named `name`: a tag prefilter, then a full comparison.
+#[inline]
+fn find_property<'k>(properties: &'k [Property], name: &[u8]) -> Option<&'k Property> {
+    let tag = name_tag(name);
+    if properties.len() <= LINEAR_PROPERTIES {
+        return properties
+            .iter()
+            .find(|p| p.tag == tag && same_bytes(p.name.as_bytes(), name));
+    }
+    let start = properties.partition_point(|p| p.tag < tag);
+    properties[start..]
+        .iter()
+        .take_while(|p| p.tag == tag)
+        .find(|p| same_bytes(p.name.as_bytes(), name))
+}
+
+/// Byte equality that stays inline for the short names typical of schemas (a library `memcmp`
+/// call costs more than the comparison): names of up to 16 bytes are compared as two
+/// overlapping fixed-width words, which together cover every byte.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0..=3 => n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]),
+        4..=7 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        8..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
+    }
+}
+
+#[inline]
+fn word4(s: &[u8], at: usize) -> Option<[u8; 4]> {
+    s.get(at..at + 4).and_then(|w| w.try_into().ok())
+}
+
+#[inline]
+fn word8(s: &[u8], at: usize) -> Option<[u8; 8]> {
+    s.get(at..at + 8).and_then(|w| w.try_into().ok())
+}
+
+#[cfg(test)]
+#[test]
+fn same_bytes_agrees_with_slice_equality() {
+    let words: Vec<Vec<u8>> = (0..40)
+        .flat_map(|n| {
+            let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut variants = vec![base.clone()];
+            for i in 0..n {
+                let mut v = base.clone();
+                v[i] ^= 1;
+                variants.push(v);
+            }
+            variants
+        })
+        .collect();
+    for a in &words {
+        for b in &words {
+            assert_eq!(same_bytes(a, b), a == b, "{a:?} {b:?}");
+        }
     }
 }
 
