@@ -42,6 +42,10 @@ pub(crate) mod types {
     }
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nodes live in one boxed slice; keeping keywords inline saves a pointer chase per visit"
+)]
 pub(crate) enum Node {
     True,
     False,
@@ -662,17 +666,18 @@ impl<'a> Compiler<'a> {
                 for id in k.all_of.iter_mut().chain(k.any_of.iter_mut()) {
                     *id = resolve(*id);
                 }
-                for slot in [
+                for id in [
                     &mut k.additional,
                     &mut k.items,
                     &mut k.condition,
                     &mut k.then,
                     &mut k.otherwise,
                     &mut k.reference,
-                ] {
-                    if let Some(id) = slot {
-                        *id = resolve(*id);
-                    }
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    *id = resolve(*id);
                 }
             }
         }

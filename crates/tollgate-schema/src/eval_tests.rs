@@ -290,7 +290,8 @@ fn equality_and_member_ordering_are_charged() {
 #[test]
 fn recursion_is_bounded() {
     let limits = JsonLimits::default().with_max_depth(512).unwrap();
-    let nest = |n: usize| from_str(&format!("{}{}", "[".repeat(n), "]".repeat(n)), &limits).unwrap();
+    let nest =
+        |n: usize| from_str(&format!("{}{}", "[".repeat(n), "]".repeat(n)), &limits).unwrap();
     // A reference-only `items` is resolved at compile time: one frame per level, so even the
     // deepest readable instance stays within the evaluation bound.
     let direct = schema(r##"{"items": {"$ref": "#"}}"##);
@@ -298,7 +299,10 @@ fn recursion_is_bounded() {
     // Wrapped in allOf, each level costs two frames: the bound stops evaluation instead of the
     // stack growing, and the outcome is the budget's.
     let wrapped = schema(r##"{"items": {"allOf": [{"$ref": "#"}]}}"##);
-    assert_eq!(wrapped.validate(&nest(512)).unwrap_err().kind(), V::BudgetExhausted);
+    assert_eq!(
+        wrapped.validate(&nest(512)).unwrap_err().kind(),
+        V::BudgetExhausted
+    );
     assert!(wrapped.validate(&nest(100)).is_ok());
 }
 
