@@ -15,87 +15,11 @@ use std::hint::black_box;
 use tollgate_json::{JsonLimits, JsonValue, from_str};
 use tollgate_schema::CompiledSchema;
 
-const SMALL_SCHEMA: &str = r#"{
-    "type": "object",
-    "properties": {
-        "query": {"type": "string"},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-        "inStock": {"type": "boolean"},
-        "priceMax": {"type": "number", "minimum": 0},
-        "sort": {"enum": ["price", "name", "relevance"]}
-    },
-    "required": ["query"],
-    "additionalProperties": false
-}"#;
-const SMALL_INSTANCE: &str =
-    r#"{"query": "blue mug", "limit": 10, "inStock": true, "priceMax": 24.99, "sort": "price"}"#;
-
-const CATALOG_SCHEMA: &str = r##"{
-    "type": "object",
-    "$defs": {
-        "money": {"type": "object", "properties": {"amount": {"type": "number", "minimum": 0},
-            "currency": {"enum": ["EUR", "USD", "GBP"]}}, "required": ["amount", "currency"],
-            "additionalProperties": false},
-        "item": {"type": "object", "properties": {
-            "sku": {"type": "string"},
-            "name": {"type": "string"},
-            "price": {"$ref": "#/$defs/money"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "variant": {"anyOf": [
-                {"type": "object", "properties": {"size": {"enum": ["S", "M", "L"]}}, "required": ["size"]},
-                {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
-                {"type": "null"}
-            ]}
-        }, "required": ["sku", "price"]}
-    },
-    "properties": {
-        "items": {"type": "array", "items": {"$ref": "#/$defs/item"}},
-        "total": {"$ref": "#/$defs/money"}
-    },
-    "required": ["items"]
-}"##;
-
-fn catalog_instance() -> String {
-    let items: Vec<String> = (0..20)
-        .map(|i| {
-            let variant = match i % 3 {
-                0 => r#"{"size": "M"}"#.to_owned(),
-                1 => r#"{"color": "blue"}"#.to_owned(),
-                _ => "null".to_owned(),
-            };
-            format!(
-                r#"{{"sku": "SKU-{i}", "name": "Item {i}", "price": {{"amount": {i}.5, "currency": "EUR"}},
-                    "tags": ["a", "b", "c"], "variant": {variant}}}"#
-            )
-        })
-        .collect();
-    format!(
-        r#"{{"items": [{}], "total": {{"amount": 210, "currency": "EUR"}}}}"#,
-        items.join(",")
-    )
-}
-
-const ARRAY_SCHEMA: &str = r#"{
-    "type": "array",
-    "items": {"type": "object", "properties": {
-        "id": {"type": "integer", "minimum": 0},
-        "name": {"type": "string"},
-        "score": {"type": "number", "maximum": 100},
-        "active": {"type": "boolean"}
-    }, "required": ["id", "name"]}
-}"#;
-
-fn array_instance() -> String {
-    let items: Vec<String> = (0..10_000)
-        .map(|i| {
-            format!(
-                r#"{{"id": {i}, "name": "n{i}", "score": {}.25, "active": true}}"#,
-                i % 100
-            )
-        })
-        .collect();
-    format!("[{}]", items.join(","))
-}
+#[path = "cases.rs"]
+mod cases;
+use cases::{
+    ARRAY_SCHEMA, CATALOG_SCHEMA, SMALL_INSTANCE, SMALL_SCHEMA, array_instance, catalog_instance,
+};
 
 fn bench(c: &mut Criterion) {
     let limits = JsonLimits::default();
