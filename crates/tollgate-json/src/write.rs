@@ -55,13 +55,32 @@ pub fn write_into(
     limits: &OutputLimits,
 ) -> Result<(), Error> {
     let base = out.len();
-    let mut w = Writer { out, base, limits };
-    let result = w.value(value, 0);
-    if result.is_err() {
-        out.truncate(base);
+    let mut w = Writer {
+        out,
+        base,
+        end: base.saturating_add(limits.max_output_bytes()),
+        // Decoded units never exceed the byte length, and each byte costs at most six token
+        // units, so strings up to this length need no counting.
+        uncounted: limits
+            .max_string_units()
+            .min(limits.max_string_token_units() / 6),
+        max_depth: limits.max_depth(),
+        limits,
+        failure: Error::new(ErrorKind::OutputTooLarge, 0),
+    };
+    match w.value(value, 0) {
+        Ok(()) => Ok(()),
+        Err(Halt) => {
+            let error = w.failure;
+            out.truncate(base);
+            Err(error)
+        }
     }
-    result
 }
+
+/// The writer's internal failure signal: one byte through the recursion, with the details kept
+/// in [`Writer::failure`], so the hot path returns in a register.
+struct Halt;
 
 /// The escape letter of each byte `find_stop` stops at, or `u` for `\u00XX`.
 static ESCAPE: [u8; 256] = {
@@ -84,23 +103,38 @@ static ESCAPE: [u8; 256] = {
 struct Writer<'a> {
     out: &'a mut Vec<u8>,
     base: usize,
+    /// `base` plus the byte limit: the output length that must not be exceeded.
+    end: usize,
+    /// Strings of at most this many bytes cannot exceed either string ceiling.
+    uncounted: usize,
+    max_depth: usize,
     limits: &'a OutputLimits,
+    /// Set when a step returns `Halt`.
+    failure: Error,
 }
 
 impl Writer<'_> {
+    #[cold]
+    #[inline(never)]
+    fn halt(&mut self, kind: ErrorKind, at: usize) -> Result<(), Halt> {
+        self.failure = Error::new(kind, at);
+        Err(Halt)
+    }
+
     fn offset(&self) -> usize {
         self.out.len() - self.base
     }
 
-    fn check_size(&self, at: usize) -> Result<(), Error> {
-        if self.offset() > self.limits.max_output_bytes() {
-            Err(Error::new(ErrorKind::OutputTooLarge, at))
+    #[inline]
+    fn check_size(&mut self, at: usize) -> Result<(), Halt> {
+        if self.out.len() > self.end {
+            self.halt(ErrorKind::OutputTooLarge, at)
         } else {
             Ok(())
         }
     }
 
-    fn value(&mut self, value: &JsonValue, depth: usize) -> Result<(), Error> {
+    fn value(&mut self, value: &JsonValue, depth: usize) -> Result<(), Halt> {
         let at = self.offset();
         match value {
             JsonValue::Null => self.out.extend_from_slice(b"null"),
@@ -109,8 +143,8 @@ impl Writer<'_> {
             JsonValue::Number(n) => n.write_spelling(self.out),
             JsonValue::String(s) => self.string(s)?,
             JsonValue::Array(items) => {
-                if depth >= self.limits.max_depth() {
-                    return Err(Error::new(ErrorKind::DepthLimit, at));
+                if depth >= self.max_depth {
+                    return self.halt(ErrorKind::DepthLimit, at);
                 }
                 self.out.push(b'[');
                 for (i, item) in items.iter().enumerate() {
@@ -122,8 +156,8 @@ impl Writer<'_> {
                 self.out.push(b']');
             }
             JsonValue::Object(object) => {
-                if depth >= self.limits.max_depth() {
-                    return Err(Error::new(ErrorKind::DepthLimit, at));
+                if depth >= self.max_depth {
+                    return self.halt(ErrorKind::DepthLimit, at);
                 }
                 self.out.push(b'{');
                 for (i, (name, item)) in object.iter().enumerate() {
@@ -140,21 +174,17 @@ impl Writer<'_> {
         self.check_size(at)
     }
 
-    fn string(&mut self, s: &str) -> Result<(), Error> {
+    fn string(&mut self, s: &str) -> Result<(), Halt> {
         let at = self.offset();
         let bytes = s.as_bytes();
         let limits = self.limits;
-        if bytes.len() > limits.max_output_bytes() {
-            return Err(Error::new(ErrorKind::OutputTooLarge, at));
+        let counted = bytes.len() > self.uncounted;
+        if counted && bytes.len() > limits.max_output_bytes() {
+            return self.halt(ErrorKind::OutputTooLarge, at);
         }
-        // Decoded units never exceed the byte length, and each byte costs at most six token
-        // units, so short strings need no counting.
-        let counted = bytes.len() > limits.max_string_units()
-            || bytes.len().saturating_mul(6) > limits.max_string_token_units();
         if counted && utf16_len(bytes) > limits.max_string_units() {
-            return Err(Error::new(ErrorKind::StringLengthLimit, at));
+            return self.halt(ErrorKind::StringLengthLimit, at);
         }
-        self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');
         let mut extra = 0usize;
         let mut start = 0;
@@ -182,7 +212,7 @@ impl Writer<'_> {
         }
         self.out.push(b'"');
         if counted && utf16_len(bytes) + extra > limits.max_string_token_units() {
-            return Err(Error::new(ErrorKind::StringTokenLimit, at));
+            return self.halt(ErrorKind::StringTokenLimit, at);
         }
         self.check_size(at)
     }
