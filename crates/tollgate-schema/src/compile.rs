@@ -48,7 +48,8 @@ pub(crate) mod types {
 )]
 pub(crate) enum Node {
     True,
-    False,
+    /// `false`, with its location for diagnostics.
+    False(Box<str>),
     Schema(Keywords),
 }
 
@@ -139,7 +140,7 @@ impl NodeHeader {
                 types: 0,
                 flags: 0,
             },
-            Node::False => Self {
+            Node::False(_) => Self {
                 kind: KIND_FALSE,
                 types: 0,
                 flags: 0,
@@ -343,7 +344,7 @@ impl<'a> Compiler<'a> {
                 return Ok(id);
             }
             JsonValue::Bool(false) => {
-                self.nodes.push(Node::False);
+                self.nodes.push(Node::False(location.as_str().into()));
                 return Ok(id);
             }
             JsonValue::Object(o) => o,

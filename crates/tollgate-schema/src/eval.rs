@@ -226,11 +226,11 @@ impl Evaluator<'_> {
         }
         let k = match &self.nodes[id as usize] {
             Node::True => return Ok(()),
-            Node::False => {
+            Node::False(location) => {
                 return Err(Fail::Invalid((!quiet).then(|| {
                     Box::new(Diagnostic {
                         keyword: "false",
-                        schema_location: String::new(),
+                        schema_location: location.to_string(),
                         instance_path: Vec::new(),
                     })
                 })));

@@ -214,6 +214,14 @@ fn diagnostics_name_the_instance_path_and_keyword() {
     assert_eq!(d.keyword(), "type");
     assert_eq!(d.schema_location(), "/properties/a~1b/items");
     assert_eq!(d.instance_pointer(), "/a~1b/1");
+    // A `false` schema reports where it stands.
+    let s = schema(r#"{"properties": {"gone": false}}"#);
+    let err = s.validate(&doc(r#"{"gone": 1}"#)).unwrap_err();
+    assert_eq!(err.diagnostic().unwrap().keyword(), "false");
+    assert_eq!(
+        err.diagnostic().unwrap().schema_location(),
+        "/properties/gone"
+    );
     // A failing anyOf reports the anyOf itself, not a suppressed branch.
     let s = schema(r#"{"properties": {"x": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}"#);
     let err = s.validate(&doc(r#"{"x": 1}"#)).unwrap_err();
