@@ -77,6 +77,29 @@ pub enum ErrorKind {
     NumberNotRepresentable,
     /// A limit was configured outside its permitted range.
     InvalidConfiguration,
+    /// Binding: an integer's expanded decimal spelling is longer than the per-integer limit.
+    IntegerTooLong,
+    /// Binding: the expanded integer characters of one binding exceed the total limit.
+    IntegerBudget,
+    /// Binding: a number does not fit the target type (range or precision).
+    NumberOutOfRange,
+    /// Binding: a value of the wrong JSON type for the target.
+    TypeMismatch,
+    /// Binding: a value of the right type that the target refuses.
+    InvalidValue,
+    /// Binding: an array or object of the wrong length for the target.
+    InvalidLength,
+    /// Binding: a string that names no variant of the target enum.
+    UnknownVariant,
+    /// Binding: a member the target does not accept.
+    UnknownField,
+    /// Binding: a member the target requires is absent.
+    MissingField,
+    /// Binding: a member given twice.
+    DuplicateField,
+    /// Binding: the target type refused the value for a reason of its own (its message is not
+    /// kept, since it may quote the value).
+    Refused,
 }
 
 impl ErrorKind {
@@ -91,6 +114,26 @@ impl ErrorKind {
                 | Self::StringTokenLimit
                 | Self::NumberExponentLimit
                 | Self::OutputTooLarge
+                | Self::IntegerTooLong
+                | Self::IntegerBudget
+        )
+    }
+
+    /// Whether this kind reports a typed-binding failure (see [`from_value`](crate::from_value)).
+    pub const fn is_binding(self) -> bool {
+        matches!(
+            self,
+            Self::IntegerTooLong
+                | Self::IntegerBudget
+                | Self::NumberOutOfRange
+                | Self::TypeMismatch
+                | Self::InvalidValue
+                | Self::InvalidLength
+                | Self::UnknownVariant
+                | Self::UnknownField
+                | Self::MissingField
+                | Self::DuplicateField
+                | Self::Refused
         )
     }
 
@@ -141,6 +184,17 @@ impl ErrorKind {
             Self::OutputTooLarge => "output exceeds the byte limit",
             Self::NumberNotRepresentable => "number not representable in the target type",
             Self::InvalidConfiguration => "limit configured outside its permitted range",
+            Self::IntegerTooLong => "integer longer than the binding limit",
+            Self::IntegerBudget => "binding exceeds its total integer characters",
+            Self::NumberOutOfRange => "number out of range for the target type",
+            Self::TypeMismatch => "value of the wrong type for the target",
+            Self::InvalidValue => "value refused by the target type",
+            Self::InvalidLength => "wrong length for the target type",
+            Self::UnknownVariant => "unknown enum variant",
+            Self::UnknownField => "unknown member",
+            Self::MissingField => "missing member",
+            Self::DuplicateField => "duplicate member",
+            Self::Refused => "value refused by the target type",
         }
     }
 }

@@ -20,6 +20,8 @@
 //! - **UTF-16 dual accounting**: every string is bounded both by its decoded UTF-16 length and by
 //!   the UTF-16 length of its escaped spelling, as the specification's token table counts them.
 //! - **Errors carry a kind and an offset, never data** ([`Error`]).
+//! - **Bounded typed binding**: [`from_value`] binds a tree to any `serde::Deserialize` type,
+//!   charging integers by the length of their expanded spelling before producing a digit.
 //! - **Valid Unicode by construction**: strings are Rust strings, so an unpaired surrogate cannot
 //!   exist in a tree; the reader rejects unpaired `\uD800`-style escapes.
 //!
@@ -42,6 +44,7 @@
 //! ```
 
 mod array;
+mod bind;
 mod error;
 #[cfg(feature = "serde_json")]
 mod interop;
@@ -55,6 +58,7 @@ mod value;
 mod write;
 
 pub use array::JsonArray;
+pub use bind::{BindLimits, from_value};
 pub use error::{Error, ErrorKind};
 pub use limits::{JsonLimits, OutputLimits};
 pub use number::JsonNumber;
