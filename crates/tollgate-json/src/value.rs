@@ -114,6 +114,36 @@ impl JsonValue {
             _ => None,
         }
     }
+    /// Whether `other` is the same tree spelled the same way: equal (as `==`), and also with the
+    /// same member order and the same number spellings (`1.0` is not identical to `1`). This is
+    /// what a write → read round trip preserves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate_json::{from_str, JsonLimits};
+    /// let limits = JsonLimits::default();
+    /// let a = from_str(r#"{"x": 1.0, "y": 2}"#, &limits).unwrap();
+    /// let b = from_str(r#"{"y": 2, "x": 1}"#, &limits).unwrap();
+    /// assert!(a == b && !a.is_identical(&b));
+    /// assert!(a.is_identical(&a.clone()));
+    /// ```
+    pub fn is_identical(&self, other: &JsonValue) -> bool {
+        match (self, other) {
+            (Self::Number(x), Self::Number(y)) => x == y && x.to_string() == y.to_string(),
+            (Self::Array(x), Self::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.is_identical(q))
+            }
+            (Self::Object(x), Self::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((k1, v1), (k2, v2))| k1 == k2 && v1.is_identical(v2))
+            }
+            _ => self == other,
+        }
+    }
+
     /// The member `name` of an object; `None` for other values or a missing member.
     pub fn get(&self, name: &str) -> Option<&JsonValue> {
         self.as_object().and_then(|o| o.get(name))

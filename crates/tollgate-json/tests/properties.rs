@@ -44,23 +44,6 @@ fn value() -> impl Strategy<Value = JsonValue> {
     })
 }
 
-/// Equality that also requires the same member order and the same number spelling.
-fn identical(a: &JsonValue, b: &JsonValue) -> bool {
-    match (a, b) {
-        (JsonValue::Number(x), JsonValue::Number(y)) => x.to_string() == y.to_string(),
-        (JsonValue::Array(x), JsonValue::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| identical(p, q))
-        }
-        (JsonValue::Object(x), JsonValue::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y.iter())
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && identical(v1, v2))
-        }
-        _ => a == b,
-    }
-}
-
 fn hash<T: Hash>(t: &T) -> u64 {
     let mut h = DefaultHasher::new();
     t.hash(&mut h);
@@ -74,7 +57,7 @@ proptest! {
     fn write_then_read_is_identity(v in value()) {
         let bytes = to_vec(&v, &OutputLimits::default()).unwrap();
         let back = from_slice(&bytes, &JsonLimits::default()).unwrap();
-        prop_assert!(identical(&v, &back));
+        prop_assert!(v.is_identical(&back));
         prop_assert_eq!(&v, &back);
         prop_assert_eq!(hash(&v), hash(&back));
     }
