@@ -196,3 +196,53 @@ fn huge_exponents_are_cheap() {
         Err(ErrorKind::NumberExponentLimit)
     );
 }
+
+#[test]
+fn configuration_ceilings_at_and_past() {
+    let d = JsonLimits::default();
+    assert!(d.with_max_depth(JsonLimits::MAX_DEPTH_CEILING).is_ok());
+    assert!(d.with_max_depth(JsonLimits::MAX_DEPTH_CEILING + 1).is_err());
+    assert!(d.with_max_nodes(JsonLimits::MAX_NODES_CEILING).is_ok());
+    assert!(d.with_max_nodes(JsonLimits::MAX_NODES_CEILING + 1).is_err());
+    assert!(
+        d.with_max_string_units(JsonLimits::MAX_STRING_UNITS_CEILING)
+            .is_ok()
+    );
+    assert!(
+        d.with_max_string_units(JsonLimits::MAX_STRING_UNITS_CEILING + 1)
+            .is_err()
+    );
+    for zero in [
+        d.with_max_depth(0),
+        d.with_max_nodes(0),
+        d.with_max_string_units(0),
+    ] {
+        assert_eq!(zero.unwrap_err().kind(), ErrorKind::InvalidConfiguration);
+    }
+    let o = tollgate_json::OutputLimits::default();
+    assert!(o.with_max_output_bytes(16 * 1024 * 1024).is_ok());
+    assert!(o.with_max_output_bytes(16 * 1024 * 1024 + 1).is_err());
+}
+
+#[test]
+fn output_depth_512_at_and_past() {
+    use tollgate_json::{JsonValue, OutputLimits, to_vec};
+    let nest = |levels: usize| {
+        let mut v = JsonValue::from(Vec::new());
+        for _ in 1..levels {
+            v = JsonValue::from(vec![v]);
+        }
+        v
+    };
+    let limits = OutputLimits::default();
+    assert_eq!(limits.max_depth(), 512);
+    assert!(to_vec(&nest(512), &limits).is_ok());
+    assert_eq!(
+        to_vec(&nest(513), &limits).unwrap_err().kind(),
+        ErrorKind::DepthLimit
+    );
+    // The deepest readable document is also writable and reads back.
+    let read_limits = JsonLimits::default().with_max_depth(512).unwrap();
+    let written = to_vec(&nest(512), &limits).unwrap();
+    assert!(from_slice(&written, &read_limits).is_ok());
+}
