@@ -396,10 +396,17 @@ impl<'a> Reader<'a> {
                 .max_string_token_units()
                 .min(limits.max_string_units())
         {
-            if utf16_len(spelling.as_bytes()) > limits.max_string_token_units() {
+            let tokens = utf16_len(spelling.as_bytes());
+            if tokens > limits.max_string_token_units() {
                 return self.err(ErrorKind::StringTokenLimit, open);
             }
-            if utf16_len(decoded.as_bytes()) > limits.max_string_units() {
+            // Without escapes the decoded text is the spelling: same count.
+            let units = if escaped {
+                utf16_len(decoded.as_bytes())
+            } else {
+                tokens
+            };
+            if units > limits.max_string_units() {
                 return self.err(ErrorKind::StringLengthLimit, open);
             }
         }

@@ -182,7 +182,9 @@ impl Writer<'_> {
         if counted && bytes.len() > limits.max_output_bytes() {
             return self.halt(ErrorKind::OutputTooLarge, at);
         }
-        if counted && utf16_len(bytes) > limits.max_string_units() {
+        // Counted once, for long strings only; short ones cannot reach either ceiling.
+        let units = if counted { utf16_len(bytes) } else { 0 };
+        if units > limits.max_string_units() {
             return self.halt(ErrorKind::StringLengthLimit, at);
         }
         self.out.push(b'"');
@@ -211,7 +213,7 @@ impl Writer<'_> {
             start = stop + 1;
         }
         self.out.push(b'"');
-        if counted && utf16_len(bytes) + extra > limits.max_string_token_units() {
+        if counted && units + extra > limits.max_string_token_units() {
             return self.halt(ErrorKind::StringTokenLimit, at);
         }
         self.check_size(at)

@@ -378,15 +378,9 @@ impl Evaluator<'_> {
                         .map_err(|f| f.within(|| name.to_string()))?;
                 }
             }
-        } else if k.required_mask != 0 {
-            // Unreachable by construction (a required bit implies a declared property), kept so
-            // the check can never be skipped.
-            for p in k.properties.iter() {
-                if p.required_bit != 0 && o.contains_key(&p.name) {
-                    seen_required |= p.required_bit;
-                }
-            }
         }
+        // A required bit implies a declared property, so the member pass above ran whenever the
+        // mask is nonzero; were it ever skipped, the comparison fails closed.
         if seen_required != k.required_mask {
             self.charge(1)?;
             return Self::fail(k, "required", quiet);
