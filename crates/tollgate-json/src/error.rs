@@ -100,6 +100,9 @@ pub enum ErrorKind {
     /// Binding: the target type refused the value for a reason of its own (its message is not
     /// kept, since it may quote the value).
     Refused,
+    /// Conversion to JSON: the value has no JSON form (a non-finite float, a map key that is not
+    /// a string, a duplicate member name, or an error of its own `Serialize` implementation).
+    Unserializable,
 }
 
 impl ErrorKind {
@@ -195,6 +198,7 @@ impl ErrorKind {
             Self::MissingField => "missing member",
             Self::DuplicateField => "duplicate member",
             Self::Refused => "value refused by the target type",
+            Self::Unserializable => "value has no JSON form",
         }
     }
 }

@@ -22,6 +22,7 @@
 //! - **Errors carry a kind and an offset, never data** ([`Error`]).
 //! - **Bounded typed binding**: [`from_value`] binds a tree to any `serde::Deserialize` type,
 //!   charging integers by the length of their expanded spelling before producing a digit.
+//! - **Typed output**: [`to_value`] turns any `serde::Serialize` value into a tree directly.
 //! - **Valid Unicode by construction**: strings are Rust strings, so an unpaired surrogate cannot
 //!   exist in a tree; the reader rejects unpaired `\uD800`-style escapes.
 //!
@@ -52,6 +53,7 @@ mod limits;
 mod number;
 mod object;
 mod read;
+mod ser;
 mod serde_impl;
 mod string;
 mod value;
@@ -64,6 +66,7 @@ pub use limits::{JsonLimits, OutputLimits};
 pub use number::JsonNumber;
 pub use object::{JsonObject, JsonObjectBuilder};
 pub use read::{from_slice, from_str};
+pub use ser::to_value;
 pub use string::JsonString;
 pub use value::{JsonType, JsonValue};
 pub use write::{to_string, to_vec, write_into};
