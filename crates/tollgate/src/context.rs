@@ -1,0 +1,268 @@
+//! What a handler may know about the request it serves: [`RequestContext`] and its parts.
+//!
+//! Every value here was validated before the handler runs. Client-reported values (client
+//! implementation, capabilities, `_meta`) are informational and never identity; the accepted
+//! [`AdmissionIdentity`] is the only identity.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tollgate_json::{JsonNumber, JsonObject, JsonString, JsonValue};
+
+use crate::version::ProtocolVersion;
+
+/// The kind of operation a request performs, so application code need not compare method
+/// strings.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OperationType {
+    /// `server/discover`.
+    Discover,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// Any other method, kept exactly as received.
+    Other(JsonString),
+}
+
+impl OperationType {
+    pub(crate) fn of(method: &JsonString) -> Self {
+        match method.as_str() {
+            "server/discover" => Self::Discover,
+            "tools/list" => Self::ToolsList,
+            "tools/call" => Self::ToolsCall,
+            _ => Self::Other(method.clone()),
+        }
+    }
+}
+
+/// A JSON-RPC request id: a string or an integer, kept exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// A string id.
+    String(JsonString),
+    /// An integer id (any size; compare with [`JsonNumber`]'s accessors).
+    Integer(JsonNumber),
+}
+
+impl RequestId {
+    pub(crate) fn from_json(value: &JsonValue) -> Option<Self> {
+        match value {
+            JsonValue::String(s) => Some(Self::String(s.clone())),
+            JsonValue::Number(n) if n.is_integer() => Some(Self::Integer(n.clone())),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> JsonValue {
+        match self {
+            Self::String(s) => JsonValue::String(s.clone()),
+            Self::Integer(n) => JsonValue::Number(n.clone()),
+        }
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::String(s) => write!(f, "{:?}", s.as_str()),
+            Self::Integer(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// The client's self-reported implementation (`io.modelcontextprotocol/clientInfo`).
+/// Informational only: never use it for identity or authorization.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientInfo {
+    raw: JsonObject,
+}
+
+impl ClientInfo {
+    pub(crate) fn from_object(raw: JsonObject) -> Option<Self> {
+        let name_ok = raw.get("name").is_some_and(|v| v.as_str().is_some());
+        let version_ok = raw.get("version").is_some_and(|v| v.as_str().is_some());
+        let title_ok = raw.get("title").is_none_or(|v| v.as_str().is_some());
+        (name_ok && version_ok && title_ok).then_some(Self { raw })
+    }
+
+    /// The reported name.
+    pub fn name(&self) -> &str {
+        self.raw.get("name").and_then(JsonValue::as_str).unwrap_or_default()
+    }
+
+    /// The reported version.
+    pub fn version(&self) -> &str {
+        self.raw.get("version").and_then(JsonValue::as_str).unwrap_or_default()
+    }
+
+    /// The whole object as received.
+    pub fn raw(&self) -> &JsonObject {
+        &self.raw
+    }
+}
+
+/// The capabilities the client declared for this request
+/// (`io.modelcontextprotocol/clientCapabilities`). Informational: a server must not rely on a
+/// capability that was not declared, and a declaration proves nothing about the caller.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ClientCapabilities {
+    raw: JsonObject,
+}
+
+impl ClientCapabilities {
+    /// Capabilities from a JSON object, e.g. to test application code without a server.
+    pub fn from_json(raw: JsonObject) -> Self {
+        Self { raw }
+    }
+
+    /// Whether the client declared elicitation (form mode is implied by a bare declaration).
+    pub fn elicitation(&self) -> bool {
+        self.raw.get("elicitation").is_some_and(|v| v.as_object().is_some())
+    }
+
+    /// Whether the client declared sampling.
+    pub fn sampling(&self) -> bool {
+        self.raw.get("sampling").is_some_and(|v| v.as_object().is_some())
+    }
+
+    /// Whether the client declared roots.
+    pub fn roots(&self) -> bool {
+        self.raw.get("roots").is_some_and(|v| v.as_object().is_some())
+    }
+
+    /// Whether the client declared the named extension.
+    pub fn extension(&self, name: &str) -> bool {
+        self.raw
+            .get("extensions")
+            .and_then(|e| e.get(name))
+            .is_some_and(|v| v.as_object().is_some())
+    }
+
+    /// The whole object as received.
+    pub fn raw(&self) -> &JsonObject {
+        &self.raw
+    }
+}
+
+/// The identity admission accepted for this request. Until an admission controller is
+/// configured, every request is admitted as [`AdmissionIdentity::anonymous`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct AdmissionIdentity {
+    principal: Option<Arc<str>>,
+}
+
+impl AdmissionIdentity {
+    /// The identity of an unauthenticated, admitted caller.
+    pub fn anonymous() -> Self {
+        Self { principal: None }
+    }
+
+    /// An identity naming an authenticated principal.
+    pub fn principal(name: impl Into<Arc<str>>) -> Self {
+        Self { principal: Some(name.into()) }
+    }
+
+    /// The principal, or `None` when anonymous.
+    pub fn principal_name(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+}
+
+/// Everything validated about the request a handler serves.
+///
+/// # Examples
+///
+/// Handlers receive a context from Tollgate; tests can build one:
+///
+/// ```
+/// use tollgate::{OperationType, ProtocolVersion, RequestContext};
+///
+/// let ctx = RequestContext::for_test("tools/call", ProtocolVersion::V2026_07_28);
+/// assert_eq!(ctx.operation_type(), &OperationType::ToolsCall);
+/// assert_eq!(ctx.json_rpc_method(), "tools/call");
+/// ```
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    pub(crate) endpoint_path: Arc<str>,
+    pub(crate) operation: OperationType,
+    pub(crate) method: JsonString,
+    pub(crate) request_id: Option<RequestId>,
+    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) operation_name: Option<JsonString>,
+    pub(crate) client_info: Option<ClientInfo>,
+    pub(crate) client_capabilities: ClientCapabilities,
+    pub(crate) meta: JsonObject,
+    pub(crate) admission: AdmissionIdentity,
+}
+
+impl RequestContext {
+    /// A context for unit-testing application code: the given method and revision, no id, no
+    /// client information, empty capabilities and `_meta`, anonymous admission.
+    pub fn for_test(method: &str, protocol_version: ProtocolVersion) -> Self {
+        let method = JsonString::from(method);
+        Self {
+            endpoint_path: Arc::from("/mcp"),
+            operation: OperationType::of(&method),
+            method,
+            request_id: None,
+            protocol_version,
+            operation_name: None,
+            client_info: None,
+            client_capabilities: ClientCapabilities::default(),
+            meta: JsonObject::new(),
+            admission: AdmissionIdentity::anonymous(),
+        }
+    }
+
+    /// The exact path of the endpoint that received the request.
+    pub fn endpoint_path(&self) -> &str {
+        &self.endpoint_path
+    }
+
+    /// The operation type.
+    pub fn operation_type(&self) -> &OperationType {
+        &self.operation
+    }
+
+    /// The exact JSON-RPC method.
+    pub fn json_rpc_method(&self) -> &str {
+        &self.method
+    }
+
+    /// The request id (absent only for notifications).
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.request_id.as_ref()
+    }
+
+    /// The protocol revision of this request.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.protocol_version
+    }
+
+    /// The selected operation's name (the tool name for `tools/call`).
+    pub fn operation_name(&self) -> Option<&str> {
+        self.operation_name.as_deref()
+    }
+
+    /// The client's self-reported implementation, if sent. Never identity.
+    pub fn client_info(&self) -> Option<&ClientInfo> {
+        self.client_info.as_ref()
+    }
+
+    /// The client's declared capabilities for this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.client_capabilities
+    }
+
+    /// The request's `_meta` object, as received.
+    pub fn meta(&self) -> &JsonObject {
+        &self.meta
+    }
+
+    /// The accepted admission identity.
+    pub fn admission_identity(&self) -> &AdmissionIdentity {
+        &self.admission
+    }
+}

@@ -1,0 +1,476 @@
+//! Endpoints: an exact path, its revisions, its tools, and the catalogs rendered from them.
+//!
+//! Owns endpoint construction rules (paths, revision containment, unique names) and the
+//! immutable, pre-rendered `server/discover` and `tools/list` pages. Knows nothing of HTTP
+//! framing; the protocol module reads these pages.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use tollgate_json::{BindLimits, JsonArray, JsonLimits, JsonObject, JsonValue, OutputLimits, to_vec};
+use tollgate_schema::EvaluationGate;
+
+use crate::content::{Icon, render_icons};
+use crate::error::{BuildError, BuildErrorKind};
+use crate::syntax;
+use crate::tool::ToolRegistration;
+use crate::version::{ProtocolVersion, ProtocolVersions};
+
+/// The revisions this version of Tollgate serves on the wire.
+pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty().with(ProtocolVersion::V2026_07_28);
+
+/// The server's self-description (`io.modelcontextprotocol/serverInfo`).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::Implementation;
+///
+/// let info = Implementation::new("catalog", "1.0.0").title("Catalog");
+/// assert_eq!(info.name(), "catalog");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Implementation {
+    name: Arc<str>,
+    version: Arc<str>,
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    website_url: Option<Arc<str>>,
+    icons: Vec<Icon>,
+}
+
+impl Implementation {
+    /// A name and version.
+    pub fn new(name: impl Into<Arc<str>>, version: impl Into<Arc<str>>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            website_url: None,
+            icons: Vec::new(),
+        }
+    }
+
+    /// A display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// A description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// A website (must be an absolute URI; checked when the endpoint is built).
+    #[must_use]
+    pub fn website_url(mut self, url: impl Into<Arc<str>>) -> Self {
+        self.website_url = Some(url.into());
+        self
+    }
+
+    /// Appends an icon.
+    #[must_use]
+    pub fn add_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn render(&self) -> JsonValue {
+        let mut b = JsonObject::builder().insert("name", &*self.name);
+        if let Some(t) = &self.title {
+            b.push("title", &**t);
+        }
+        b.push("version", &*self.version);
+        if let Some(d) = &self.description {
+            b.push("description", &**d);
+        }
+        if let Some(w) = &self.website_url {
+            b.push("websiteUrl", &**w);
+        }
+        if !self.icons.is_empty() {
+            b.push("icons", render_icons(&self.icons));
+        }
+        b.build().into()
+    }
+}
+
+/// Who may cache a cacheable result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CacheScope {
+    /// Only within the same authorization context (the default).
+    #[default]
+    Private,
+    /// Any client or shared cache, across callers.
+    Public,
+}
+
+/// The caching hints (`ttlMs`, `cacheScope`) on discovery and list results. The default is
+/// conservative: immediately stale and private. HTTP responses stay `Cache-Control: no-store`
+/// whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CachePolicy {
+    ttl_ms: u64,
+    scope: CacheScope,
+}
+
+impl CachePolicy {
+    /// A time to live in milliseconds and a scope.
+    pub const fn new(ttl_ms: u64, scope: CacheScope) -> Self {
+        Self { ttl_ms, scope }
+    }
+
+    fn push_into(self, b: &mut tollgate_json::JsonObjectBuilder) {
+        b.push("ttlMs", self.ttl_ms);
+        b.push("cacheScope", if self.scope == CacheScope::Public { "public" } else { "private" });
+    }
+}
+
+/// The bounds one endpoint enforces on requests and responses.
+#[derive(Clone, Debug)]
+pub struct EndpointLimits {
+    pub(crate) json: JsonLimits,
+    pub(crate) output: OutputLimits,
+    pub(crate) bind: BindLimits,
+    pub(crate) gate: Option<Arc<EvaluationGate>>,
+}
+
+impl Default for EndpointLimits {
+    fn default() -> Self {
+        Self { json: JsonLimits::default(), output: OutputLimits::default(), bind: BindLimits::default(), gate: None }
+    }
+}
+
+impl EndpointLimits {
+    /// The production defaults: 10 MiB request bodies, depth 128, 100,000 values, 4 MiB
+    /// responses, the binding limits of [`BindLimits`], and the process-wide evaluation gate
+    /// (128 concurrent evaluations).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the request JSON limits (the body byte limit is `max_input_bytes`).
+    #[must_use]
+    pub fn json(mut self, limits: JsonLimits) -> Self {
+        self.json = limits;
+        self
+    }
+
+    /// Replaces the response limits.
+    #[must_use]
+    pub fn output(mut self, limits: OutputLimits) -> Self {
+        self.output = limits;
+        self
+    }
+
+    /// Replaces the typed-binding limits.
+    #[must_use]
+    pub fn bind(mut self, limits: BindLimits) -> Self {
+        self.bind = limits;
+        self
+    }
+
+    /// Uses a dedicated evaluation gate instead of the process-wide one.
+    #[must_use]
+    pub fn evaluation_gate(mut self, gate: Arc<EvaluationGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    pub(crate) fn gate(&self) -> &EvaluationGate {
+        self.gate.as_deref().unwrap_or_else(|| EvaluationGate::global())
+    }
+
+    /// The request body byte limit.
+    pub fn max_body_bytes(&self) -> usize {
+        self.json.max_input_bytes()
+    }
+}
+
+/// One MCP endpoint: an exact path, the revisions it serves, and its registrations.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+///
+/// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+///         Implementation::new("demo", "1.0.0"))
+///     .instructions("A demo server")
+///     .build()?;
+/// assert_eq!(endpoint.path(), "/mcp");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct Endpoint {
+    pub(crate) inner: Arc<EndpointInner>,
+}
+
+pub(crate) struct EndpointInner {
+    pub(crate) path: Arc<str>,
+    pub(crate) revisions: ProtocolVersions,
+    pub(crate) tools: Vec<ToolRegistration>,
+    pub(crate) by_name: HashMap<Arc<str>, usize>,
+    pub(crate) limits: EndpointLimits,
+    /// Per served revision (index by `revision_slot`): the discover result, then the tools/list
+    /// result pages.
+    pub(crate) discover: [Option<Vec<u8>>; 3],
+    pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
+    pub(crate) fingerprint: u64,
+    /// `supported` for the unsupported-version error, pre-rendered.
+    pub(crate) supported_json: JsonValue,
+}
+
+/// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
+/// cursor from another endpoint or another build of the catalog is refused.
+fn cursor_text(fingerprint: u64, page: usize) -> String {
+    syntax::base64_encode(format!("tollgate/1/{fingerprint:016x}/{page}").as_bytes())
+}
+
+pub(crate) const fn revision_slot(version: ProtocolVersion) -> usize {
+    match version {
+        ProtocolVersion::V2025_06_18 => 0,
+        ProtocolVersion::V2025_11_25 => 1,
+        ProtocolVersion::V2026_07_28 => 2,
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("path", &self.inner.path)
+            .field("revisions", &self.inner.revisions)
+            .field("tools", &self.inner.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// Starts an endpoint at an exact path, serving `revisions`, described by `implementation`.
+    pub fn with_path(
+        path: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+        implementation: Implementation,
+    ) -> EndpointBuilder {
+        EndpointBuilder {
+            path: path.into(),
+            revisions: revisions.into(),
+            implementation,
+            instructions: None,
+            tools: Vec::new(),
+            cache: CachePolicy::default(),
+            page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
+            limits: EndpointLimits::default(),
+        }
+    }
+
+    /// The exact path.
+    pub fn path(&self) -> &str {
+        &self.inner.path
+    }
+
+    /// The revisions served.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    /// The tools, in registration order.
+    pub fn tools(&self) -> &[ToolRegistration] {
+        &self.inner.tools
+    }
+
+    pub(crate) fn tool(&self, name: &str, revision: ProtocolVersion) -> Option<&ToolRegistration> {
+        let tool = &self.inner.tools[*self.inner.by_name.get(name)?];
+        tool.revisions().contains(revision).then_some(tool)
+    }
+
+    /// The page a cursor names, if this endpoint issued it.
+    pub(crate) fn page_of(&self, cursor: &str, pages: usize) -> Option<usize> {
+        if cursor.len() > 96 {
+            return None;
+        }
+        let raw = syntax::base64_decode(cursor.as_bytes(), 72)?;
+        let text = std::str::from_utf8(&raw).ok()?;
+        let rest = text.strip_prefix(&format!("tollgate/1/{:016x}/", self.inner.fingerprint))?;
+        if rest.is_empty() || rest.len() > 10 || !rest.bytes().all(|b| b.is_ascii_digit()) || (rest.len() > 1 && rest.starts_with('0')) {
+            return None;
+        }
+        let page: usize = rest.parse().ok()?;
+        (page >= 1 && page < pages).then_some(page)
+    }
+}
+
+/// Builds an [`Endpoint`].
+#[must_use = "call build() to finish the endpoint"]
+pub struct EndpointBuilder {
+    path: Arc<str>,
+    revisions: ProtocolVersions,
+    implementation: Implementation,
+    instructions: Option<Arc<str>>,
+    tools: Vec<ToolRegistration>,
+    cache: CachePolicy,
+    page_size: usize,
+    limits: EndpointLimits,
+}
+
+impl EndpointBuilder {
+    /// The default `tools/list` page size.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+    /// Appends a tool (registration order is list order).
+    pub fn add_tool(mut self, tool: ToolRegistration) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Natural-language guidance returned by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<Arc<str>>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Caching hints for discovery and list results (default: 0 ms, private).
+    pub fn cache_policy(mut self, policy: CachePolicy) -> Self {
+        self.cache = policy;
+        self
+    }
+
+    /// Tools per `tools/list` page (1 to 10,000; default 100).
+    pub fn tools_page_size(mut self, size: usize) -> Self {
+        self.page_size = size;
+        self
+    }
+
+    /// Request and response bounds.
+    pub fn limits(mut self, limits: EndpointLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Finishes the endpoint, rendering its catalogs once.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::InvalidEndpointPath`], [`BuildErrorKind::EmptyEndpointRevisions`],
+    /// [`BuildErrorKind::RevisionNotImplemented`], [`BuildErrorKind::RevisionOutsideEndpoint`]
+    /// and [`BuildErrorKind::DuplicateToolName`] (naming tool, path and revisions), or
+    /// [`BuildErrorKind::InvalidConfiguration`] for a page size out of range, an invalid
+    /// website URL, or a catalog page larger than the output limit.
+    pub fn build(self) -> Result<Endpoint, BuildError> {
+        let path = &*self.path;
+        let err = |kind| BuildError::new(kind).at_path(path).with_revisions(self.revisions);
+        let path_ok = path.len() > 1
+            && path.len() <= 1024
+            && path.starts_with('/')
+            && path.bytes().all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#')
+            && !path.split('/').skip(1).any(|seg| seg.is_empty() || seg == "." || seg == "..");
+        if !path_ok {
+            return Err(err(BuildErrorKind::InvalidEndpointPath));
+        }
+        if self.revisions.is_empty() {
+            return Err(err(BuildErrorKind::EmptyEndpointRevisions));
+        }
+        if !self.revisions.is_subset_of(IMPLEMENTED) {
+            return Err(err(BuildErrorKind::RevisionNotImplemented));
+        }
+        if !(1..=10_000).contains(&self.page_size) {
+            return Err(err(BuildErrorKind::InvalidConfiguration));
+        }
+        if self.implementation.website_url.as_deref().is_some_and(|u| !syntax::is_absolute_uri(u)) {
+            return Err(err(BuildErrorKind::InvalidConfiguration));
+        }
+        let mut by_name = HashMap::with_capacity(self.tools.len());
+        for (i, tool) in self.tools.iter().enumerate() {
+            if !tool.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .tool_name(tool.name())
+                    .at_path(path)
+                    .with_revisions(tool.revisions()));
+            }
+            if by_name.insert(tool.inner.name.clone(), i).is_some() {
+                return Err(err(BuildErrorKind::DuplicateToolName).tool_name(tool.name()));
+            }
+        }
+
+        let mut discover: [Option<Vec<u8>>; 3] = Default::default();
+        let mut tool_pages: [Vec<Vec<u8>>; 3] = Default::default();
+        let mut hasher = DefaultHasher::new();
+        path.hash(&mut hasher);
+        for revision in self.revisions.iter() {
+            for tool in self.tools.iter().filter(|t| t.revisions().contains(revision)) {
+                let descriptor = to_vec(&tool.descriptor(revision), &OutputLimits::default())
+                    .map_err(|_| err(BuildErrorKind::InvalidConfiguration).tool_name(tool.name()))?;
+                descriptor.hash(&mut hasher);
+            }
+        }
+        let fingerprint = hasher.finish();
+        let supported_json: JsonValue =
+            self.revisions.iter().map(|v| JsonValue::from(v.as_str())).collect::<JsonArray>().into();
+
+        let mut endpoint = EndpointInner {
+            path: self.path.clone(),
+            revisions: self.revisions,
+            tools: self.tools,
+            by_name,
+            limits: self.limits,
+            discover: Default::default(),
+            tool_pages: Default::default(),
+            fingerprint,
+            supported_json,
+        };
+
+        for revision in self.revisions.iter() {
+            let slot = revision_slot(revision);
+            let mut capabilities = JsonObject::builder();
+            if endpoint.tools.iter().any(|t| t.revisions().contains(revision)) {
+                capabilities.push("tools", JsonObject::new());
+            }
+            let mut result = JsonObject::builder()
+                .insert("resultType", "complete")
+                .insert("supportedVersions", endpoint.supported_json.clone())
+                .insert("capabilities", capabilities.build());
+            if let Some(text) = &self.instructions {
+                result.push("instructions", &**text);
+            }
+            result.push(
+                "_meta",
+                JsonObject::builder().insert("io.modelcontextprotocol/serverInfo", self.implementation.render()).build(),
+            );
+            self.cache.push_into(&mut result);
+            discover[slot] = Some(
+                to_vec(&result.build().into(), &endpoint.limits.output)
+                    .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?,
+            );
+
+            let listed: Vec<&ToolRegistration> =
+                endpoint.tools.iter().filter(|t| t.revisions().contains(revision)).collect();
+            let chunks: Vec<&[&ToolRegistration]> =
+                if listed.is_empty() { vec![&[][..]] } else { listed.chunks(self.page_size).collect() };
+            let pages = chunks.len();
+            for (index, chunk) in chunks.into_iter().enumerate() {
+                let tools: JsonArray = chunk.iter().map(|t| t.descriptor(revision)).collect();
+                let mut page = JsonObject::builder().insert("resultType", "complete").insert("tools", tools);
+                if index + 1 < pages {
+                    page.push("nextCursor", cursor_text(fingerprint, index + 1));
+                }
+                self.cache.push_into(&mut page);
+                let bytes = to_vec(&page.build().into(), &endpoint.limits.output)
+                    .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?;
+                tool_pages[slot].push(bytes);
+            }
+        }
+        endpoint.discover = discover;
+        endpoint.tool_pages = tool_pages;
+        Ok(Endpoint { inner: Arc::new(endpoint) })
+    }
+}

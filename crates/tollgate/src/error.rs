@@ -1,0 +1,254 @@
+//! Build-time errors: what a registration, endpoint or content value refused, and where.
+//!
+//! These describe the application's own declarations (tool names, paths, schema locations), so
+//! they may name them. They never carry request data: request failures are fixed protocol
+//! answers (see the `fault` module), not errors returned to application code.
+
+use std::fmt;
+
+use tollgate_schema::CompileError;
+
+use crate::version::ProtocolVersions;
+
+/// What a [`BuildError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildErrorKind {
+    /// A tool was registered with no protocol revision.
+    EmptyRevisions,
+    /// A tool name is empty, longer than 128 characters, or uses characters outside
+    /// `A-Z a-z 0-9 _ - .`.
+    InvalidToolName,
+    /// The authored input schema does not compile under Profile 1 (see
+    /// [`BuildError::schema_error`]).
+    InputSchema,
+    /// A schema derived from a Rust type does not compile under Profile 1.
+    DerivedSchema,
+    /// A derived output schema is not object-shaped although the tool selects a 2025 revision.
+    LegacyOutputNotObject,
+    /// A tool with `x-mcp-header` properties selects a 2025 revision.
+    MirroredHeaderOnLegacyRevision,
+    /// A tool selects a revision its endpoint does not serve.
+    RevisionOutsideEndpoint,
+    /// Two tools on one endpoint share a name.
+    DuplicateToolName,
+    /// The endpoint path is not an exact, absolute, non-root path of visible ASCII.
+    InvalidEndpointPath,
+    /// The endpoint selects no revision.
+    EmptyEndpointRevisions,
+    /// The endpoint selects a revision this version of Tollgate does not serve yet.
+    RevisionNotImplemented,
+    /// A configured value is outside its permitted range (page size, server name, ...).
+    InvalidConfiguration,
+    /// Two endpoints on one server share a path.
+    DuplicateEndpointPath,
+}
+
+impl BuildErrorKind {
+    const fn description(self) -> &'static str {
+        match self {
+            Self::EmptyRevisions => "a tool must select at least one protocol revision",
+            Self::InvalidToolName => "invalid tool name",
+            Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
+            Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",
+            Self::LegacyOutputNotObject => {
+                "output schema must be object-shaped for a 2025 revision"
+            }
+            Self::MirroredHeaderOnLegacyRevision => {
+                "a tool with x-mcp-header properties may select only 2026-07-28"
+            }
+            Self::RevisionOutsideEndpoint => "tool selects a revision its endpoint does not serve",
+            Self::DuplicateToolName => "duplicate tool name on one endpoint",
+            Self::InvalidEndpointPath => "endpoint path must be exact, absolute and not the root",
+            Self::EmptyEndpointRevisions => "an endpoint must select at least one revision",
+            Self::RevisionNotImplemented => "revision not served by this version of Tollgate",
+            Self::InvalidConfiguration => "configuration value out of range",
+            Self::DuplicateEndpointPath => "duplicate endpoint path on one server",
+        }
+    }
+}
+
+/// A registration, endpoint or server declaration that Tollgate refused.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{BuildErrorKind, ProtocolVersion, ToolRegistration};
+/// use tollgate_json::{from_str, JsonLimits};
+///
+/// let schema = from_str(r#"{"type":"object","properties":{"q":{"pattern":"a+"}}}"#,
+///     &JsonLimits::default())?;
+/// let err = ToolRegistration::with_name("search", [ProtocolVersion::V2026_07_28])
+///     .input_schema(&schema)
+///     .err()
+///     .expect("pattern is outside Profile 1");
+/// assert_eq!(err.kind(), BuildErrorKind::InputSchema);
+/// assert_eq!(err.tool(), Some("search"));
+/// assert_eq!(err.schema_error().map(|e| e.location()), Some("/properties/q"));
+/// # Ok::<(), tollgate_json::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct BuildError {
+    kind: BuildErrorKind,
+    tool: Option<String>,
+    path: Option<String>,
+    revisions: ProtocolVersions,
+    type_name: Option<&'static str>,
+    schema: Option<CompileError>,
+}
+
+impl BuildError {
+    pub(crate) fn new(kind: BuildErrorKind) -> Self {
+        Self {
+            kind,
+            tool: None,
+            path: None,
+            revisions: ProtocolVersions::empty(),
+            type_name: None,
+            schema: None,
+        }
+    }
+
+    pub(crate) fn tool_name(mut self, tool: &str) -> Self {
+        self.tool = Some(tool.to_owned());
+        self
+    }
+
+    pub(crate) fn at_path(mut self, path: &str) -> Self {
+        self.path = Some(path.to_owned());
+        self
+    }
+
+    pub(crate) fn with_revisions(mut self, revisions: ProtocolVersions) -> Self {
+        self.revisions = revisions;
+        self
+    }
+
+    pub(crate) fn for_type(mut self, type_name: &'static str) -> Self {
+        self.type_name = Some(type_name);
+        self
+    }
+
+    pub(crate) fn with_schema_error(mut self, error: CompileError) -> Self {
+        self.schema = Some(error);
+        self
+    }
+
+    /// What was refused.
+    pub fn kind(&self) -> BuildErrorKind {
+        self.kind
+    }
+
+    /// The tool concerned, when one is.
+    pub fn tool(&self) -> Option<&str> {
+        self.tool.as_deref()
+    }
+
+    /// The endpoint path concerned, when one is.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// The revisions concerned (empty when none are).
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.revisions
+    }
+
+    /// The Rust type whose derived schema was refused, when one was.
+    pub fn type_name(&self) -> Option<&'static str> {
+        self.type_name
+    }
+
+    /// The schema compiler's error (kind, JSON Pointer location and keyword), when a schema was
+    /// refused.
+    pub fn schema_error(&self) -> Option<&CompileError> {
+        self.schema.as_ref()
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind.description())?;
+        if let Some(tool) = &self.tool {
+            write!(f, "; tool `{tool}`")?;
+        }
+        if let Some(type_name) = self.type_name {
+            write!(f, "; type `{type_name}`")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, "; endpoint `{path}`")?;
+        }
+        if !self.revisions.is_empty() {
+            write!(f, "; revisions [{}]", self.revisions)?;
+        }
+        if let Some(schema) = &self.schema {
+            write!(f, "; {schema}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.schema.as_ref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// What a [`ContentError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentErrorKind {
+    /// Not an ASCII `type/subtype` media type with well-formed, unique parameters.
+    InvalidMediaType,
+    /// Not an absolute URI (a scheme followed by `:`), or contains spaces or controls.
+    InvalidUri,
+    /// An icon size is neither `WxH` (ASCII digits, lowercase `x`) nor exactly `any`.
+    InvalidIconSize,
+    /// A priority outside 0 to 1, or not finite.
+    InvalidPriority,
+    /// Not an RFC 3339 date-time.
+    InvalidTimestamp,
+    /// A `_meta` key that breaks the protocol's key naming rules.
+    InvalidMetaKey,
+}
+
+/// A content value that Tollgate refused at construction. It names the rule, never the value.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{ContentErrorKind, ImageContent};
+///
+/// let err = ImageContent::new(b"\x89PNG", "image").unwrap_err();
+/// assert_eq!(err.kind(), ContentErrorKind::InvalidMediaType);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContentError {
+    kind: ContentErrorKind,
+}
+
+impl ContentError {
+    pub(crate) const fn new(kind: ContentErrorKind) -> Self {
+        Self { kind }
+    }
+
+    /// Which rule was broken.
+    pub fn kind(&self) -> ContentErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for ContentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.kind {
+            ContentErrorKind::InvalidMediaType => "invalid media type",
+            ContentErrorKind::InvalidUri => "not an absolute URI",
+            ContentErrorKind::InvalidIconSize => "icon size must be WxH or any",
+            ContentErrorKind::InvalidPriority => "priority must be between 0 and 1",
+            ContentErrorKind::InvalidTimestamp => "not an RFC 3339 date-time",
+            ContentErrorKind::InvalidMetaKey => "invalid _meta key",
+        })
+    }
+}
+
+impl std::error::Error for ContentError {}

@@ -1,0 +1,99 @@
+//! Every fixed answer the protocol gives: JSON-RPC codes, messages and HTTP statuses, in one
+//! place.
+//!
+//! Messages are constants; none of them is ever built from request data. The only request
+//! value that reaches a response is a readable request id, plus the bounded `requested` version
+//! that the unsupported-version error's schema requires.
+
+use http::StatusCode;
+
+/// The text of the completed `isError` result for arguments that fail the input schema, the
+/// evaluation budget, or typed binding. It names no value, property or detail.
+pub const INVALID_ARGUMENTS_TEXT: &str = "Arguments do not match the tool's inputSchema.";
+
+/// JSON-RPC and MCP error codes.
+pub(crate) mod code {
+    pub(crate) const PARSE_ERROR: i64 = -32700;
+    pub(crate) const INVALID_REQUEST: i64 = -32600;
+    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+    pub(crate) const INVALID_PARAMS: i64 = -32602;
+    pub(crate) const INTERNAL_ERROR: i64 = -32603;
+    pub(crate) const HEADER_MISMATCH: i64 = -32020;
+    pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// A framework failure with a fixed code, message and HTTP status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// The body is not JSON, or breaks an input JSON limit (including the byte limit).
+    Parse,
+    /// Valid JSON that is not a JSON-RPC request or notification.
+    InvalidRequest,
+    /// A method this endpoint does not implement for the selected revision.
+    MethodNotFound,
+    /// Malformed parameters, including missing required `_meta` fields.
+    InvalidParams,
+    /// `tools/call` names no tool served on this endpoint and revision.
+    UnknownTool,
+    /// A pagination cursor this endpoint did not issue.
+    InvalidCursor,
+    /// A required header is missing, repeated or malformed, or disagrees with the body.
+    HeaderMismatch,
+    /// The requested protocol revision is not served here (carries data; see `protocol`).
+    UnsupportedVersion,
+    /// A required client capability was not declared (carries data; see `protocol`).
+    MissingCapability,
+    /// Application execution failed: a handler error or panic, an output schema or output
+    /// limit failure. The correlated error travels in HTTP 200.
+    Internal,
+    /// The server refused work it has no capacity for right now.
+    Busy,
+}
+
+impl Fault {
+    pub(crate) const fn code(self) -> i64 {
+        match self {
+            Self::Parse => code::PARSE_ERROR,
+            Self::InvalidRequest => code::INVALID_REQUEST,
+            Self::MethodNotFound => code::METHOD_NOT_FOUND,
+            Self::InvalidParams | Self::UnknownTool | Self::InvalidCursor => code::INVALID_PARAMS,
+            Self::HeaderMismatch => code::HEADER_MISMATCH,
+            Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
+            Self::MissingCapability => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            Self::Internal | Self::Busy => code::INTERNAL_ERROR,
+        }
+    }
+
+    pub(crate) const fn message(self) -> &'static str {
+        match self {
+            Self::Parse => "Parse error",
+            Self::InvalidRequest => "Invalid Request",
+            Self::MethodNotFound => "Method not found",
+            Self::InvalidParams => "Invalid params",
+            Self::UnknownTool => "Unknown tool",
+            Self::InvalidCursor => "Invalid cursor",
+            Self::HeaderMismatch => "Header mismatch",
+            Self::UnsupportedVersion => "Unsupported protocol version",
+            Self::MissingCapability => "Missing required client capability",
+            Self::Internal => "Internal error",
+            Self::Busy => "Server busy",
+        }
+    }
+
+    pub(crate) const fn status(self) -> StatusCode {
+        match self {
+            Self::Parse
+            | Self::InvalidRequest
+            | Self::InvalidParams
+            | Self::UnknownTool
+            | Self::InvalidCursor
+            | Self::HeaderMismatch
+            | Self::UnsupportedVersion
+            | Self::MissingCapability => StatusCode::BAD_REQUEST,
+            Self::MethodNotFound => StatusCode::NOT_FOUND,
+            Self::Internal => StatusCode::OK,
+            Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}

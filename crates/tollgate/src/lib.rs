@@ -1,0 +1,82 @@
+//! Tollgate: a strict, bounded Model Context Protocol server framework.
+//!
+//! This crate is the runtime: tool registrations, endpoints, the content model, the protocol
+//! revisions and their exact errors, and the HTTP transport (a tower [`McpService`] and the
+//! built-in [`Server`]). JSON reading and writing live in `tollgate-json`; Tool Schema
+//! Profile 1 lives in `tollgate-schema`.
+//!
+//! # Serving
+//!
+//! Register tools with [`ToolRegistration`], collect them in an [`Endpoint`], and serve it with
+//! [`Server`] (or mount the [`McpService`] in an axum router). Handlers are plain async
+//! functions.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use tollgate::{Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext,
+//!     ToolArguments, ToolRegistration};
+//!
+//! #[derive(Deserialize, schemars::JsonSchema)]
+//! struct Add { a: i64, b: i64 }
+//! #[derive(Serialize, schemars::JsonSchema)]
+//! struct Sum { sum: i64 }
+//!
+//! async fn add(_: &RequestContext, args: ToolArguments<Add>, _: &InvocationFeatures)
+//!     -> Result<Sum, std::convert::Infallible> {
+//!     let Add { a, b } = args.into_converted();
+//!     Ok(Sum { sum: a.saturating_add(b) })
+//! }
+//!
+//! let tool = ToolRegistration::with_name("add", [ProtocolVersion::V2026_07_28])
+//!     .argument_and_output_types::<Add, Sum>()
+//!     .handler(add)
+//!     .build()?;
+//! let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+//!         Implementation::new("calculator", "1.0.0"))
+//!     .add_tool(tool)
+//!     .build()?;
+//! # Ok::<(), tollgate::BuildError>(())
+//! ```
+//!
+//! # Failure policy
+//!
+//! Bad input never reaches a handler and never comes back in a response: it gets the fixed
+//! error the protocol names (see `docs/protocol.md`). Arguments that fail the input schema
+//! produce a completed `isError` result with the fixed text [`INVALID_ARGUMENTS_TEXT`].
+
+mod content;
+mod context;
+mod endpoint;
+mod error;
+mod fault;
+mod features;
+mod headers;
+mod protocol;
+mod result;
+mod server;
+mod service;
+mod syntax;
+mod tool;
+mod version;
+
+pub use content::{
+    Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent, MAX_INLINE_BYTES,
+    ResourceContents, ResourceLink, Role, TextContent, Theme,
+};
+pub use context::{AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+pub use endpoint::{CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation};
+pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
+pub use fault::INVALID_ARGUMENTS_TEXT;
+pub use features::{CancellationToken, InvocationFeatures, MissingFeature};
+pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER};
+pub use result::{CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder};
+pub use server::{DEFAULT_ADDR, Server, ServerLimits};
+pub use service::{McpService, McpServiceBuilder};
+pub use tool::{
+    AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn, ToolModelStage,
+    ToolRegistration, TypedArguments, TypedCompleteStage,
+};
+pub use version::{ProtocolVersion, ProtocolVersions};
+
+pub use tollgate_json as json;
+pub use tollgate_schema as schema;

@@ -1,0 +1,410 @@
+//! The 2026-07-28 request path: from a parsed POST body and its headers to one JSON reply.
+//!
+//! Owns the validation order (JSON and limits, envelope, method, headers, revision, `_meta`,
+//! parameters, admission, tool lookup, mirrored arguments, input validation, handler, output
+//! validation, output limits) and the result projection. Knows nothing of sockets: the HTTP
+//! service hands it headers and a body that already passed the transport checks.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{HeaderMap, StatusCode};
+use tollgate_json::{JsonArray, JsonObject, JsonString, JsonValue, from_slice, to_vec, write_into};
+use tollgate_schema::ValidationErrorKind;
+
+use crate::content::{ContentBlock, TextContent};
+use crate::context::{AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+use crate::endpoint::{Endpoint, revision_slot};
+use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
+use crate::features::{CancelOnDrop, CancellationToken, InvocationFeatures};
+use crate::headers::{self, MAX_MIRRORED_VALUE_BYTES};
+use crate::result::{CompleteResult, OperationResult, ToolOutput};
+use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
+use crate::version::ProtocolVersion;
+
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+/// One reply: a status and, unless empty, a JSON body.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) body: Option<Vec<u8>>,
+}
+
+impl Reply {
+    pub(crate) fn empty(status: StatusCode) -> Self {
+        Self { status, body: None }
+    }
+}
+
+/// A fault as a JSON-RPC error response. `data` is only ever framework-built.
+pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<JsonValue>) -> Reply {
+    let mut error = JsonObject::builder().insert("code", fault.code()).insert("message", fault.message());
+    if let Some(data) = data {
+        error.push("data", data);
+    }
+    let mut envelope = JsonObject::builder().insert("jsonrpc", "2.0");
+    if let Some(id) = id {
+        envelope.push("id", id.to_json());
+    }
+    envelope.push("error", error.build());
+    // Framework-built and small: within any output limit.
+    let body = to_vec(&envelope.build().into(), &tollgate_json::OutputLimits::default()).unwrap_or_default();
+    Reply { status: fault.status(), body: Some(body) }
+}
+
+/// A successful result whose `result` member is already rendered.
+fn result_reply(id: &RequestId, result: &[u8]) -> Reply {
+    let mut body = Vec::with_capacity(result.len() + 48);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // An id read from a bounded request always fits.
+    if write_into(&id.to_json(), &mut body, &tollgate_json::OutputLimits::default()).is_err() {
+        return fault_reply(None, Fault::Internal, None);
+    }
+    body.extend_from_slice(br#","result":"#);
+    body.extend_from_slice(result);
+    body.push(b'}');
+    Reply { status: StatusCode::OK, body: Some(body) }
+}
+
+/// The readable parts of a JSON-RPC message.
+struct Envelope {
+    id: Option<RequestId>,
+    method: JsonString,
+    params: Option<JsonObject>,
+}
+
+/// Classifies the body. `Err` carries the id when it was readable.
+fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
+    let Some(object) = value.as_object() else {
+        return Err(None);
+    };
+    let id = match object.get("id") {
+        None => None,
+        Some(raw) => Some(RequestId::from_json(raw).ok_or(None)?),
+    };
+    let fail = || Err(id.clone());
+    if object.get("jsonrpc").and_then(JsonValue::as_str) != Some("2.0") {
+        return fail();
+    }
+    if object.keys().any(|k| !matches!(k, "jsonrpc" | "id" | "method" | "params")) {
+        return fail();
+    }
+    let Some(JsonValue::String(method)) = object.get("method") else {
+        return fail();
+    };
+    let params = match object.get("params") {
+        None => None,
+        Some(JsonValue::Object(p)) => Some(p.clone()),
+        Some(_) => return fail(),
+    };
+    Ok(Envelope { id, method: method.clone(), params })
+}
+
+/// The methods an endpoint serves on 2026-07-28.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Discover,
+    ToolsList,
+    ToolsCall,
+}
+
+impl Method {
+    fn of(method: &str) -> Option<Self> {
+        match method {
+            "server/discover" => Some(Self::Discover),
+            "tools/list" => Some(Self::ToolsList),
+            "tools/call" => Some(Self::ToolsCall),
+            _ => None,
+        }
+    }
+}
+
+/// `requested` for the unsupported-version error: the header value when it is a short,
+/// plain token, otherwise empty (the field is required by the schema; an arbitrary value is
+/// never echoed).
+fn requested_version(value: &str) -> &str {
+    let plain = value.len() <= 32 && value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    if plain { value } else { "" }
+}
+
+/// Handles one POSTed body whose transport checks passed.
+pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]) -> Reply {
+    let limits = &endpoint.inner.limits;
+    // 1. Strict JSON under every input limit.
+    let Ok(value) = from_slice(body, &limits.json) else {
+        return fault_reply(None, Fault::Parse, None);
+    };
+    // 2. Envelope.
+    let message = match envelope(&value) {
+        Ok(m) => m,
+        Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
+    };
+    let Some(id) = message.id.clone() else {
+        return notification(endpoint, headers);
+    };
+    let id = Some(&id);
+    // 3. Method: removed and unknown methods are 404 / -32601.
+    let Some(method) = Method::of(&message.method) else {
+        return fault_reply(id, Fault::MethodNotFound, None);
+    };
+    // 4. Standard headers agree with the body.
+    let (Ok(version_header), Ok(method_header)) =
+        (headers::single(headers, headers::PROTOCOL_VERSION), headers::single(headers, headers::METHOD))
+    else {
+        return fault_reply(id, Fault::HeaderMismatch, None);
+    };
+    let (Some(version_header), Some(method_header)) = (version_header, method_header) else {
+        return fault_reply(id, Fault::HeaderMismatch, None);
+    };
+    if method_header != message.method.as_str() {
+        return fault_reply(id, Fault::HeaderMismatch, None);
+    }
+    if method == Method::ToolsCall {
+        let body_name = message.params.as_ref().and_then(|p| p.get("name")).and_then(JsonValue::as_str);
+        let agrees = match (headers::single(headers, headers::NAME), body_name) {
+            (Ok(Some(h)), Some(name)) => headers::agrees(h, name, limits.json.max_input_bytes()),
+            _ => false,
+        };
+        if !agrees {
+            return fault_reply(id, Fault::HeaderMismatch, None);
+        }
+    }
+    // 5. Revision selection.
+    let revision = match ProtocolVersion::from_wire(version_header) {
+        Some(v) if endpoint.inner.revisions.contains(v) => v,
+        _ => {
+            let data = JsonObject::builder()
+                .insert("supported", endpoint.inner.supported_json.clone())
+                .insert("requested", requested_version(version_header))
+                .build();
+            return fault_reply(id, Fault::UnsupportedVersion, Some(data.into()));
+        }
+    };
+    // 6. Required `_meta`, then header/body revision agreement.
+    let Some(params) = &message.params else {
+        return fault_reply(id, Fault::InvalidParams, None);
+    };
+    let Some(JsonValue::Object(meta)) = params.get("_meta") else {
+        return fault_reply(id, Fault::InvalidParams, None);
+    };
+    let (Some(JsonValue::String(body_version)), Some(JsonValue::Object(capabilities))) =
+        (meta.get(META_PROTOCOL_VERSION), meta.get(META_CLIENT_CAPABILITIES))
+    else {
+        return fault_reply(id, Fault::InvalidParams, None);
+    };
+    let client_info = match meta.get(META_CLIENT_INFO) {
+        None => None,
+        Some(JsonValue::Object(info)) => match ClientInfo::from_object(info.clone()) {
+            Some(info) => Some(info),
+            None => return fault_reply(id, Fault::InvalidParams, None),
+        },
+        Some(_) => return fault_reply(id, Fault::InvalidParams, None),
+    };
+    if body_version.as_str() != version_header {
+        return fault_reply(id, Fault::HeaderMismatch, None);
+    }
+    let context = RequestContext {
+        endpoint_path: endpoint.inner.path.clone(),
+        operation: OperationType::of(&message.method),
+        method: message.method.clone(),
+        request_id: message.id.clone(),
+        protocol_version: revision,
+        operation_name: None,
+        client_info,
+        client_capabilities: ClientCapabilities::from_json(capabilities.clone()),
+        meta: meta.clone(),
+        // Admission: every caller is admitted anonymously until a controller is configured.
+        admission: AdmissionIdentity::anonymous(),
+    };
+    match method {
+        Method::Discover => discover(endpoint, revision, id),
+        Method::ToolsList => tools_list(endpoint, revision, params, id),
+        Method::ToolsCall => tools_call(endpoint, headers, params, context).await,
+    }
+}
+
+/// A notification: this revision defines none over HTTP, so an accepted one is a bare 202.
+/// Its protocol version header must still name a served revision.
+fn notification(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
+    let served = matches!(
+        headers::single(headers, headers::PROTOCOL_VERSION),
+        Ok(Some(v)) if ProtocolVersion::from_wire(v).is_some_and(|v| endpoint.inner.revisions.contains(v))
+    );
+    Reply::empty(if served { StatusCode::ACCEPTED } else { StatusCode::BAD_REQUEST })
+}
+
+fn discover(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
+    match (&endpoint.inner.discover[revision_slot(revision)], id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}
+
+fn tools_list(endpoint: &Endpoint, revision: ProtocolVersion, params: &JsonObject, id: Option<&RequestId>) -> Reply {
+    let pages = &endpoint.inner.tool_pages[revision_slot(revision)];
+    let page = match params.get("cursor") {
+        None => 0,
+        Some(JsonValue::String(cursor)) => match endpoint.page_of(cursor, pages.len()) {
+            Some(page) => page,
+            None => return fault_reply(id, Fault::InvalidCursor, None),
+        },
+        Some(_) => return fault_reply(id, Fault::InvalidParams, None),
+    };
+    match (pages.get(page), id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}
+
+/// Polls a boxed future, turning a panic into `None`.
+struct CatchUnwind<'a, T>(BoxFuture<'a, T>);
+
+impl<T> Future for CatchUnwind<'_, T> {
+    type Output = Option<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Some(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(None),
+        }
+    }
+}
+
+fn invalid_arguments() -> CompleteResult {
+    CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT)
+}
+
+async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObject, mut context: RequestContext) -> Reply {
+    let limits = &endpoint.inner.limits;
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    // Parameters.
+    let Some(JsonValue::String(name)) = params.get("name") else {
+        return fault_reply(id, Fault::InvalidParams, None);
+    };
+    let arguments = match params.get("arguments") {
+        None => JsonObject::new(),
+        Some(JsonValue::Object(a)) => a.clone(),
+        Some(_) => return fault_reply(id, Fault::InvalidParams, None),
+    };
+    // No tool here can ask for input, so retry data cannot belong to any request it issued.
+    if params.contains_key("inputResponses") || params.contains_key("requestState") {
+        return fault_reply(id, Fault::InvalidParams, None);
+    }
+    let revision = context.protocol_version;
+    // Tool lookup (after admission, which admits every caller today).
+    let Some(tool) = endpoint.tool(name, revision) else {
+        return fault_reply(id, Fault::UnknownTool, None);
+    };
+    context.operation_name = Some(name.clone());
+    // Mirrored arguments agree with their headers.
+    if !headers::mirrored_arguments_agree(headers, tool.inner.input.mirrored_headers(), &arguments) {
+        return fault_reply(id, Fault::HeaderMismatch, None);
+    }
+    let _ = MAX_MIRRORED_VALUE_BYTES;
+    // Input validation.
+    let arguments_value = JsonValue::Object(arguments);
+    match tool.inner.input.validate_in(&arguments_value, limits.gate()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ValidationErrorKind::Busy => return fault_reply(id, Fault::Busy, None),
+        Err(_) => return complete(endpoint, tool, revision, id, &invalid_arguments()),
+    }
+    let JsonValue::Object(arguments) = arguments_value else {
+        return fault_reply(id, Fault::Internal, None);
+    };
+    // Handler.
+    let token = CancellationToken::new();
+    let guard = CancelOnDrop::new(token.clone());
+    let features = InvocationFeatures::new(token);
+    let invocation = {
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            tool.inner.invoker.invoke(&context, arguments, &features, &limits.bind)
+        }));
+        match started {
+            Ok(future) => CatchUnwind(future).await,
+            Err(_) => None,
+        }
+    };
+    guard.disarm();
+    let result = match invocation {
+        Some(Ok(Invocation::Structured(value))) => match structured(tool, value, limits) {
+            Ok(result) => result,
+            Err(fault) => return fault_reply(id, fault, None),
+        },
+        Some(Ok(Invocation::Operation(OperationResult::Complete(result)))) => result,
+        Some(Err(InvokeFailure::InvalidArguments)) => invalid_arguments(),
+        Some(Err(InvokeFailure::Handler)) | None => return fault_reply(id, Fault::Internal, None),
+    };
+    complete(endpoint, tool, revision, id, &result)
+}
+
+/// A typed tool's output: validated against the derived output schema, then wrapped with its
+/// optional text mirror.
+fn structured(tool: &ToolRegistration, value: JsonValue, limits: &crate::endpoint::EndpointLimits) -> Result<CompleteResult, Fault> {
+    if let Some(schema) = &tool.inner.output {
+        match schema.validate_in(&value, limits.gate()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(Fault::Busy),
+            Err(_) => return Err(Fault::Internal),
+        }
+    }
+    let mut output = ToolOutput::builder();
+    if tool.inner.text_mirror {
+        let text = tollgate_json::to_string(&value, &limits.output).map_err(|_| Fault::Internal)?;
+        output = output.add_content(TextContent::new(text));
+    }
+    Ok(CompleteResult::with_tool_output(output.structured_content(value).build()).build())
+}
+
+/// Renders a completed `tools/call` result under the output limits.
+fn complete(
+    endpoint: &Endpoint,
+    _tool: &ToolRegistration,
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+    result: &CompleteResult,
+) -> Reply {
+    let Some(id) = id else {
+        return fault_reply(None, Fault::Internal, None);
+    };
+    let output = result.tool_output();
+    let mut content = Vec::with_capacity(output.content().len());
+    for block in output.content() {
+        match ContentBlock::render(block, revision) {
+            Ok(v) => content.push(v),
+            Err(_) => return fault_reply(Some(id), Fault::Internal, None),
+        }
+    }
+    let mut b = JsonObject::builder()
+        .insert("resultType", "complete")
+        .insert("content", JsonArray::from(content));
+    if let Some(s) = output.structured_content() {
+        b.push("structuredContent", s.clone());
+    }
+    if output.is_error() {
+        b.push("isError", true);
+    }
+    if let Some(meta) = result.meta() {
+        b.push("_meta", meta.clone());
+    }
+    let envelope = JsonObject::builder()
+        .insert("jsonrpc", "2.0")
+        .insert("id", id.to_json())
+        .insert("result", b.build())
+        .build();
+    match to_vec(&envelope.into(), &endpoint.inner.limits.output) {
+        Ok(body) => Reply { status: StatusCode::OK, body: Some(body) },
+        Err(_) => fault_reply(Some(id), Fault::Internal, None),
+    }
+}
+
+#[allow(dead_code, reason = "kept for the shared handler type")]
+type SharedEndpoint = Arc<Endpoint>;

@@ -1,0 +1,308 @@
+//! The HTTP face of a set of endpoints, as a tower `Service`: routing, Host and Origin checks,
+//! method and media-type negotiation, and the bounded body read.
+//!
+//! Owns every check that happens before JSON is parsed, and the response headers. Mounts in any
+//! tower-compatible server (the built-in one, or an axum router via `route_service`). Knows
+//! nothing of JSON-RPC beyond handing the body to the protocol module.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full, Limited};
+
+use crate::endpoint::Endpoint;
+use crate::error::{BuildError, BuildErrorKind};
+use crate::fault::Fault;
+use crate::protocol::{self, Reply};
+use crate::tool::BoxFuture;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The tower service serving one or more [`Endpoint`]s.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{Endpoint, Implementation, McpService, ProtocolVersion};
+///
+/// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+///     Implementation::new("demo", "1.0.0")).build()?;
+/// let service = McpService::builder()
+///     .endpoint(endpoint)
+///     .allowed_host("mcp.example.com")
+///     .build()?;
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct McpService {
+    inner: Arc<ServiceInner>,
+}
+
+struct ServiceInner {
+    endpoints: HashMap<Arc<str>, Endpoint>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService").field("endpoints", &self.inner.endpoints.len()).finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`McpService`].
+#[derive(Default)]
+#[must_use = "call build() to finish the service"]
+pub struct McpServiceBuilder {
+    endpoints: Vec<Endpoint>,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+}
+
+impl McpServiceBuilder {
+    /// Adds an endpoint.
+    pub fn endpoint(mut self, endpoint: Endpoint) -> Self {
+        self.endpoints.push(endpoint);
+        self
+    }
+
+    /// Accepts requests whose `Host` names `host` (any port). `localhost`, `127.0.0.1` and
+    /// `[::1]` are always accepted; add the names a deployment is reached by. Any other Host is
+    /// refused with 403, which stops DNS-rebinding attacks on a local server.
+    pub fn allowed_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Accepts requests carrying this exact `Origin` (e.g. `https://app.example.com`). A request
+    /// without `Origin` is accepted; one with any other Origin is refused with 403.
+    pub fn allowed_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Finishes the service.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::DuplicateEndpointPath`] when two endpoints share a path.
+    pub fn build(self) -> Result<McpService, BuildError> {
+        let mut endpoints = HashMap::with_capacity(self.endpoints.len());
+        for endpoint in self.endpoints {
+            let path = endpoint.inner.path.clone();
+            if endpoints.insert(path.clone(), endpoint).is_some() {
+                return Err(BuildError::new(BuildErrorKind::DuplicateEndpointPath).at_path(&path));
+            }
+        }
+        Ok(McpService {
+            inner: Arc::new(ServiceInner {
+                endpoints,
+                allowed_hosts: self.allowed_hosts,
+                allowed_origins: self.allowed_origins,
+            }),
+        })
+    }
+}
+
+impl McpService {
+    /// A builder with no endpoints.
+    pub fn builder() -> McpServiceBuilder {
+        McpServiceBuilder::default()
+    }
+
+    /// A service for one endpoint with the default Host and Origin policy.
+    pub fn new(endpoint: Endpoint) -> Self {
+        let mut endpoints = HashMap::with_capacity(1);
+        endpoints.insert(endpoint.inner.path.clone(), endpoint);
+        Self {
+            inner: Arc::new(ServiceInner { endpoints, allowed_hosts: Vec::new(), allowed_origins: Vec::new() }),
+        }
+    }
+
+    /// Serves one request.
+    pub async fn serve<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let reply = self.reply(request).await;
+        respond(reply)
+    }
+
+    async fn reply<B>(&self, request: Request<B>) -> Reply
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let (parts, body) = request.into_parts();
+        let Some(endpoint) = self.inner.endpoints.get(parts.uri.path()) else {
+            return Reply::empty(StatusCode::NOT_FOUND);
+        };
+        if !self.host_allowed(&parts) {
+            return Reply::empty(StatusCode::FORBIDDEN);
+        }
+        if let Some(origin) = parts.headers.get(ORIGIN) {
+            let allowed = origin
+                .to_str()
+                .is_ok_and(|o| self.inner.allowed_origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
+            if !allowed {
+                return Reply::empty(StatusCode::FORBIDDEN);
+            }
+        }
+        if parts.method != Method::POST {
+            return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
+        }
+        if !is_json(parts.headers.get(CONTENT_TYPE)) {
+            return Reply::empty(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        }
+        if !accepts_json_and_sse(&parts.headers) {
+            return Reply::empty(StatusCode::NOT_ACCEPTABLE);
+        }
+        let max = endpoint.inner.limits.max_body_bytes();
+        let declared = parts.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max as u64) {
+            return protocol::fault_reply(None, Fault::Parse, None);
+        }
+        let bytes = match Limited::new(body, max).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return protocol::fault_reply(None, Fault::Parse, None);
+            }
+            Err(_) => return Reply::empty(StatusCode::BAD_REQUEST),
+        };
+        protocol::handle(endpoint, &parts.headers, &bytes).await
+    }
+
+    fn host_allowed(&self, parts: &http::request::Parts) -> bool {
+        let authority = match parts.headers.get(HOST) {
+            Some(h) => match h.to_str() {
+                Ok(h) => h,
+                Err(_) => return false,
+            },
+            None => match parts.uri.authority() {
+                Some(a) => a.as_str(),
+                None => return false,
+            },
+        };
+        let host = host_of(authority);
+        let host = host.to_ascii_lowercase();
+        matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+            || self.inner.allowed_hosts.iter().any(|h| *h == host)
+    }
+}
+
+/// The host part of `host[:port]`, keeping IPv6 brackets.
+fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.find(']').map_or(authority, |i| &authority[..=i]);
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
+    }
+}
+
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    value.and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        let essence = v.split(';').next().unwrap_or_default().trim();
+        essence.eq_ignore_ascii_case("application/json")
+    })
+}
+
+/// Whether `Accept` permits both `application/json` and `text/event-stream`. An absent header
+/// permits everything (RFC 9110); a range with `q=0` permits nothing.
+fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
+    let mut ranges = Vec::new();
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        for range in value.split(',') {
+            let mut parts = range.split(';');
+            let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                let p = p.trim();
+                p.eq_ignore_ascii_case("q=0") || p.eq_ignore_ascii_case("q=0.0") || p.eq_ignore_ascii_case("q=0.00") || p.eq_ignore_ascii_case("q=0.000")
+            });
+            if !media.is_empty() && !refused {
+                ranges.push(media);
+            }
+        }
+    }
+    if headers.get(ACCEPT).is_none() {
+        return true;
+    }
+    let permits = |ty: &str, sub: &str| {
+        ranges.iter().any(|r| r == "*/*" || *r == format!("{ty}/*") || *r == format!("{ty}/{sub}"))
+    };
+    permits("application", "json") && permits("text", "event-stream")
+}
+
+fn respond(reply: Reply) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = reply.status;
+    let headers = response.headers_mut();
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if reply.status == StatusCode::METHOD_NOT_ALLOWED {
+        headers.insert(ALLOW, HeaderValue::from_static("POST"));
+    }
+    if let Some(body) = reply.body {
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        *response.body_mut() = Full::new(Bytes::from(body));
+    }
+    response
+}
+
+impl<B> tower::Service<Request<B>> for McpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.serve(request).await) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_negotiation() {
+        let with = |v: &str| {
+            let mut h = http::HeaderMap::new();
+            h.insert(ACCEPT, HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")));
+            accepts_json_and_sse(&h)
+        };
+        assert!(accepts_json_and_sse(&http::HeaderMap::new()));
+        assert!(with("application/json, text/event-stream"));
+        assert!(with("*/*"));
+        assert!(with("application/*;q=0.5, text/*"));
+        assert!(!with("application/json"));
+        assert!(!with("text/event-stream"));
+        assert!(!with("application/json, text/event-stream;q=0"));
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(host_of("localhost:8080"), "localhost");
+        assert_eq!(host_of("[::1]:8080"), "[::1]");
+        assert_eq!(host_of("example.com"), "example.com");
+    }
+}
