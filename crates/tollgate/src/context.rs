@@ -146,6 +146,51 @@ impl ClientCapabilities {
     }
 }
 
+/// A client capability a tool requires on every call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientCapability {
+    /// `elicitation`.
+    Elicitation,
+    /// `sampling`.
+    Sampling,
+    /// `roots`.
+    Roots,
+    /// An extension, by identifier (e.g. `io.modelcontextprotocol/tasks`).
+    Extension(Arc<str>),
+}
+
+impl ClientCapabilities {
+    /// Whether the client declared `capability`.
+    pub fn declares(&self, capability: &ClientCapability) -> bool {
+        match capability {
+            ClientCapability::Elicitation => self.elicitation(),
+            ClientCapability::Sampling => self.sampling(),
+            ClientCapability::Roots => self.roots(),
+            ClientCapability::Extension(name) => self.extension(name),
+        }
+    }
+}
+
+/// `requiredCapabilities` for the missing-capability error: each missing capability with an
+/// empty settings object.
+pub(crate) fn required_capabilities<'a>(missing: impl Iterator<Item = &'a ClientCapability>) -> JsonObject {
+    let mut b = JsonObject::builder();
+    let mut extensions = JsonObject::builder();
+    for capability in missing {
+        match capability {
+            ClientCapability::Elicitation => b.push("elicitation", JsonObject::new()),
+            ClientCapability::Sampling => b.push("sampling", JsonObject::new()),
+            ClientCapability::Roots => b.push("roots", JsonObject::new()),
+            ClientCapability::Extension(name) => extensions.push(&**name, JsonObject::new()),
+        }
+    }
+    if !extensions.is_empty() {
+        b.push("extensions", extensions.build());
+    }
+    b.build()
+}
+
 /// The identity admission accepted for this request. Until an admission controller is
 /// configured, every request is admitted as [`AdmissionIdentity::anonymous`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]

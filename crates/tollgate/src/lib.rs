@@ -63,7 +63,7 @@ pub use content::{
     Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent, MAX_INLINE_BYTES,
     ResourceContents, ResourceLink, Role, TextContent, Theme,
 };
-pub use context::{AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+pub use context::{AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType, RequestContext, RequestId};
 pub use endpoint::{CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation};
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use fault::INVALID_ARGUMENTS_TEXT;

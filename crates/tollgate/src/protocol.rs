@@ -8,7 +8,6 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{HeaderMap, StatusCode};
@@ -16,11 +15,11 @@ use tollgate_json::{JsonArray, JsonObject, JsonString, JsonValue, from_slice, to
 use tollgate_schema::ValidationErrorKind;
 
 use crate::content::{ContentBlock, TextContent};
-use crate::context::{AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+use crate::context::{required_capabilities, AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
 use crate::endpoint::{Endpoint, revision_slot};
 use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
 use crate::features::{CancelOnDrop, CancellationToken, InvocationFeatures};
-use crate::headers::{self, MAX_MIRRORED_VALUE_BYTES};
+use crate::headers;
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
 use crate::version::ProtocolVersion;
@@ -305,17 +304,23 @@ async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObjec
         return fault_reply(id, Fault::UnknownTool, None);
     };
     context.operation_name = Some(name.clone());
+    // Required client capabilities, all missing ones reported together.
+    let caps = &context.client_capabilities;
+    if tool.inner.required_capabilities.iter().any(|c| !caps.declares(c)) {
+        let missing = required_capabilities(tool.inner.required_capabilities.iter().filter(|c| !caps.declares(c)));
+        let data = JsonObject::builder().insert("requiredCapabilities", missing).build();
+        return fault_reply(id, Fault::MissingCapability, Some(data.into()));
+    }
     // Mirrored arguments agree with their headers.
     if !headers::mirrored_arguments_agree(headers, tool.inner.input.mirrored_headers(), &arguments) {
         return fault_reply(id, Fault::HeaderMismatch, None);
     }
-    let _ = MAX_MIRRORED_VALUE_BYTES;
     // Input validation.
     let arguments_value = JsonValue::Object(arguments);
     match tool.inner.input.validate_in(&arguments_value, limits.gate()) {
         Ok(()) => {}
         Err(e) if e.kind() == ValidationErrorKind::Busy => return fault_reply(id, Fault::Busy, None),
-        Err(_) => return complete(endpoint, tool, revision, id, &invalid_arguments()),
+        Err(_) => return complete(endpoint, revision, id, &invalid_arguments()),
     }
     let JsonValue::Object(arguments) = arguments_value else {
         return fault_reply(id, Fault::Internal, None);
@@ -343,7 +348,7 @@ async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObjec
         Some(Err(InvokeFailure::InvalidArguments)) => invalid_arguments(),
         Some(Err(InvokeFailure::Handler)) | None => return fault_reply(id, Fault::Internal, None),
     };
-    complete(endpoint, tool, revision, id, &result)
+    complete(endpoint, revision, id, &result)
 }
 
 /// A typed tool's output: validated against the derived output schema, then wrapped with its
@@ -367,7 +372,6 @@ fn structured(tool: &ToolRegistration, value: JsonValue, limits: &crate::endpoin
 /// Renders a completed `tools/call` result under the output limits.
 fn complete(
     endpoint: &Endpoint,
-    _tool: &ToolRegistration,
     revision: ProtocolVersion,
     id: Option<&RequestId>,
     result: &CompleteResult,
@@ -405,6 +409,3 @@ fn complete(
         Err(_) => fault_reply(Some(id), Fault::Internal, None),
     }
 }
-
-#[allow(dead_code, reason = "kept for the shared handler type")]
-type SharedEndpoint = Arc<Endpoint>;

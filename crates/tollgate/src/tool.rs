@@ -17,7 +17,7 @@ use tollgate_json::{BindLimits, JsonObject, JsonValue, from_value, to_value};
 use tollgate_schema::CompiledSchema;
 
 use crate::content::{Icon, render_icons};
-use crate::context::RequestContext;
+use crate::context::{ClientCapability, RequestContext};
 use crate::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 use crate::features::InvocationFeatures;
 use crate::result::OperationResult;
@@ -311,6 +311,7 @@ pub(crate) struct ToolInner {
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) text_mirror: bool,
+    pub(crate) required_capabilities: Vec<ClientCapability>,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -530,6 +531,7 @@ pub struct ToolBuilder {
     icons: Vec<Icon>,
     meta: Option<Result<JsonObject, ContentError>>,
     text_mirror: bool,
+    required_capabilities: Vec<ClientCapability>,
 }
 
 impl ToolBuilder {
@@ -551,6 +553,7 @@ impl ToolBuilder {
             icons: Vec::new(),
             meta: None,
             text_mirror: true,
+            required_capabilities: Vec::new(),
         }
     }
 
@@ -594,6 +597,15 @@ impl ToolBuilder {
     /// their own content and are unaffected.
     pub fn structured_content_text_mirror(mut self, enabled: bool) -> Self {
         self.text_mirror = enabled;
+        self
+    }
+
+    /// Requires the client to declare `capability` on every call; a call without it gets
+    /// HTTP 400 / -32021 listing what is missing, before the handler. The tool stays listed.
+    pub fn require_client_capability(mut self, capability: ClientCapability) -> Self {
+        if !self.required_capabilities.contains(&capability) {
+            self.required_capabilities.push(capability);
+        }
         self
     }
 
@@ -650,6 +662,7 @@ impl ToolBuilder {
                 input,
                 output: self.output,
                 text_mirror: self.text_mirror,
+                required_capabilities: self.required_capabilities,
                 invoker: self.invoker,
             }),
         })

@@ -1,0 +1,193 @@
+//! The catalog demo: a small product catalog served over MCP 2026-07-28 on 127.0.0.1.
+//!
+//! Run it with `cargo run --release --example catalog` (or pass `--addr HOST:PORT`), then call
+//! it with any MCP client or the curl session in the README. Three tools show the three
+//! registration shapes:
+//!
+//! - `catalog.search`: typed arguments and typed output (schemas derived from the Rust types);
+//! - `catalog.get`: typed arguments, an advanced result with a resource link and an image;
+//! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::{
+    CompleteResult, Endpoint, ImageContent, Implementation, InvocationFeatures, McpService,
+    OperationResult, ProtocolVersion, RequestContext, ResourceLink, Server, TextContent,
+    ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
+};
+
+const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+struct Item {
+    sku: &'static str,
+    name: &'static str,
+    price_cents: u32,
+    stock: [(&'static str, u32); 2],
+}
+
+const ITEMS: &[Item] = &[
+    Item { sku: "TEA-001", name: "Assam breakfast tea", price_cents: 899, stock: [("acme", 42), ("globex", 3)] },
+    Item { sku: "TEA-002", name: "Darjeeling first flush", price_cents: 1499, stock: [("acme", 7), ("globex", 0)] },
+    Item { sku: "MUG-001", name: "Stoneware mug", price_cents: 1250, stock: [("acme", 18), ("globex", 25)] },
+    Item { sku: "POT-001", name: "Cast iron teapot", price_cents: 4900, stock: [("acme", 2), ("globex", 9)] },
+];
+
+/// An 8x8 teal PNG, the demo's product thumbnail.
+const THUMBNAIL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x08, 0x02, 0x00, 0x00, 0x00, 0x4b, 0x6d, 0x29,
+    0xdc, 0x00, 0x00, 0x00, 0x11, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xd0, 0xca, 0xbf, 0x86,
+    0x15, 0x31, 0x0c, 0x2d, 0x09, 0x00, 0xae, 0xd5, 0x5b, 0xc1, 0x6f, 0x77, 0x4d, 0x06, 0x00, 0x00,
+    0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// Arguments of `catalog.search`.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct SearchArguments {
+    /// Words to look for in item names (case-insensitive).
+    query: String,
+    /// The most items to return (default 10).
+    limit: Option<u8>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct SearchItem {
+    sku: String,
+    name: String,
+    price_cents: u32,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct SearchResult {
+    items: Vec<SearchItem>,
+}
+
+async fn search(
+    _: &RequestContext,
+    arguments: ToolArguments<SearchArguments>,
+    _: &InvocationFeatures,
+) -> Result<SearchResult, Infallible> {
+    let SearchArguments { query, limit } = arguments.into_converted();
+    let query = query.to_lowercase();
+    let items = ITEMS
+        .iter()
+        .filter(|item| query.split_whitespace().all(|w| item.name.to_lowercase().contains(w)))
+        .take(usize::from(limit.unwrap_or(10)))
+        .map(|item| SearchItem { sku: item.sku.into(), name: item.name.into(), price_cents: item.price_cents })
+        .collect();
+    Ok(SearchResult { items })
+}
+
+/// Arguments of `catalog.get`.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct GetArguments {
+    /// The item's SKU, e.g. `TEA-001`.
+    sku: String,
+}
+
+async fn get(
+    _: &RequestContext,
+    arguments: ToolArguments<GetArguments>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, tollgate::ContentError> {
+    let sku = &arguments.converted().sku;
+    let Some(item) = ITEMS.iter().find(|item| item.sku == sku) else {
+        return Ok(CompleteResult::from_tool_error_text("No item has that SKU.").into());
+    };
+    let link = ResourceLink::new(&format!("https://catalog.example/items/{}", item.sku), item.sku)?
+        .title(item.name)
+        .mime_type("application/json")?;
+    let output = ToolOutput::builder()
+        .add_content(TextContent::new(format!("{}: {} ({} cents)", item.sku, item.name, item.price_cents)))
+        .add_content(link)
+        .add_content(ImageContent::new(THUMBNAIL_PNG, "image/png")?)
+        .build();
+    Ok(CompleteResult::with_tool_output(output).build().into())
+}
+
+const STOCK_SCHEMA: &str = r#"{
+  "type": "object",
+  "properties": {
+    "tenant": {"type": "string", "enum": ["acme", "globex"], "x-mcp-header": "Tenant",
+               "description": "The warehouse tenant; mirrored in the Mcp-Param-Tenant header"},
+    "sku": {"type": "string", "description": "The item's SKU"}
+  },
+  "required": ["tenant", "sku"],
+  "additionalProperties": false
+}"#;
+
+async fn stock(
+    _: &RequestContext,
+    arguments: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let field = |name| arguments.raw().get(name).and_then(JsonValue::as_str).unwrap_or_default();
+    let (tenant, sku) = (field("tenant"), field("sku"));
+    let count = ITEMS
+        .iter()
+        .find(|item| item.sku == sku)
+        .and_then(|item| item.stock.iter().find(|(t, _)| *t == tenant))
+        .map(|(_, n)| *n);
+    Ok(match count {
+        Some(n) => CompleteResult::from_tool_structured_content(
+            JsonObject::builder().insert("sku", sku).insert("tenant", tenant).insert("inStock", n).build(),
+        ),
+        None => CompleteResult::from_tool_error_text("No item has that SKU."),
+    }
+    .into())
+}
+
+fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
+    let search = ToolRegistration::with_name("catalog.search", [MODERN])
+        .argument_and_output_types::<SearchArguments, SearchResult>()
+        .handler(search)
+        .title("Catalog search")
+        .description("Searches catalog items by name")
+        .annotations(ToolAnnotations::new().read_only_hint(true).idempotent_hint(true).open_world_hint(false))
+        .build()?;
+    let get = ToolRegistration::with_name("catalog.get", [MODERN])
+        .argument_type::<GetArguments>()
+        .handler(get)
+        .title("Catalog item")
+        .description("Describes one item, with a link to it and a thumbnail")
+        .annotations(ToolAnnotations::new().read_only_hint(true))
+        .build()?;
+    let schema = tollgate::json::from_str(STOCK_SCHEMA, &tollgate::json::JsonLimits::default())?;
+    let stock = ToolRegistration::with_name("catalog.stock", [MODERN])
+        .input_schema(&schema)?
+        .handler(stock)
+        .title("Stock level")
+        .description("Units in stock for one item in one tenant's warehouse")
+        .annotations(ToolAnnotations::new().read_only_hint(true))
+        .build()?;
+    Ok(Endpoint::with_path("/mcp", [MODERN], Implementation::new("tollgate-catalog", env!("CARGO_PKG_VERSION")).title("Tollgate catalog demo"))
+        .instructions("A tea shop catalog: search items, describe one, or check stock per tenant.")
+        .add_tool(search)
+        .add_tool(get)
+        .add_tool(stock)
+        .build()?)
+}
+
+fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => Ok(tollgate::DEFAULT_ADDR),
+        (Some("--addr"), Some(addr)) => Ok(addr.parse()?),
+        _ => Err("usage: catalog [--addr HOST:PORT]".into()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::bind(address()?, McpService::new(endpoint()?)).await?;
+    println!("Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28); Ctrl-C stops it", server.local_addr()?);
+    server
+        .serve_with_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
