@@ -29,10 +29,30 @@ struct Item {
 }
 
 const ITEMS: &[Item] = &[
-    Item { sku: "TEA-001", name: "Assam breakfast tea", price_cents: 899, stock: [("acme", 42), ("globex", 3)] },
-    Item { sku: "TEA-002", name: "Darjeeling first flush", price_cents: 1499, stock: [("acme", 7), ("globex", 0)] },
-    Item { sku: "MUG-001", name: "Stoneware mug", price_cents: 1250, stock: [("acme", 18), ("globex", 25)] },
-    Item { sku: "POT-001", name: "Cast iron teapot", price_cents: 4900, stock: [("acme", 2), ("globex", 9)] },
+    Item {
+        sku: "TEA-001",
+        name: "Assam breakfast tea",
+        price_cents: 899,
+        stock: [("acme", 42), ("globex", 3)],
+    },
+    Item {
+        sku: "TEA-002",
+        name: "Darjeeling first flush",
+        price_cents: 1499,
+        stock: [("acme", 7), ("globex", 0)],
+    },
+    Item {
+        sku: "MUG-001",
+        name: "Stoneware mug",
+        price_cents: 1250,
+        stock: [("acme", 18), ("globex", 25)],
+    },
+    Item {
+        sku: "POT-001",
+        name: "Cast iron teapot",
+        price_cents: 4900,
+        stock: [("acme", 2), ("globex", 9)],
+    },
 ];
 
 /// An 8x8 teal PNG, the demo's product thumbnail.
@@ -74,9 +94,17 @@ async fn search(
     let query = query.to_lowercase();
     let items = ITEMS
         .iter()
-        .filter(|item| query.split_whitespace().all(|w| item.name.to_lowercase().contains(w)))
+        .filter(|item| {
+            query
+                .split_whitespace()
+                .all(|w| item.name.to_lowercase().contains(w))
+        })
         .take(usize::from(limit.unwrap_or(10)))
-        .map(|item| SearchItem { sku: item.sku.into(), name: item.name.into(), price_cents: item.price_cents })
+        .map(|item| SearchItem {
+            sku: item.sku.into(),
+            name: item.name.into(),
+            price_cents: item.price_cents,
+        })
         .collect();
     Ok(SearchResult { items })
 }
@@ -97,11 +125,17 @@ async fn get(
     let Some(item) = ITEMS.iter().find(|item| item.sku == sku) else {
         return Ok(CompleteResult::from_tool_error_text("No item has that SKU.").into());
     };
-    let link = ResourceLink::new(&format!("https://catalog.example/items/{}", item.sku), item.sku)?
-        .title(item.name)
-        .mime_type("application/json")?;
+    let link = ResourceLink::new(
+        &format!("https://catalog.example/items/{}", item.sku),
+        item.sku,
+    )?
+    .title(item.name)
+    .mime_type("application/json")?;
     let output = ToolOutput::builder()
-        .add_content(TextContent::new(format!("{}: {} ({} cents)", item.sku, item.name, item.price_cents)))
+        .add_content(TextContent::new(format!(
+            "{}: {} ({} cents)",
+            item.sku, item.name, item.price_cents
+        )))
         .add_content(link)
         .add_content(ImageContent::new(THUMBNAIL_PNG, "image/png")?)
         .build();
@@ -124,7 +158,13 @@ async fn stock(
     arguments: ToolArguments<JsonObject>,
     _: &InvocationFeatures,
 ) -> Result<OperationResult, Infallible> {
-    let field = |name| arguments.raw().get(name).and_then(JsonValue::as_str).unwrap_or_default();
+    let field = |name| {
+        arguments
+            .raw()
+            .get(name)
+            .and_then(JsonValue::as_str)
+            .unwrap_or_default()
+    };
     let (tenant, sku) = (field("tenant"), field("sku"));
     let count = ITEMS
         .iter()
@@ -133,7 +173,11 @@ async fn stock(
         .map(|(_, n)| *n);
     Ok(match count {
         Some(n) => CompleteResult::from_tool_structured_content(
-            JsonObject::builder().insert("sku", sku).insert("tenant", tenant).insert("inStock", n).build(),
+            JsonObject::builder()
+                .insert("sku", sku)
+                .insert("tenant", tenant)
+                .insert("inStock", n)
+                .build(),
         ),
         None => CompleteResult::from_tool_error_text("No item has that SKU."),
     }
@@ -146,7 +190,12 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
         .handler(search)
         .title("Catalog search")
         .description("Searches catalog items by name")
-        .annotations(ToolAnnotations::new().read_only_hint(true).idempotent_hint(true).open_world_hint(false))
+        .annotations(
+            ToolAnnotations::new()
+                .read_only_hint(true)
+                .idempotent_hint(true)
+                .open_world_hint(false),
+        )
         .build()?;
     let get = ToolRegistration::with_name("catalog.get", [MODERN])
         .argument_type::<GetArguments>()
@@ -163,12 +212,17 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
         .description("Units in stock for one item in one tenant's warehouse")
         .annotations(ToolAnnotations::new().read_only_hint(true))
         .build()?;
-    Ok(Endpoint::with_path("/mcp", [MODERN], Implementation::new("tollgate-catalog", env!("CARGO_PKG_VERSION")).title("Tollgate catalog demo"))
-        .instructions("A tea shop catalog: search items, describe one, or check stock per tenant.")
-        .add_tool(search)
-        .add_tool(get)
-        .add_tool(stock)
-        .build()?)
+    Ok(Endpoint::with_path(
+        "/mcp",
+        [MODERN],
+        Implementation::new("tollgate-catalog", env!("CARGO_PKG_VERSION"))
+            .title("Tollgate catalog demo"),
+    )
+    .instructions("A tea shop catalog: search items, describe one, or check stock per tenant.")
+    .add_tool(search)
+    .add_tool(get)
+    .add_tool(stock)
+    .build()?)
 }
 
 fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {
@@ -183,7 +237,10 @@ fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::bind(address()?, McpService::new(endpoint()?)).await?;
-    println!("Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28); Ctrl-C stops it", server.local_addr()?);
+    println!(
+        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28); Ctrl-C stops it",
+        server.local_addr()?
+    );
     server
         .serve_with_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

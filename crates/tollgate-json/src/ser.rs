@@ -55,7 +55,9 @@ impl ser::Error for Error {
 struct ValueSerializer;
 
 fn float(v: f64) -> Result<JsonValue, Error> {
-    JsonNumber::from_f64(v).map(JsonValue::Number).ok_or_else(refused)
+    JsonNumber::from_f64(v)
+        .map(JsonValue::Number)
+        .ok_or_else(refused)
 }
 
 impl ser::Serializer for ValueSerializer {
@@ -107,19 +109,25 @@ impl ser::Serializer for ValueSerializer {
         if !v.is_finite() {
             return Err(refused());
         }
-        JsonNumber::parse(&format!("{v:?}")).map(JsonValue::Number).map_err(|_| refused())
+        JsonNumber::parse(&format!("{v:?}"))
+            .map(JsonValue::Number)
+            .map_err(|_| refused())
     }
     fn serialize_f64(self, v: f64) -> Result<JsonValue, Error> {
         float(v)
     }
     fn serialize_char(self, v: char) -> Result<JsonValue, Error> {
-        Ok(JsonValue::String(JsonString::from(v.encode_utf8(&mut [0; 4]) as &str)))
+        Ok(JsonValue::String(JsonString::from(
+            v.encode_utf8(&mut [0; 4]) as &str,
+        )))
     }
     fn serialize_str(self, v: &str) -> Result<JsonValue, Error> {
         Ok(JsonValue::from(v))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<JsonValue, Error> {
-        Ok(JsonValue::Array(v.iter().map(|b| JsonValue::from(i64::from(*b))).collect()))
+        Ok(JsonValue::Array(
+            v.iter().map(|b| JsonValue::from(i64::from(*b))).collect(),
+        ))
     }
     fn serialize_none(self) -> Result<JsonValue, Error> {
         Ok(JsonValue::Null)
@@ -174,7 +182,10 @@ impl ser::Serializer for ValueSerializer {
         variant: &'static str,
         len: usize,
     ) -> Result<VariantSeq, Error> {
-        Ok(VariantSeq { variant, items: SeqBuilder(Vec::with_capacity(len.min(4096))) })
+        Ok(VariantSeq {
+            variant,
+            items: SeqBuilder(Vec::with_capacity(len.min(4096))),
+        })
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<MapBuilder, Error> {
         Ok(MapBuilder::default())
@@ -189,7 +200,10 @@ impl ser::Serializer for ValueSerializer {
         variant: &'static str,
         _len: usize,
     ) -> Result<VariantMap, Error> {
-        Ok(VariantMap { variant, members: MapBuilder::default() })
+        Ok(VariantMap {
+            variant,
+            members: MapBuilder::default(),
+        })
     }
 }
 
@@ -250,7 +264,10 @@ impl ser::SerializeTupleVariant for VariantSeq {
         self.items.push(value)
     }
     fn end(self) -> Result<JsonValue, Error> {
-        Ok(JsonObject::builder().insert(self.variant, self.items.finish()).build().into())
+        Ok(JsonObject::builder()
+            .insert(self.variant, self.items.finish())
+            .build()
+            .into())
     }
 }
 
@@ -265,7 +282,9 @@ impl MapBuilder {
         self.members.push((key, value));
     }
     fn finish(self) -> Result<JsonValue, Error> {
-        JsonObject::from_unique(self.members).map(JsonValue::Object).ok_or_else(refused)
+        JsonObject::from_unique(self.members)
+            .map(JsonValue::Object)
+            .ok_or_else(refused)
     }
 }
 
@@ -321,7 +340,10 @@ impl ser::SerializeStructVariant for VariantMap {
     }
     fn end(self) -> Result<JsonValue, Error> {
         let inner = self.members.finish()?;
-        Ok(JsonObject::builder().insert(self.variant, inner).build().into())
+        Ok(JsonObject::builder()
+            .insert(self.variant, inner)
+            .build()
+            .into())
     }
 }
 
@@ -503,12 +525,21 @@ mod tests {
 
     #[test]
     fn unrepresentable_values_are_refused_without_data() {
-        assert_eq!(to_value(&f64::NAN).map_err(|e| e.kind()), Err(ErrorKind::Unserializable));
-        assert_eq!(to_value(&f32::INFINITY).map_err(|e| e.kind()), Err(ErrorKind::Unserializable));
+        assert_eq!(
+            to_value(&f64::NAN).map_err(|e| e.kind()),
+            Err(ErrorKind::Unserializable)
+        );
+        assert_eq!(
+            to_value(&f32::INFINITY).map_err(|e| e.kind()),
+            Err(ErrorKind::Unserializable)
+        );
         let float_keys: BTreeMap<String, f64> = [("a".into(), f64::NEG_INFINITY)].into();
         assert!(to_value(&float_keys).is_err());
         let tuple_keys: Vec<((u8, u8), u8)> = vec![((1, 2), 3)];
         let map: std::collections::HashMap<(u8, u8), u8> = tuple_keys.into_iter().collect();
-        assert_eq!(to_value(&map).map_err(|e| e.kind()), Err(ErrorKind::Unserializable));
+        assert_eq!(
+            to_value(&map).map_err(|e| e.kind()),
+            Err(ErrorKind::Unserializable)
+        );
     }
 }

@@ -140,7 +140,13 @@ impl Annotations {
     fn render(&self) -> JsonValue {
         let mut b = JsonObject::builder();
         if let Some(audience) = &self.audience {
-            b.push("audience", audience.iter().map(|r| JsonValue::from(r.as_str())).collect::<JsonArray>());
+            b.push(
+                "audience",
+                audience
+                    .iter()
+                    .map(|r| JsonValue::from(r.as_str()))
+                    .collect::<JsonArray>(),
+            );
         }
         if let Some(p) = self.priority.and_then(JsonNumber::from_f64) {
             b.push("priority", p);
@@ -194,7 +200,12 @@ impl Icon {
     /// [`ContentErrorKind::InvalidUri`] for a relative reference or a URI with spaces or
     /// controls.
     pub fn with_source(src: &str) -> Result<Self, ContentError> {
-        Ok(Self { src: absolute_uri(src)?, mime_type: None, sizes: Vec::new(), theme: None })
+        Ok(Self {
+            src: absolute_uri(src)?,
+            mime_type: None,
+            sizes: Vec::new(),
+            theme: None,
+        })
     }
 
     /// Sets the MIME type; on error the previous value is kept.
@@ -213,7 +224,10 @@ impl Icon {
     /// # Errors
     ///
     /// [`ContentErrorKind::InvalidIconSize`].
-    pub fn set_sizes<S: AsRef<str>>(&mut self, sizes: impl IntoIterator<Item = S>) -> Result<(), ContentError> {
+    pub fn set_sizes<S: AsRef<str>>(
+        &mut self,
+        sizes: impl IntoIterator<Item = S>,
+    ) -> Result<(), ContentError> {
         let mut next = Vec::new();
         for size in sizes {
             let size = size.as_ref();
@@ -256,7 +270,13 @@ impl Icon {
             b.push("mimeType", &**m);
         }
         if !self.sizes.is_empty() {
-            b.push("sizes", self.sizes.iter().map(|s| JsonValue::from(&**s)).collect::<JsonArray>());
+            b.push(
+                "sizes",
+                self.sizes
+                    .iter()
+                    .map(|s| JsonValue::from(&**s))
+                    .collect::<JsonArray>(),
+            );
         }
         if let Some(t) = self.theme {
             b.push("theme", if t == Theme::Light { "light" } else { "dark" });
@@ -331,7 +351,10 @@ pub struct TextContent {
 impl TextContent {
     /// Text content.
     pub fn new(text: impl Into<Arc<str>>) -> Self {
-        Self { text: text.into(), extras: Extras::default() }
+        Self {
+            text: text.into(),
+            extras: Extras::default(),
+        }
     }
 
     /// The text.
@@ -350,7 +373,10 @@ struct Binary {
 
 impl Binary {
     fn new(data: &[u8], mime_type: &str) -> Result<Self, ContentError> {
-        Ok(Self { mime_type: media_type(mime_type)?, data: Arc::from(data) })
+        Ok(Self {
+            mime_type: media_type(mime_type)?,
+            data: Arc::from(data),
+        })
     }
 }
 
@@ -379,7 +405,10 @@ impl ImageContent {
     ///
     /// [`ContentErrorKind::InvalidMediaType`].
     pub fn new(data: &[u8], mime_type: &str) -> Result<Self, ContentError> {
-        Ok(Self { binary: Binary::new(data, mime_type)?, extras: Extras::default() })
+        Ok(Self {
+            binary: Binary::new(data, mime_type)?,
+            extras: Extras::default(),
+        })
     }
 
     /// The media type as given.
@@ -408,7 +437,10 @@ impl AudioContent {
     ///
     /// [`ContentErrorKind::InvalidMediaType`].
     pub fn new(data: &[u8], mime_type: &str) -> Result<Self, ContentError> {
-        Ok(Self { binary: Binary::new(data, mime_type)?, extras: Extras::default() })
+        Ok(Self {
+            binary: Binary::new(data, mime_type)?,
+            extras: Extras::default(),
+        })
     }
 
     /// The media type as given.
@@ -545,8 +577,16 @@ impl ResourceContents {
     ///
     /// [`ContentErrorKind::InvalidUri`], or [`ContentErrorKind::InvalidMediaType`] for a given
     /// but malformed media type.
-    pub fn text(uri: &str, mime_type: Option<&str>, text: impl Into<Arc<str>>) -> Result<Self, ContentError> {
-        Ok(Self::Text { uri: absolute_uri(uri)?, mime_type: mime_type.map(media_type).transpose()?, text: text.into() })
+    pub fn text(
+        uri: &str,
+        mime_type: Option<&str>,
+        text: impl Into<Arc<str>>,
+    ) -> Result<Self, ContentError> {
+        Ok(Self::Text {
+            uri: absolute_uri(uri)?,
+            mime_type: mime_type.map(media_type).transpose()?,
+            text: text.into(),
+        })
     }
 
     /// Blob contents (the bytes are copied).
@@ -555,12 +595,18 @@ impl ResourceContents {
     ///
     /// As [`ResourceContents::text`].
     pub fn blob(uri: &str, mime_type: Option<&str>, data: &[u8]) -> Result<Self, ContentError> {
-        Ok(Self::Blob { uri: absolute_uri(uri)?, mime_type: mime_type.map(media_type).transpose()?, data: Arc::from(data) })
+        Ok(Self::Blob {
+            uri: absolute_uri(uri)?,
+            mime_type: mime_type.map(media_type).transpose()?,
+            data: Arc::from(data),
+        })
     }
 
     fn render(&self) -> Result<JsonValue, RenderError> {
         let (uri, mime_type) = match self {
-            Self::Text { uri, mime_type, .. } | Self::Blob { uri, mime_type, .. } => (uri, mime_type),
+            Self::Text { uri, mime_type, .. } | Self::Blob { uri, mime_type, .. } => {
+                (uri, mime_type)
+            }
         };
         let mut b = JsonObject::builder().insert("uri", &**uri);
         if let Some(m) = mime_type {
@@ -593,7 +639,10 @@ pub struct EmbeddedResource {
 impl EmbeddedResource {
     /// An embedded resource.
     pub fn new(contents: ResourceContents) -> Self {
-        Self { contents, extras: Extras::default() }
+        Self {
+            contents,
+            extras: Extras::default(),
+        }
     }
 
     /// The contents.
@@ -697,26 +746,35 @@ mod tests {
     #[test]
     fn blocks_render_per_schema() -> Result<(), ContentError> {
         let v = ProtocolVersion::V2026_07_28;
-        assert_eq!(wire(TextContent::new("hi"), v), r#"{"type":"text","text":"hi"}"#);
+        assert_eq!(
+            wire(TextContent::new("hi"), v),
+            r#"{"type":"text","text":"hi"}"#
+        );
         assert_eq!(
             wire(ImageContent::new(b"foo", "image/png")?, v),
             r#"{"type":"image","data":"Zm9v","mimeType":"image/png"}"#
         );
         let annotated = TextContent::new("x").with_annotations(
-            Annotations::new().audience([Role::User, Role::Assistant]).priority(0.25)?,
+            Annotations::new()
+                .audience([Role::User, Role::Assistant])
+                .priority(0.25)?,
         );
         assert_eq!(
             wire(annotated, v),
             r#"{"type":"text","text":"x","annotations":{"audience":["user","assistant"],"priority":0.25}}"#
         );
         let blob = EmbeddedResource::new(ResourceContents::blob("test://b", None, b"fo")?);
-        assert_eq!(wire(blob, v), r#"{"type":"resource","resource":{"uri":"test://b","blob":"Zm8="}}"#);
+        assert_eq!(
+            wire(blob, v),
+            r#"{"type":"resource","resource":{"uri":"test://b","blob":"Zm8="}}"#
+        );
         Ok(())
     }
 
     #[test]
     fn resource_link_icons_are_dropped_only_on_june() -> Result<(), ContentError> {
-        let link = ResourceLink::new("test://x", "x")?.add_icon(Icon::with_source("https://e.com/i.png")?);
+        let link =
+            ResourceLink::new("test://x", "x")?.add_icon(Icon::with_source("https://e.com/i.png")?);
         assert!(wire(link.clone(), ProtocolVersion::V2025_11_25).contains("icons"));
         assert!(wire(link.clone(), ProtocolVersion::V2026_07_28).contains("icons"));
         assert!(!wire(link, ProtocolVersion::V2025_06_18).contains("icons"));
@@ -727,10 +785,15 @@ mod tests {
     fn inline_limit_at_and_past() -> Result<(), ContentError> {
         let at = ImageContent::new(&vec![0u8; MAX_INLINE_BYTES], "image/png")?;
         let rendered = ContentBlock::from(at).render(ProtocolVersion::V2026_07_28);
-        let data_len = rendered.ok().and_then(|v| v.get("data").and_then(|d| d.as_str().map(str::len)));
+        let data_len = rendered
+            .ok()
+            .and_then(|v| v.get("data").and_then(|d| d.as_str().map(str::len)));
         assert_eq!(data_len, Some(1_048_576));
         let past = AudioContent::new(&vec![0u8; MAX_INLINE_BYTES + 1], "audio/wav")?;
-        assert_eq!(ContentBlock::from(past).render(ProtocolVersion::V2026_07_28), Err(RenderError));
+        assert_eq!(
+            ContentBlock::from(past).render(ProtocolVersion::V2026_07_28),
+            Err(RenderError)
+        );
         Ok(())
     }
 

@@ -89,12 +89,18 @@ impl ClientInfo {
 
     /// The reported name.
     pub fn name(&self) -> &str {
-        self.raw.get("name").and_then(JsonValue::as_str).unwrap_or_default()
+        self.raw
+            .get("name")
+            .and_then(JsonValue::as_str)
+            .unwrap_or_default()
     }
 
     /// The reported version.
     pub fn version(&self) -> &str {
-        self.raw.get("version").and_then(JsonValue::as_str).unwrap_or_default()
+        self.raw
+            .get("version")
+            .and_then(JsonValue::as_str)
+            .unwrap_or_default()
     }
 
     /// The whole object as received.
@@ -119,17 +125,23 @@ impl ClientCapabilities {
 
     /// Whether the client declared elicitation (form mode is implied by a bare declaration).
     pub fn elicitation(&self) -> bool {
-        self.raw.get("elicitation").is_some_and(|v| v.as_object().is_some())
+        self.raw
+            .get("elicitation")
+            .is_some_and(|v| v.as_object().is_some())
     }
 
     /// Whether the client declared sampling.
     pub fn sampling(&self) -> bool {
-        self.raw.get("sampling").is_some_and(|v| v.as_object().is_some())
+        self.raw
+            .get("sampling")
+            .is_some_and(|v| v.as_object().is_some())
     }
 
     /// Whether the client declared roots.
     pub fn roots(&self) -> bool {
-        self.raw.get("roots").is_some_and(|v| v.as_object().is_some())
+        self.raw
+            .get("roots")
+            .is_some_and(|v| v.as_object().is_some())
     }
 
     /// Whether the client declared the named extension.
@@ -174,7 +186,9 @@ impl ClientCapabilities {
 
 /// `requiredCapabilities` for the missing-capability error: each missing capability with an
 /// empty settings object.
-pub(crate) fn required_capabilities<'a>(missing: impl Iterator<Item = &'a ClientCapability>) -> JsonObject {
+pub(crate) fn required_capabilities<'a>(
+    missing: impl Iterator<Item = &'a ClientCapability>,
+) -> JsonObject {
     let mut b = JsonObject::builder();
     let mut extensions = JsonObject::builder();
     for capability in missing {
@@ -206,7 +220,9 @@ impl AdmissionIdentity {
 
     /// An identity naming an authenticated principal.
     pub fn principal(name: impl Into<Arc<str>>) -> Self {
-        Self { principal: Some(name.into()) }
+        Self {
+            principal: Some(name.into()),
+        }
     }
 
     /// The principal, or `None` when anonymous.

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use tollgate_json::{BindLimits, JsonArray, JsonLimits, JsonObject, JsonValue, OutputLimits, to_vec};
+use tollgate_json::{
+    BindLimits, JsonArray, JsonLimits, JsonObject, JsonValue, OutputLimits, to_vec,
+};
 use tollgate_schema::EvaluationGate;
 
 use crate::content::{Icon, render_icons};
@@ -18,7 +20,8 @@ use crate::tool::ToolRegistration;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 /// The revisions this version of Tollgate serves on the wire.
-pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty().with(ProtocolVersion::V2026_07_28);
+pub(crate) const IMPLEMENTED: ProtocolVersions =
+    ProtocolVersions::empty().with(ProtocolVersion::V2026_07_28);
 
 /// The server's self-description (`io.modelcontextprotocol/serverInfo`).
 ///
@@ -132,23 +135,24 @@ impl CachePolicy {
 
     fn push_into(self, b: &mut tollgate_json::JsonObjectBuilder) {
         b.push("ttlMs", self.ttl_ms);
-        b.push("cacheScope", if self.scope == CacheScope::Public { "public" } else { "private" });
+        b.push(
+            "cacheScope",
+            if self.scope == CacheScope::Public {
+                "public"
+            } else {
+                "private"
+            },
+        );
     }
 }
 
 /// The bounds one endpoint enforces on requests and responses.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct EndpointLimits {
     pub(crate) json: JsonLimits,
     pub(crate) output: OutputLimits,
     pub(crate) bind: BindLimits,
     pub(crate) gate: Option<Arc<EvaluationGate>>,
-}
-
-impl Default for EndpointLimits {
-    fn default() -> Self {
-        Self { json: JsonLimits::default(), output: OutputLimits::default(), bind: BindLimits::default(), gate: None }
-    }
 }
 
 impl EndpointLimits {
@@ -188,7 +192,9 @@ impl EndpointLimits {
     }
 
     pub(crate) fn gate(&self) -> &EvaluationGate {
-        self.gate.as_deref().unwrap_or_else(|| EvaluationGate::global())
+        self.gate
+            .as_deref()
+            .unwrap_or_else(|| EvaluationGate::global())
     }
 
     /// The request body byte limit.
@@ -302,7 +308,11 @@ impl Endpoint {
         let raw = syntax::base64_decode(cursor.as_bytes(), 72)?;
         let text = std::str::from_utf8(&raw).ok()?;
         let rest = text.strip_prefix(&format!("tollgate/1/{:016x}/", self.inner.fingerprint))?;
-        if rest.is_empty() || rest.len() > 10 || !rest.bytes().all(|b| b.is_ascii_digit()) || (rest.len() > 1 && rest.starts_with('0')) {
+        if rest.is_empty()
+            || rest.len() > 10
+            || !rest.bytes().all(|b| b.is_ascii_digit())
+            || (rest.len() > 1 && rest.starts_with('0'))
+        {
             return None;
         }
         let page: usize = rest.parse().ok()?;
@@ -368,12 +378,21 @@ impl EndpointBuilder {
     /// website URL, or a catalog page larger than the output limit.
     pub fn build(self) -> Result<Endpoint, BuildError> {
         let path = &*self.path;
-        let err = |kind| BuildError::new(kind).at_path(path).with_revisions(self.revisions);
+        let err = |kind| {
+            BuildError::new(kind)
+                .at_path(path)
+                .with_revisions(self.revisions)
+        };
         let path_ok = path.len() > 1
             && path.len() <= 1024
             && path.starts_with('/')
-            && path.bytes().all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#')
-            && !path.split('/').skip(1).any(|seg| seg.is_empty() || seg == "." || seg == "..");
+            && path
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#')
+            && !path
+                .split('/')
+                .skip(1)
+                .any(|seg| seg.is_empty() || seg == "." || seg == "..");
         if !path_ok {
             return Err(err(BuildErrorKind::InvalidEndpointPath));
         }
@@ -386,7 +405,12 @@ impl EndpointBuilder {
         if !(1..=10_000).contains(&self.page_size) {
             return Err(err(BuildErrorKind::InvalidConfiguration));
         }
-        if self.implementation.website_url.as_deref().is_some_and(|u| !syntax::is_absolute_uri(u)) {
+        if self
+            .implementation
+            .website_url
+            .as_deref()
+            .is_some_and(|u| !syntax::is_absolute_uri(u))
+        {
             return Err(err(BuildErrorKind::InvalidConfiguration));
         }
         let mut by_name = HashMap::with_capacity(self.tools.len());
@@ -406,16 +430,27 @@ impl EndpointBuilder {
         let mut tool_pages: [Vec<Vec<u8>>; 3] = Default::default();
         let mut hasher = DefaultHasher::new();
         path.hash(&mut hasher);
+        self.page_size.hash(&mut hasher);
         for revision in self.revisions.iter() {
-            for tool in self.tools.iter().filter(|t| t.revisions().contains(revision)) {
+            for tool in self
+                .tools
+                .iter()
+                .filter(|t| t.revisions().contains(revision))
+            {
                 let descriptor = to_vec(&tool.descriptor(revision), &OutputLimits::default())
-                    .map_err(|_| err(BuildErrorKind::InvalidConfiguration).tool_name(tool.name()))?;
+                    .map_err(|_| {
+                        err(BuildErrorKind::InvalidConfiguration).tool_name(tool.name())
+                    })?;
                 descriptor.hash(&mut hasher);
             }
         }
         let fingerprint = hasher.finish();
-        let supported_json: JsonValue =
-            self.revisions.iter().map(|v| JsonValue::from(v.as_str())).collect::<JsonArray>().into();
+        let supported_json: JsonValue = self
+            .revisions
+            .iter()
+            .map(|v| JsonValue::from(v.as_str()))
+            .collect::<JsonArray>()
+            .into();
 
         let mut endpoint = EndpointInner {
             path: self.path.clone(),
@@ -432,7 +467,11 @@ impl EndpointBuilder {
         for revision in self.revisions.iter() {
             let slot = revision_slot(revision);
             let mut capabilities = JsonObject::builder();
-            if endpoint.tools.iter().any(|t| t.revisions().contains(revision)) {
+            if endpoint
+                .tools
+                .iter()
+                .any(|t| t.revisions().contains(revision))
+            {
                 capabilities.push("tools", JsonObject::new());
             }
             let mut result = JsonObject::builder()
@@ -444,7 +483,12 @@ impl EndpointBuilder {
             }
             result.push(
                 "_meta",
-                JsonObject::builder().insert("io.modelcontextprotocol/serverInfo", self.implementation.render()).build(),
+                JsonObject::builder()
+                    .insert(
+                        "io.modelcontextprotocol/serverInfo",
+                        self.implementation.render(),
+                    )
+                    .build(),
             );
             self.cache.push_into(&mut result);
             discover[slot] = Some(
@@ -452,14 +496,22 @@ impl EndpointBuilder {
                     .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?,
             );
 
-            let listed: Vec<&ToolRegistration> =
-                endpoint.tools.iter().filter(|t| t.revisions().contains(revision)).collect();
-            let chunks: Vec<&[&ToolRegistration]> =
-                if listed.is_empty() { vec![&[][..]] } else { listed.chunks(self.page_size).collect() };
+            let listed: Vec<&ToolRegistration> = endpoint
+                .tools
+                .iter()
+                .filter(|t| t.revisions().contains(revision))
+                .collect();
+            let chunks: Vec<&[&ToolRegistration]> = if listed.is_empty() {
+                vec![&[][..]]
+            } else {
+                listed.chunks(self.page_size).collect()
+            };
             let pages = chunks.len();
             for (index, chunk) in chunks.into_iter().enumerate() {
                 let tools: JsonArray = chunk.iter().map(|t| t.descriptor(revision)).collect();
-                let mut page = JsonObject::builder().insert("resultType", "complete").insert("tools", tools);
+                let mut page = JsonObject::builder()
+                    .insert("resultType", "complete")
+                    .insert("tools", tools);
                 if index + 1 < pages {
                     page.push("nextCursor", cursor_text(fingerprint, index + 1));
                 }
@@ -471,6 +523,8 @@ impl EndpointBuilder {
         }
         endpoint.discover = discover;
         endpoint.tool_pages = tool_pages;
-        Ok(Endpoint { inner: Arc::new(endpoint) })
+        Ok(Endpoint {
+            inner: Arc::new(endpoint),
+        })
     }
 }

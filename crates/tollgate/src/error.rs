@@ -88,7 +88,10 @@ impl BuildErrorKind {
 /// # Ok::<(), tollgate_json::Error>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct BuildError {
+pub struct BuildError(Box<BuildErrorInner>);
+
+#[derive(Clone, Debug)]
+struct BuildErrorInner {
     kind: BuildErrorKind,
     tool: Option<String>,
     path: Option<String>,
@@ -99,89 +102,89 @@ pub struct BuildError {
 
 impl BuildError {
     pub(crate) fn new(kind: BuildErrorKind) -> Self {
-        Self {
+        Self(Box::new(BuildErrorInner {
             kind,
             tool: None,
             path: None,
             revisions: ProtocolVersions::empty(),
             type_name: None,
             schema: None,
-        }
+        }))
     }
 
     pub(crate) fn tool_name(mut self, tool: &str) -> Self {
-        self.tool = Some(tool.to_owned());
+        self.0.tool = Some(tool.to_owned());
         self
     }
 
     pub(crate) fn at_path(mut self, path: &str) -> Self {
-        self.path = Some(path.to_owned());
+        self.0.path = Some(path.to_owned());
         self
     }
 
     pub(crate) fn with_revisions(mut self, revisions: ProtocolVersions) -> Self {
-        self.revisions = revisions;
+        self.0.revisions = revisions;
         self
     }
 
     pub(crate) fn for_type(mut self, type_name: &'static str) -> Self {
-        self.type_name = Some(type_name);
+        self.0.type_name = Some(type_name);
         self
     }
 
     pub(crate) fn with_schema_error(mut self, error: CompileError) -> Self {
-        self.schema = Some(error);
+        self.0.schema = Some(error);
         self
     }
 
     /// What was refused.
     pub fn kind(&self) -> BuildErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The tool concerned, when one is.
     pub fn tool(&self) -> Option<&str> {
-        self.tool.as_deref()
+        self.0.tool.as_deref()
     }
 
     /// The endpoint path concerned, when one is.
     pub fn path(&self) -> Option<&str> {
-        self.path.as_deref()
+        self.0.path.as_deref()
     }
 
     /// The revisions concerned (empty when none are).
     pub fn revisions(&self) -> ProtocolVersions {
-        self.revisions
+        self.0.revisions
     }
 
     /// The Rust type whose derived schema was refused, when one was.
     pub fn type_name(&self) -> Option<&'static str> {
-        self.type_name
+        self.0.type_name
     }
 
     /// The schema compiler's error (kind, JSON Pointer location and keyword), when a schema was
     /// refused.
     pub fn schema_error(&self) -> Option<&CompileError> {
-        self.schema.as_ref()
+        self.0.schema.as_ref()
     }
 }
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kind.description())?;
-        if let Some(tool) = &self.tool {
+        f.write_str(self.0.kind.description())?;
+        if let Some(tool) = &self.0.tool {
             write!(f, "; tool `{tool}`")?;
         }
-        if let Some(type_name) = self.type_name {
+        if let Some(type_name) = self.0.type_name {
             write!(f, "; type `{type_name}`")?;
         }
-        if let Some(path) = &self.path {
+        if let Some(path) = &self.0.path {
             write!(f, "; endpoint `{path}`")?;
         }
-        if !self.revisions.is_empty() {
-            write!(f, "; revisions [{}]", self.revisions)?;
+        if !self.0.revisions.is_empty() {
+            write!(f, "; revisions [{}]", self.0.revisions)?;
         }
-        if let Some(schema) = &self.schema {
+        if let Some(schema) = &self.0.schema {
             write!(f, "; {schema}")?;
         }
         Ok(())
@@ -190,7 +193,10 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.schema.as_ref().map(|e| e as &(dyn std::error::Error + 'static))
+        self.0
+            .schema
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -6,7 +6,6 @@
 
 use std::any::Any;
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -58,22 +57,22 @@ impl CancellationToken {
     }
 
     /// Completes once cancellation is signalled.
-    pub fn cancelled(&self) -> impl Future<Output = ()> + Send + '_ {
-        async move {
-            loop {
-                let notified = self.inner.notify.notified();
-                if self.is_cancelled() {
-                    return;
-                }
-                notified.await;
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            if self.is_cancelled() {
+                return;
             }
+            notified.await;
         }
     }
 }
 
 impl fmt::Debug for CancellationToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CancellationToken").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancellationToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 
@@ -113,7 +112,11 @@ impl MissingFeature {
 
 impl fmt::Display for MissingFeature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invocation feature `{}` is not available for this request", self.type_name)
+        write!(
+            f,
+            "invocation feature `{}` is not available for this request",
+            self.type_name
+        )
     }
 }
 
@@ -142,7 +145,10 @@ pub struct InvocationFeatures {
 
 impl InvocationFeatures {
     pub(crate) fn new(cancellation: CancellationToken) -> Self {
-        Self { cancellation, others: Vec::new() }
+        Self {
+            cancellation,
+            others: Vec::new(),
+        }
     }
 
     /// Features for unit-testing application code: a fresh cancellation token and nothing else.
@@ -154,7 +160,11 @@ impl InvocationFeatures {
     pub fn find<T: Any>(&self) -> Option<&T> {
         (&self.cancellation as &dyn Any)
             .downcast_ref::<T>()
-            .or_else(|| self.others.iter().find_map(|f| (&**f as &dyn Any).downcast_ref::<T>()))
+            .or_else(|| {
+                self.others
+                    .iter()
+                    .find_map(|f| (&**f as &dyn Any).downcast_ref::<T>())
+            })
     }
 
     /// The feature of type `T`.
@@ -163,7 +173,9 @@ impl InvocationFeatures {
     ///
     /// [`MissingFeature`] when this invocation does not have it.
     pub fn require<T: Any>(&self) -> Result<&T, MissingFeature> {
-        self.find::<T>().ok_or(MissingFeature { type_name: std::any::type_name::<T>() })
+        self.find::<T>().ok_or(MissingFeature {
+            type_name: std::any::type_name::<T>(),
+        })
     }
 
     /// The cancellation token (always present).
@@ -174,7 +186,9 @@ impl InvocationFeatures {
 
 impl fmt::Debug for InvocationFeatures {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InvocationFeatures").field("cancellation", &self.cancellation).finish()
+        f.debug_struct("InvocationFeatures")
+            .field("cancellation", &self.cancellation)
+            .finish()
     }
 }
 

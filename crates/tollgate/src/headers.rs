@@ -40,7 +40,10 @@ pub(crate) fn single<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'
 /// A header value in its plain or base64-sentinel form, decoded to text of at most `max`
 /// UTF-8 bytes.
 pub(crate) fn decode(value: &str, max: usize) -> Option<std::borrow::Cow<'_, str>> {
-    if let Some(inner) = value.strip_prefix(SENTINEL_START).and_then(|v| v.strip_suffix(SENTINEL_END)) {
+    if let Some(inner) = value
+        .strip_prefix(SENTINEL_START)
+        .and_then(|v| v.strip_suffix(SENTINEL_END))
+    {
         let bytes = syntax::base64_decode(inner.as_bytes(), max)?;
         return String::from_utf8(bytes).ok().map(std::borrow::Cow::Owned);
     }
@@ -63,10 +66,15 @@ fn canonical_integer(text: &str) -> Option<i64> {
         return None;
     }
     let v: i64 = text.parse().ok()?;
-    (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&v).then_some(v)
+    (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER)
+        .contains(&v)
+        .then_some(v)
 }
 
-fn lookup<'a>(arguments: &'a JsonObject, path: &[tollgate_json::JsonString]) -> Option<&'a JsonValue> {
+fn lookup<'a>(
+    arguments: &'a JsonObject,
+    path: &[tollgate_json::JsonString],
+) -> Option<&'a JsonValue> {
     let (last, parents) = path.split_last()?;
     let mut object = arguments;
     for name in parents {
@@ -104,7 +112,9 @@ pub(crate) fn mirrored_arguments_agree(
                         text == if *b { "true" } else { "false" }
                     }
                     (HeaderValueType::Integer, JsonValue::Number(n)) => canonical_integer(&text)
-                        .is_some_and(|h| n.cmp_value(&JsonNumber::from(h)) == std::cmp::Ordering::Equal),
+                        .is_some_and(|h| {
+                            n.cmp_value(&JsonNumber::from(h)) == std::cmp::Ordering::Equal
+                        }),
                     _ => false,
                 }
             }
@@ -118,21 +128,46 @@ mod tests {
 
     #[test]
     fn integer_spellings() {
-        for (text, v) in [("0", 0), ("1", 1), ("-7", -7), ("9007199254740991", MAX_SAFE_INTEGER), ("-9007199254740991", -MAX_SAFE_INTEGER)] {
+        for (text, v) in [
+            ("0", 0),
+            ("1", 1),
+            ("-7", -7),
+            ("9007199254740991", MAX_SAFE_INTEGER),
+            ("-9007199254740991", -MAX_SAFE_INTEGER),
+        ] {
             assert_eq!(canonical_integer(text), Some(v), "{text}");
         }
-        for bad in ["+1", "01", "-0", "", "-", "1.0", "1e0", " 1", "9007199254740992", "-9007199254740992", "00"] {
+        for bad in [
+            "+1",
+            "01",
+            "-0",
+            "",
+            "-",
+            "1.0",
+            "1e0",
+            " 1",
+            "9007199254740992",
+            "-9007199254740992",
+            "00",
+        ] {
             assert_eq!(canonical_integer(bad), None, "{bad:?}");
         }
     }
 
     #[test]
     fn sentinel_decoding() {
-        assert_eq!(decode("=?base64?SGVsbG8sIOS4lueVjA==?=", 64).as_deref(), Some("Hello, 世界"));
+        assert_eq!(
+            decode("=?base64?SGVsbG8sIOS4lueVjA==?=", 64).as_deref(),
+            Some("Hello, 世界")
+        );
         assert_eq!(decode("us-west1", 64).as_deref(), Some("us-west1"));
         assert_eq!(decode("=?base64?not base64?=", 64), None);
         assert_eq!(decode("=?base64?/w==?=", 64), None); // not UTF-8
         assert_eq!(decode(&"a".repeat(65), 64), None);
-        assert!(agrees("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=", "=?base64?literal?=", 64));
+        assert!(agrees(
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
+            "=?base64?literal?=",
+            64
+        ));
     }
 }

@@ -60,21 +60,28 @@ mod tool;
 mod version;
 
 pub use content::{
-    Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent, MAX_INLINE_BYTES,
-    ResourceContents, ResourceLink, Role, TextContent, Theme,
+    Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent,
+    MAX_INLINE_BYTES, ResourceContents, ResourceLink, Role, TextContent, Theme,
 };
-pub use context::{AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType, RequestContext, RequestId};
-pub use endpoint::{CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation};
+pub use context::{
+    AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType,
+    RequestContext, RequestId,
+};
+pub use endpoint::{
+    CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation,
+};
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use fault::INVALID_ARGUMENTS_TEXT;
 pub use features::{CancellationToken, InvocationFeatures, MissingFeature};
 pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER};
-pub use result::{CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder};
+pub use result::{
+    CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
+};
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use service::{McpService, McpServiceBuilder};
 pub use tool::{
-    AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn, ToolModelStage,
-    ToolRegistration, TypedArguments, TypedCompleteStage,
+    AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
+    ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,
 };
 pub use version::{ProtocolVersion, ProtocolVersions};
 

@@ -15,7 +15,10 @@ use tollgate_json::{JsonArray, JsonObject, JsonString, JsonValue, from_slice, to
 use tollgate_schema::ValidationErrorKind;
 
 use crate::content::{ContentBlock, TextContent};
-use crate::context::{required_capabilities, AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+use crate::context::{
+    AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId,
+    required_capabilities,
+};
 use crate::endpoint::{Endpoint, revision_slot};
 use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
 use crate::features::{CancelOnDrop, CancellationToken, InvocationFeatures};
@@ -43,7 +46,9 @@ impl Reply {
 
 /// A fault as a JSON-RPC error response. `data` is only ever framework-built.
 pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<JsonValue>) -> Reply {
-    let mut error = JsonObject::builder().insert("code", fault.code()).insert("message", fault.message());
+    let mut error = JsonObject::builder()
+        .insert("code", fault.code())
+        .insert("message", fault.message());
     if let Some(data) = data {
         error.push("data", data);
     }
@@ -53,8 +58,15 @@ pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<Jso
     }
     envelope.push("error", error.build());
     // Framework-built and small: within any output limit.
-    let body = to_vec(&envelope.build().into(), &tollgate_json::OutputLimits::default()).unwrap_or_default();
-    Reply { status: fault.status(), body: Some(body) }
+    let body = to_vec(
+        &envelope.build().into(),
+        &tollgate_json::OutputLimits::default(),
+    )
+    .unwrap_or_default();
+    Reply {
+        status: fault.status(),
+        body: Some(body),
+    }
 }
 
 /// A successful result whose `result` member is already rendered.
@@ -62,13 +74,22 @@ fn result_reply(id: &RequestId, result: &[u8]) -> Reply {
     let mut body = Vec::with_capacity(result.len() + 48);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     // An id read from a bounded request always fits.
-    if write_into(&id.to_json(), &mut body, &tollgate_json::OutputLimits::default()).is_err() {
+    if write_into(
+        &id.to_json(),
+        &mut body,
+        &tollgate_json::OutputLimits::default(),
+    )
+    .is_err()
+    {
         return fault_reply(None, Fault::Internal, None);
     }
     body.extend_from_slice(br#","result":"#);
     body.extend_from_slice(result);
     body.push(b'}');
-    Reply { status: StatusCode::OK, body: Some(body) }
+    Reply {
+        status: StatusCode::OK,
+        body: Some(body),
+    }
 }
 
 /// The readable parts of a JSON-RPC message.
@@ -91,7 +112,10 @@ fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
     if object.get("jsonrpc").and_then(JsonValue::as_str) != Some("2.0") {
         return fail();
     }
-    if object.keys().any(|k| !matches!(k, "jsonrpc" | "id" | "method" | "params")) {
+    if object
+        .keys()
+        .any(|k| !matches!(k, "jsonrpc" | "id" | "method" | "params"))
+    {
         return fail();
     }
     let Some(JsonValue::String(method)) = object.get("method") else {
@@ -102,7 +126,11 @@ fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
         Some(JsonValue::Object(p)) => Some(p.clone()),
         Some(_) => return fail(),
     };
-    Ok(Envelope { id, method: method.clone(), params })
+    Ok(Envelope {
+        id,
+        method: method.clone(),
+        params,
+    })
 }
 
 /// The methods an endpoint serves on 2026-07-28.
@@ -128,7 +156,10 @@ impl Method {
 /// plain token, otherwise empty (the field is required by the schema; an arbitrary value is
 /// never echoed).
 fn requested_version(value: &str) -> &str {
-    let plain = value.len() <= 32 && value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    let plain = value.len() <= 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
     if plain { value } else { "" }
 }
 
@@ -153,9 +184,10 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
         return fault_reply(id, Fault::MethodNotFound, None);
     };
     // 4. Standard headers agree with the body.
-    let (Ok(version_header), Ok(method_header)) =
-        (headers::single(headers, headers::PROTOCOL_VERSION), headers::single(headers, headers::METHOD))
-    else {
+    let (Ok(version_header), Ok(method_header)) = (
+        headers::single(headers, headers::PROTOCOL_VERSION),
+        headers::single(headers, headers::METHOD),
+    ) else {
         return fault_reply(id, Fault::HeaderMismatch, None);
     };
     let (Some(version_header), Some(method_header)) = (version_header, method_header) else {
@@ -165,7 +197,11 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
         return fault_reply(id, Fault::HeaderMismatch, None);
     }
     if method == Method::ToolsCall {
-        let body_name = message.params.as_ref().and_then(|p| p.get("name")).and_then(JsonValue::as_str);
+        let body_name = message
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(JsonValue::as_str);
         let agrees = match (headers::single(headers, headers::NAME), body_name) {
             (Ok(Some(h)), Some(name)) => headers::agrees(h, name, limits.json.max_input_bytes()),
             _ => false,
@@ -192,9 +228,10 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
     let Some(JsonValue::Object(meta)) = params.get("_meta") else {
         return fault_reply(id, Fault::InvalidParams, None);
     };
-    let (Some(JsonValue::String(body_version)), Some(JsonValue::Object(capabilities))) =
-        (meta.get(META_PROTOCOL_VERSION), meta.get(META_CLIENT_CAPABILITIES))
-    else {
+    let (Some(JsonValue::String(body_version)), Some(JsonValue::Object(capabilities))) = (
+        meta.get(META_PROTOCOL_VERSION),
+        meta.get(META_CLIENT_CAPABILITIES),
+    ) else {
         return fault_reply(id, Fault::InvalidParams, None);
     };
     let client_info = match meta.get(META_CLIENT_INFO) {
@@ -235,7 +272,11 @@ fn notification(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
         headers::single(headers, headers::PROTOCOL_VERSION),
         Ok(Some(v)) if ProtocolVersion::from_wire(v).is_some_and(|v| endpoint.inner.revisions.contains(v))
     );
-    Reply::empty(if served { StatusCode::ACCEPTED } else { StatusCode::BAD_REQUEST })
+    Reply::empty(if served {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::BAD_REQUEST
+    })
 }
 
 fn discover(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
@@ -245,7 +286,12 @@ fn discover(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestI
     }
 }
 
-fn tools_list(endpoint: &Endpoint, revision: ProtocolVersion, params: &JsonObject, id: Option<&RequestId>) -> Reply {
+fn tools_list(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+) -> Reply {
     let pages = &endpoint.inner.tool_pages[revision_slot(revision)];
     let page = match params.get("cursor") {
         None => 0,
@@ -281,7 +327,12 @@ fn invalid_arguments() -> CompleteResult {
     CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT)
 }
 
-async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObject, mut context: RequestContext) -> Reply {
+async fn tools_call(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
     let limits = &endpoint.inner.limits;
     let id = context.request_id.clone();
     let id = id.as_ref();
@@ -306,20 +357,39 @@ async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObjec
     context.operation_name = Some(name.clone());
     // Required client capabilities, all missing ones reported together.
     let caps = &context.client_capabilities;
-    if tool.inner.required_capabilities.iter().any(|c| !caps.declares(c)) {
-        let missing = required_capabilities(tool.inner.required_capabilities.iter().filter(|c| !caps.declares(c)));
-        let data = JsonObject::builder().insert("requiredCapabilities", missing).build();
+    if tool
+        .inner
+        .required_capabilities
+        .iter()
+        .any(|c| !caps.declares(c))
+    {
+        let missing = required_capabilities(
+            tool.inner
+                .required_capabilities
+                .iter()
+                .filter(|c| !caps.declares(c)),
+        );
+        let data = JsonObject::builder()
+            .insert("requiredCapabilities", missing)
+            .build();
         return fault_reply(id, Fault::MissingCapability, Some(data.into()));
     }
     // Mirrored arguments agree with their headers.
-    if !headers::mirrored_arguments_agree(headers, tool.inner.input.mirrored_headers(), &arguments) {
+    if !headers::mirrored_arguments_agree(headers, tool.inner.input.mirrored_headers(), &arguments)
+    {
         return fault_reply(id, Fault::HeaderMismatch, None);
     }
     // Input validation.
     let arguments_value = JsonValue::Object(arguments);
-    match tool.inner.input.validate_in(&arguments_value, limits.gate()) {
+    match tool
+        .inner
+        .input
+        .validate_in(&arguments_value, limits.gate())
+    {
         Ok(()) => {}
-        Err(e) if e.kind() == ValidationErrorKind::Busy => return fault_reply(id, Fault::Busy, None),
+        Err(e) if e.kind() == ValidationErrorKind::Busy => {
+            return fault_reply(id, Fault::Busy, None);
+        }
         Err(_) => return complete(endpoint, revision, id, &invalid_arguments()),
     }
     let JsonValue::Object(arguments) = arguments_value else {
@@ -331,7 +401,9 @@ async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObjec
     let features = InvocationFeatures::new(token);
     let invocation = {
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tool.inner.invoker.invoke(&context, arguments, &features, &limits.bind)
+            tool.inner
+                .invoker
+                .invoke(&context, arguments, &features, &limits.bind)
         }));
         match started {
             Ok(future) => CatchUnwind(future).await,
@@ -353,7 +425,11 @@ async fn tools_call(endpoint: &Endpoint, headers: &HeaderMap, params: &JsonObjec
 
 /// A typed tool's output: validated against the derived output schema, then wrapped with its
 /// optional text mirror.
-fn structured(tool: &ToolRegistration, value: JsonValue, limits: &crate::endpoint::EndpointLimits) -> Result<CompleteResult, Fault> {
+fn structured(
+    tool: &ToolRegistration,
+    value: JsonValue,
+    limits: &crate::endpoint::EndpointLimits,
+) -> Result<CompleteResult, Fault> {
     if let Some(schema) = &tool.inner.output {
         match schema.validate_in(&value, limits.gate()) {
             Ok(()) => {}
@@ -405,7 +481,10 @@ fn complete(
         .insert("result", b.build())
         .build();
     match to_vec(&envelope.into(), &endpoint.inner.limits.output) {
-        Ok(body) => Reply { status: StatusCode::OK, body: Some(body) },
+        Ok(body) => Reply {
+            status: StatusCode::OK,
+            body: Some(body),
+        },
         Err(_) => fault_reply(Some(id), Fault::Internal, None),
     }
 }

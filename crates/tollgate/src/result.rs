@@ -114,7 +114,11 @@ pub struct CompleteResult {
 impl CompleteResult {
     /// One text block.
     pub fn from_tool_text(text: impl Into<std::sync::Arc<str>>) -> Self {
-        Self::from_output(ToolOutput::builder().add_content(TextContent::new(text)).build())
+        Self::from_output(
+            ToolOutput::builder()
+                .add_content(TextContent::new(text))
+                .build(),
+        )
     }
 
     /// Structured content only.
@@ -125,12 +129,19 @@ impl CompleteResult {
     /// One text block reporting an application-level error (`isError: true`). Use it for safe,
     /// actionable business feedback; never put secrets or raw input in it.
     pub fn from_tool_error_text(text: impl Into<std::sync::Arc<str>>) -> Self {
-        Self::from_output(ToolOutput::builder().add_content(TextContent::new(text)).error(true).build())
+        Self::from_output(
+            ToolOutput::builder()
+                .add_content(TextContent::new(text))
+                .error(true)
+                .build(),
+        )
     }
 
     /// A builder around `output`, with no `_meta`.
     pub fn with_tool_output(output: ToolOutput) -> CompleteResultBuilder {
-        CompleteResultBuilder { result: Self::from_output(output) }
+        CompleteResultBuilder {
+            result: Self::from_output(output),
+        }
     }
 
     fn from_output(output: ToolOutput) -> Self {
@@ -139,7 +150,9 @@ impl CompleteResult {
 
     /// A builder holding this result, to replace parts of it.
     pub fn to_builder(&self) -> CompleteResultBuilder {
-        CompleteResultBuilder { result: self.clone() }
+        CompleteResultBuilder {
+            result: self.clone(),
+        }
     }
 
     /// The tool output.

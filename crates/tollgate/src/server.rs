@@ -19,7 +19,10 @@ use tokio::sync::Semaphore;
 use crate::service::McpService;
 
 /// The address the examples and the CLI bind by default: loopback only.
-pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 8080));
+pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::LOCALHOST,
+    8080,
+));
 
 /// Bounds the built-in server enforces below the protocol.
 #[derive(Clone, Copy, Debug)]
@@ -115,7 +118,11 @@ impl Server {
     ///
     /// The socket error.
     pub async fn bind(addr: SocketAddr, service: McpService) -> io::Result<Self> {
-        Ok(Self { listener: TcpListener::bind(addr).await?, service, limits: ServerLimits::default() })
+        Ok(Self {
+            listener: TcpListener::bind(addr).await?,
+            service,
+            limits: ServerLimits::default(),
+        })
     }
 
     /// Replaces the server limits.

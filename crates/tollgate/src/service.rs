@@ -52,7 +52,9 @@ struct ServiceInner {
 
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpService").field("endpoints", &self.inner.endpoints.len()).finish_non_exhaustive()
+        f.debug_struct("McpService")
+            .field("endpoints", &self.inner.endpoints.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -83,7 +85,8 @@ impl McpServiceBuilder {
     /// Accepts requests carrying this exact `Origin` (e.g. `https://app.example.com`). A request
     /// without `Origin` is accepted; one with any other Origin is refused with 403.
     pub fn allowed_origin(mut self, origin: impl Into<String>) -> Self {
-        self.allowed_origins.push(origin.into().to_ascii_lowercase());
+        self.allowed_origins
+            .push(origin.into().to_ascii_lowercase());
         self
     }
 
@@ -121,7 +124,11 @@ impl McpService {
         let mut endpoints = HashMap::with_capacity(1);
         endpoints.insert(endpoint.inner.path.clone(), endpoint);
         Self {
-            inner: Arc::new(ServiceInner { endpoints, allowed_hosts: Vec::new(), allowed_origins: Vec::new() }),
+            inner: Arc::new(ServiceInner {
+                endpoints,
+                allowed_hosts: Vec::new(),
+                allowed_origins: Vec::new(),
+            }),
         }
     }
 
@@ -148,9 +155,12 @@ impl McpService {
             return Reply::empty(StatusCode::FORBIDDEN);
         }
         if let Some(origin) = parts.headers.get(ORIGIN) {
-            let allowed = origin
-                .to_str()
-                .is_ok_and(|o| self.inner.allowed_origins.iter().any(|a| a.eq_ignore_ascii_case(o)));
+            let allowed = origin.to_str().is_ok_and(|o| {
+                self.inner
+                    .allowed_origins
+                    .iter()
+                    .any(|a| a.eq_ignore_ascii_case(o))
+            });
             if !allowed {
                 return Reply::empty(StatusCode::FORBIDDEN);
             }
@@ -165,7 +175,11 @@ impl McpService {
             return Reply::empty(StatusCode::NOT_ACCEPTABLE);
         }
         let max = endpoint.inner.limits.max_body_bytes();
-        let declared = parts.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+        let declared = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > max as u64) {
             return protocol::fault_reply(None, Fault::Parse, None);
         }
@@ -193,7 +207,7 @@ impl McpService {
         let host = host_of(authority);
         let host = host.to_ascii_lowercase();
         matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
-            || self.inner.allowed_hosts.iter().any(|h| *h == host)
+            || self.inner.allowed_hosts.contains(&host)
     }
 }
 
@@ -228,7 +242,10 @@ fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
             let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
             let refused = parts.any(|p| {
                 let p = p.trim();
-                p.eq_ignore_ascii_case("q=0") || p.eq_ignore_ascii_case("q=0.0") || p.eq_ignore_ascii_case("q=0.00") || p.eq_ignore_ascii_case("q=0.000")
+                p.eq_ignore_ascii_case("q=0")
+                    || p.eq_ignore_ascii_case("q=0.0")
+                    || p.eq_ignore_ascii_case("q=0.00")
+                    || p.eq_ignore_ascii_case("q=0.000")
             });
             if !media.is_empty() && !refused {
                 ranges.push(media);
@@ -239,7 +256,9 @@ fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
         return true;
     }
     let permits = |ty: &str, sub: &str| {
-        ranges.iter().any(|r| r == "*/*" || *r == format!("{ty}/*") || *r == format!("{ty}/{sub}"))
+        ranges
+            .iter()
+            .any(|r| r == "*/*" || *r == format!("{ty}/*") || *r == format!("{ty}/{sub}"))
     };
     permits("application", "json") && permits("text", "event-stream")
 }
@@ -287,7 +306,10 @@ mod tests {
     fn accept_negotiation() {
         let with = |v: &str| {
             let mut h = http::HeaderMap::new();
-            h.insert(ACCEPT, HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")));
+            h.insert(
+                ACCEPT,
+                HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")),
+            );
             accepts_json_and_sse(&h)
         };
         assert!(accepts_json_and_sse(&http::HeaderMap::new()));

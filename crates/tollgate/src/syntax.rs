@@ -68,7 +68,9 @@ pub(crate) fn is_media_type(text: &str) -> bool {
                         Some(&c) if c == b'\t' || (0x20..=0x7e).contains(&c) => i += 2,
                         _ => return false,
                     },
-                    Some(&c) if c == b'\t' || c == b' ' || c == 0x21 || (0x23..=0x7e).contains(&c) => {
+                    Some(&c)
+                        if c == b'\t' || c == b' ' || c == 0x21 || (0x23..=0x7e).contains(&c) =>
+                    {
                         i += 1;
                     }
                     _ => return false,
@@ -94,17 +96,24 @@ pub(crate) fn is_absolute_uri(text: &str) -> bool {
     };
     let scheme = &s[..colon];
     let scheme_ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-        && scheme.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+        && scheme
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
     scheme_ok
         && text[colon + 1..].chars().all(|c| {
             !c.is_control()
-                && !matches!(c, ' ' | '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`')
+                && !matches!(
+                    c,
+                    ' ' | '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`'
+                )
         })
 }
 
 fn digits(s: &[u8], at: usize, n: usize) -> Option<u32> {
     let part = s.get(at..at + n)?;
-    part.iter().try_fold(0u32, |acc, b| b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0')))
+    part.iter().try_fold(0u32, |acc, b| {
+        b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
+    })
 }
 
 /// RFC 3339 `date-time`, e.g. `2025-01-12T15:00:58Z` or `2025-01-12t15:00:58.5+01:00`.
@@ -114,7 +123,8 @@ pub(crate) fn is_rfc3339(text: &str) -> bool {
     else {
         return false;
     };
-    if s.get(4) != Some(&b'-') || s.get(7) != Some(&b'-') || !matches!(s.get(10), Some(b'T' | b't')) {
+    if s.get(4) != Some(&b'-') || s.get(7) != Some(&b'-') || !matches!(s.get(10), Some(b'T' | b't'))
+    {
         return false;
     }
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
@@ -128,7 +138,8 @@ pub(crate) fn is_rfc3339(text: &str) -> bool {
     if day == 0 || day > days {
         return false;
     }
-    let (Some(h), Some(m), Some(sec)) = (digits(s, 11, 2), digits(s, 14, 2), digits(s, 17, 2)) else {
+    let (Some(h), Some(m), Some(sec)) = (digits(s, 11, 2), digits(s, 14, 2), digits(s, 17, 2))
+    else {
         return false;
     };
     if s.get(13) != Some(&b':') || s.get(16) != Some(&b':') || h > 23 || m > 59 || sec > 60 {
@@ -176,7 +187,8 @@ pub(crate) fn is_meta_key(key: &str) -> bool {
     b.is_empty()
         || (b.first().is_some_and(u8::is_ascii_alphanumeric)
             && b.last().is_some_and(u8::is_ascii_alphanumeric)
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -202,7 +214,12 @@ pub(crate) fn base64_encode(data: &[u8]) -> String {
     match *chunks.remainder() {
         [a] => {
             let n = u32::from(a) << 16;
-            out.extend_from_slice(&[BASE64[(n >> 18) as usize & 63], BASE64[(n >> 12) as usize & 63], b'=', b'=']);
+            out.extend_from_slice(&[
+                BASE64[(n >> 18) as usize & 63],
+                BASE64[(n >> 12) as usize & 63],
+                b'=',
+                b'=',
+            ]);
         }
         [a, b] => {
             let n = (u32::from(a) << 16) | (u32::from(b) << 8);
@@ -241,7 +258,11 @@ pub(crate) fn base64_decode(text: &[u8], max_out: usize) -> Option<Vec<u8>> {
     let quads = text.len() / 4;
     for (qi, q) in text.chunks_exact(4).enumerate() {
         let last = qi + 1 == quads;
-        let pad = if last { q.iter().rev().take_while(|b| **b == b'=').count() } else { 0 };
+        let pad = if last {
+            q.iter().rev().take_while(|b| **b == b'=').count()
+        } else {
+            0
+        };
         if pad > 2 {
             return None;
         }
@@ -297,17 +318,34 @@ mod tests {
 
     #[test]
     fn absolute_uris() {
-        for ok in ["https://example.com/a.png", "data:image/png;base64,AAAA", "urn:x:y", "x:"] {
+        for ok in [
+            "https://example.com/a.png",
+            "data:image/png;base64,AAAA",
+            "urn:x:y",
+            "x:",
+        ] {
             assert!(is_absolute_uri(ok), "{ok}");
         }
-        for bad in ["/icon.png", "icon.png", "://x", "1http://x", "https://a b", "https://x\n", "a:<b>"] {
+        for bad in [
+            "/icon.png",
+            "icon.png",
+            "://x",
+            "1http://x",
+            "https://a b",
+            "https://x\n",
+            "a:<b>",
+        ] {
             assert!(!is_absolute_uri(bad), "{bad:?}");
         }
     }
 
     #[test]
     fn timestamps() {
-        for ok in ["2025-01-12T15:00:58Z", "2024-02-29t23:59:60.123+05:30", "2025-12-31T00:00:00-00:00"] {
+        for ok in [
+            "2025-01-12T15:00:58Z",
+            "2024-02-29t23:59:60.123+05:30",
+            "2025-12-31T00:00:00-00:00",
+        ] {
             assert!(is_rfc3339(ok), "{ok}");
         }
         for bad in [
@@ -326,23 +364,54 @@ mod tests {
 
     #[test]
     fn meta_keys() {
-        for ok in ["progressToken", "io.modelcontextprotocol/protocolVersion", "com.example/a-b_c.d", "x/"] {
+        for ok in [
+            "progressToken",
+            "io.modelcontextprotocol/protocolVersion",
+            "com.example/a-b_c.d",
+            "x/",
+        ] {
             assert!(is_meta_key(ok), "{ok}");
         }
-        for bad in ["-a", "a-", "1com/x", "com./x", "com.ex ample/x", "/x", "a b"] {
+        for bad in [
+            "-a",
+            "a-",
+            "1com/x",
+            "com./x",
+            "com.ex ample/x",
+            "/x",
+            "a b",
+        ] {
             assert!(!is_meta_key(bad), "{bad}");
         }
     }
 
     #[test]
     fn base64_round_trips_and_is_strict() {
-        for data in [&b""[..], b"f", b"fo", b"foo", b"foob", b"Hello, \xe4\xb8\x96\xe7\x95\x8c"] {
+        for data in [
+            &b""[..],
+            b"f",
+            b"fo",
+            b"foo",
+            b"foob",
+            b"Hello, \xe4\xb8\x96\xe7\x95\x8c",
+        ] {
             let text = base64_encode(data);
             assert_eq!(text.len(), base64_len(data.len()));
             assert_eq!(base64_decode(text.as_bytes(), 64).as_deref(), Some(data));
         }
-        assert_eq!(base64_encode(b"Hello, \xe4\xb8\x96\xe7\x95\x8c"), "SGVsbG8sIOS4lueVjA==");
-        for bad in [&b"Zg"[..], b"Zh==", b"Zm9=v", b"Z===", b"Zm9v\n", b"Zm-v", b"=Zm9"] {
+        assert_eq!(
+            base64_encode(b"Hello, \xe4\xb8\x96\xe7\x95\x8c"),
+            "SGVsbG8sIOS4lueVjA=="
+        );
+        for bad in [
+            &b"Zg"[..],
+            b"Zh==",
+            b"Zm9=v",
+            b"Z===",
+            b"Zm9v\n",
+            b"Zm-v",
+            b"=Zm9",
+        ] {
             assert_eq!(base64_decode(bad, 64), None, "{bad:?}");
         }
         assert_eq!(base64_decode(b"Zm9v", 2), None);

@@ -77,7 +77,10 @@ pub trait ToolFn<'a, A, T, E>: Send + Sync + 'static {
 
 impl<'a, F, Fut, A, T, E> ToolFn<'a, A, T, E> for F
 where
-    F: Fn(&'a RequestContext, ToolArguments<A>, &'a InvocationFeatures) -> Fut + Send + Sync + 'static,
+    F: Fn(&'a RequestContext, ToolArguments<A>, &'a InvocationFeatures) -> Fut
+        + Send
+        + Sync
+        + 'static,
     Fut: Future<Output = Result<T, E>> + Send + 'a,
 {
     type Future = Fut;
@@ -152,7 +155,9 @@ impl ArgumentModel<JsonObject> for RawArguments {
 
 impl<R: Serialize> ResultModel<R> for Structured {
     fn finish(value: R) -> Result<Invocation, InvokeFailure> {
-        to_value(&value).map(Invocation::Structured).map_err(|_| InvokeFailure::Handler)
+        to_value(&value)
+            .map(Invocation::Structured)
+            .map_err(|_| InvokeFailure::Handler)
     }
 }
 
@@ -162,9 +167,12 @@ impl ResultModel<OperationResult> for Operation {
     }
 }
 
+/// The handler's argument, output and error types plus the two models, as one marker.
+type Models<A, T, E, AM, RM> = PhantomData<fn() -> (A, T, E, AM, RM)>;
+
 struct Invoker<A, T, E, H, AM, RM> {
     handler: H,
-    _models: PhantomData<fn() -> (A, T, E, AM, RM)>,
+    _models: Models<A, T, E, AM, RM>,
 }
 
 impl<A, T, E, H, AM, RM> Invoke for Invoker<A, T, E, H, AM, RM>
@@ -186,7 +194,9 @@ where
         let Some(converted) = AM::bind(&raw, limits) else {
             return Box::pin(std::future::ready(Err(InvokeFailure::InvalidArguments)));
         };
-        let future = self.handler.call(context, ToolArguments { converted, raw }, features);
+        let future = self
+            .handler
+            .call(context, ToolArguments { converted, raw }, features);
         Box::pin(async move {
             match future.await {
                 Ok(value) => RM::finish(value),
@@ -327,8 +337,14 @@ impl std::fmt::Debug for ToolRegistration {
 impl ToolRegistration {
     /// Starts a registration. `revisions` is the exact, nonempty set of revisions the tool
     /// serves (checked when the registration is built).
-    pub fn with_name(name: impl Into<Arc<str>>, revisions: impl Into<ProtocolVersions>) -> ToolModelStage {
-        ToolModelStage { name: name.into(), revisions: revisions.into() }
+    pub fn with_name(
+        name: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+    ) -> ToolModelStage {
+        ToolModelStage {
+            name: name.into(),
+            revisions: revisions.into(),
+        }
     }
 
     /// The tool name.
@@ -410,7 +426,10 @@ fn compile_derived<T: JsonSchema>(tool: &str, input: bool) -> Result<CompiledSch
 }
 
 fn raw_object_schema() -> Result<CompiledSchema, BuildError> {
-    let document: JsonValue = JsonObject::builder().insert("type", "object").build().into();
+    let document: JsonValue = JsonObject::builder()
+        .insert("type", "object")
+        .build()
+        .into();
     CompiledSchema::compile_tool_input(&document)
         .map_err(|e| BuildError::new(BuildErrorKind::InputSchema).with_schema_error(e))
 }
@@ -426,7 +445,11 @@ impl ToolModelStage {
     {
         let schemas = compile_derived::<A>(&self.name, true)
             .and_then(|input| Ok((input, compile_derived::<R>(&self.name, false)?)));
-        TypedCompleteStage { head: self, schemas, _types: PhantomData }
+        TypedCompleteStage {
+            head: self,
+            schemas,
+            _types: PhantomData,
+        }
     }
 
     /// Typed arguments and an advanced result ([`OperationResult`]).
@@ -435,13 +458,21 @@ impl ToolModelStage {
         A: DeserializeOwned + JsonSchema + Send + 'static,
     {
         let input = compile_derived::<A>(&self.name, true);
-        AdvancedStage { head: self, input, _types: PhantomData }
+        AdvancedStage {
+            head: self,
+            input,
+            _types: PhantomData,
+        }
     }
 
     /// The raw validated JSON object as arguments, under the fixed `{"type":"object"}` schema.
     pub fn json_object_arguments(self) -> AdvancedStage<JsonObject, RawArguments> {
         let input = raw_object_schema();
-        AdvancedStage { head: self, input, _types: PhantomData }
+        AdvancedStage {
+            head: self,
+            input,
+            _types: PhantomData,
+        }
     }
 
     /// An authored Profile 1 input schema (object root), compiled now. Use it when derivation
@@ -451,11 +482,20 @@ impl ToolModelStage {
     ///
     /// [`BuildErrorKind::InputSchema`] naming the tool, with the compiler's location and
     /// keyword.
-    pub fn input_schema(self, document: &JsonValue) -> Result<AdvancedStage<JsonObject, RawArguments>, BuildError> {
+    pub fn input_schema(
+        self,
+        document: &JsonValue,
+    ) -> Result<AdvancedStage<JsonObject, RawArguments>, BuildError> {
         let input = CompiledSchema::compile_tool_input(document).map_err(|e| {
-            BuildError::new(BuildErrorKind::InputSchema).tool_name(&self.name).with_schema_error(e)
+            BuildError::new(BuildErrorKind::InputSchema)
+                .tool_name(&self.name)
+                .with_schema_error(e)
         })?;
-        Ok(AdvancedStage { head: self, input: Ok(input), _types: PhantomData })
+        Ok(AdvancedStage {
+            head: self,
+            input: Ok(input),
+            _types: PhantomData,
+        })
     }
 }
 
@@ -480,7 +520,10 @@ where
         E: 'static,
     {
         let invoker: Box<dyn Invoke> =
-            Box::new(Invoker::<A, R, E, H, TypedArguments, Structured> { handler, _models: PhantomData });
+            Box::new(Invoker::<A, R, E, H, TypedArguments, Structured> {
+                handler,
+                _models: PhantomData,
+            });
         let (input, output) = match self.schemas {
             Ok((i, o)) => (Ok(i), Some(o)),
             Err(e) => (Err(e), None),
@@ -512,7 +555,10 @@ where
         E: 'static,
     {
         let invoker: Box<dyn Invoke> =
-            Box::new(Invoker::<A, OperationResult, E, H, M, Operation> { handler, _models: PhantomData });
+            Box::new(Invoker::<A, OperationResult, E, H, M, Operation> {
+                handler,
+                _models: PhantomData,
+            });
         ToolBuilder::new(self.head, self.input, None, invoker)
     }
 }
@@ -619,7 +665,11 @@ impl ToolBuilder {
     /// [`BuildErrorKind::LegacyOutputNotObject`], or [`BuildErrorKind::InvalidConfiguration`]
     /// for a `_meta` key that breaks the naming rules.
     pub fn build(self) -> Result<ToolRegistration, BuildError> {
-        let fail = |kind| Err(BuildError::new(kind).tool_name(&self.name).with_revisions(self.revisions));
+        let fail = |kind| {
+            Err(BuildError::new(kind)
+                .tool_name(&self.name)
+                .with_revisions(self.revisions))
+        };
         if self.revisions.is_empty() {
             return fail(BuildErrorKind::EmptyRevisions);
         }
@@ -630,9 +680,11 @@ impl ToolBuilder {
         let legacy = self.revisions.contains(ProtocolVersion::V2025_06_18)
             || self.revisions.contains(ProtocolVersion::V2025_11_25);
         if legacy && !input.mirrored_headers().is_empty() {
-            return Err(BuildError::new(BuildErrorKind::MirroredHeaderOnLegacyRevision)
-                .tool_name(&self.name)
-                .with_revisions(self.revisions));
+            return Err(
+                BuildError::new(BuildErrorKind::MirroredHeaderOnLegacyRevision)
+                    .tool_name(&self.name)
+                    .with_revisions(self.revisions),
+            );
         }
         let output_is_object = self
             .output
@@ -646,7 +698,9 @@ impl ToolBuilder {
         let meta = match self.meta {
             Some(Ok(m)) => Some(m),
             Some(Err(_)) => {
-                return Err(BuildError::new(BuildErrorKind::InvalidConfiguration).tool_name(&self.name));
+                return Err(
+                    BuildError::new(BuildErrorKind::InvalidConfiguration).tool_name(&self.name)
+                );
             }
             None => None,
         };
@@ -673,5 +727,7 @@ impl ToolBuilder {
 /// also always header-safe for `Mcp-Name`.
 fn is_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }

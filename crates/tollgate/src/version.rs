@@ -105,7 +105,10 @@ impl ProtocolVersions {
 
     /// The members, newest first.
     pub fn iter(self) -> impl Iterator<Item = ProtocolVersion> {
-        ProtocolVersion::ALL.into_iter().rev().filter(move |v| self.contains(*v))
+        ProtocolVersion::ALL
+            .into_iter()
+            .rev()
+            .filter(move |v| self.contains(*v))
     }
 }
 
@@ -129,7 +132,9 @@ impl<const N: usize> From<[ProtocolVersion; N]> for ProtocolVersions {
 
 impl fmt::Debug for ProtocolVersions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.iter().map(ProtocolVersion::as_str)).finish()
+        f.debug_set()
+            .entries(self.iter().map(ProtocolVersion::as_str))
+            .finish()
     }
 }
 

@@ -1,0 +1,168 @@
+//! A loopback HTTP/1.1 client for the integration tests: real sockets, no client library, so
+//! every byte on the wire is the test's own.
+
+#![allow(dead_code, unreachable_pub, reason = "each test file uses a subset")]
+
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tollgate::json::{JsonLimits, JsonValue, from_slice};
+use tollgate::{McpService, Server};
+
+pub const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> JsonValue {
+        from_slice(&self.body, &JsonLimits::default()).expect("response body is JSON")
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i64 {
+        self.json()
+            .get("error")
+            .and_then(|e| e.get("code"))
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64())
+            .expect("an error code")
+    }
+
+    pub fn message(&self) -> String {
+        self.json()
+            .get("error")
+            .and_then(|e| e.get("message"))
+            .and_then(JsonValue::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    pub fn result(&self) -> JsonValue {
+        self.json().get("result").cloned().expect("a result")
+    }
+}
+
+pub async fn start(service: McpService) -> SocketAddr {
+    let server = Server::bind("127.0.0.1:0".parse().expect("address"), service)
+        .await
+        .expect("bind");
+    let addr = server.local_addr().expect("local address");
+    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+    addr
+}
+
+/// Sends one raw request and reads the whole response (the connection is closed after it).
+pub async fn raw(addr: SocketAddr, request: &[u8]) -> Response {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request).await.expect("write");
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).await.expect("read");
+    parse(&bytes)
+}
+
+fn parse(bytes: &[u8]) -> Response {
+    let end = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Response {
+        status,
+        headers,
+        body: bytes[end + 4..].to_vec(),
+    }
+}
+
+/// POSTs `body` to `/mcp` with exactly the given extra headers (plus Host, Content-Type,
+/// Accept and Content-Length unless overridden by `raw_head`).
+pub async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        addr.port(),
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(body);
+    raw(addr, &bytes).await
+}
+
+/// A request body with the standard `_meta` merged into `params` (given without braces).
+pub fn request(id: &str, method: &str, params: &str) -> String {
+    let sep = if params.is_empty() { "" } else { "," };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params}{sep}{META}}}}}"#)
+}
+
+/// Calls a tool with the standard headers plus `extra`.
+pub async fn call(
+    addr: SocketAddr,
+    tool: &str,
+    arguments: &str,
+    extra: &[(&str, &str)],
+) -> Response {
+    let body = request(
+        "1",
+        "tools/call",
+        &format!(r#""name":"{tool}","arguments":{arguments}"#),
+    );
+    let mut headers = vec![
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+    ];
+    headers.extend_from_slice(extra);
+    post(addr, &headers, body.as_bytes()).await
+}
+
+/// Sends `method` with the standard headers.
+pub async fn send(addr: SocketAddr, method: &str, params: &str) -> Response {
+    let body = request("7", method, params);
+    post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ],
+        body.as_bytes(),
+    )
+    .await
+}
+
+/// The text of the first content block of a tool result.
+pub fn first_text(result: &JsonValue) -> String {
+    result
+        .get("content")
+        .and_then(JsonValue::as_array)
+        .and_then(|c| c.as_slice().first().cloned())
+        .and_then(|b| b.get("text").and_then(JsonValue::as_str).map(str::to_owned))
+        .unwrap_or_default()
+}
