@@ -1,0 +1,38 @@
+// End-to-end check with the official TypeScript MCP client (@modelcontextprotocol/client):
+// connects to a running Tollgate catalog demo over 2026-07-28, lists its tools and calls each.
+// Usage: node client.mjs http://127.0.0.1:PORT/mcp
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+const url = new URL(process.argv[2] ?? "http://127.0.0.1:8080/mcp");
+const client = new Client(
+  { name: "tollgate-e2e", version: "1.0.0" },
+  { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+);
+await client.connect(new StreamableHTTPClientTransport(url));
+assert.equal(client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? "2026-07-28", "2026-07-28");
+
+const { tools } = await client.listTools();
+assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock"]);
+const stock = tools.find((t) => t.name === "catalog.stock");
+assert.equal(stock.inputSchema.properties.tenant["x-mcp-header"], "Tenant");
+
+const search = await client.callTool({ name: "catalog.search", arguments: { query: "tea", limit: 5 } });
+assert.equal(search.isError ?? false, false);
+assert.deepEqual(search.structuredContent.items.map((i) => i.sku), ["TEA-001", "POT-001"]);
+
+const get = await client.callTool({ name: "catalog.get", arguments: { sku: "TEA-001" } });
+assert.deepEqual(get.content.map((c) => c.type), ["text", "resource_link", "image"]);
+assert.equal(get.content[2].mimeType, "image/png");
+
+// The client mirrors `tenant` into Mcp-Param-Tenant from the tool's x-mcp-header declaration.
+const level = await client.callTool({ name: "catalog.stock", arguments: { tenant: "acme", sku: "TEA-001" } });
+assert.equal(level.isError ?? false, false);
+assert.equal(level.structuredContent.inStock, 42);
+
+const invalid = await client.callTool({ name: "catalog.search", arguments: { query: 5 } }).catch((e) => e);
+assert.equal(invalid.isError, true);
+assert.equal(invalid.content[0].text, "Arguments do not match the tool's inputSchema.");
+
+await client.close();
+console.log("official TypeScript client: list and call over 2026-07-28 ok");
