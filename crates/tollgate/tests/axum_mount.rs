@@ -57,7 +57,7 @@ async fn mounted_beside_other_routes() {
     assert_eq!(send(addr, "ping", "").await.status, 404);
     let health = raw(
         addr,
-        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").as_bytes(),
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".as_bytes(),
     )
     .await;
     assert_eq!((health.status, health.text()), (200, "ok".to_owned()));
