@@ -51,11 +51,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-/// The README's examples, compiled and run as doc tests so they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeExamples;
-
 mod compile;
 mod error;
 mod eval;

@@ -44,6 +44,12 @@
 //! error the protocol names (see `docs/protocol.md`). Arguments that fail the input schema
 //! produce a completed `isError` result with the fixed text [`INVALID_ARGUMENTS_TEXT`].
 
+/// The README's examples, compiled (and run, unless marked `no_run`) as doc tests so they stay
+/// true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
+
 mod content;
 mod context;
 mod endpoint;
