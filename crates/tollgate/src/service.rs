@@ -83,7 +83,8 @@ impl McpServiceBuilder {
     }
 
     /// Accepts requests carrying this exact `Origin` (e.g. `https://app.example.com`). A request
-    /// without `Origin` is accepted; one with any other Origin is refused with 403.
+    /// without `Origin`, or whose Origin is a loopback page (`http(s)://localhost`, `127.0.0.1`
+    /// or `[::1]`, any port), is accepted; any other Origin is refused with 403.
     pub fn allowed_origin(mut self, origin: impl Into<String>) -> Self {
         self.allowed_origins
             .push(origin.into().to_ascii_lowercase());
@@ -156,10 +157,12 @@ impl McpService {
         }
         if let Some(origin) = parts.headers.get(ORIGIN) {
             let allowed = origin.to_str().is_ok_and(|o| {
-                self.inner
-                    .allowed_origins
-                    .iter()
-                    .any(|a| a.eq_ignore_ascii_case(o))
+                is_loopback_origin(o)
+                    || self
+                        .inner
+                        .allowed_origins
+                        .iter()
+                        .any(|a| a.eq_ignore_ascii_case(o))
             });
             if !allowed {
                 return Reply::empty(StatusCode::FORBIDDEN);
@@ -204,11 +207,31 @@ impl McpService {
                 None => return false,
             },
         };
-        let host = host_of(authority);
-        let host = host.to_ascii_lowercase();
-        matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
-            || self.inner.allowed_hosts.contains(&host)
+        let host = host_of(authority).to_ascii_lowercase();
+        is_loopback_host(&host) || self.inner.allowed_hosts.contains(&host)
     }
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// `http://` or `https://` followed by a loopback host and an optional port, nothing else: a page
+/// served from this machine. A rebinding page's Origin names the attacker's host instead.
+fn is_loopback_origin(origin: &str) -> bool {
+    let Some(authority) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = host_of(authority);
+    let port_ok = authority[host.len()..]
+        .strip_prefix(':')
+        .is_none_or(|port| {
+            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
+        });
+    (authority.len() == host.len() || port_ok) && is_loopback_host(&host.to_ascii_lowercase())
 }
 
 /// The host part of `host[:port]`, keeping IPv6 brackets.
@@ -319,6 +342,30 @@ mod tests {
         assert!(!with("application/json"));
         assert!(!with("text/event-stream"));
         assert!(!with("application/json, text/event-stream;q=0"));
+    }
+
+    #[test]
+    fn loopback_origins() {
+        for ok in [
+            "http://localhost",
+            "http://127.0.0.1:6274",
+            "https://[::1]:8443",
+            "http://LOCALHOST:1",
+        ] {
+            assert!(is_loopback_origin(ok), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil",
+            "null",
+            "file://localhost",
+            "http://localhost:",
+            "http://localhost/x",
+            "http://localhost:80x",
+        ] {
+            assert!(!is_loopback_origin(bad), "{bad}");
+        }
     }
 
     #[test]

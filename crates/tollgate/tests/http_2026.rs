@@ -1224,6 +1224,12 @@ async fn transport_rules() {
         .status,
         403
     );
+    let local_page = format!("Origin: http://127.0.0.1:{port}\r\n");
+    let resp = send_raw(head("/mcp", &host, "application/json", both, &local_page)).await;
+    assert_eq!(
+        resp.status, 200,
+        "a page served from loopback may call a loopback server"
+    );
     // Legacy session headers are ignored, never echoed.
     let resp = send_raw(head(
         "/mcp",

@@ -1,0 +1,228 @@
+//! The fixture server the official MCP conformance suite drives (`scripts/conformance`).
+//!
+//! It exposes exactly the fixtures the suite's server scenarios call that Tollgate's current
+//! features can serve, written with the public API only, as an application would. Run it with
+//! `cargo run --example conformance -- --addr 127.0.0.1:PORT`; it prints its URL once listening.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
+use tollgate::{
+    AudioContent, ClientCapability, CompleteResult, ContentError, EmbeddedResource, Endpoint,
+    ImageContent, Implementation, InvocationFeatures, McpService, OperationResult, ProtocolVersion,
+    RequestContext, ResourceContents, Server, TextContent, ToolArguments, ToolOutput,
+    ToolRegistration,
+};
+
+const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0xf7, 0x03, 0x41, 0x43, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// One millisecond of 8 kHz, 16-bit mono silence as a WAV file.
+const SILENCE_WAV: &[u8] = &[
+    0x52, 0x49, 0x46, 0x46, 0x34, 0x00, 0x00, 0x00, 0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20,
+    0x10, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x40, 0x1f, 0x00, 0x00, 0x80, 0x3e, 0x00, 0x00,
+    0x02, 0x00, 0x10, 0x00, 0x64, 0x61, 0x74, 0x61, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+];
+
+type Args = ToolArguments<JsonObject>;
+type Outcome = Result<OperationResult, ContentError>;
+
+fn output(output: ToolOutput) -> Outcome {
+    Ok(CompleteResult::with_tool_output(output).build().into())
+}
+
+async fn simple_text(_: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    Ok(CompleteResult::from_tool_text("This is a simple text response for testing.").into())
+}
+
+async fn image(_: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    output(
+        ToolOutput::builder()
+            .add_content(ImageContent::new(RED_PIXEL_PNG, "image/png")?)
+            .build(),
+    )
+}
+
+async fn audio(_: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    output(
+        ToolOutput::builder()
+            .add_content(AudioContent::new(SILENCE_WAV, "audio/wav")?)
+            .build(),
+    )
+}
+
+async fn embedded_resource(_: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let contents = ResourceContents::text(
+        "test://embedded-resource",
+        Some("text/plain"),
+        "This is an embedded resource content.",
+    )?;
+    output(
+        ToolOutput::builder()
+            .add_content(EmbeddedResource::new(contents))
+            .build(),
+    )
+}
+
+async fn multiple_content_types(_: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let contents = ResourceContents::text(
+        "test://mixed-content-resource",
+        Some("application/json"),
+        r#"{"test":"data","value":123}"#,
+    )?;
+    output(
+        ToolOutput::builder()
+            .add_content(TextContent::new("Multiple content types test:"))
+            .add_content(ImageContent::new(RED_PIXEL_PNG, "image/png")?)
+            .add_content(EmbeddedResource::new(contents))
+            .build(),
+    )
+}
+
+async fn error_handling(_: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    Ok(
+        CompleteResult::from_tool_error_text(
+            "This tool intentionally returns an error for testing",
+        )
+        .into(),
+    )
+}
+
+async fn acknowledge(
+    _: &RequestContext,
+    args: Args,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::with_tool_output(
+        ToolOutput::builder()
+            .add_content(TextContent::new("ok"))
+            .structured_content(args.raw().clone())
+            .build(),
+    )
+    .build()
+    .into())
+}
+
+const JSON_SCHEMA_2020_12: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+    }
+  },
+  "properties": {
+    "name": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
+  },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
+  "additionalProperties": false
+}"##;
+
+const MIRRORED: &str = r#"{
+  "type": "object",
+  "properties": {
+    "region": {"type": "string", "x-mcp-header": "Region", "description": "Mirrored in Mcp-Param-Region"},
+    "query": {"type": "string"}
+  },
+  "required": ["region"]
+}"#;
+
+fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
+    let limits = JsonLimits::default();
+    let content_tools = [
+        ("test_simple_text", "Returns one text block"),
+        ("test_image_content", "Returns a 1x1 red PNG"),
+        ("test_audio_content", "Returns a short silent WAV"),
+        (
+            "test_embedded_resource",
+            "Returns an embedded text resource",
+        ),
+        (
+            "test_multiple_content_types",
+            "Returns text, an image and an embedded resource",
+        ),
+        ("test_error_handling", "Always reports a tool error"),
+    ];
+    let mut builder = Endpoint::with_path(
+        "/mcp",
+        [MODERN],
+        Implementation::new("tollgate-conformance", env!("CARGO_PKG_VERSION")),
+    );
+    for (name, description) in content_tools {
+        let stage = ToolRegistration::with_name(name, [MODERN]).json_object_arguments();
+        let registration = match name {
+            "test_simple_text" => stage.handler(simple_text),
+            "test_image_content" => stage.handler(image),
+            "test_audio_content" => stage.handler(audio),
+            "test_embedded_resource" => stage.handler(embedded_resource),
+            "test_multiple_content_types" => stage.handler(multiple_content_types),
+            _ => stage.handler(error_handling),
+        };
+        builder = builder.add_tool(registration.description(description).build()?);
+    }
+    let schema: JsonValue = from_str(JSON_SCHEMA_2020_12, &limits)?;
+    builder = builder.add_tool(
+        ToolRegistration::with_name("json_schema_2020_12_tool", [MODERN])
+            .input_schema(&schema)?
+            .handler(acknowledge)
+            .description("Tool with JSON Schema 2020-12 features")
+            .build()?,
+    );
+    builder = builder.add_tool(
+        ToolRegistration::with_name("test_missing_capability", [MODERN])
+            .json_object_arguments()
+            .handler(acknowledge)
+            .description("Requires the client's sampling capability on every call")
+            .require_client_capability(ClientCapability::Sampling)
+            .build()?,
+    );
+    let mirrored: JsonValue = from_str(MIRRORED, &limits)?;
+    builder = builder.add_tool(
+        ToolRegistration::with_name("test_mirrored_header", [MODERN])
+            .input_schema(&mirrored)?
+            .handler(acknowledge)
+            .description("Mirrors its region argument in the Mcp-Param-Region header")
+            .build()?,
+    );
+    Ok(builder.build()?)
+}
+
+fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => Ok("127.0.0.1:0".parse()?),
+        (Some("--addr"), Some(addr)) => Ok(addr.parse()?),
+        _ => Err("usage: conformance [--addr HOST:PORT]".into()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::bind(address()?, McpService::new(endpoint()?)).await?;
+    println!("conformance fixture: http://{}/mcp", server.local_addr()?);
+    server
+        .serve_with_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
