@@ -1,0 +1,60 @@
+// Reads the conformance suite's per-scenario results (<dir>/<revision>/server-<scenario>-<time>/
+// checks.json), compares them with the known-failures list, prints a table and the totals, and
+// exits 1 on an unexpected failure, on a listed scenario that passes, or on a stale entry.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const [resultsDir, knownPath] = process.argv.slice(2);
+const known = new Map();
+for (const line of readFileSync(knownPath, "utf8").split("\n")) {
+  const text = line.trim();
+  if (!text || text.startsWith("#")) continue;
+  const [revision, scenario, ...reason] = text.split(/\s+/);
+  known.set(`${revision} ${scenario}`, reason.join(" "));
+}
+
+const rows = [];
+for (const revision of readdirSync(resultsDir).sort()) {
+  for (const entry of readdirSync(join(resultsDir, revision)).sort()) {
+    const match = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(entry);
+    if (!match) continue;
+    const checks = JSON.parse(readFileSync(join(resultsDir, revision, entry, "checks.json"), "utf8"));
+    const failed = checks.filter((c) => c.status === "FAILURE");
+    rows.push({ revision, scenario: match[1], passed: failed.length === 0, checks: checks.length, failed });
+  }
+}
+
+let unexpected = 0;
+const seen = new Set();
+for (const row of rows) {
+  const key = `${row.revision} ${row.scenario}`;
+  seen.add(key);
+  const listed = known.has(key);
+  let verdict;
+  if (row.passed && listed) {
+    verdict = "PASS (listed as a known failure: remove it from the list)";
+    unexpected++;
+  } else if (row.passed) {
+    verdict = row.checks === 0 ? "pass (the scenario ran no checks)" : "pass";
+  } else if (listed) {
+    verdict = `known failure: ${known.get(key)}`;
+  } else {
+    verdict = `FAIL: ${row.failed.map((c) => c.id).join(", ")}`;
+    unexpected++;
+  }
+  console.log(`${row.revision}  ${row.scenario.padEnd(46)} ${verdict}`);
+}
+for (const key of known.keys()) {
+  if (!seen.has(key)) {
+    console.log(`${key}: listed as a known failure but not run (stale entry)`);
+    unexpected++;
+  }
+}
+const passed = rows.filter((r) => r.passed).length;
+console.log(`conformance: ${passed} passed, ${rows.length - passed} failed` +
+  ` (${rows.length - passed - rows.filter((r) => !r.passed && !known.has(`${r.revision} ${r.scenario}`)).length} known)`);
+if (rows.length === 0) {
+  console.log("conformance: no results were produced");
+  process.exit(1);
+}
+process.exit(unexpected === 0 ? 0 : 1);
