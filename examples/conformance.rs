@@ -1,6 +1,7 @@
 //! The fixture server the official MCP conformance suite drives (`scripts/conformance`).
 //!
-//! It exposes exactly the fixtures the suite's server scenarios call that Tollgate's current
+//! It serves 2026-07-28, 2025-11-25 and 2025-06-18 on one URL (the mirrored-header tool only on
+//! 2026-07-28, the only revision that has them). It exposes exactly the fixtures the suite's server scenarios call that Tollgate's current
 //! features can serve, written with the public API only, as an application would. Run it with
 //! `cargo run --example conformance -- --addr 127.0.0.1:PORT`; it prints its URL once listening.
 
@@ -16,6 +17,12 @@ use tollgate::{
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+/// Every revision: the content tools serve all three.
+const ALL: [ProtocolVersion; 3] = [
+    ProtocolVersion::V2026_07_28,
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2025_06_18,
+];
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: &[u8] = &[
@@ -164,11 +171,11 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     ];
     let mut builder = Endpoint::with_path(
         "/mcp",
-        [MODERN],
+        ALL,
         Implementation::new("tollgate-conformance", env!("CARGO_PKG_VERSION")),
     );
     for (name, description) in content_tools {
-        let stage = ToolRegistration::with_name(name, [MODERN]).json_object_arguments();
+        let stage = ToolRegistration::with_name(name, ALL).json_object_arguments();
         let registration = match name {
             "test_simple_text" => stage.handler(simple_text),
             "test_image_content" => stage.handler(image),
@@ -181,14 +188,14 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     }
     let schema: JsonValue = from_str(JSON_SCHEMA_2020_12, &limits)?;
     builder = builder.add_tool(
-        ToolRegistration::with_name("json_schema_2020_12_tool", [MODERN])
+        ToolRegistration::with_name("json_schema_2020_12_tool", ALL)
             .input_schema(&schema)?
             .handler(acknowledge)
             .description("Tool with JSON Schema 2020-12 features")
             .build()?,
     );
     builder = builder.add_tool(
-        ToolRegistration::with_name("test_missing_capability", [MODERN])
+        ToolRegistration::with_name("test_missing_capability", ALL)
             .json_object_arguments()
             .handler(acknowledge)
             .description("Requires the client's sampling capability on every call")

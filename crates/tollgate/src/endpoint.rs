@@ -15,13 +15,21 @@ use tollgate_schema::EvaluationGate;
 
 use crate::content::{Icon, render_icons};
 use crate::error::{BuildError, BuildErrorKind};
+use crate::session::{SessionConfig, SessionStore};
 use crate::syntax;
 use crate::tool::ToolRegistration;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 /// The revisions this version of Tollgate serves on the wire.
-pub(crate) const IMPLEMENTED: ProtocolVersions =
-    ProtocolVersions::empty().with(ProtocolVersion::V2026_07_28);
+pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty()
+    .with(ProtocolVersion::V2026_07_28)
+    .with(ProtocolVersion::V2025_11_25)
+    .with(ProtocolVersion::V2025_06_18);
+
+/// Whether `revision` is one of the initialize-era (2025) revisions.
+pub(crate) const fn is_legacy(revision: ProtocolVersion) -> bool {
+    !matches!(revision, ProtocolVersion::V2026_07_28)
+}
 
 /// The server's self-description (`io.modelcontextprotocol/serverInfo`).
 ///
@@ -89,20 +97,24 @@ impl Implementation {
         &self.name
     }
 
-    fn render(&self) -> JsonValue {
+    /// The implementation as `revision` describes it: 2025-06-18 knows only name, title and
+    /// version.
+    fn render(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder().insert("name", &*self.name);
         if let Some(t) = &self.title {
             b.push("title", &**t);
         }
         b.push("version", &*self.version);
-        if let Some(d) = &self.description {
-            b.push("description", &**d);
-        }
-        if let Some(w) = &self.website_url {
-            b.push("websiteUrl", &**w);
-        }
-        if !self.icons.is_empty() {
-            b.push("icons", render_icons(&self.icons));
+        if revision != ProtocolVersion::V2025_06_18 {
+            if let Some(d) = &self.description {
+                b.push("description", &**d);
+            }
+            if let Some(w) = &self.website_url {
+                b.push("websiteUrl", &**w);
+            }
+            if !self.icons.is_empty() {
+                b.push("icons", render_icons(&self.icons));
+            }
         }
         b.build().into()
     }
@@ -228,13 +240,16 @@ pub(crate) struct EndpointInner {
     pub(crate) tools: Vec<ToolRegistration>,
     pub(crate) by_name: HashMap<Arc<str>, usize>,
     pub(crate) limits: EndpointLimits,
-    /// Per served revision (index by `revision_slot`): the discover result, then the tools/list
-    /// result pages.
+    /// Per served revision (index by `revision_slot`): the `server/discover` result (2026-07-28)
+    /// or the `initialize` result (2025 revisions), then the tools/list result pages.
     pub(crate) discover: [Option<Vec<u8>>; 3],
     pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
     pub(crate) fingerprint: u64,
     /// `supported` for the unsupported-version error, pre-rendered.
     pub(crate) supported_json: JsonValue,
+    /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
+    /// all).
+    pub(crate) sessions: Option<SessionStore>,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
@@ -277,6 +292,7 @@ impl Endpoint {
             cache: CachePolicy::default(),
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
+            sessions: Some(SessionConfig::default()),
         }
     }
 
@@ -331,6 +347,7 @@ pub struct EndpointBuilder {
     cache: CachePolicy,
     page_size: usize,
     limits: EndpointLimits,
+    sessions: Option<SessionConfig>,
 }
 
 impl EndpointBuilder {
@@ -358,6 +375,16 @@ impl EndpointBuilder {
     /// Tools per `tools/list` page (1 to 10,000; default 100).
     pub fn tools_page_size(mut self, size: usize) -> Self {
         self.page_size = size;
+        self
+    }
+
+    /// How the 2025 revisions keep sessions: `Some(config)` (the default,
+    /// [`SessionConfig::default`]) issues an `Mcp-Session-Id` at `initialize` and requires it
+    /// afterwards; `None` serves them statelessly (every request names its revision in
+    /// `MCP-Protocol-Version`, and client capabilities from `initialize` are not remembered).
+    /// 2026-07-28 is stateless whatever this says.
+    pub fn legacy_sessions(mut self, sessions: Option<SessionConfig>) -> Self {
+        self.sessions = sessions;
         self
     }
 
@@ -462,35 +489,53 @@ impl EndpointBuilder {
             tool_pages: Default::default(),
             fingerprint,
             supported_json,
+            sessions: if self.revisions.iter().any(is_legacy) {
+                self.sessions.map(SessionStore::new)
+            } else {
+                None
+            },
         };
 
         for revision in self.revisions.iter() {
             let slot = revision_slot(revision);
+            let legacy = is_legacy(revision);
             let mut capabilities = JsonObject::builder();
             if endpoint
                 .tools
                 .iter()
                 .any(|t| t.revisions().contains(revision))
             {
-                capabilities.push("tools", JsonObject::new());
+                let mut tools = JsonObject::builder();
+                if legacy {
+                    // Tool catalogs are immutable: they never change during a session.
+                    tools.push("listChanged", false);
+                }
+                capabilities.push("tools", tools.build());
             }
-            let mut result = JsonObject::builder()
-                .insert("resultType", "complete")
-                .insert("supportedVersions", endpoint.supported_json.clone())
-                .insert("capabilities", capabilities.build());
-            if let Some(text) = &self.instructions {
-                result.push("instructions", &**text);
+            let server_info = self.implementation.render(revision);
+            let mut result = JsonObject::builder();
+            if legacy {
+                result.push("protocolVersion", revision.as_str());
+                result.push("capabilities", capabilities.build());
+                result.push("serverInfo", server_info);
+                if let Some(text) = &self.instructions {
+                    result.push("instructions", &**text);
+                }
+            } else {
+                result.push("resultType", "complete");
+                result.push("supportedVersions", endpoint.supported_json.clone());
+                result.push("capabilities", capabilities.build());
+                if let Some(text) = &self.instructions {
+                    result.push("instructions", &**text);
+                }
+                result.push(
+                    "_meta",
+                    JsonObject::builder()
+                        .insert("io.modelcontextprotocol/serverInfo", server_info)
+                        .build(),
+                );
+                self.cache.push_into(&mut result);
             }
-            result.push(
-                "_meta",
-                JsonObject::builder()
-                    .insert(
-                        "io.modelcontextprotocol/serverInfo",
-                        self.implementation.render(),
-                    )
-                    .build(),
-            );
-            self.cache.push_into(&mut result);
             discover[slot] = Some(
                 to_vec(&result.build().into(), &endpoint.limits.output)
                     .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?,
@@ -509,13 +554,17 @@ impl EndpointBuilder {
             let pages = chunks.len();
             for (index, chunk) in chunks.into_iter().enumerate() {
                 let tools: JsonArray = chunk.iter().map(|t| t.descriptor(revision)).collect();
-                let mut page = JsonObject::builder()
-                    .insert("resultType", "complete")
-                    .insert("tools", tools);
+                let mut page = JsonObject::builder();
+                if !legacy {
+                    page.push("resultType", "complete");
+                }
+                page.push("tools", tools);
                 if index + 1 < pages {
                     page.push("nextCursor", cursor_text(fingerprint, index + 1));
                 }
-                self.cache.push_into(&mut page);
+                if !legacy {
+                    self.cache.push_into(&mut page);
+                }
                 let bytes = to_vec(&page.build().into(), &endpoint.limits.output)
                     .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?;
                 tool_pages[slot].push(bytes);

@@ -49,6 +49,10 @@ pub(crate) enum Fault {
     Internal,
     /// The server refused work it has no capacity for right now.
     Busy,
+    /// A 2025-revision request without the session its endpoint requires.
+    SessionRequired,
+    /// A 2025-revision request naming an unknown, ended or expired session.
+    SessionNotFound,
 }
 
 impl Fault {
@@ -59,6 +63,7 @@ impl Fault {
             Self::MethodNotFound => code::METHOD_NOT_FOUND,
             Self::InvalidParams | Self::UnknownTool | Self::InvalidCursor => code::INVALID_PARAMS,
             Self::HeaderMismatch => code::HEADER_MISMATCH,
+            Self::SessionRequired | Self::SessionNotFound => code::INVALID_REQUEST,
             Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
             Self::MissingCapability => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::Internal | Self::Busy => code::INTERNAL_ERROR,
@@ -78,6 +83,8 @@ impl Fault {
             Self::MissingCapability => "Missing required client capability",
             Self::Internal => "Internal error",
             Self::Busy => "Server busy",
+            Self::SessionRequired => "Session required",
+            Self::SessionNotFound => "Session not found",
         }
     }
 
@@ -94,6 +101,29 @@ impl Fault {
             Self::MethodNotFound => StatusCode::NOT_FOUND,
             Self::Internal => StatusCode::OK,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            Self::SessionRequired => StatusCode::BAD_REQUEST,
+            Self::SessionNotFound => StatusCode::NOT_FOUND,
+        }
+    }
+
+    /// The HTTP status on the 2025 revisions, whose transports define statuses only for
+    /// malformed messages, versions and sessions: every other JSON-RPC error is an ordinary
+    /// response to a well-formed request and travels in HTTP 200.
+    pub(crate) const fn legacy_status(self) -> StatusCode {
+        match self {
+            Self::Parse
+            | Self::InvalidRequest
+            | Self::UnsupportedVersion
+            | Self::Busy
+            | Self::SessionRequired
+            | Self::SessionNotFound => self.status(),
+            Self::MethodNotFound
+            | Self::InvalidParams
+            | Self::UnknownTool
+            | Self::InvalidCursor
+            | Self::HeaderMismatch
+            | Self::MissingCapability
+            | Self::Internal => StatusCode::OK,
         }
     }
 }

@@ -57,10 +57,12 @@ mod error;
 mod fault;
 mod features;
 mod headers;
+mod legacy;
 mod protocol;
 mod result;
 mod server;
 mod service;
+mod session;
 mod syntax;
 mod tool;
 mod version;
@@ -85,6 +87,7 @@ pub use result::{
 };
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use service::{McpService, McpServiceBuilder};
+pub use session::SessionConfig;
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,

@@ -19,7 +19,7 @@ use crate::context::{
     AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId,
     required_capabilities,
 };
-use crate::endpoint::{Endpoint, revision_slot};
+use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
 use crate::features::{CancelOnDrop, CancellationToken, InvocationFeatures};
 use crate::headers;
@@ -36,12 +36,40 @@ const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) struct Reply {
     pub(crate) status: StatusCode,
     pub(crate) body: Option<Vec<u8>>,
+    /// An `Mcp-Session-Id` to send (a 2025-revision `initialize` only).
+    pub(crate) session: Option<std::sync::Arc<str>>,
 }
 
 impl Reply {
     pub(crate) fn empty(status: StatusCode) -> Self {
-        Self { status, body: None }
+        Self {
+            status,
+            body: None,
+            session: None,
+        }
     }
+
+    fn json(status: StatusCode, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            body: Some(body),
+            session: None,
+        }
+    }
+}
+
+/// A fault, with the status the request's revision gives it.
+pub(crate) fn fail(
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+    fault: Fault,
+    data: Option<JsonValue>,
+) -> Reply {
+    let mut reply = fault_reply(id, fault, data);
+    if is_legacy(revision) {
+        reply.status = fault.legacy_status();
+    }
+    reply
 }
 
 /// A fault as a JSON-RPC error response. `data` is only ever framework-built.
@@ -63,14 +91,11 @@ pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<Jso
         &tollgate_json::OutputLimits::default(),
     )
     .unwrap_or_default();
-    Reply {
-        status: fault.status(),
-        body: Some(body),
-    }
+    Reply::json(fault.status(), body)
 }
 
 /// A successful result whose `result` member is already rendered.
-fn result_reply(id: &RequestId, result: &[u8]) -> Reply {
+pub(crate) fn result_reply(id: &RequestId, result: &[u8]) -> Reply {
     let mut body = Vec::with_capacity(result.len() + 48);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     // An id read from a bounded request always fits.
@@ -86,17 +111,29 @@ fn result_reply(id: &RequestId, result: &[u8]) -> Reply {
     body.extend_from_slice(br#","result":"#);
     body.extend_from_slice(result);
     body.push(b'}');
-    Reply {
-        status: StatusCode::OK,
-        body: Some(body),
+    Reply::json(StatusCode::OK, body)
+}
+
+/// A successful result built from a tree (small framework results such as `ping`).
+pub(crate) fn result_reply_json(
+    id: Option<&RequestId>,
+    result: &JsonValue,
+    revision: ProtocolVersion,
+) -> Reply {
+    let Some(id) = id else {
+        return fail(revision, None, Fault::Internal, None);
+    };
+    match to_vec(result, &tollgate_json::OutputLimits::default()) {
+        Ok(bytes) => result_reply(id, &bytes),
+        Err(_) => fail(revision, Some(id), Fault::Internal, None),
     }
 }
 
 /// The readable parts of a JSON-RPC message.
-struct Envelope {
-    id: Option<RequestId>,
-    method: JsonString,
-    params: Option<JsonObject>,
+pub(crate) struct Envelope {
+    pub(crate) id: Option<RequestId>,
+    pub(crate) method: JsonString,
+    pub(crate) params: Option<JsonObject>,
 }
 
 /// Classifies the body. `Err` carries the id when it was readable.
@@ -175,6 +212,11 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
         Ok(m) => m,
         Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
     };
+    // The 2025 revisions, when served: `initialize`, or a request naming one of them (in its
+    // header, or through its session).
+    if let Some(revision) = crate::legacy::selects(endpoint, headers, &message) {
+        return crate::legacy::handle(endpoint, headers, message, revision).await;
+    }
     let Some(id) = message.id.clone() else {
         return notification(endpoint, headers);
     };
@@ -279,14 +321,18 @@ fn notification(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
     })
 }
 
-fn discover(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
+pub(crate) fn discover(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+) -> Reply {
     match (&endpoint.inner.discover[revision_slot(revision)], id) {
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),
     }
 }
 
-fn tools_list(
+pub(crate) fn tools_list(
     endpoint: &Endpoint,
     revision: ProtocolVersion,
     params: &JsonObject,
@@ -297,9 +343,9 @@ fn tools_list(
         None => 0,
         Some(JsonValue::String(cursor)) => match endpoint.page_of(cursor, pages.len()) {
             Some(page) => page,
-            None => return fault_reply(id, Fault::InvalidCursor, None),
+            None => return fail(revision, id, Fault::InvalidCursor, None),
         },
-        Some(_) => return fault_reply(id, Fault::InvalidParams, None),
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     };
     match (pages.get(page), id) {
         (Some(result), Some(id)) => result_reply(id, result),
@@ -323,11 +369,25 @@ impl<T> Future for CatchUnwind<'_, T> {
     }
 }
 
-fn invalid_arguments() -> CompleteResult {
-    CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT)
+/// Arguments that fail the schema, its budget or binding: the fixed `isError` result, except on
+/// 2025-06-18, which keeps its JSON-RPC -32602.
+fn invalid_arguments(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+) -> Reply {
+    if revision == ProtocolVersion::V2025_06_18 {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    complete(
+        endpoint,
+        revision,
+        id,
+        &CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT),
+    )
 }
 
-async fn tools_call(
+pub(crate) async fn tools_call(
     endpoint: &Endpoint,
     headers: &HeaderMap,
     params: &JsonObject,
@@ -336,23 +396,23 @@ async fn tools_call(
     let limits = &endpoint.inner.limits;
     let id = context.request_id.clone();
     let id = id.as_ref();
+    let revision = context.protocol_version;
     // Parameters.
     let Some(JsonValue::String(name)) = params.get("name") else {
-        return fault_reply(id, Fault::InvalidParams, None);
+        return fail(revision, id, Fault::InvalidParams, None);
     };
     let arguments = match params.get("arguments") {
         None => JsonObject::new(),
         Some(JsonValue::Object(a)) => a.clone(),
-        Some(_) => return fault_reply(id, Fault::InvalidParams, None),
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     };
     // No tool here can ask for input, so retry data cannot belong to any request it issued.
     if params.contains_key("inputResponses") || params.contains_key("requestState") {
-        return fault_reply(id, Fault::InvalidParams, None);
+        return fail(revision, id, Fault::InvalidParams, None);
     }
-    let revision = context.protocol_version;
     // Tool lookup (after admission, which admits every caller today).
     let Some(tool) = endpoint.tool(name, revision) else {
-        return fault_reply(id, Fault::UnknownTool, None);
+        return fail(revision, id, Fault::UnknownTool, None);
     };
     context.operation_name = Some(name.clone());
     // Required client capabilities, all missing ones reported together.
@@ -372,12 +432,12 @@ async fn tools_call(
         let data = JsonObject::builder()
             .insert("requiredCapabilities", missing)
             .build();
-        return fault_reply(id, Fault::MissingCapability, Some(data.into()));
+        return fail(revision, id, Fault::MissingCapability, Some(data.into()));
     }
     // Mirrored arguments agree with their headers.
     if !headers::mirrored_arguments_agree(headers, tool.inner.input.mirrored_headers(), &arguments)
     {
-        return fault_reply(id, Fault::HeaderMismatch, None);
+        return fail(revision, id, Fault::HeaderMismatch, None);
     }
     // Input validation.
     let arguments_value = JsonValue::Object(arguments);
@@ -388,12 +448,12 @@ async fn tools_call(
     {
         Ok(()) => {}
         Err(e) if e.kind() == ValidationErrorKind::Busy => {
-            return fault_reply(id, Fault::Busy, None);
+            return fail(revision, id, Fault::Busy, None);
         }
-        Err(_) => return complete(endpoint, revision, id, &invalid_arguments()),
+        Err(_) => return invalid_arguments(endpoint, revision, id),
     }
     let JsonValue::Object(arguments) = arguments_value else {
-        return fault_reply(id, Fault::Internal, None);
+        return fail(revision, id, Fault::Internal, None);
     };
     // Handler.
     let token = CancellationToken::new();
@@ -414,11 +474,15 @@ async fn tools_call(
     let result = match invocation {
         Some(Ok(Invocation::Structured(value))) => match structured(tool, value, limits) {
             Ok(result) => result,
-            Err(fault) => return fault_reply(id, fault, None),
+            Err(fault) => return fail(revision, id, fault, None),
         },
         Some(Ok(Invocation::Operation(OperationResult::Complete(result)))) => result,
-        Some(Err(InvokeFailure::InvalidArguments)) => invalid_arguments(),
-        Some(Err(InvokeFailure::Handler)) | None => return fault_reply(id, Fault::Internal, None),
+        Some(Err(InvokeFailure::InvalidArguments)) => {
+            return invalid_arguments(endpoint, revision, id);
+        }
+        Some(Err(InvokeFailure::Handler)) | None => {
+            return fail(revision, id, Fault::Internal, None);
+        }
     };
     complete(endpoint, revision, id, &result)
 }
@@ -460,13 +524,21 @@ fn complete(
     for block in output.content() {
         match ContentBlock::render(block, revision) {
             Ok(v) => content.push(v),
-            Err(_) => return fault_reply(Some(id), Fault::Internal, None),
+            Err(_) => return fail(revision, Some(id), Fault::Internal, None),
         }
     }
-    let mut b = JsonObject::builder()
-        .insert("resultType", "complete")
-        .insert("content", JsonArray::from(content));
+    let legacy = is_legacy(revision);
+    let mut b = JsonObject::builder();
+    if !legacy {
+        b.push("resultType", "complete");
+    }
+    b.push("content", JsonArray::from(content));
     if let Some(s) = output.structured_content() {
+        // The 2025 revisions can only carry an object: anything else fails the projection,
+        // never wrapped or dropped.
+        if legacy && s.as_object().is_none() {
+            return fail(revision, Some(id), Fault::Internal, None);
+        }
         b.push("structuredContent", s.clone());
     }
     if output.is_error() {
@@ -481,10 +553,7 @@ fn complete(
         .insert("result", b.build())
         .build();
     match to_vec(&envelope.into(), &endpoint.inner.limits.output) {
-        Ok(body) => Reply {
-            status: StatusCode::OK,
-            body: Some(body),
-        },
-        Err(_) => fault_reply(Some(id), Fault::Internal, None),
+        Ok(body) => Reply::json(StatusCode::OK, body),
+        Err(_) => fail(revision, Some(id), Fault::Internal, None),
     }
 }

@@ -168,6 +168,9 @@ impl McpService {
                 return Reply::empty(StatusCode::FORBIDDEN);
             }
         }
+        if parts.method == Method::DELETE {
+            return crate::legacy::end_session(endpoint, &parts.headers);
+        }
         if parts.method != Method::POST {
             return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
         }
@@ -293,6 +296,13 @@ fn respond(reply: Reply) -> Response<Full<Bytes>> {
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if reply.status == StatusCode::METHOD_NOT_ALLOWED {
         headers.insert(ALLOW, HeaderValue::from_static("POST"));
+    }
+    if let Some(session) = reply
+        .session
+        .as_deref()
+        .and_then(|s| HeaderValue::from_str(s).ok())
+    {
+        headers.insert(crate::legacy::SESSION_ID, session);
     }
     if let Some(body) = reply.body {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));

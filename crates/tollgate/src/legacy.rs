@@ -1,0 +1,210 @@
+//! The 2025-11-25 and 2025-06-18 request path: `initialize`, sessions, `ping`, and tools with
+//! those revisions' projection.
+//!
+//! Owns how one endpoint tells a 2025 request from a 2026-07-28 one (the rule below), the
+//! session checks, and the legacy lifecycle methods. Tool listing and calling are shared with the
+//! 2026-07-28 path, which applies each revision's result projection.
+//!
+//! The rule: on an endpoint that serves a 2025 revision, a request is a 2025 request when its
+//! method is `initialize`, when its `MCP-Protocol-Version` header names a served 2025 revision,
+//! when it has no such header but carries `Mcp-Session-Id`, or when the endpoint serves no
+//! 2026-07-28 at all. Everything else takes the 2026-07-28 path.
+
+use http::{HeaderMap, StatusCode};
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::context::{ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+use crate::endpoint::{Endpoint, is_legacy, revision_slot};
+use crate::fault::Fault;
+use crate::headers;
+use crate::protocol::{Envelope, Reply, fail, fault_reply, tools_call, tools_list};
+use crate::session::{CreateFailure, Session};
+use crate::version::ProtocolVersion;
+
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+
+/// How a 2025 request was recognised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Selection {
+    Initialize,
+    Header(ProtocolVersion),
+    Implicit,
+}
+
+fn newest_legacy(endpoint: &Endpoint) -> Option<ProtocolVersion> {
+    endpoint.inner.revisions.iter().find(|r| is_legacy(*r))
+}
+
+/// Whether the message belongs to a 2025 revision on this endpoint (see the module rule).
+pub(crate) fn selects(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    message: &Envelope,
+) -> Option<Selection> {
+    newest_legacy(endpoint)?;
+    if message.method.as_str() == "initialize" {
+        return Some(Selection::Initialize);
+    }
+    let served = endpoint.inner.revisions;
+    match headers::single(headers, headers::PROTOCOL_VERSION) {
+        Ok(Some(value)) => match ProtocolVersion::from_wire(value) {
+            Some(r) if is_legacy(r) && served.contains(r) => Some(Selection::Header(r)),
+            _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
+            _ => None,
+        },
+        Ok(None) if headers.contains_key(SESSION_ID) => Some(Selection::Implicit),
+        _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
+        _ => None,
+    }
+}
+
+fn unsupported(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
+    let data = JsonObject::builder()
+        .insert("supported", endpoint.inner.supported_json.clone())
+        .insert("requested", "")
+        .build();
+    fail(revision, id, Fault::UnsupportedVersion, Some(data.into()))
+}
+
+/// Handles one 2025-revision message.
+pub(crate) async fn handle(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    message: Envelope,
+    selection: Selection,
+) -> Reply {
+    let Some(newest) = newest_legacy(endpoint) else {
+        return fault_reply(message.id.as_ref(), Fault::Internal, None);
+    };
+    let id = message.id.clone();
+    let id = id.as_ref();
+    if selection == Selection::Initialize {
+        return initialize(endpoint, message, newest);
+    }
+    let header_revision = match selection {
+        Selection::Header(r) => Some(r),
+        _ => match headers::single(headers, headers::PROTOCOL_VERSION) {
+            Ok(None) => None,
+            // A header naming anything this endpoint does not serve as a 2025 revision.
+            _ => return unsupported(endpoint, newest, id),
+        },
+    };
+    let (revision, session) = match &endpoint.inner.sessions {
+        Some(store) => {
+            let Ok(Some(session_id)) = headers::single(headers, SESSION_ID) else {
+                return fail(newest, id, Fault::SessionRequired, None);
+            };
+            let Some(session) = store.touch(session_id) else {
+                return fail(newest, id, Fault::SessionNotFound, None);
+            };
+            if header_revision.is_some_and(|r| r != session.revision) {
+                // A request may not mix revisions: its header must name its session's.
+                return fail(session.revision, id, Fault::InvalidRequest, None);
+            }
+            (session.revision, Some(session))
+        }
+        None => match header_revision {
+            Some(r) => (r, None),
+            None => return unsupported(endpoint, newest, id),
+        },
+    };
+    if id.is_none() {
+        // Notifications (`notifications/initialized`, `notifications/cancelled`, ...) carry
+        // nothing this server acts on.
+        return Reply::empty(StatusCode::ACCEPTED);
+    }
+    let empty = JsonObject::new();
+    let params = message.params.as_ref().unwrap_or(&empty);
+    match message.method.as_str() {
+        "ping" => {
+            crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
+        }
+        "tools/list" => tools_list(endpoint, revision, params, id),
+        "tools/call" => {
+            let (capabilities, client_info) = match session {
+                Some(s) => (s.capabilities, s.client_info),
+                None => (ClientCapabilities::default(), None),
+            };
+            let meta = match params.get("_meta") {
+                Some(JsonValue::Object(m)) => m.clone(),
+                _ => JsonObject::new(),
+            };
+            let context = RequestContext {
+                endpoint_path: endpoint.inner.path.clone(),
+                operation: OperationType::of(&message.method),
+                method: message.method.clone(),
+                request_id: message.id.clone(),
+                protocol_version: revision,
+                operation_name: None,
+                client_info,
+                client_capabilities: capabilities,
+                meta,
+                admission: crate::context::AdmissionIdentity::anonymous(),
+            };
+            tools_call(endpoint, headers, params, context).await
+        }
+        _ => fail(revision, id, Fault::MethodNotFound, None),
+    }
+}
+
+/// `initialize`: negotiates the revision (the client's when served, else the newest 2025
+/// revision served) and, when sessions are on, starts one.
+fn initialize(endpoint: &Endpoint, message: Envelope, newest: ProtocolVersion) -> Reply {
+    let Some(id) = message.id.as_ref() else {
+        return Reply::empty(StatusCode::BAD_REQUEST);
+    };
+    let Some(params) = &message.params else {
+        return fail(newest, Some(id), Fault::InvalidParams, None);
+    };
+    let (
+        Some(JsonValue::String(requested)),
+        Some(JsonValue::Object(capabilities)),
+        Some(JsonValue::Object(info)),
+    ) = (
+        params.get("protocolVersion"),
+        params.get("capabilities"),
+        params.get("clientInfo"),
+    )
+    else {
+        return fail(newest, Some(id), Fault::InvalidParams, None);
+    };
+    let Some(client_info) = ClientInfo::from_object(info.clone()) else {
+        return fail(newest, Some(id), Fault::InvalidParams, None);
+    };
+    let revision = match ProtocolVersion::from_wire(requested) {
+        Some(r) if is_legacy(r) && endpoint.inner.revisions.contains(r) => r,
+        _ => newest,
+    };
+    let Some(result) = &endpoint.inner.discover[revision_slot(revision)] else {
+        return fail(revision, Some(id), Fault::Internal, None);
+    };
+    let session = match &endpoint.inner.sessions {
+        None => None,
+        Some(store) => match store.create(Session {
+            revision,
+            capabilities: ClientCapabilities::from_json(capabilities.clone()),
+            client_info: Some(client_info),
+        }) {
+            Ok(session_id) => Some(session_id),
+            Err(CreateFailure::Full | CreateFailure::NoEntropy) => {
+                return fail(revision, Some(id), Fault::Busy, None);
+            }
+        },
+    };
+    let mut reply = crate::protocol::result_reply(id, result);
+    reply.session = session;
+    reply
+}
+
+/// `DELETE` with `Mcp-Session-Id`: ends the session (200), or 404 when it is unknown; 405 when
+/// the endpoint keeps no sessions.
+pub(crate) fn end_session(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
+    let Some(store) = &endpoint.inner.sessions else {
+        return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
+    };
+    match headers::single(headers, SESSION_ID) {
+        Ok(Some(id)) if store.end(id) => Reply::empty(StatusCode::OK),
+        Ok(Some(_)) => Reply::empty(StatusCode::NOT_FOUND),
+        _ => Reply::empty(StatusCode::BAD_REQUEST),
+    }
+}
