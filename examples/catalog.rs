@@ -1,6 +1,7 @@
-//! The catalog demo: a small product catalog served over MCP 2026-07-28 on 127.0.0.1.
+//! The catalog demo: a small product catalog served over MCP on 127.0.0.1.
 //!
-//! Run it with `cargo run --release --example catalog` (or pass `--addr HOST:PORT`), then call
+//! It serves MCP 2026-07-28 and, on the same URL, 2025-11-25 and 2025-06-18 for clients that
+//! still `initialize`. Run it with `cargo run --release --example catalog` (or pass `--addr HOST:PORT`), then call
 //! it with any MCP client or the curl session in the README. Three tools show the three
 //! registration shapes:
 //!
@@ -20,6 +21,13 @@ use tollgate::{
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+/// The revisions the demo serves on its one URL. `catalog.stock` mirrors an argument into a
+/// header, which only 2026-07-28 can do, so it selects that revision alone.
+const ALL: [ProtocolVersion; 3] = [
+    ProtocolVersion::V2026_07_28,
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2025_06_18,
+];
 
 struct Item {
     sku: &'static str,
@@ -185,7 +193,7 @@ async fn stock(
 }
 
 fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
-    let search = ToolRegistration::with_name("catalog.search", [MODERN])
+    let search = ToolRegistration::with_name("catalog.search", ALL)
         .argument_and_output_types::<SearchArguments, SearchResult>()
         .handler(search)
         .title("Catalog search")
@@ -197,7 +205,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
                 .open_world_hint(false),
         )
         .build()?;
-    let get = ToolRegistration::with_name("catalog.get", [MODERN])
+    let get = ToolRegistration::with_name("catalog.get", ALL)
         .argument_type::<GetArguments>()
         .handler(get)
         .title("Catalog item")
@@ -214,7 +222,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
         .build()?;
     Ok(Endpoint::with_path(
         "/mcp",
-        [MODERN],
+        ALL,
         Implementation::new("tollgate-catalog", env!("CARGO_PKG_VERSION"))
             .title("Tollgate catalog demo"),
     )
@@ -238,7 +246,7 @@ fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::bind(address()?, McpService::new(endpoint()?)).await?;
     println!(
-        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28); Ctrl-C stops it",
+        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
         server.local_addr()?
     );
     server

@@ -1,5 +1,6 @@
 // End-to-end check with the official TypeScript MCP client (@modelcontextprotocol/client):
-// connects to a running Tollgate catalog demo over 2026-07-28, lists its tools and calls each.
+// connects to a running Tollgate catalog demo over 2026-07-28, lists its tools and calls each,
+// then does the same over 2025-11-25 (initialize and a session) on the same URL.
 // Usage: node client.mjs http://127.0.0.1:PORT/mcp
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -36,3 +37,21 @@ assert.equal(invalid.content[0].text, "Arguments do not match the tool's inputSc
 
 await client.close();
 console.log("official TypeScript client: list and call over 2026-07-28 ok");
+
+// The same client in its default mode speaks 2025-11-25: initialize, a session, JSON responses.
+const legacy = new Client({ name: "tollgate-e2e", version: "1.0.0" });
+const transport = new StreamableHTTPClientTransport(url);
+await legacy.connect(transport);
+assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-25");
+assert.ok(transport.sessionId, "the server issued a session");
+const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
+// catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
+assert.deepEqual(legacyTools, ["catalog.search", "catalog.get"]);
+const legacySearch = await legacy.callTool({ name: "catalog.search", arguments: { query: "mug" } });
+assert.deepEqual(legacySearch.structuredContent.items.map((i) => i.sku), ["MUG-001"]);
+const legacyInvalid = await legacy.callTool({ name: "catalog.get", arguments: {} });
+assert.equal(legacyInvalid.isError, true);
+assert.equal(legacyInvalid.content[0].text, "Arguments do not match the tool's inputSchema.");
+await transport.terminateSession();
+await legacy.close();
+console.log("official TypeScript client: initialize, list and call over 2025-11-25 ok");
