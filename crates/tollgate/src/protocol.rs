@@ -200,6 +200,14 @@ fn requested_version(value: &str) -> &str {
     if plain { value } else { "" }
 }
 
+fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &str) -> Reply {
+    let data = JsonObject::builder()
+        .insert("supported", endpoint.inner.supported_json.clone())
+        .insert("requested", requested_version(requested))
+        .build();
+    fault_reply(id, Fault::UnsupportedVersion, Some(data.into()))
+}
+
 /// Handles one POSTed body whose transport checks passed.
 pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]) -> Reply {
     let limits = &endpoint.inner.limits;
@@ -221,7 +229,16 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
         return notification(endpoint, headers);
     };
     let id = Some(&id);
-    // 3. Method: removed and unknown methods are 404 / -32601.
+    // 3. A revision header naming a revision not served here is answered first, with the list
+    //    to retry from, whatever the method.
+    if let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION) {
+        let served = ProtocolVersion::from_wire(version)
+            .is_some_and(|v| endpoint.inner.revisions.contains(v));
+        if !served {
+            return unsupported_version(endpoint, id, version);
+        }
+    }
+    // 4. Method: removed and unknown methods are 404 / -32601.
     let Some(method) = Method::of(&message.method) else {
         return fault_reply(id, Fault::MethodNotFound, None);
     };
@@ -255,13 +272,7 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
     // 5. Revision selection.
     let revision = match ProtocolVersion::from_wire(version_header) {
         Some(v) if endpoint.inner.revisions.contains(v) => v,
-        _ => {
-            let data = JsonObject::builder()
-                .insert("supported", endpoint.inner.supported_json.clone())
-                .insert("requested", requested_version(version_header))
-                .build();
-            return fault_reply(id, Fault::UnsupportedVersion, Some(data.into()));
-        }
+        _ => return unsupported_version(endpoint, id, version_header),
     };
     // 6. Required `_meta`, then header/body revision agreement.
     let Some(params) = &message.params else {
