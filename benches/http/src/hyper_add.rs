@@ -1,0 +1,69 @@
+//! The practical limit: hyper 1 + serde_json parsing the JSON-RPC body into a `Value`, adding the
+//! two arguments and writing a fixed-shape result (no validation, no MCP rules). `tools/list`
+//! returns a catalog serialised once at start-up.
+
+mod common;
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+fn catalog() -> Bytes {
+    let schema: Value = serde_json::from_str(common::FILLER_SCHEMA).unwrap_or(Value::Null);
+    let mut tools = vec![json!({"name": "add", "description": "Adds two integers",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}})];
+    for i in 0..common::FILLER_TOOLS {
+        tools.push(json!({"name": common::filler_name(i), "description": common::FILLER_DESCRIPTION, "inputSchema": schema}));
+    }
+    Bytes::from(serde_json::to_vec(&json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": "private"})).unwrap_or_default())
+}
+
+async fn handle(request: Request<hyper::body::Incoming>, catalog: Bytes) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let bytes = match message.get("method").and_then(Value::as_str) {
+        Some("tools/list") => {
+            let mut out = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id})).unwrap_or_default();
+            out.pop();
+            out.extend_from_slice(b",\"result\":");
+            out.extend_from_slice(&catalog);
+            out.push(b'}');
+            out
+        }
+        _ => {
+            let arguments = message.get("params").and_then(|p| p.get("arguments"));
+            let number = |k: &str| arguments.and_then(|a| a.get(k)).and_then(Value::as_i64).unwrap_or(0);
+            let sum = number("a").wrapping_add(number("b"));
+            serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                "resultType": "complete",
+                "content": [{"type": "text", "text": format!("{{\"sum\":{sum}}}")}],
+                "structuredContent": {"sum": sum}
+            }}))
+            .unwrap_or_default()
+        }
+    };
+    let mut response = Response::new(Full::new(Bytes::from(bytes)));
+    response.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
+    Ok(response)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let catalog = catalog();
+    common::runtime()?.block_on(async {
+        let listener = tokio::net::TcpListener::bind(common::address()).await?;
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let _ = stream.set_nodelay(true);
+            let catalog = catalog.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |r| handle(r, catalog.clone()));
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    })
+}

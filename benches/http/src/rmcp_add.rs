@@ -1,0 +1,86 @@
+//! rmcp's `add` (3.11, the `#[tool]` macros and `Json` output: text and structured sum), served
+//! by its Streamable HTTP tower service in stateless, JSON-response mode (its fastest), on the
+//! same hyper HTTP/1.1 connection loop as the others. The handler (and its 200-tool router) is
+//! built once: the per-request factory only clones an `Arc`.
+
+mod common;
+
+use std::sync::Arc;
+
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig, Tool};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+
+#[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(serde::Serialize, rmcp::schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+/// Built once; the stateless service's per-request factory only clones the `Arc`.
+#[derive(Clone)]
+struct Calc {
+    tool_router: Arc<ToolRouter<Calc>>,
+}
+
+#[tool_router]
+impl Calc {
+    fn new() -> Self {
+        let mut tool_router = Self::tool_router();
+        let schema: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(common::FILLER_SCHEMA).unwrap_or_default();
+        let schema = Arc::new(schema);
+        for i in 0..common::FILLER_TOOLS {
+            let tool = Tool::new(common::filler_name(i), common::FILLER_DESCRIPTION, schema.clone());
+            tool_router.add_route(ToolRoute::new_dyn(tool, |_| {
+                Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into()) })
+            }));
+        }
+        Self { tool_router: Arc::new(tool_router) }
+    }
+
+    #[tool(description = "Adds two integers")]
+    fn add(&self, Parameters(Add { a, b }): Parameters<Add>) -> Json<Sum> {
+        Json(Sum { sum: a.wrapping_add(b) })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Calc {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = false;
+    config.json_response = true;
+    let calc = Calc::new();
+    let service = TowerToHyperService::new(StreamableHttpService::new(
+        move || Ok(calc.clone()),
+        LocalSessionManager::default().into(),
+        config,
+    ));
+    common::runtime()?.block_on(async {
+        let listener = tokio::net::TcpListener::bind(common::address()).await?;
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let _ = stream.set_nodelay(true);
+            let service = service.clone();
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    })
+}

@@ -1,0 +1,62 @@
+//! Tollgate's `add`: typed arguments and output (full input and output validation), text mirror
+//! and structured sum; 2026-07-28 and stateless 2025-11-25.
+
+mod common;
+
+use std::convert::Infallible;
+
+use tollgate::json::{JsonLimits, JsonObject, from_str};
+use tollgate::{
+    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
+    ProtocolVersion, RequestContext, Server, ToolArguments, ToolRegistration,
+};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+async fn add(_: &RequestContext, args: ToolArguments<Add>, _: &InvocationFeatures) -> Result<Sum, Infallible> {
+    let Add { a, b } = args.into_converted();
+    Ok(Sum { sum: a.wrapping_add(b) })
+}
+
+async fn filler(_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures) -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text("ok").into())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let mut endpoint = Endpoint::with_path("/mcp", revisions, Implementation::new("tollgate-add", "1.0.0"))
+        .legacy_sessions(None)
+        .tools_page_size(1000)
+        .add_tool(
+            ToolRegistration::with_name("add", revisions)
+                .argument_and_output_types::<Add, Sum>()
+                .handler(add)
+                .description("Adds two integers")
+                .build()?,
+        );
+    let schema = from_str(common::FILLER_SCHEMA, &JsonLimits::default())?;
+    for i in 0..common::FILLER_TOOLS {
+        endpoint = endpoint.add_tool(
+            ToolRegistration::with_name(common::filler_name(i), revisions)
+                .input_schema(&schema)?
+                .handler(filler)
+                .description(common::FILLER_DESCRIPTION)
+                .build()?,
+        );
+    }
+    let service = McpService::new(endpoint.build()?);
+    common::runtime()?.block_on(async {
+        let server = Server::bind(common::address(), service).await?;
+        server.serve_with_shutdown(std::future::pending()).await
+    })?;
+    Ok(())
+}
