@@ -115,7 +115,10 @@ def run(server, port, script):
 def main():
     port = 18600
     report = []
+    only = os.environ.get("ONLY")
     for name, body, headers in SCENARIOS:
+        if only and only not in name:
+            continue
         script = lua(body, headers)
         samples = {s: [] for s in SERVERS}
         for _ in range(ROUNDS):

@@ -58,7 +58,7 @@ thread_local! {
 }
 
 /// Member names up to this many bytes are shared through the name cache.
-const CACHED_NAME_BYTES: usize = 32;
+const CACHED_NAME_BYTES: usize = 64;
 const NAME_CACHE_SLOTS: usize = 256;
 
 /// The reader's reusable working storage.

@@ -139,10 +139,12 @@ fn stops(w: u64) -> u64 {
 }
 
 /// The index of the first byte that ends a run of ordinary string content (`"`, `\` or a C0
-/// control character), or `bytes.len()`. Sixteen bytes at a time, then a table for the tail.
+/// control character), or `bytes.len()`. Sixty-four bytes at a time over long runs, then sixteen,
+/// then by length class for the tail.
 #[inline]
 pub(crate) fn find_stop(bytes: &[u8]) -> usize {
     let mut i = 0;
+    let mut checked = 0;
     while i + 16 <= bytes.len() {
         let (a, b) = (stops(word(bytes, i)), stops(word(bytes, i + 8)));
         if a != 0 {
@@ -152,6 +154,11 @@ pub(crate) fn find_stop(bytes: &[u8]) -> usize {
             return i + 8 + (b.trailing_zeros() / 8) as usize;
         }
         i += 16;
+        checked += 1;
+        // A run this long is likely a long string: skip clean 64-byte blocks, then locate.
+        if checked == 4 && i + 64 <= bytes.len() {
+            i = skip_clean_blocks(bytes, i);
+        }
     }
     // Fewer than 16 bytes remain: settle them by length class, without a per-byte loop, using
     // words that overlap bytes already found clean (so a stop found there is at or after `i`).
@@ -185,6 +192,25 @@ pub(crate) fn find_stop(bytes: &[u8]) -> usize {
     i
 }
 
+/// Long runs: skips 64-byte blocks without a stop from `from`, one branch per block, and returns
+/// where the first block holding one (or the tail) starts. Only runs that already went 64 bytes
+/// without a stop get here, so short strings pay nothing.
+#[inline(never)]
+fn skip_clean_blocks(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i + 64 <= bytes.len() {
+        let mut any = 0;
+        for k in 0..8 {
+            any |= stops(word(bytes, i + 8 * k));
+        }
+        if any != 0 {
+            break;
+        }
+        i += 64;
+    }
+    i
+}
+
 /// Reads four bytes at `at` as the low half of a word whose high half is `A`s, which never stop
 /// a run, so [`stops`] applies unchanged; `at + 4` must be in bounds.
 #[inline(always)]
@@ -211,6 +237,21 @@ mod tests {
                 for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
                     let mut v = "aé🚀x".repeat(len).into_bytes();
                     v.truncate(len);
+                    if pos < len {
+                        v[pos] = special;
+                    }
+                    samples.push(v);
+                }
+            }
+        }
+        // Long runs take the 64-byte block path: stops before, inside and after each block.
+        for len in [64, 79, 80, 127, 128, 129, 200, 300] {
+            for pos in (0..=len)
+                .step_by(7)
+                .chain([63, 64, 65, 79, 80, 81, 143, 144, 145])
+            {
+                for special in [b'"', b'\\', 0x1f] {
+                    let mut v = vec![b'a'; len];
                     if pos < len {
                         v[pos] = special;
                     }

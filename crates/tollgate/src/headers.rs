@@ -6,14 +6,15 @@
 //! same fixed header mismatch; nothing here reports what was received.
 
 use http::HeaderMap;
+use http::header::{AsHeaderName, HeaderName};
 use tollgate_json::{JsonNumber, JsonObject, JsonValue};
 use tollgate_schema::{HeaderValueType, MirroredHeader};
 
 use crate::syntax;
 
-pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
-pub(crate) const METHOD: &str = "mcp-method";
-pub(crate) const NAME: &str = "mcp-name";
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
 const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The decoded size limit of one mirrored value, in UTF-8 bytes.
@@ -26,7 +27,10 @@ const SENTINEL_END: &str = "?=";
 
 /// The header's single value as text, `None` when absent, `Err` when repeated or not visible
 /// ASCII (with spaces and tabs).
-pub(crate) fn single<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ()> {
+pub(crate) fn single<'h>(
+    headers: &'h HeaderMap,
+    name: impl AsHeaderName,
+) -> Result<Option<&'h str>, ()> {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);
@@ -96,7 +100,7 @@ pub(crate) fn mirrored_arguments_agree(
         name.clear();
         name.push_str(PARAM_PREFIX);
         name.extend(declaration.suffix().chars().map(|c| c.to_ascii_lowercase()));
-        let Ok(header) = single(headers, &name) else {
+        let Ok(header) = single(headers, name.as_str()) else {
             return false;
         };
         match (lookup(arguments, declaration.path()), header) {

@@ -21,7 +21,7 @@ use crate::protocol::{Envelope, Reply, fail, fault_reply, tools_call, tools_list
 use crate::session::{CreateFailure, Session};
 use crate::version::ProtocolVersion;
 
-pub(crate) const SESSION_ID: &str = "mcp-session-id";
+pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 /// How a 2025 request was recognised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

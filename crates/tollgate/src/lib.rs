@@ -86,7 +86,7 @@ pub use result::{
     CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
 };
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
-pub use service::{McpService, McpServiceBuilder};
+pub use service::{DEFAULT_MAX_HEADER_BYTES, McpService, McpServiceBuilder};
 pub use session::SessionConfig;
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,

@@ -11,10 +11,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use http::{HeaderMap, StatusCode};
-use tollgate_json::{JsonArray, JsonObject, JsonString, JsonValue, from_slice, to_vec, write_into};
+use tollgate_json::{
+    JsonObject, JsonString, JsonValue, OutputLimits, from_slice, to_vec, write_into,
+};
 use tollgate_schema::ValidationErrorKind;
 
-use crate::content::{ContentBlock, TextContent};
+use crate::content::TextContent;
 use crate::context::{
     AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId,
     required_capabilities,
@@ -530,41 +532,84 @@ fn complete(
     let Some(id) = id else {
         return fault_reply(None, Fault::Internal, None);
     };
+    let mut body = Vec::with_capacity(256);
+    match write_complete(
+        &mut body,
+        &endpoint.inner.limits.output,
+        revision,
+        id,
+        result,
+    ) {
+        Ok(()) => Reply::json(StatusCode::OK, body),
+        Err(Overflow) => fail(revision, Some(id), Fault::Internal, None),
+    }
+}
+
+/// The response cannot be written within the output contract (size, string or depth limits, an
+/// oversized inline item, or a value the revision cannot carry).
+struct Overflow;
+
+/// Appends `value`, keeping the whole response within the byte limit (each write is bounded by
+/// it too, so the buffer never grows past twice the limit).
+fn put(value: &JsonValue, out: &mut Vec<u8>, limits: &OutputLimits) -> Result<(), Overflow> {
+    write_into(value, out, limits).map_err(|_| Overflow)?;
+    if out.len() > limits.max_output_bytes() {
+        Err(Overflow)
+    } else {
+        Ok(())
+    }
+}
+
+/// Writes a completed `tools/call` response straight into `out`, without building a tree for
+/// the envelope.
+fn write_complete(
+    out: &mut Vec<u8>,
+    limits: &OutputLimits,
+    revision: ProtocolVersion,
+    id: &RequestId,
+    result: &CompleteResult,
+) -> Result<(), Overflow> {
+    let legacy = is_legacy(revision);
     let output = result.tool_output();
-    let mut content = Vec::with_capacity(output.content().len());
-    for block in output.content() {
-        match ContentBlock::render(block, revision) {
-            Ok(v) => content.push(v),
-            Err(_) => return fail(revision, Some(id), Fault::Internal, None),
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    put(&id.to_json(), out, limits)?;
+    out.extend_from_slice(if legacy {
+        br#","result":{"content":["#
+    } else {
+        br#","result":{"resultType":"complete","content":["#
+    });
+    for (i, block) in output.content().iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        block
+            .write_into(revision, out, limits)
+            .map_err(|_| Overflow)?;
+        if out.len() > limits.max_output_bytes() {
+            return Err(Overflow);
         }
     }
-    let legacy = is_legacy(revision);
-    let mut b = JsonObject::builder();
-    if !legacy {
-        b.push("resultType", "complete");
-    }
-    b.push("content", JsonArray::from(content));
-    if let Some(s) = output.structured_content() {
+    out.push(b']');
+    if let Some(structured) = output.structured_content() {
         // The 2025 revisions can only carry an object: anything else fails the projection,
         // never wrapped or dropped.
-        if legacy && s.as_object().is_none() {
-            return fail(revision, Some(id), Fault::Internal, None);
+        if legacy && structured.as_object().is_none() {
+            return Err(Overflow);
         }
-        b.push("structuredContent", s.clone());
+        out.extend_from_slice(br#","structuredContent":"#);
+        put(structured, out, limits)?;
     }
     if output.is_error() {
-        b.push("isError", true);
+        out.extend_from_slice(br#","isError":true"#);
     }
     if let Some(meta) = result.meta() {
-        b.push("_meta", meta.clone());
+        out.extend_from_slice(br#","_meta":"#);
+        put(&JsonValue::Object(meta.clone()), out, limits)?;
     }
-    let envelope = JsonObject::builder()
-        .insert("jsonrpc", "2.0")
-        .insert("id", id.to_json())
-        .insert("result", b.build())
-        .build();
-    match to_vec(&envelope.into(), &endpoint.inner.limits.output) {
-        Ok(body) => Reply::json(StatusCode::OK, body),
-        Err(_) => fail(revision, Some(id), Fault::Internal, None),
+    out.extend_from_slice(b"}}");
+    if out.len() > limits.max_output_bytes() {
+        Err(Overflow)
+    } else {
+        Ok(())
     }
 }

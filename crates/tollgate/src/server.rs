@@ -28,7 +28,7 @@ pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
 #[derive(Clone, Copy, Debug)]
 pub struct ServerLimits {
     max_connections: usize,
-    max_header_bytes: usize,
+    read_buffer_bytes: usize,
     max_headers: usize,
     header_read_timeout: Duration,
     shutdown_timeout: Duration,
@@ -38,7 +38,7 @@ impl Default for ServerLimits {
     fn default() -> Self {
         Self {
             max_connections: 1024,
-            max_header_bytes: 64 * 1024,
+            read_buffer_bytes: 512 * 1024,
             max_headers: 100,
             header_read_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(10),
@@ -47,8 +47,8 @@ impl Default for ServerLimits {
 }
 
 impl ServerLimits {
-    /// The defaults: 1,024 open connections, 64 KiB of request head, 100 header fields, 30 s to
-    /// read a request head, 10 s for in-flight requests at shutdown.
+    /// The defaults: 1,024 open connections, a 512 KiB read buffer (and head cap), 100 header
+    /// fields, 30 s to read a request head, 10 s for in-flight requests at shutdown.
     pub fn new() -> Self {
         Self::default()
     }
@@ -60,11 +60,13 @@ impl ServerLimits {
         self
     }
 
-    /// The aggregate request-head ceiling in bytes (at least 8 KiB, hyper's minimum buffer).
-    /// A larger head closes the connection with 431.
+    /// hyper's read buffer per connection in bytes (at least 8 KiB): a request head larger
+    /// than this closes the connection with 431. Bodies stream through it, so a small buffer
+    /// slows large requests; the precise aggregate header ceiling is the service's
+    /// ([`McpServiceBuilder::max_header_bytes`](crate::McpServiceBuilder::max_header_bytes)).
     #[must_use]
-    pub fn max_header_bytes(mut self, n: usize) -> Self {
-        self.max_header_bytes = n.max(8 * 1024);
+    pub fn read_buffer_bytes(mut self, n: usize) -> Self {
+        self.read_buffer_bytes = n.max(8 * 1024);
         self
     }
 
@@ -155,7 +157,7 @@ impl Server {
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(self.limits.header_read_timeout)
-            .max_buf_size(self.limits.max_header_bytes)
+            .max_buf_size(self.limits.read_buffer_bytes)
             .max_headers(self.limits.max_headers);
         tokio::pin!(shutdown);
         loop {

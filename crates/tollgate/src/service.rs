@@ -48,7 +48,11 @@ struct ServiceInner {
     endpoints: HashMap<Arc<str>, Endpoint>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    max_header_bytes: usize,
 }
+
+/// The default aggregate request-header ceiling: 64 KiB.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
 
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,12 +63,23 @@ impl std::fmt::Debug for McpService {
 }
 
 /// Builds an [`McpService`].
-#[derive(Default)]
 #[must_use = "call build() to finish the service"]
 pub struct McpServiceBuilder {
     endpoints: Vec<Endpoint>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+    max_header_bytes: usize,
+}
+
+impl Default for McpServiceBuilder {
+    fn default() -> Self {
+        Self {
+            endpoints: Vec::new(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+        }
+    }
 }
 
 impl McpServiceBuilder {
@@ -91,6 +106,14 @@ impl McpServiceBuilder {
         self
     }
 
+    /// The aggregate request-header ceiling: the bytes of every header name and value, plus
+    /// four per field for its `: ` and line end (default 64 KiB, at least 8 KiB). A request
+    /// over it is refused with 431 before anything else is read.
+    pub fn max_header_bytes(mut self, bytes: usize) -> Self {
+        self.max_header_bytes = bytes.max(8 * 1024);
+        self
+    }
+
     /// Finishes the service.
     ///
     /// # Errors
@@ -109,6 +132,7 @@ impl McpServiceBuilder {
                 endpoints,
                 allowed_hosts: self.allowed_hosts,
                 allowed_origins: self.allowed_origins,
+                max_header_bytes: self.max_header_bytes,
             }),
         })
     }
@@ -129,6 +153,7 @@ impl McpService {
                 endpoints,
                 allowed_hosts: Vec::new(),
                 allowed_origins: Vec::new(),
+                max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             }),
         }
     }
@@ -152,6 +177,12 @@ impl McpService {
         let Some(endpoint) = self.inner.endpoints.get(parts.uri.path()) else {
             return Reply::empty(StatusCode::NOT_FOUND);
         };
+        let header_bytes = parts.headers.iter().fold(0usize, |sum, (name, value)| {
+            sum.saturating_add(name.as_str().len() + value.len() + 4)
+        });
+        if header_bytes > self.inner.max_header_bytes {
+            return Reply::empty(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        }
         if !self.host_allowed(&parts) {
             return Reply::empty(StatusCode::FORBIDDEN);
         }
@@ -258,14 +289,18 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
 /// Whether `Accept` permits both `application/json` and `text/event-stream`. An absent header
 /// permits everything (RFC 9110); a range with `q=0` permits nothing.
 fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
-    let mut ranges = Vec::new();
-    for value in headers.get_all(ACCEPT) {
+    let mut values = headers.get_all(ACCEPT).iter().peekable();
+    if values.peek().is_none() {
+        return true;
+    }
+    let (mut json, mut sse) = (false, false);
+    for value in values {
         let Ok(value) = value.to_str() else {
             return false;
         };
         for range in value.split(',') {
             let mut parts = range.split(';');
-            let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let media = parts.next().unwrap_or_default().trim();
             let refused = parts.any(|p| {
                 let p = p.trim();
                 p.eq_ignore_ascii_case("q=0")
@@ -273,20 +308,21 @@ fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
                     || p.eq_ignore_ascii_case("q=0.00")
                     || p.eq_ignore_ascii_case("q=0.000")
             });
-            if !media.is_empty() && !refused {
-                ranges.push(media);
+            if media.is_empty() || refused {
+                continue;
             }
+            let (ty, sub) = media.split_once('/').unwrap_or((media, ""));
+            let any = sub == "*";
+            if ty == "*" && any {
+                return true;
+            }
+            json |=
+                ty.eq_ignore_ascii_case("application") && (any || sub.eq_ignore_ascii_case("json"));
+            sse |= ty.eq_ignore_ascii_case("text")
+                && (any || sub.eq_ignore_ascii_case("event-stream"));
         }
     }
-    if headers.get(ACCEPT).is_none() {
-        return true;
-    }
-    let permits = |ty: &str, sub: &str| {
-        ranges
-            .iter()
-            .any(|r| r == "*/*" || *r == format!("{ty}/*") || *r == format!("{ty}/{sub}"))
-    };
-    permits("application", "json") && permits("text", "event-stream")
+    json && sse
 }
 
 fn respond(reply: Reply) -> Response<Full<Bytes>> {

@@ -1340,3 +1340,40 @@ async fn a_client_disconnect_cancels_the_invocation() {
     }
     panic!("the cancellation token was not signalled after the client went away");
 }
+
+#[tokio::test]
+async fn the_aggregate_header_ceiling_at_and_past() {
+    let addr = server().await;
+    let body = request("1", "tools/list", "");
+    let fixed: Vec<(String, String)> = vec![
+        ("host".into(), format!("127.0.0.1:{}", addr.port())),
+        ("content-type".into(), "application/json".into()),
+        (
+            "accept".into(),
+            "application/json, text/event-stream".into(),
+        ),
+        ("connection".into(), "close".into()),
+        ("content-length".into(), body.len().to_string()),
+        ("mcp-protocol-version".into(), "2026-07-28".into()),
+        ("mcp-method".into(), "tools/list".into()),
+    ];
+    let used: usize = fixed
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 4)
+        .sum::<usize>()
+        + "x-pad".len()
+        + 4;
+    for (extra, status) in [(0, 200), (1, 431)] {
+        let pad = "p".repeat(tollgate::DEFAULT_MAX_HEADER_BYTES - used + extra);
+        let mut head = String::from("POST /mcp HTTP/1.1\r\n");
+        for (k, v) in &fixed {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str(&format!("x-pad: {pad}\r\n\r\n{body}"));
+        assert_eq!(
+            raw(addr, head.as_bytes()).await.status,
+            status,
+            "{extra} byte(s) past the ceiling"
+        );
+    }
+}
