@@ -105,8 +105,8 @@ def run(server, port, script):
         raise SystemExit(f"{server}: {errors.group(1)} non-2xx responses")
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-        "p50": to_ms(re.search(r"50%\s+(\S+)", out).group(1)),
-        "p99": to_ms(re.search(r"99%\s+(\S+)", out).group(1)),
+        "p50": to_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)),
+        "p99": to_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)),
         "cpu_us": ticks / CLK_TCK / max(requests, 1) * 1e6,
         "rss_mib": rss / 1024,
     }
