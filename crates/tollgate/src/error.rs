@@ -42,6 +42,16 @@ pub enum BuildErrorKind {
     InvalidConfiguration,
     /// Two endpoints on one server share a path.
     DuplicateEndpointPath,
+    /// A typed field accepts any JSON value (`serde_json::Value`, an empty schema): use
+    /// `json_object_arguments()` or a concrete type.
+    UnconstrainedType,
+    /// A typed argument or output type is recursive.
+    RecursiveType,
+    /// A derived `oneOf` whose branches may overlap (an untagged or internally tagged enum that
+    /// Profile 1 cannot express exactly).
+    InexactOneOf,
+    /// A typed output is a bare string, which would be ambiguous with text content.
+    BareStringOutput,
 }
 
 impl BuildErrorKind {
@@ -64,6 +74,10 @@ impl BuildErrorKind {
             Self::RevisionNotImplemented => "revision not served by this version of Tollgate",
             Self::InvalidConfiguration => "configuration value out of range",
             Self::DuplicateEndpointPath => "duplicate endpoint path on one server",
+            Self::UnconstrainedType => "a typed field accepts any JSON value",
+            Self::RecursiveType => "recursive types cannot be derived",
+            Self::InexactOneOf => "an enum whose variants may overlap cannot be expressed exactly",
+            Self::BareStringOutput => "a typed output cannot be a bare string",
         }
     }
 }
@@ -98,6 +112,7 @@ struct BuildErrorInner {
     revisions: ProtocolVersions,
     type_name: Option<&'static str>,
     schema: Option<CompileError>,
+    location: Option<String>,
 }
 
 impl BuildError {
@@ -109,6 +124,7 @@ impl BuildError {
             revisions: ProtocolVersions::empty(),
             type_name: None,
             schema: None,
+            location: None,
         }))
     }
 
@@ -129,6 +145,11 @@ impl BuildError {
 
     pub(crate) fn for_type(mut self, type_name: &'static str) -> Self {
         self.0.type_name = Some(type_name);
+        self
+    }
+
+    pub(crate) fn at_location(mut self, location: String) -> Self {
+        self.0.location = Some(location);
         self
     }
 
@@ -162,6 +183,14 @@ impl BuildError {
         self.0.type_name
     }
 
+    /// The JSON Pointer, within the derived or authored schema, of what was refused.
+    pub fn location(&self) -> Option<&str> {
+        self.0
+            .location
+            .as_deref()
+            .or_else(|| self.0.schema.as_ref().map(CompileError::location))
+    }
+
     /// The schema compiler's error (kind, JSON Pointer location and keyword), when a schema was
     /// refused.
     pub fn schema_error(&self) -> Option<&CompileError> {
@@ -183,6 +212,9 @@ impl fmt::Display for BuildError {
         }
         if !self.0.revisions.is_empty() {
             write!(f, "; revisions [{}]", self.0.revisions)?;
+        }
+        if let Some(location) = &self.0.location {
+            write!(f, "; at `{location}`")?;
         }
         if let Some(schema) = &self.0.schema {
             write!(f, "; {schema}")?;

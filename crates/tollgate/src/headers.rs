@@ -27,10 +27,7 @@ const SENTINEL_END: &str = "?=";
 
 /// The header's single value as text, `None` when absent, `Err` when repeated or not visible
 /// ASCII (with spaces and tabs).
-pub(crate) fn single<'h>(
-    headers: &'h HeaderMap,
-    name: impl AsHeaderName,
-) -> Result<Option<&'h str>, ()> {
+pub(crate) fn single(headers: &HeaderMap, name: impl AsHeaderName) -> Result<Option<&str>, ()> {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);

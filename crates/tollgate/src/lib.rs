@@ -52,6 +52,7 @@ struct ReadmeExamples;
 
 mod content;
 mod context;
+mod derive;
 mod endpoint;
 mod error;
 mod fault;

@@ -411,7 +411,20 @@ fn derive_schema<T: JsonSchema>() -> JsonValue {
 }
 
 fn compile_derived<T: JsonSchema>(tool: &str, input: bool) -> Result<CompiledSchema, BuildError> {
-    let document = derive_schema::<T>();
+    let derived = derive_schema::<T>();
+    let document = crate::derive::normalise(&derived, !input).map_err(|e| {
+        use crate::derive::DeriveFailure as F;
+        let kind = match e.failure {
+            F::Unconstrained => BuildErrorKind::UnconstrainedType,
+            F::Recursive => BuildErrorKind::RecursiveType,
+            F::InexactOneOf => BuildErrorKind::InexactOneOf,
+            F::BareStringOutput => BuildErrorKind::BareStringOutput,
+        };
+        BuildError::new(kind)
+            .tool_name(tool)
+            .for_type(std::any::type_name::<T>())
+            .at_location(e.location)
+    })?;
     let compiled = if input {
         CompiledSchema::compile_tool_input(&document)
     } else {
