@@ -268,7 +268,7 @@ fn refused<T>() -> (BuildErrorKind, Option<String>)
 where
     T: for<'de> Deserialize<'de> + Serialize + schemars::JsonSchema + Send + 'static,
 {
-    let err = registration::<T>().err().expect("refused");
+    let err = registration::<T>().expect_err("refused");
     assert_eq!(err.tool(), Some("t"));
     assert!(err.type_name().is_some_and(|t| t.contains("Args")));
     assert!(err.to_string().contains("tool `t`"));
