@@ -95,5 +95,15 @@ pub use tool::{
 };
 pub use version::{ProtocolVersion, ProtocolVersions};
 
+#[cfg(feature = "macros")]
+pub use tollgate_macros::tool;
+
+/// Re-exports the code `#[tool]` generates refers to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}
+
 pub use tollgate_json as json;
 pub use tollgate_schema as schema;

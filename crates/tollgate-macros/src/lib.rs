@@ -1,0 +1,407 @@
+//! `#[tool]`: an async fn becomes a Tollgate tool registration.
+//!
+//! This crate owns only the syntax: it reads the function and its attributes and writes the
+//! code a user would otherwise write by hand against `tollgate`'s public registration API (an
+//! arguments struct with serde and schemars derives, an adapter handler, and a `<name>_tool()`
+//! constructor). It knows nothing of schemas, protocols or transports; every rule the runtime
+//! enforces (Profile 1, mirrored-header eligibility, revisions) is still enforced by
+//! `ToolBuilder::build()`. Use it through `tollgate::tool`.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as TokenStream2};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Meta, Pat, ReturnType, Token, Type,
+};
+
+/// Turns an `async fn` into a tool: generates `<fn name>_tool()`, which returns
+/// `Result<tollgate::ToolRegistration, tollgate::BuildError>`.
+///
+/// Attribute arguments (all optional): `name = "..."` (default: the fn name), `title = "..."`,
+/// `description = "..."` (default: the doc comment), `revisions = [V2026_07_28, V2025_11_25,
+/// V2025_06_18]` (default: `[V2026_07_28]`), and the hints `read_only`, `destructive`,
+/// `idempotent`, `open_world`.
+///
+/// Parameters are the tool's arguments (each becomes a property of one object schema), except a
+/// `&RequestContext` or `&InvocationFeatures` parameter, which receives the request's. On an
+/// argument: `#[arg(name = "...", title = "...", description = "...")]` and `#[header("Suffix")]`
+/// (publishes `x-mcp-header`; string, boolean or integer arguments on a 2026-07-28-only tool).
+///
+/// The fn returns `Result<T, E>`: a `T` of `OperationResult` makes an advanced tool, any other
+/// `T` (serde `Serialize` + `JsonSchema`) a typed tool with structured output.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match expand(attr.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+#[derive(Default)]
+struct ToolOptions {
+    name: Option<LitStr>,
+    title: Option<LitStr>,
+    description: Option<LitStr>,
+    revisions: Vec<syn::Ident>,
+    hints: Vec<(&'static str, Span)>,
+}
+
+fn string(expr: &Expr) -> syn::Result<LitStr> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s.clone()),
+        other => Err(syn::Error::new_spanned(other, "expected a string literal")),
+    }
+}
+
+fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
+    let mut options = ToolOptions::default();
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(attr)?;
+    for meta in metas {
+        match &meta {
+            Meta::Path(p) => {
+                let hint = match p.get_ident().map(ToString::to_string).as_deref() {
+                    Some("read_only") => "read_only_hint",
+                    Some("destructive") => "destructive_hint",
+                    Some("idempotent") => "idempotent_hint",
+                    Some("open_world") => "open_world_hint",
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            p,
+                            "unknown #[tool] flag; expected read_only, destructive, idempotent or open_world",
+                        ));
+                    }
+                };
+                options.hints.push((hint, p.span()));
+            }
+            Meta::NameValue(nv) => {
+                let key = nv
+                    .path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                match key.as_str() {
+                    "name" => options.name = Some(string(&nv.value)?),
+                    "title" => options.title = Some(string(&nv.value)?),
+                    "description" => options.description = Some(string(&nv.value)?),
+                    "revisions" => {
+                        let Expr::Array(array) = &nv.value else {
+                            return Err(syn::Error::new_spanned(
+                                &nv.value,
+                                "expected a list such as [V2026_07_28]",
+                            ));
+                        };
+                        for element in &array.elems {
+                            match element {
+                                Expr::Path(p)
+                                    if p.path.get_ident().is_some_and(|i| {
+                                        ["V2026_07_28", "V2025_11_25", "V2025_06_18"]
+                                            .contains(&i.to_string().as_str())
+                                    }) =>
+                                {
+                                    options.revisions.extend(p.path.get_ident().cloned());
+                                }
+                                other => {
+                                    return Err(syn::Error::new_spanned(
+                                        other,
+                                        "unknown revision; expected V2026_07_28, V2025_11_25 or V2025_06_18",
+                                    ));
+                                }
+                            }
+                        }
+                        if options.revisions.is_empty() {
+                            return Err(syn::Error::new_spanned(
+                                &nv.value,
+                                "a tool must select at least one revision",
+                            ));
+                        }
+                    }
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &nv.path,
+                            "unknown #[tool] argument; expected name, title, description or revisions",
+                        ));
+                    }
+                }
+            }
+            Meta::List(list) => {
+                return Err(syn::Error::new_spanned(list, "unexpected list in #[tool]"));
+            }
+        }
+    }
+    Ok(options)
+}
+
+fn doc_comment(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            Meta::NameValue(nv) => string(&nv.value).ok().map(|s| s.value().trim().to_owned()),
+            _ => None,
+        })
+        .collect();
+    let text = lines.join(" ").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// What a parameter is: the request context, the invocation features, or an argument.
+enum Param {
+    Context,
+    Features,
+    Argument {
+        ident: syn::Ident,
+        ty: Box<Type>,
+        rename: Option<LitStr>,
+        title: Option<LitStr>,
+        description: Option<LitStr>,
+        header: Option<LitStr>,
+    },
+}
+
+fn is_reference_to(ty: &Type, name: &str) -> bool {
+    match ty {
+        Type::Reference(r) => match &*r.elem {
+            Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == name),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn parse_param(arg: &mut FnArg) -> syn::Result<Param> {
+    let FnArg::Typed(pat_type) = arg else {
+        return Err(syn::Error::new_spanned(
+            arg,
+            "#[tool] functions are free functions; `self` is not supported",
+        ));
+    };
+    if is_reference_to(&pat_type.ty, "RequestContext") {
+        return Ok(Param::Context);
+    }
+    if is_reference_to(&pat_type.ty, "InvocationFeatures") {
+        return Ok(Param::Features);
+    }
+    let Pat::Ident(pat) = &*pat_type.pat else {
+        return Err(syn::Error::new_spanned(
+            &pat_type.pat,
+            "a tool argument must be a plain identifier",
+        ));
+    };
+    let (mut rename, mut title, mut description, mut header) = (None, None, None, None);
+    let mut kept = Vec::new();
+    for attr in pat_type.attrs.drain(..) {
+        if attr.path().is_ident("arg") {
+            let metas = attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)?;
+            for meta in metas {
+                let Meta::NameValue(nv) = &meta else {
+                    return Err(syn::Error::new_spanned(
+                        meta,
+                        "expected name = \"...\", title = \"...\" or description = \"...\"",
+                    ));
+                };
+                match nv.path.get_ident().map(ToString::to_string).as_deref() {
+                    Some("name") => rename = Some(string(&nv.value)?),
+                    Some("title") => title = Some(string(&nv.value)?),
+                    Some("description") => description = Some(string(&nv.value)?),
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &nv.path,
+                            "unknown #[arg] key; expected name, title or description",
+                        ));
+                    }
+                }
+            }
+        } else if attr.path().is_ident("header") {
+            header = Some(attr.parse_args::<LitStr>()?);
+        } else {
+            kept.push(attr);
+        }
+    }
+    pat_type.attrs = kept;
+    Ok(Param::Argument {
+        ident: pat.ident.clone(),
+        ty: pat_type.ty.clone(),
+        rename,
+        title,
+        description,
+        header,
+    })
+}
+
+/// The `T` of a `Result<T, E>` return type.
+fn ok_type(output: &ReturnType) -> syn::Result<&Type> {
+    let fail = || syn::Error::new(output.span(), "a #[tool] function returns Result<T, E>");
+    let ReturnType::Type(_, ty) = output else {
+        return Err(fail());
+    };
+    let Type::Path(path) = &**ty else {
+        return Err(fail());
+    };
+    let last = path.path.segments.last().ok_or_else(fail)?;
+    if last.ident != "Result" {
+        return Err(fail());
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return Err(fail());
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(t)) => Ok(t),
+        _ => Err(fail()),
+    }
+}
+
+fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    let options = parse_options(attr)?;
+    let mut function: ItemFn = syn::parse2(item)?;
+    if function.sig.asyncness.is_none() {
+        return Err(syn::Error::new_spanned(
+            function.sig.fn_token,
+            "#[tool] needs an async fn",
+        ));
+    }
+    if !function.sig.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &function.sig.generics,
+            "a #[tool] function cannot be generic",
+        ));
+    }
+    let mut params = Vec::new();
+    for arg in function.sig.inputs.iter_mut() {
+        params.push(parse_param(arg)?);
+    }
+    let output = ok_type(&function.sig.output)?.clone();
+    let advanced = matches!(&output, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "OperationResult"));
+
+    let fn_name = &function.sig.ident;
+    let vis = &function.vis;
+    let tool_name = options
+        .name
+        .clone()
+        .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
+    let args_struct = format_ident!("__TollgateArgs_{}", fn_name);
+    let handler = format_ident!("__tollgate_handler_{}", fn_name);
+    let constructor = format_ident!("{}_tool", fn_name);
+
+    let mut fields = Vec::new();
+    let mut bindings = Vec::new();
+    let mut call = Vec::new();
+    for param in &params {
+        match param {
+            Param::Context => call.push(quote!(__context)),
+            Param::Features => call.push(quote!(__features)),
+            Param::Argument {
+                ident,
+                ty,
+                rename,
+                title,
+                description,
+                header,
+            } => {
+                let mut attrs = Vec::new();
+                if let Some(r) = rename {
+                    attrs.push(quote!(#[serde(rename = #r)]));
+                }
+                if let Some(t) = title {
+                    attrs.push(quote!(#[schemars(title = #t)]));
+                }
+                if let Some(d) = description {
+                    attrs.push(quote!(#[schemars(description = #d)]));
+                }
+                if let Some(h) = header {
+                    attrs.push(quote_spanned!(h.span()=> #[schemars(extend("x-mcp-header" = #h))]));
+                }
+                fields.push(quote!(#(#attrs)* #ident: #ty));
+                bindings.push(quote!(#ident));
+                call.push(quote!(#ident));
+            }
+        }
+    }
+    let revisions = if options.revisions.is_empty() {
+        quote!([::tollgate::ProtocolVersion::V2026_07_28])
+    } else {
+        let r = &options.revisions;
+        quote!([#(::tollgate::ProtocolVersion::#r),*])
+    };
+    let stage = if advanced {
+        quote!(.argument_type::<#args_struct>())
+    } else {
+        quote!(.argument_and_output_types::<#args_struct, #output>())
+    };
+    let mut metadata = Vec::new();
+    if let Some(t) = &options.title {
+        metadata.push(quote!(.title(#t)));
+    }
+    let description = options
+        .description
+        .as_ref()
+        .map(LitStr::value)
+        .or_else(|| doc_comment(&function.attrs));
+    if let Some(d) = description {
+        metadata.push(quote!(.description(#d)));
+    }
+    if !options.hints.is_empty() {
+        let hints = options.hints.iter().map(|(h, span)| {
+            let h = syn::Ident::new(h, *span);
+            quote!(.#h(true))
+        });
+        metadata.push(quote!(.annotations(::tollgate::ToolAnnotations::new() #(#hints)*)));
+    }
+    let error = match &function.sig.output {
+        ReturnType::Type(_, ty) => match &**ty {
+            Type::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
+                Some(syn::PathArguments::AngleBracketed(a)) => a.args.iter().nth(1).cloned(),
+                _ => None,
+            },
+            _ => None,
+        },
+        ReturnType::Default => None,
+    };
+    let error = error.ok_or_else(|| {
+        syn::Error::new(
+            function.sig.output.span(),
+            "a #[tool] function returns Result<T, E>",
+        )
+    })?;
+    let doc = format!(
+        "The `{}` tool's registration, generated by `#[tool]` from [`{fn_name}`].",
+        tool_name.value()
+    );
+
+    Ok(quote! {
+        #function
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[derive(::tollgate::__private::serde::Deserialize, ::tollgate::__private::schemars::JsonSchema)]
+        #[serde(crate = "::tollgate::__private::serde")]
+        #[schemars(crate = "::tollgate::__private::schemars", title = #tool_name)]
+        #vis struct #args_struct {
+            #(#fields,)*
+        }
+
+        #[doc(hidden)]
+        async fn #handler(
+            __context: &::tollgate::RequestContext,
+            __arguments: ::tollgate::ToolArguments<#args_struct>,
+            __features: &::tollgate::InvocationFeatures,
+        ) -> ::core::result::Result<#output, #error> {
+            let #args_struct { #(#bindings,)* } = __arguments.into_converted();
+            let _ = (__context, __features);
+            #fn_name(#(#call),*).await
+        }
+
+        #[doc = #doc]
+        #vis fn #constructor() -> ::core::result::Result<::tollgate::ToolRegistration, ::tollgate::BuildError> {
+            ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
+                #stage
+                .handler(#handler)
+                #(#metadata)*
+                .build()
+        }
+    })
+}

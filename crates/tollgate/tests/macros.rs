@@ -1,0 +1,159 @@
+//! `#[tool]`: the registration it generates, and calls through it over real HTTP.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests"
+)]
+
+mod support;
+
+use std::convert::Infallible;
+
+use support::{call, first_text, start};
+use tollgate::json::JsonValue;
+use tollgate::{
+    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
+    ProtocolVersion, RequestContext, tool,
+};
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+/// Adds two integers.
+#[tool(read_only, idempotent)]
+async fn add(
+    #[arg(description = "The first addend")] a: i64,
+    #[arg(name = "second")] b: i64,
+) -> Result<Sum, Infallible> {
+    Ok(Sum {
+        sum: a.saturating_add(b),
+    })
+}
+
+/// Greets someone in their tenant.
+#[tool(name = "greet", title = "Greeting")]
+async fn greet_person(
+    context: &RequestContext,
+    #[header("Tenant")] tenant: String,
+    name: Option<String>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let cancelled = features.cancellation().is_cancelled();
+    let who = name.unwrap_or_else(|| "stranger".into());
+    Ok(CompleteResult::from_tool_text(format!(
+        "{} says hello to {who} from {tenant} ({cancelled})",
+        context.operation_name().unwrap_or("")
+    ))
+    .into())
+}
+
+#[tokio::test]
+async fn generated_registrations_serve_calls() {
+    let add = add_tool().unwrap();
+    assert_eq!(add.name(), "add");
+    let schema = add.input_schema();
+    assert_eq!(
+        schema
+            .get("properties")
+            .and_then(|p| p.get("a"))
+            .and_then(|a| a.get("description"))
+            .and_then(JsonValue::as_str),
+        Some("The first addend")
+    );
+    assert!(
+        schema
+            .get("properties")
+            .and_then(|p| p.get("second"))
+            .is_some(),
+        "renamed argument"
+    );
+    assert!(add.output_schema().is_some());
+
+    let greet = greet_tool_or_panic();
+    assert_eq!(greet.name(), "greet");
+    let tenant = greet
+        .input_schema()
+        .get("properties")
+        .and_then(|p| p.get("tenant"))
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        tenant.get("x-mcp-header").and_then(JsonValue::as_str),
+        Some("Tenant")
+    );
+
+    let v = [ProtocolVersion::V2026_07_28];
+    let endpoint = Endpoint::with_path("/mcp", v, Implementation::new("m", "1"))
+        .add_tool(add)
+        .add_tool(greet)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let result = call(addr, "add", r#"{"a":2,"second":40}"#, &[])
+        .await
+        .result();
+    assert_eq!(
+        result
+            .get("structuredContent")
+            .and_then(|s| s.get("sum"))
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(42)
+    );
+    let resp = call(
+        addr,
+        "greet",
+        r#"{"tenant":"acme","name":"Ada"}"#,
+        &[("Mcp-Param-Tenant", "acme")],
+    )
+    .await;
+    assert_eq!(
+        first_text(&resp.result()),
+        "greet says hello to Ada from acme (false)"
+    );
+    let resp = call(addr, "greet", r#"{"tenant":"acme"}"#, &[]).await;
+    assert_eq!(
+        (resp.status, resp.code()),
+        (400, -32020),
+        "the mirrored header is enforced"
+    );
+
+    let list = support::send(addr, "tools/list", "").await.result();
+    let tools = list.get("tools").and_then(JsonValue::as_array).unwrap();
+    let add = &tools.as_slice()[0];
+    assert_eq!(
+        add.get("description").and_then(JsonValue::as_str),
+        Some("Adds two integers.")
+    );
+    assert_eq!(
+        add.get("annotations").and_then(|a| a.get("readOnlyHint")),
+        Some(&JsonValue::Bool(true))
+    );
+    assert_eq!(
+        tools.as_slice()[1].get("title").and_then(JsonValue::as_str),
+        Some("Greeting")
+    );
+}
+
+fn greet_tool_or_panic() -> tollgate::ToolRegistration {
+    greet_person_tool().unwrap()
+}
+
+/// A mirrored tool may not select a 2025 revision: the registration says so when built.
+#[tool(revisions = [V2026_07_28, V2025_11_25])]
+async fn legacy_mirror(#[header("Region")] region: String) -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text(region).into())
+}
+
+#[test]
+fn build_rules_still_apply() {
+    let err = legacy_mirror_tool().unwrap_err();
+    assert_eq!(
+        err.kind(),
+        tollgate::BuildErrorKind::MirroredHeaderOnLegacyRevision
+    );
+}
