@@ -1,9 +1,10 @@
 // End-to-end check with the official TypeScript MCP client (@modelcontextprotocol/client):
 // connects to a running Tollgate catalog demo over 2026-07-28, lists its tools and calls each,
 // then does the same over 2025-11-25 (initialize and a session) on the same URL.
-// Usage: node client.mjs http://127.0.0.1:PORT/mcp
+// Usage: node client.mjs http://127.0.0.1:PORT/mcp [path/to/catalog]  (the binary adds stdio)
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 const url = new URL(process.argv[2] ?? "http://127.0.0.1:8080/mcp");
 const client = new Client(
@@ -55,3 +56,23 @@ assert.equal(legacyInvalid.content[0].text, "Arguments do not match the tool's i
 await transport.terminateSession();
 await legacy.close();
 console.log("official TypeScript client: initialize, list and call over 2025-11-25 ok");
+
+// Over stdio, as a desktop client starts it: the same tools through stdin and stdout.
+if (process.argv[3]) {
+  const stdio = new Client(
+    { name: "tollgate-e2e", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  await stdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
+  const names = (await stdio.listTools()).tools.map((t) => t.name);
+  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock"]);
+  const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
+  assert.equal(found.structuredContent.inStock, 25);
+  await stdio.close();
+  const legacyStdio = new Client({ name: "tollgate-e2e", version: "1.0.0" });
+  await legacyStdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
+  const got = await legacyStdio.callTool({ name: "catalog.get", arguments: { sku: "POT-001" } });
+  assert.equal(got.content[0].type, "text");
+  await legacyStdio.close();
+  console.log("official TypeScript client: 2026-07-28 and 2025-11-25 over stdio ok");
+}

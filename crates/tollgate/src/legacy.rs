@@ -17,7 +17,7 @@ use crate::context::{ClientCapabilities, ClientInfo, OperationType, RequestConte
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::Fault;
 use crate::headers;
-use crate::protocol::{Envelope, Reply, fail, fault_reply, tools_call, tools_list};
+use crate::protocol::{Envelope, Reply, Transport, fail, fault_reply, tools_call, tools_list};
 use crate::session::{CreateFailure, Session};
 use crate::version::ProtocolVersion;
 
@@ -31,7 +31,7 @@ pub(crate) enum Selection {
     Implicit,
 }
 
-fn newest_legacy(endpoint: &Endpoint) -> Option<ProtocolVersion> {
+pub(crate) fn newest_legacy(endpoint: &Endpoint) -> Option<ProtocolVersion> {
     endpoint.inner.revisions.iter().find(|r| is_legacy(*r))
 }
 
@@ -79,7 +79,7 @@ pub(crate) async fn handle(
     let id = message.id.clone();
     let id = id.as_ref();
     if selection == Selection::Initialize {
-        return initialize(endpoint, message, newest);
+        return initialize(endpoint, message, newest, endpoint.inner.sessions.as_ref()).0;
     }
     let header_revision = match selection {
         Selection::Header(r) => Some(r),
@@ -108,9 +108,29 @@ pub(crate) async fn handle(
             None => return unsupported(endpoint, newest, id),
         },
     };
+    dispatch(
+        endpoint,
+        Transport::Http(headers),
+        message,
+        revision,
+        session,
+    )
+    .await
+}
+
+/// Serves one 2025-revision message once its revision (and session, if any) is known.
+pub(crate) async fn dispatch(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    message: Envelope,
+    revision: ProtocolVersion,
+    session: Option<Session>,
+) -> Reply {
+    let id = message.id.clone();
+    let id = id.as_ref();
     if id.is_none() {
         // Notifications (`notifications/initialized`, `notifications/cancelled`, ...) carry
-        // nothing this server acts on.
+        // nothing this server acts on here; the stdio transport handles cancellation itself.
         return Reply::empty(StatusCode::ACCEPTED);
     }
     let empty = JsonObject::new();
@@ -141,20 +161,26 @@ pub(crate) async fn handle(
                 meta,
                 admission: crate::context::AdmissionIdentity::anonymous(),
             };
-            tools_call(endpoint, headers, params, context).await
+            tools_call(endpoint, transport.headers(), params, context).await
         }
         _ => fail(revision, id, Fault::MethodNotFound, None),
     }
 }
 
 /// `initialize`: negotiates the revision (the client's when served, else the newest 2025
-/// revision served) and, when sessions are on, starts one.
-fn initialize(endpoint: &Endpoint, message: Envelope, newest: ProtocolVersion) -> Reply {
+/// revision served) and, given a store, starts a session in it. Returns the reply and what the
+/// session remembers (the stdio transport keeps that itself).
+pub(crate) fn initialize(
+    endpoint: &Endpoint,
+    message: Envelope,
+    newest: ProtocolVersion,
+    store: Option<&crate::session::SessionStore>,
+) -> (Reply, Option<Session>) {
     let Some(id) = message.id.as_ref() else {
-        return Reply::empty(StatusCode::BAD_REQUEST);
+        return (Reply::empty(StatusCode::BAD_REQUEST), None);
     };
     let Some(params) = &message.params else {
-        return fail(newest, Some(id), Fault::InvalidParams, None);
+        return (fail(newest, Some(id), Fault::InvalidParams, None), None);
     };
     let (
         Some(JsonValue::String(requested)),
@@ -166,34 +192,35 @@ fn initialize(endpoint: &Endpoint, message: Envelope, newest: ProtocolVersion) -
         params.get("clientInfo"),
     )
     else {
-        return fail(newest, Some(id), Fault::InvalidParams, None);
+        return (fail(newest, Some(id), Fault::InvalidParams, None), None);
     };
     let Some(client_info) = ClientInfo::from_object(info.clone()) else {
-        return fail(newest, Some(id), Fault::InvalidParams, None);
+        return (fail(newest, Some(id), Fault::InvalidParams, None), None);
     };
     let revision = match ProtocolVersion::from_wire(requested) {
         Some(r) if is_legacy(r) && endpoint.inner.revisions.contains(r) => r,
         _ => newest,
     };
     let Some(result) = &endpoint.inner.discover[revision_slot(revision)] else {
-        return fail(revision, Some(id), Fault::Internal, None);
+        return (fail(revision, Some(id), Fault::Internal, None), None);
     };
-    let session = match &endpoint.inner.sessions {
+    let session = Session {
+        revision,
+        capabilities: ClientCapabilities::from_json(capabilities.clone()),
+        client_info: Some(client_info),
+    };
+    let session_id = match store {
         None => None,
-        Some(store) => match store.create(Session {
-            revision,
-            capabilities: ClientCapabilities::from_json(capabilities.clone()),
-            client_info: Some(client_info),
-        }) {
+        Some(store) => match store.create(session.clone()) {
             Ok(session_id) => Some(session_id),
             Err(CreateFailure::Full | CreateFailure::NoEntropy) => {
-                return fail(revision, Some(id), Fault::Busy, None);
+                return (fail(revision, Some(id), Fault::Busy, None), None);
             }
         },
     };
     let mut reply = crate::protocol::result_reply(id, result);
-    reply.session = session;
-    reply
+    reply.session = session_id;
+    (reply, Some(session))
 }
 
 /// `DELETE` with `Mcp-Session-Id`: ends the session (200), or 404 when it is unknown; 405 when

@@ -64,6 +64,7 @@ mod result;
 mod server;
 mod service;
 mod session;
+mod stdio;
 mod syntax;
 mod tool;
 mod version;
@@ -89,6 +90,7 @@ pub use result::{
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use service::{DEFAULT_MAX_HEADER_BYTES, McpService, McpServiceBuilder};
 pub use session::SessionConfig;
+pub use stdio::StdioServer;
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,

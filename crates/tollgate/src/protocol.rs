@@ -139,7 +139,7 @@ pub(crate) struct Envelope {
 }
 
 /// Classifies the body. `Err` carries the id when it was readable.
-fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
+pub(crate) fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
     let Some(object) = value.as_object() else {
         return Err(None);
     };
@@ -210,11 +210,26 @@ fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &
     fault_reply(id, Fault::UnsupportedVersion, Some(data.into()))
 }
 
+/// Where a message came from: an HTTP POST (with its headers) or a stdio line.
+#[derive(Clone, Copy)]
+pub(crate) enum Transport<'a> {
+    Http(&'a HeaderMap),
+    Stdio,
+}
+
+impl<'a> Transport<'a> {
+    pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
+        match self {
+            Self::Http(h) => Some(h),
+            Self::Stdio => None,
+        }
+    }
+}
+
 /// Handles one POSTed body whose transport checks passed.
 pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]) -> Reply {
-    let limits = &endpoint.inner.limits;
     // 1. Strict JSON under every input limit.
-    let Ok(value) = from_slice(body, &limits.json) else {
+    let Ok(value) = from_slice(body, &endpoint.inner.limits.json) else {
         return fault_reply(None, Fault::Parse, None);
     };
     // 2. Envelope.
@@ -227,56 +242,46 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
     if let Some(revision) = crate::legacy::selects(endpoint, headers, &message) {
         return crate::legacy::handle(endpoint, headers, message, revision).await;
     }
-    let Some(id) = message.id.clone() else {
+    if message.id.is_none() {
         return notification(endpoint, headers);
-    };
-    let id = Some(&id);
+    }
+    modern(endpoint, Transport::Http(headers), message).await
+}
+
+/// A 2026-07-28 request (it has an id). Over HTTP its headers are checked against the body; over
+/// stdio the body's `_meta` alone names the revision.
+pub(crate) async fn modern(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    message: Envelope,
+) -> Reply {
+    let limits = &endpoint.inner.limits;
+    let id = message.id.clone();
+    let id = id.as_ref();
     // 3. A revision header naming a revision not served here is answered first, with the list
     //    to retry from, whatever the method.
-    if let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION) {
-        let served = ProtocolVersion::from_wire(version)
-            .is_some_and(|v| endpoint.inner.revisions.contains(v));
-        if !served {
-            return unsupported_version(endpoint, id, version);
+    if let Some(headers) = transport.headers() {
+        if let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION) {
+            let served = ProtocolVersion::from_wire(version)
+                .is_some_and(|v| endpoint.inner.revisions.contains(v));
+            if !served {
+                return unsupported_version(endpoint, id, version);
+            }
         }
     }
     // 4. Method: removed and unknown methods are 404 / -32601.
     let Some(method) = Method::of(&message.method) else {
         return fault_reply(id, Fault::MethodNotFound, None);
     };
-    // 4. Standard headers agree with the body.
-    let (Ok(version_header), Ok(method_header)) = (
-        headers::single(headers, headers::PROTOCOL_VERSION),
-        headers::single(headers, headers::METHOD),
-    ) else {
-        return fault_reply(id, Fault::HeaderMismatch, None);
+    // 5. Standard headers agree with the body (HTTP only).
+    let version_header = match transport.headers() {
+        Some(headers) => match standard_headers(headers, &message, method, limits) {
+            Ok(version) => Some(version),
+            Err(()) => return fault_reply(id, Fault::HeaderMismatch, None),
+        },
+        None => None,
     };
-    let (Some(version_header), Some(method_header)) = (version_header, method_header) else {
-        return fault_reply(id, Fault::HeaderMismatch, None);
-    };
-    if method_header != message.method.as_str() {
-        return fault_reply(id, Fault::HeaderMismatch, None);
-    }
-    if method == Method::ToolsCall {
-        let body_name = message
-            .params
-            .as_ref()
-            .and_then(|p| p.get("name"))
-            .and_then(JsonValue::as_str);
-        let agrees = match (headers::single(headers, headers::NAME), body_name) {
-            (Ok(Some(h)), Some(name)) => headers::agrees(h, name, limits.json.max_input_bytes()),
-            _ => false,
-        };
-        if !agrees {
-            return fault_reply(id, Fault::HeaderMismatch, None);
-        }
-    }
-    // 5. Revision selection.
-    let revision = match ProtocolVersion::from_wire(version_header) {
-        Some(v) if endpoint.inner.revisions.contains(v) => v,
-        _ => return unsupported_version(endpoint, id, version_header),
-    };
-    // 6. Required `_meta`, then header/body revision agreement.
+    // 6. Required `_meta`.
     let Some(params) = &message.params else {
         return fault_reply(id, Fault::InvalidParams, None);
     };
@@ -297,9 +302,18 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
         },
         Some(_) => return fault_reply(id, Fault::InvalidParams, None),
     };
-    if body_version.as_str() != version_header {
-        return fault_reply(id, Fault::HeaderMismatch, None);
-    }
+    // 7. Revision selection: the header's (which the body must repeat), or the body's on stdio.
+    let requested = match version_header {
+        Some(header) if body_version.as_str() != header => {
+            return fault_reply(id, Fault::HeaderMismatch, None);
+        }
+        Some(header) => header,
+        None => body_version.as_str(),
+    };
+    let revision = match ProtocolVersion::from_wire(requested) {
+        Some(v) if endpoint.inner.revisions.contains(v) && !is_legacy(v) => v,
+        _ => return unsupported_version(endpoint, id, requested),
+    };
     let context = RequestContext {
         endpoint_path: endpoint.inner.path.clone(),
         operation: OperationType::of(&message.method),
@@ -316,8 +330,37 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
     match method {
         Method::Discover => discover(endpoint, revision, id),
         Method::ToolsList => tools_list(endpoint, revision, params, id),
-        Method::ToolsCall => tools_call(endpoint, headers, params, context).await,
+        Method::ToolsCall => tools_call(endpoint, transport.headers(), params, context).await,
     }
+}
+
+/// `MCP-Protocol-Version` and `Mcp-Method` once each, `Mcp-Method` equal to the body's method,
+/// and for `tools/call` `Mcp-Name` equal to `params.name` (after base64-sentinel decoding).
+/// Returns the revision header's value.
+fn standard_headers<'h>(
+    headers: &'h HeaderMap,
+    message: &Envelope,
+    method: Method,
+    limits: &crate::endpoint::EndpointLimits,
+) -> Result<&'h str, ()> {
+    let version = headers::single(headers, headers::PROTOCOL_VERSION)?.ok_or(())?;
+    let method_header = headers::single(headers, headers::METHOD)?.ok_or(())?;
+    if method_header != message.method.as_str() {
+        return Err(());
+    }
+    if method == Method::ToolsCall {
+        let body_name = message
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(JsonValue::as_str)
+            .ok_or(())?;
+        let header = headers::single(headers, headers::NAME)?.ok_or(())?;
+        if !headers::agrees(header, body_name, limits.json.max_input_bytes()) {
+            return Err(());
+        }
+    }
+    Ok(version)
 }
 
 /// A notification: this revision defines none over HTTP, so an accepted one is a bare 202.
@@ -402,7 +445,7 @@ fn invalid_arguments(
 
 pub(crate) async fn tools_call(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
+    headers: Option<&HeaderMap>,
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
@@ -447,10 +490,15 @@ pub(crate) async fn tools_call(
             .build();
         return fail(revision, id, Fault::MissingCapability, Some(data.into()));
     }
-    // Mirrored arguments agree with their headers.
-    if !headers::mirrored_arguments_agree(headers, tool.inner.input.mirrored_headers(), &arguments)
-    {
-        return fail(revision, id, Fault::HeaderMismatch, None);
+    // Mirrored arguments agree with their headers (HTTP only: other transports have none).
+    if let Some(headers) = headers {
+        if !headers::mirrored_arguments_agree(
+            headers,
+            tool.inner.input.mirrored_headers(),
+            &arguments,
+        ) {
+            return fail(revision, id, Fault::HeaderMismatch, None);
+        }
     }
     // Input validation.
     let arguments_value = JsonValue::Object(arguments);

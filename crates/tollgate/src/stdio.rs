@@ -1,0 +1,231 @@
+//! The stdio transport: newline-delimited JSON-RPC on stdin and stdout (logs belong on stderr),
+//! for desktop clients that start the server as a subprocess.
+//!
+//! Owns line framing (each line bounded by the endpoint's input byte limit), concurrency (each
+//! request runs in its own task, at most 64 at once) and `notifications/cancelled`, which
+//! cancels the named in-flight request. Validation, errors and results are the endpoint's own,
+//! as over HTTP, minus what only HTTP has (headers, statuses, sessions): on 2026-07-28 every
+//! request names its revision in `_meta`; the 2025 revisions `initialize` once per process.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::AbortHandle;
+use tollgate_json::{JsonValue, from_slice};
+
+use crate::endpoint::Endpoint;
+use crate::fault::Fault;
+use crate::legacy;
+use crate::protocol::{self, Envelope, Transport};
+use crate::session::Session;
+
+const MAX_IN_FLIGHT: usize = 64;
+
+/// Serves one endpoint over a byte stream pair, normally the process's stdin and stdout.
+///
+/// # Examples
+///
+/// ```no_run
+/// use tollgate::{Endpoint, Implementation, ProtocolVersion, StdioServer};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+///     Implementation::new("demo", "1.0.0")).build()?;
+/// StdioServer::new(endpoint).serve_stdio().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct StdioServer {
+    endpoint: Endpoint,
+}
+
+type InFlight = Arc<Mutex<HashMap<String, AbortHandle>>>;
+
+fn lock(map: &InFlight) -> std::sync::MutexGuard<'_, HashMap<String, AbortHandle>> {
+    // Entries are inserted and removed whole; a poisoned map is still consistent.
+    map.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn id_key(id: &JsonValue) -> String {
+    tollgate_json::to_string(id, &tollgate_json::OutputLimits::default()).unwrap_or_default()
+}
+
+impl StdioServer {
+    /// A stdio server for `endpoint` (its path is not used).
+    pub fn new(endpoint: Endpoint) -> Self {
+        Self { endpoint }
+    }
+
+    /// Serves the process's stdin and stdout until stdin closes.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error reading stdin or writing stdout.
+    pub async fn serve_stdio(self) -> io::Result<()> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves `input` and `output` until `input` ends, then waits for requests in flight.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error on either stream.
+    pub async fn serve<R, W>(self, input: R, output: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let endpoint = self.endpoint;
+        let max_line = endpoint.inner.limits.max_body_bytes();
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_IN_FLIGHT);
+        let writer = tokio::spawn(async move {
+            let mut output = output;
+            while let Some(mut line) = rx.recv().await {
+                line.push(b'\n');
+                output.write_all(&line).await?;
+                output.flush().await?;
+            }
+            Ok::<(), io::Error>(())
+        });
+        let in_flight: InFlight = Arc::default();
+        let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let mut session: Option<Session> = None;
+        let mut reader = BufReader::new(input);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let (complete, oversized) = read_line(&mut reader, &mut line, max_line).await?;
+            if !complete && line.is_empty() && !oversized {
+                break;
+            }
+            if oversized {
+                send(&tx, protocol::fault_reply(None, Fault::Parse, None)).await;
+                continue;
+            }
+            while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                line.pop();
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let Ok(value) = from_slice(&line, &endpoint.inner.limits.json) else {
+                send(&tx, protocol::fault_reply(None, Fault::Parse, None)).await;
+                continue;
+            };
+            let message = match protocol::envelope(&value) {
+                Ok(m) => m,
+                Err(id) => {
+                    send(
+                        &tx,
+                        protocol::fault_reply(id.as_ref(), Fault::InvalidRequest, None),
+                    )
+                    .await;
+                    continue;
+                }
+            };
+            let newest = legacy::newest_legacy(&endpoint);
+            if message.method.as_str() == "initialize" {
+                if let Some(newest) = newest {
+                    let (reply, negotiated) = legacy::initialize(&endpoint, message, newest, None);
+                    if negotiated.is_some() {
+                        session = negotiated;
+                    }
+                    send(&tx, reply).await;
+                    continue;
+                }
+            }
+            if message.id.is_none() {
+                cancel_if_asked(&message, &in_flight);
+                continue;
+            }
+            let names_modern = message
+                .params
+                .as_ref()
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                .is_some();
+            let legacy_session = if names_modern { None } else { session.clone() };
+            let key = value.get("id").map(id_key).unwrap_or_default();
+            let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+                break;
+            };
+            let (endpoint, tx, registry) = (endpoint.clone(), tx.clone(), Arc::clone(&in_flight));
+            let task_key = key.clone();
+            let task = tokio::spawn(async move {
+                let reply = match legacy_session {
+                    Some(s) => {
+                        let revision = s.revision;
+                        legacy::dispatch(&endpoint, Transport::Stdio, message, revision, Some(s))
+                            .await
+                    }
+                    None => protocol::modern(&endpoint, Transport::Stdio, message).await,
+                };
+                lock(&registry).remove(&task_key);
+                send(&tx, reply).await;
+                drop(permit);
+            });
+            lock(&in_flight).insert(key, task.abort_handle());
+        }
+        // Input ended: let requests in flight answer, then close the output.
+        let _ = permits.acquire_many(MAX_IN_FLIGHT as u32).await;
+        drop(tx);
+        writer.await.unwrap_or_else(|e| Err(io::Error::other(e)))
+    }
+}
+
+async fn send(tx: &mpsc::Sender<Vec<u8>>, reply: protocol::Reply) {
+    if let Some(body) = reply.body {
+        let _ = tx.send(body).await;
+    }
+}
+
+/// `notifications/cancelled` with a `requestId` of a request in flight aborts it (its
+/// cancellation token fires as the future is dropped) and no response is sent for it.
+fn cancel_if_asked(message: &Envelope, in_flight: &InFlight) {
+    if message.method.as_str() != "notifications/cancelled" {
+        return;
+    }
+    if let Some(id) = message.params.as_ref().and_then(|p| p.get("requestId")) {
+        if let Some(handle) = lock(in_flight).remove(&id_key(id)) {
+            handle.abort();
+        }
+    }
+}
+
+/// Reads one line into `line`, keeping at most `max` bytes. Returns (ended with a newline,
+/// longer than `max`); an over-long line is consumed to its end but not kept.
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<(bool, bool)> {
+    let mut oversized = false;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok((false, oversized));
+        }
+        let (chunk, done) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buffer[..=i], true),
+            None => (buffer, false),
+        };
+        let used = chunk.len();
+        if !oversized {
+            // The newline itself does not count against the limit.
+            let content = if done { used - 1 } else { used };
+            if line.len() + content > max {
+                oversized = true;
+                line.clear();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        reader.consume(used);
+        if done {
+            return Ok((true, oversized));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
+//! revision, framing limits and cancellation.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests"
+)]
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
+use tollgate::{
+    CompleteResult, Endpoint, EndpointLimits, Implementation, InvocationFeatures, OperationResult,
+    ProtocolVersion, RequestContext, StdioServer, ToolArguments, ToolRegistration,
+};
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+static CANCELLED: AtomicUsize = AtomicUsize::new(0);
+
+async fn echo(
+    _: &RequestContext,
+    a: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into())
+}
+
+async fn wait(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    f: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let token = f.cancellation().clone();
+    tokio::spawn(async move {
+        token.cancelled().await;
+        CANCELLED.fetch_add(1, Ordering::SeqCst);
+    });
+    f.cancellation().cancelled().await;
+    Ok(CompleteResult::from_tool_text("done").into())
+}
+
+fn endpoint(max_bytes: usize) -> Endpoint {
+    let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let mirrored = from_str(
+        r#"{"type":"object","properties":{"t":{"type":"string","x-mcp-header":"T"}}}"#,
+        &JsonLimits::default(),
+    )
+    .unwrap();
+    Endpoint::with_path("/mcp", all, Implementation::new("stdio-test", "1"))
+        .limits(
+            EndpointLimits::new().json(
+                JsonLimits::default()
+                    .with_max_input_bytes(max_bytes)
+                    .unwrap(),
+            ),
+        )
+        .add_tool(
+            ToolRegistration::with_name("echo", all)
+                .json_object_arguments()
+                .handler(echo)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            ToolRegistration::with_name("wait", all)
+                .json_object_arguments()
+                .handler(wait)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            ToolRegistration::with_name("mirrored", [ProtocolVersion::V2026_07_28])
+                .input_schema(&mirrored)
+                .unwrap()
+                .handler(echo)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+struct Pipe {
+    input: tokio::io::DuplexStream,
+    output: tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+fn start(max_bytes: usize) -> Pipe {
+    let (client_in, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, client_out) = tokio::io::duplex(1 << 20);
+    let server = tokio::spawn(StdioServer::new(endpoint(max_bytes)).serve(server_in, server_out));
+    Pipe {
+        input: client_in,
+        output: BufReader::new(client_out).lines(),
+        server,
+    }
+}
+
+impl Pipe {
+    async fn send(&mut self, line: &str) {
+        self.input.write_all(line.as_bytes()).await.unwrap();
+        self.input.write_all(b"\n").await.unwrap();
+    }
+
+    async fn receive(&mut self) -> JsonValue {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.output.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        from_slice(line.as_bytes(), &JsonLimits::default()).unwrap()
+    }
+}
+
+fn code(v: &JsonValue) -> Option<i64> {
+    v.get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(JsonValue::as_number)
+        .and_then(|n| n.to_i64())
+}
+
+#[tokio::test]
+async fn modern_requests_name_their_revision_in_meta() {
+    let mut pipe = start(1 << 20);
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{META}}}}}"#
+    ))
+    .await;
+    let discover = pipe.receive().await;
+    assert_eq!(
+        discover
+            .get("result")
+            .and_then(|r| r.get("resultType"))
+            .and_then(JsonValue::as_str),
+        Some("complete")
+    );
+    // No headers on stdio: a mirrored tool needs none.
+    pipe.send(&format!(r#"{{"jsonrpc":"2.0","id":"m","method":"tools/call","params":{{"name":"mirrored","arguments":{{"t":"x"}},{META}}}}}"#)).await;
+    let call = pipe.receive().await;
+    assert_eq!(call.get("id").and_then(JsonValue::as_str), Some("m"));
+    assert!(
+        call.get("result")
+            .and_then(|r| r.get("structuredContent"))
+            .is_some()
+    );
+    // Missing _meta, unknown methods, unsupported revisions: the same fixed errors.
+    pipe.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#)
+        .await;
+    assert_eq!(code(&pipe.receive().await), Some(-32602));
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{{META}}}}}"#
+    ))
+    .await;
+    assert_eq!(code(&pipe.receive().await), Some(-32601));
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{{}}}}}"#,
+        META.replace("2026-07-28", "1999-01-01")
+    ))
+    .await;
+    assert_eq!(code(&pipe.receive().await), Some(-32022));
+    drop(pipe.input);
+    assert!(
+        pipe.server.await.unwrap().is_ok(),
+        "the server ends when its input does"
+    );
+}
+
+#[tokio::test]
+async fn framing_errors_and_limits() {
+    let limit = 512;
+    let mut pipe = start(limit);
+    pipe.send("{not json").await;
+    let parse = pipe.receive().await;
+    assert_eq!(code(&parse), Some(-32700));
+    assert!(parse.get("id").is_none());
+    pipe.send("[]").await;
+    assert_eq!(code(&pipe.receive().await), Some(-32600));
+    // A line of exactly the limit is read; one byte more is a parse error, and the stream goes on.
+    let base = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"echo","arguments":{{"p":""}},{META}}}}}"#
+    );
+    let at = base.replace(
+        r#""p":"""#,
+        &format!(r#""p":"{}""#, "a".repeat(limit - base.len())),
+    );
+    assert_eq!(at.len(), limit);
+    pipe.send(&at).await;
+    assert!(pipe.receive().await.get("result").is_some());
+    let past = base.replace(
+        r#""p":"""#,
+        &format!(r#""p":"{}""#, "a".repeat(limit - base.len() + 1)),
+    );
+    pipe.send(&past).await;
+    assert_eq!(code(&pipe.receive().await), Some(-32700));
+    pipe.send("").await;
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{{{META}}}}}"#
+    ))
+    .await;
+    assert_eq!(
+        pipe.receive()
+            .await
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(6)
+    );
+}
+
+#[tokio::test]
+async fn legacy_clients_initialize_once_per_process() {
+    let mut pipe = start(1 << 20);
+    pipe.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let init = pipe.receive().await;
+    assert_eq!(
+        init.get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(JsonValue::as_str),
+        Some("2025-11-25")
+    );
+    pipe.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    pipe.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .await;
+    assert_eq!(
+        tollgate::json::to_string(&pipe.receive().await, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+    pipe.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await;
+    let list = pipe.receive().await;
+    let result = list.get("result").unwrap();
+    assert!(result.get("resultType").is_none());
+    let names: Vec<_> = result
+        .get("tools")
+        .and_then(JsonValue::as_array)
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.get("name").and_then(JsonValue::as_str).map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["echo", "wait"]);
+    pipe.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"x":1}}}"#).await;
+    assert!(
+        pipe.receive()
+            .await
+            .get("result")
+            .and_then(|r| r.get("structuredContent"))
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn cancelled_notifications_abort_the_request() {
+    let mut pipe = start(1 << 20);
+    pipe.send(&format!(r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"wait","arguments":{{}},{META}}}}}"#)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pipe.send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#,
+    )
+    .await;
+    // The next request is answered; the cancelled one never is.
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"next","method":"tools/list","params":{{{META}}}}}"#
+    ))
+    .await;
+    assert_eq!(
+        pipe.receive().await.get("id").and_then(JsonValue::as_str),
+        Some("next")
+    );
+    for _ in 0..100 {
+        if CANCELLED.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(CANCELLED.load(Ordering::SeqCst), 1);
+    drop(pipe.input);
+    pipe.server.await.unwrap().unwrap();
+    assert!(
+        pipe.output.next_line().await.unwrap().is_none(),
+        "nothing was written for the cancelled request"
+    );
+}
