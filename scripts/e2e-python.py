@@ -1,0 +1,29 @@
+"""End-to-end check with the official Python MCP SDK (PyPI `mcp`, pinned by scripts/e2e):
+initialize over 2025-11-25 against a running catalog demo, list its tools and call them.
+Usage: python e2e-python.py http://127.0.0.1:PORT/mcp
+"""
+import asyncio
+import sys
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def main(url: str) -> None:
+    async with streamable_http_client(url) as streams:
+        read, write = streams[0], streams[1]
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            assert init.protocol_version in ("2025-11-25", "2025-06-18"), init.protocol_version
+            names = [t.name for t in (await session.list_tools()).tools]
+            assert names == ["catalog.search", "catalog.get"], names
+            result = await session.call_tool("catalog.search", {"query": "tea"})
+            assert not result.is_error
+            assert [i["sku"] for i in result.structured_content["items"]] == ["TEA-001", "POT-001"]
+            invalid = await session.call_tool("catalog.get", {})
+            assert invalid.is_error
+            assert invalid.content[0].text == "Arguments do not match the tool's inputSchema."
+            print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
+
+
+asyncio.run(main(sys.argv[1]))
