@@ -56,6 +56,49 @@ pub(crate) fn agrees(value: &str, expected: &str, max: usize) -> bool {
     decode(value, max).is_some_and(|v| v == expected)
 }
 
+/// The `Mcp-Param-*` (or `Mcp-Name`) header value a client sends for `value`: strings as they
+/// are when they are plain visible ASCII without edge whitespace and do not look like the
+/// sentinel, otherwise `=?base64?…?=`; booleans as `true`/`false`; integers in canonical decimal
+/// within ±9,007,199,254,740,991. `None` for anything else (which cannot be mirrored).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::encode_mirrored_value;
+/// use tollgate::json::JsonValue;
+///
+/// assert_eq!(encode_mirrored_value(&JsonValue::from("us-west1")).as_deref(), Some("us-west1"));
+/// assert_eq!(encode_mirrored_value(&JsonValue::from("Hello, 世界")).as_deref(), Some("=?base64?SGVsbG8sIOS4lueVjA==?="));
+/// assert_eq!(encode_mirrored_value(&JsonValue::from(42)).as_deref(), Some("42"));
+/// ```
+pub fn encode_mirrored_value(value: &JsonValue) -> Option<String> {
+    match value {
+        JsonValue::Bool(b) => Some(if *b { "true" } else { "false" }.to_owned()),
+        JsonValue::Number(n) => {
+            let v = n
+                .to_i64()
+                .filter(|v| (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(v))?;
+            Some(v.to_string())
+        }
+        JsonValue::String(s) => {
+            let text = s.as_str();
+            let plain = text.bytes().all(|b| (0x20..=0x7e).contains(&b))
+                && !text.starts_with(' ')
+                && !text.ends_with(' ')
+                && !(text.starts_with(SENTINEL_START) && text.ends_with(SENTINEL_END));
+            Some(if plain {
+                text.to_owned()
+            } else {
+                format!(
+                    "{SENTINEL_START}{}{SENTINEL_END}",
+                    syntax::base64_encode(text.as_bytes())
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
 fn canonical_integer(text: &str) -> Option<i64> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     let canonical = !digits.is_empty()

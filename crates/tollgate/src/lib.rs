@@ -83,7 +83,7 @@ pub use endpoint::{
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use fault::INVALID_ARGUMENTS_TEXT;
 pub use features::{CancellationToken, InvocationFeatures, MissingFeature};
-pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER};
+pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
 pub use result::{
     CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
 };

@@ -1,24 +1,14 @@
-//! The catalog demo: a small product catalog served over MCP on 127.0.0.1.
-//!
-//! It serves MCP 2026-07-28 and, on the same URL, 2025-11-25 and 2025-06-18 for clients that
-//! still `initialize`. Run it with `cargo run --release --example catalog` (or pass
-//! `--addr HOST:PORT`, or `--stdio` to serve a desktop client over stdin and stdout), then call
-//! it with any MCP client or the curl session in the README. Three tools show the three
-//! registration shapes:
-//!
-//! - `catalog.search`: typed arguments and typed output (schemas derived from the Rust types);
-//! - `catalog.get`: typed arguments, an advanced result with a resource link and an image;
-//! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header.
+//! The catalog demo's endpoint: a small tea-shop catalog with three tools, one per registration
+//! shape. Shared by `examples/catalog` and `tollgate serve-demo`.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Endpoint, ImageContent, Implementation, InvocationFeatures, McpService,
-    OperationResult, ProtocolVersion, RequestContext, ResourceLink, Server, StdioServer,
-    TextContent, ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
+    CompleteResult, Endpoint, ImageContent, Implementation, InvocationFeatures, OperationResult,
+    ProtocolVersion, RequestContext, ResourceLink, TextContent, ToolAnnotations, ToolArguments,
+    ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -193,7 +183,8 @@ async fn stock(
     .into())
 }
 
-fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
+/// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
+pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     let search = ToolRegistration::with_name("catalog.search", ALL)
         .argument_and_output_types::<SearchArguments, SearchResult>()
         .handler(search)
@@ -232,43 +223,4 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     .add_tool(get)
     .add_tool(stock)
     .build()?)
-}
-
-/// Where to serve: HTTP on an address, or stdio.
-enum Listen {
-    Http(SocketAddr),
-    Stdio,
-}
-
-fn listen() -> Result<Listen, Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    match (args.next().as_deref(), args.next()) {
-        (None, _) => Ok(Listen::Http(tollgate::DEFAULT_ADDR)),
-        (Some("--addr"), Some(addr)) => Ok(Listen::Http(addr.parse()?)),
-        (Some("--stdio"), None) => Ok(Listen::Stdio),
-        _ => Err("usage: catalog [--addr HOST:PORT | --stdio]".into()),
-    }
-}
-
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = match listen()? {
-        Listen::Stdio => {
-            // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
-            eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
-            return Ok(StdioServer::new(endpoint()?).serve_stdio().await?);
-        }
-        Listen::Http(addr) => addr,
-    };
-    let server = Server::bind(addr, McpService::new(endpoint()?)).await?;
-    println!(
-        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
-        server.local_addr()?
-    );
-    server
-        .serve_with_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
-    Ok(())
 }

@@ -1,0 +1,138 @@
+//! The `tollgate` binary end to end: schema commands on files and stdin, and list/call against
+//! its own demo server on loopback.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests"
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
+
+fn run(args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("tollgate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn schema_check_reports_pointer_line_and_column() {
+    let bad = file(
+        "bad.json",
+        "{\n  \"type\": \"object\",\n  \"properties\": {\"q\": {\"minLength\": 1}}\n}\n",
+    );
+    let (code, out) = run(&["schema", "check", &bad]);
+    assert_eq!(code, 1);
+    assert!(out.contains("bad.json:3:"), "{out}");
+    assert!(
+        out.contains("(keyword `minLength`) at \"/properties/q\""),
+        "{out}"
+    );
+    let (code, out) = run(&["schema", "check", &bad, "--json"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(r#""pointer":"/properties/q""#) && out.contains(r#""line":3"#),
+        "{out}"
+    );
+    let not_json = file("broken.json", "{\"type\": }");
+    let (code, out) = run(&["schema", "check", &not_json]);
+    assert_eq!(
+        (code, out.contains("broken.json:1:10: not JSON")),
+        (1, true),
+        "{out}"
+    );
+    let array_root = file("root.json", r#"{"type":"array"}"#);
+    assert_eq!(run(&["schema", "check", &array_root]).0, 1);
+    assert_eq!(run(&["schema", "check", &array_root, "--any-root"]).0, 0);
+}
+
+#[test]
+fn schema_validate_and_batch() {
+    let schema = file(
+        "s.json",
+        r#"{"type":"object","properties":{"n":{"type":"integer","maximum":3}}}"#,
+    );
+    let ok = file("ok.json", r#"{"n":3}"#);
+    let no = file("no.json", r#"{"n":4}"#);
+    assert_eq!(
+        run(&["schema", "validate", &schema, &ok]),
+        (0, "valid\n".to_owned())
+    );
+    let (code, out) = run(&["schema", "validate", &schema, &no]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("invalid: `maximum`"), "{out}");
+    let mut child = Command::new(BIN)
+        .args(["schema", "batch", "--any-root"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"{\"schema\":{\"type\":\"integer\"},\"instance\":3}\n{\"schema\":{\"type\":\"integer\"},\"instance\":\"x\"}\n{\"schema\":{\"not\":{}},\"instance\":1}\nnope\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"valid\":true}\n{\"valid\":false}\n{\"compile_error\":\"ExcludedKeyword\"}\n{\"error\":\"not JSON: invalid literal\"}\n"
+    );
+}
+
+#[test]
+fn list_and_call_the_demo_on_both_revisions() {
+    let mut server = Command::new(BIN)
+        .args(["serve-demo", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let (code, out) = run(&["list", &url]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("catalog.search\t"), "{out}");
+    assert_eq!(out.lines().count(), 3);
+    let (code, out) = run(&["list", &url, "--revision", "2025-11-25"]);
+    assert_eq!((code, out.lines().count()), (0, 2), "{out}");
+    // The mirrored tenant header is taken from the tool's schema.
+    let (code, out) = run(&[
+        "call",
+        &url,
+        "catalog.stock",
+        r#"{"tenant":"globex","sku":"POT-001"}"#,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(r#""inStock":9"#), "{out}");
+    let (code, out) = run(&[
+        "call",
+        &url,
+        "catalog.search",
+        r#"{"query":5}"#,
+        "--revision",
+        "2025-11-25",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("(tool error)\nArguments do not match the tool's inputSchema."),
+        "{out}"
+    );
+    assert_eq!(run(&["call", &url, "nope"]).0, 2);
+    server.kill().unwrap();
+}

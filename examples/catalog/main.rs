@@ -1,0 +1,57 @@
+//! The catalog demo: a small product catalog served over MCP on 127.0.0.1.
+//!
+//! It serves MCP 2026-07-28 and, on the same URL, 2025-11-25 and 2025-06-18 for clients that
+//! still `initialize`. Run it with `cargo run --release --example catalog` (or pass
+//! `--addr HOST:PORT`, or `--stdio` to serve a desktop client over stdin and stdout), then call
+//! it with any MCP client or the curl session in the README. Three tools show the three
+//! registration shapes:
+//!
+//! - `catalog.search`: typed arguments and typed output (schemas derived from the Rust types);
+//! - `catalog.get`: typed arguments, an advanced result with a resource link and an image;
+//! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header.
+
+use std::net::SocketAddr;
+
+use tollgate::{McpService, Server, StdioServer};
+
+mod endpoint;
+use endpoint::endpoint;
+
+/// Where to serve: HTTP on an address, or stdio.
+enum Listen {
+    Http(SocketAddr),
+    Stdio,
+}
+
+fn listen() -> Result<Listen, Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (None, _) => Ok(Listen::Http(tollgate::DEFAULT_ADDR)),
+        (Some("--addr"), Some(addr)) => Ok(Listen::Http(addr.parse()?)),
+        (Some("--stdio"), None) => Ok(Listen::Stdio),
+        _ => Err("usage: catalog [--addr HOST:PORT | --stdio]".into()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let addr = match listen()? {
+        Listen::Stdio => {
+            // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
+            eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
+            return Ok(StdioServer::new(endpoint()?).serve_stdio().await?);
+        }
+        Listen::Http(addr) => addr,
+    };
+    let server = Server::bind(addr, McpService::new(endpoint()?)).await?;
+    println!(
+        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
+        server.local_addr()?
+    );
+    server
+        .serve_with_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
