@@ -82,10 +82,10 @@ pub fn encode_mirrored_value(value: &JsonValue) -> Option<String> {
         }
         JsonValue::String(s) => {
             let text = s.as_str();
-            let plain = text.bytes().all(|b| (0x20..=0x7e).contains(&b))
-                && !text.starts_with(' ')
-                && !text.ends_with(' ')
-                && !(text.starts_with(SENTINEL_START) && text.ends_with(SENTINEL_END));
+            let visible = text.bytes().all(|b| (0x20..=0x7e).contains(&b));
+            let edge_space = text.starts_with(' ') || text.ends_with(' ');
+            let sentinel_like = text.starts_with(SENTINEL_START) && text.ends_with(SENTINEL_END);
+            let plain = visible && !edge_space && !sentinel_like;
             Some(if plain {
                 text.to_owned()
             } else {
