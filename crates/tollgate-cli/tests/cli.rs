@@ -135,4 +135,5 @@ fn list_and_call_the_demo_on_both_revisions() {
     );
     assert_eq!(run(&["call", &url, "nope"]).0, 2);
     server.kill().unwrap();
+    let _ = server.wait();
 }
