@@ -1,0 +1,82 @@
+//! The whole in-process request pipeline: arbitrary headers and body through the tower service
+//! of an endpoint serving all three revisions. Every answer must be a status the transport
+//! defines and, when there is a body, JSON whose error code (if any) is one Tollgate emits.
+//! Input: header lines `Name: value`, an empty line, then the body.
+#![no_main]
+
+use std::convert::Infallible;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use libfuzzer_sys::fuzz_target;
+use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
+use tollgate::{
+    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
+    ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+};
+
+async fn echo(_: &RequestContext, a: ToolArguments<JsonObject>, _: &InvocationFeatures) -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into())
+}
+
+fn service() -> &'static (McpService, tokio::runtime::Runtime) {
+    static SERVICE: OnceLock<(McpService, tokio::runtime::Runtime)> = OnceLock::new();
+    SERVICE.get_or_init(|| {
+        let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18];
+        let modern = [ProtocolVersion::V2026_07_28];
+        let limits = JsonLimits::default();
+        let typed = from_str(r#"{"type":"object","properties":{"n":{"type":"integer","minimum":0},"s":{"type":"string"}},"required":["n"],"additionalProperties":false}"#, &limits).unwrap_or(JsonValue::Null);
+        let mirrored = from_str(r#"{"type":"object","properties":{"t":{"type":"string","x-mcp-header":"T"},"c":{"type":"integer","x-mcp-header":"C"},"b":{"type":"boolean","x-mcp-header":"B"}}}"#, &limits).unwrap_or(JsonValue::Null);
+        let mut endpoint = Endpoint::with_path("/mcp", all, Implementation::new("fuzz", "1")).tools_page_size(1);
+        if let Ok(t) = ToolRegistration::with_name("echo", all).json_object_arguments().handler(echo).build() {
+            endpoint = endpoint.add_tool(t);
+        }
+        if let Ok(stage) = ToolRegistration::with_name("typed", all).input_schema(&typed) {
+            if let Ok(t) = stage.handler(echo).build() {
+                endpoint = endpoint.add_tool(t);
+            }
+        }
+        if let Ok(stage) = ToolRegistration::with_name("mirrored", modern).input_schema(&mirrored) {
+            if let Ok(t) = stage.handler(echo).build() {
+                endpoint = endpoint.add_tool(t);
+            }
+        }
+        let endpoint = endpoint.build().unwrap_or_else(|e| panic!("fixture endpoint: {e}"));
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap_or_else(|e| panic!("{e}"));
+        (McpService::new(endpoint), runtime)
+    })
+}
+
+const ALLOWED_STATUSES: [u16; 10] = [200, 202, 400, 403, 404, 405, 406, 415, 431, 503];
+const ALLOWED_CODES: [i64; 8] = [-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022];
+
+fuzz_target!(|data: &[u8]| {
+    let split = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());
+    let (head, body) = (&data[..split], data.get(split + 2..).unwrap_or(&[]));
+    let mut request = http::Request::post("/mcp").header("host", "127.0.0.1:8080").header("content-type", "application/json");
+    for line in head.split(|b| *b == b'\n') {
+        if let Some(colon) = line.iter().position(|b| *b == b':') {
+            let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+            if let (Ok(name), Ok(value)) = (http::HeaderName::from_bytes(name), http::HeaderValue::from_bytes(value)) {
+                request = request.header(name, value);
+            }
+        }
+    }
+    let Ok(request) = request.body(Full::new(Bytes::copy_from_slice(body))) else {
+        return;
+    };
+    let (service, runtime) = service();
+    let response = runtime.block_on(service.serve(request));
+    let status = response.status().as_u16();
+    assert!(ALLOWED_STATUSES.contains(&status), "status {status}");
+    let bytes = runtime.block_on(http_body_util::BodyExt::collect(response.into_body())).map(|b| b.to_bytes()).unwrap_or_default();
+    if bytes.is_empty() {
+        return;
+    }
+    let value = from_slice(&bytes, &JsonLimits::default()).unwrap_or_else(|e| panic!("response is not JSON: {e}"));
+    if let Some(code) = value.get("error").and_then(|e| e.get("code")).and_then(JsonValue::as_number) {
+        let code = code.to_i64().unwrap_or(0);
+        assert!(ALLOWED_CODES.contains(&code), "code {code}");
+    }
+});
