@@ -11,9 +11,9 @@ use std::net::SocketAddr;
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
     AudioContent, ClientCapability, CompleteResult, ContentError, EmbeddedResource, Endpoint,
-    ImageContent, Implementation, InvocationFeatures, McpService, OperationResult, ProtocolVersion,
-    RequestContext, ResourceContents, Server, TextContent, ToolArguments, ToolOutput,
-    ToolRegistration,
+    ImageContent, Implementation, InvocationFeatures, McpService, OperationResult,
+    ProgressReporter, ProtocolVersion, RequestContext, ResourceContents, Server, TextContent,
+    ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -105,6 +105,19 @@ async fn error_handling(_: &RequestContext, _: Args, _: &InvocationFeatures) -> 
     )
 }
 
+async fn with_progress(_: &RequestContext, _: Args, features: &InvocationFeatures) -> Outcome {
+    let progress = features.find::<ProgressReporter>();
+    for step in [0.0, 50.0, 100.0] {
+        if let Some(progress) = progress {
+            let _ = progress.report(step, Some(100.0), None);
+        }
+        if step < 100.0 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+    Ok(CompleteResult::from_tool_text("Progress tool completed").into())
+}
+
 async fn acknowledge(
     _: &RequestContext,
     args: Args,
@@ -168,6 +181,10 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             "Returns text, an image and an embedded resource",
         ),
         ("test_error_handling", "Always reports a tool error"),
+        (
+            "test_tool_with_progress",
+            "Reports progress 0, 50 and 100 of 100",
+        ),
     ];
     let mut builder = Endpoint::with_path(
         "/mcp",
@@ -182,6 +199,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             "test_audio_content" => stage.handler(audio),
             "test_embedded_resource" => stage.handler(embedded_resource),
             "test_multiple_content_types" => stage.handler(multiple_content_types),
+            "test_tool_with_progress" => stage.handler(with_progress),
             _ => stage.handler(error_handling),
         };
         builder = builder.add_tool(registration.description(description).build()?);

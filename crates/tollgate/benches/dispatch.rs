@@ -35,9 +35,15 @@ struct Sum {
     sum: i64,
 }
 
-async fn add(_: &RequestContext, args: ToolArguments<Add>, _: &InvocationFeatures) -> Result<Sum, Infallible> {
+async fn add(
+    _: &RequestContext,
+    args: ToolArguments<Add>,
+    _: &InvocationFeatures,
+) -> Result<Sum, Infallible> {
     let Add { a, b } = args.into_converted();
-    Ok(Sum { sum: a.wrapping_add(b) })
+    Ok(Sum {
+        sum: a.wrapping_add(b),
+    })
 }
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -56,13 +62,39 @@ fn request(method: &str, body: &Bytes) -> http::Request<Full<Bytes>> {
 
 fn bench(c: &mut Criterion) {
     let v = ProtocolVersion::V2026_07_28;
-    let tool = ToolRegistration::with_name("add", [v]).argument_and_output_types::<Add, Sum>().handler(add).build().unwrap();
-    let service = McpService::new(Endpoint::with_path("/mcp", [v], Implementation::new("b", "1")).add_tool(tool).build().unwrap());
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let tool = ToolRegistration::with_name("add", [v])
+        .argument_and_output_types::<Add, Sum>()
+        .handler(add)
+        .build()
+        .unwrap();
+    let service = McpService::new(
+        Endpoint::with_path("/mcp", [v], Implementation::new("b", "1"))
+            .add_tool(tool)
+            .build()
+            .unwrap(),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let cases = [
-        ("tools/call", Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{META}}}}}"#))),
-        ("tools/list", Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#))),
-        ("server/discover", Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{META}}}}}"#))),
+        (
+            "tools/call",
+            Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}},{META}}}}}"#
+            )),
+        ),
+        (
+            "tools/list",
+            Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#
+            )),
+        ),
+        (
+            "server/discover",
+            Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{META}}}}}"#
+            )),
+        ),
     ];
     for (method, body) in &cases {
         // Allocations of serve() alone, averaged over 1,000 calls after a warm-up.
@@ -77,7 +109,10 @@ fn bench(c: &mut Criterion) {
             counted += allocations() - before;
             drop(response);
         }
-        eprintln!("{method}: {:.1} allocations per call (serve only)", counted as f64 / 1000.0);
+        eprintln!(
+            "{method}: {:.1} allocations per call (serve only)",
+            counted as f64 / 1000.0
+        );
         c.bench_function(&format!("dispatch {method}"), |b| {
             b.iter(|| runtime.block_on(service.serve(request(method, body))));
         });

@@ -124,8 +124,8 @@ impl std::error::Error for MissingFeature {}
 
 /// Request-scoped optional behaviour, looked up by type.
 ///
-/// Today every invocation carries a [`CancellationToken`]; progress reporting and task creation
-/// join it when those features land.
+/// Every invocation carries a [`CancellationToken`]; a [`ProgressReporter`] is present when the
+/// request asked for progress (`_meta.progressToken`) on a transport that can stream it.
 ///
 /// # Examples
 ///
@@ -149,6 +149,11 @@ impl InvocationFeatures {
             cancellation,
             others: Vec::new(),
         }
+    }
+
+    pub(crate) fn with(mut self, feature: impl Any + Send + Sync) -> Self {
+        self.others.push(Box::new(feature));
+        self
     }
 
     /// Features for unit-testing application code: a fresh cancellation token and nothing else.
@@ -210,5 +215,134 @@ mod tests {
         let kept = CancellationToken::new();
         CancelOnDrop::new(kept.clone()).disarm();
         assert!(!kept.is_cancelled());
+    }
+}
+
+/// Where an invocation's notifications go: the HTTP response stream or stdout. Bounded: when the
+/// client reads slower than the handler reports, intermediate notifications are dropped (a
+/// later progress report supersedes an earlier one).
+#[derive(Clone)]
+pub(crate) struct NotificationSink(pub(crate) tokio::sync::mpsc::Sender<Vec<u8>>);
+
+/// Why a progress report was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProgressError {
+    /// The progress is lower than one already reported.
+    NotIncreasing,
+    /// The progress or total is not a finite number.
+    NotFinite,
+}
+
+impl fmt::Display for ProgressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NotIncreasing => "progress must not decrease",
+            Self::NotFinite => "progress and total must be finite",
+        })
+    }
+}
+
+impl std::error::Error for ProgressError {}
+
+/// Reports progress for the request that asked for it with `_meta.progressToken`; the client
+/// receives `notifications/progress` on the response stream (HTTP) or before the response
+/// (stdio).
+///
+/// Progress must increase: an equal value is coalesced (nothing is sent) and a lower one is
+/// refused. Reports after the request finished, or after cancellation, have no effect.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{InvocationFeatures, ProgressReporter};
+///
+/// async fn work(features: &InvocationFeatures) {
+///     if let Some(progress) = features.find::<ProgressReporter>() {
+///         let _ = progress.report(50.0, Some(100.0), Some("half way"));
+///     }
+/// }
+/// ```
+pub struct ProgressReporter {
+    token: tollgate_json::JsonValue,
+    sink: NotificationSink,
+    last: std::sync::Mutex<Option<f64>>,
+}
+
+impl fmt::Debug for ProgressReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressReporter").finish_non_exhaustive()
+    }
+}
+
+impl ProgressReporter {
+    pub(crate) fn new(token: tollgate_json::JsonValue, sink: NotificationSink) -> Self {
+        Self {
+            token,
+            sink,
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Reports `progress` (of `total`, when known), with an optional human-readable message.
+    ///
+    /// # Errors
+    ///
+    /// [`ProgressError::NotIncreasing`] below an earlier report; [`ProgressError::NotFinite`]
+    /// for NaN or infinities.
+    pub fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), ProgressError> {
+        use tollgate_json::{JsonNumber, JsonObject, JsonValue};
+        // Whole numbers are written as integers (`50`, not `50.0`).
+        let number = |v: f64| {
+            if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                Some(JsonNumber::from(v as i64))
+            } else {
+                JsonNumber::from_f64(v)
+            }
+        };
+        let (Some(p), total) = (number(progress), total.map(number)) else {
+            return Err(ProgressError::NotFinite);
+        };
+        if total.as_ref().is_some_and(Option::is_none) {
+            return Err(ProgressError::NotFinite);
+        }
+        {
+            let mut last = self
+                .last
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match *last {
+                Some(l) if progress < l => return Err(ProgressError::NotIncreasing),
+                Some(l) if progress == l => return Ok(()),
+                _ => *last = Some(progress),
+            }
+        }
+        let mut params = JsonObject::builder()
+            .insert("progressToken", self.token.clone())
+            .insert("progress", p);
+        if let Some(Some(t)) = total {
+            params.push("total", t);
+        }
+        if let Some(m) = message {
+            params.push("message", m);
+        }
+        let notification: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/progress")
+            .insert("params", params.build())
+            .build()
+            .into();
+        if let Ok(bytes) =
+            tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
+        {
+            // A full queue drops this report; a closed one means the request is over.
+            let _ = self.sink.0.try_send(bytes);
+        }
+        Ok(())
     }
 }

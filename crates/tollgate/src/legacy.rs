@@ -72,6 +72,7 @@ pub(crate) async fn handle(
     headers: &HeaderMap,
     message: Envelope,
     selection: Selection,
+    sink: Option<&crate::features::NotificationSink>,
 ) -> Reply {
     let Some(newest) = newest_legacy(endpoint) else {
         return fault_reply(message.id.as_ref(), Fault::Internal, None);
@@ -110,7 +111,7 @@ pub(crate) async fn handle(
     };
     dispatch(
         endpoint,
-        Transport::Http(headers),
+        Transport::Http(headers, sink),
         message,
         revision,
         session,
@@ -161,7 +162,7 @@ pub(crate) async fn dispatch(
                 meta,
                 admission: crate::context::AdmissionIdentity::anonymous(),
             };
-            tools_call(endpoint, transport.headers(), params, context).await
+            tools_call(endpoint, transport, params, context).await
         }
         _ => fail(revision, id, Fault::MethodNotFound, None),
     }

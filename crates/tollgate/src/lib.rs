@@ -82,13 +82,15 @@ pub use endpoint::{
 };
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use fault::INVALID_ARGUMENTS_TEXT;
-pub use features::{CancellationToken, InvocationFeatures, MissingFeature};
+pub use features::{
+    CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
+};
 pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
 pub use result::{
     CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
 };
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
-pub use service::{DEFAULT_MAX_HEADER_BYTES, McpService, McpServiceBuilder};
+pub use service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
 pub use session::SessionConfig;
 pub use stdio::StdioServer;
 pub use tool::{

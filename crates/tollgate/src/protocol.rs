@@ -23,7 +23,9 @@ use crate::context::{
 };
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
-use crate::features::{CancelOnDrop, CancellationToken, InvocationFeatures};
+use crate::features::{
+    CancelOnDrop, CancellationToken, InvocationFeatures, NotificationSink, ProgressReporter,
+};
 use crate::headers;
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
@@ -213,21 +215,33 @@ fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &
 /// Where a message came from: an HTTP POST (with its headers) or a stdio line.
 #[derive(Clone, Copy)]
 pub(crate) enum Transport<'a> {
-    Http(&'a HeaderMap),
-    Stdio,
+    Http(&'a HeaderMap, Option<&'a NotificationSink>),
+    Stdio(Option<&'a NotificationSink>),
 }
 
 impl<'a> Transport<'a> {
     pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
         match self {
-            Self::Http(h) => Some(h),
-            Self::Stdio => None,
+            Self::Http(h, _) => Some(h),
+            Self::Stdio(_) => None,
+        }
+    }
+
+    pub(crate) fn sink(self) -> Option<&'a NotificationSink> {
+        match self {
+            Self::Http(_, sink) | Self::Stdio(sink) => sink,
         }
     }
 }
 
-/// Handles one POSTed body whose transport checks passed.
-pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]) -> Reply {
+/// Handles one POSTed body whose transport checks passed. Notifications (progress) go to
+/// `sink` when there is one.
+pub(crate) async fn handle(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    body: &[u8],
+    sink: Option<&NotificationSink>,
+) -> Reply {
     // 1. Strict JSON under every input limit.
     let Ok(value) = from_slice(body, &endpoint.inner.limits.json) else {
         return fault_reply(None, Fault::Parse, None);
@@ -240,12 +254,12 @@ pub(crate) async fn handle(endpoint: &Endpoint, headers: &HeaderMap, body: &[u8]
     // The 2025 revisions, when served: `initialize`, or a request naming one of them (in its
     // header, or through its session).
     if let Some(revision) = crate::legacy::selects(endpoint, headers, &message) {
-        return crate::legacy::handle(endpoint, headers, message, revision).await;
+        return crate::legacy::handle(endpoint, headers, message, revision, sink).await;
     }
     if message.id.is_none() {
         return notification(endpoint, headers);
     }
-    modern(endpoint, Transport::Http(headers), message).await
+    modern(endpoint, Transport::Http(headers, sink), message).await
 }
 
 /// A 2026-07-28 request (it has an id). Over HTTP its headers are checked against the body; over
@@ -330,7 +344,7 @@ pub(crate) async fn modern(
     match method {
         Method::Discover => discover(endpoint, revision, id),
         Method::ToolsList => tools_list(endpoint, revision, params, id),
-        Method::ToolsCall => tools_call(endpoint, transport.headers(), params, context).await,
+        Method::ToolsCall => tools_call(endpoint, transport, params, context).await,
     }
 }
 
@@ -445,7 +459,7 @@ fn invalid_arguments(
 
 pub(crate) async fn tools_call(
     endpoint: &Endpoint,
-    headers: Option<&HeaderMap>,
+    transport: Transport<'_>,
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
@@ -491,7 +505,7 @@ pub(crate) async fn tools_call(
         return fail(revision, id, Fault::MissingCapability, Some(data.into()));
     }
     // Mirrored arguments agree with their headers (HTTP only: other transports have none).
-    if let Some(headers) = headers {
+    if let Some(headers) = transport.headers() {
         if !headers::mirrored_arguments_agree(
             headers,
             tool.inner.input.mirrored_headers(),
@@ -519,7 +533,15 @@ pub(crate) async fn tools_call(
     // Handler.
     let token = CancellationToken::new();
     let guard = CancelOnDrop::new(token.clone());
-    let features = InvocationFeatures::new(token);
+    let mut features = InvocationFeatures::new(token);
+    let progress_token = context.meta.get("progressToken").filter(|t| {
+        matches!(t, JsonValue::String(_))
+            || t.as_number()
+                .is_some_and(tollgate_json::JsonNumber::is_integer)
+    });
+    if let (Some(token), Some(sink)) = (progress_token, transport.sink()) {
+        features = features.with(ProgressReporter::new(token.clone(), sink.clone()));
+    }
     let invocation = {
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
             tool.inner

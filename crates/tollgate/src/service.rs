@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -14,7 +15,7 @@ use bytes::Bytes;
 use http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 
 use crate::endpoint::Endpoint;
 use crate::error::{BuildError, BuildErrorKind};
@@ -159,32 +160,41 @@ impl McpService {
     }
 
     /// Serves one request.
-    pub async fn serve<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
+    pub async fn serve<B>(&self, request: Request<B>) -> Response<McpBody>
     where
         B: Body,
         B::Error: Into<BoxError>,
     {
-        let reply = self.reply(request).await;
-        respond(reply)
+        match self.reply(request).await {
+            Outcome::Reply(reply) => respond(reply),
+            Outcome::Stream(body) => {
+                let mut response = Response::new(body);
+                let headers = response.headers_mut();
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+                headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+                response
+            }
+        }
     }
 
-    async fn reply<B>(&self, request: Request<B>) -> Reply
+    async fn reply<B>(&self, request: Request<B>) -> Outcome
     where
         B: Body,
         B::Error: Into<BoxError>,
     {
         let (parts, body) = request.into_parts();
         let Some(endpoint) = self.inner.endpoints.get(parts.uri.path()) else {
-            return Reply::empty(StatusCode::NOT_FOUND);
+            return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND));
         };
         let header_bytes = parts.headers.iter().fold(0usize, |sum, (name, value)| {
             sum.saturating_add(name.as_str().len() + value.len() + 4)
         });
         if header_bytes > self.inner.max_header_bytes {
-            return Reply::empty(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+            return Outcome::Reply(Reply::empty(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE));
         }
         if !self.host_allowed(&parts) {
-            return Reply::empty(StatusCode::FORBIDDEN);
+            return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
         }
         if let Some(origin) = parts.headers.get(ORIGIN) {
             let allowed = origin.to_str().is_ok_and(|o| {
@@ -196,20 +206,20 @@ impl McpService {
                         .any(|a| a.eq_ignore_ascii_case(o))
             });
             if !allowed {
-                return Reply::empty(StatusCode::FORBIDDEN);
+                return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
             }
         }
         if parts.method == Method::DELETE {
-            return crate::legacy::end_session(endpoint, &parts.headers);
+            return Outcome::Reply(crate::legacy::end_session(endpoint, &parts.headers));
         }
         if parts.method != Method::POST {
-            return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
+            return Outcome::Reply(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
         }
         if !is_json(parts.headers.get(CONTENT_TYPE)) {
-            return Reply::empty(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+            return Outcome::Reply(Reply::empty(StatusCode::UNSUPPORTED_MEDIA_TYPE));
         }
         if !accepts_json_and_sse(&parts.headers) {
-            return Reply::empty(StatusCode::NOT_ACCEPTABLE);
+            return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
         }
         let max = endpoint.inner.limits.max_body_bytes();
         let declared = parts
@@ -218,16 +228,21 @@ impl McpService {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > max as u64) {
-            return protocol::fault_reply(None, Fault::Parse, None);
+            return Outcome::Reply(protocol::fault_reply(None, Fault::Parse, None));
         }
         let bytes = match Limited::new(body, max).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                return protocol::fault_reply(None, Fault::Parse, None);
+                return Outcome::Reply(protocol::fault_reply(None, Fault::Parse, None));
             }
-            Err(_) => return Reply::empty(StatusCode::BAD_REQUEST),
+            Err(_) => return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST)),
         };
-        protocol::handle(endpoint, &parts.headers, &bytes).await
+        // A request that may ask for progress runs in its own task so its notifications can
+        // stream while it works; every other request is answered in place.
+        if !mentions_progress(&bytes) {
+            return Outcome::Reply(protocol::handle(endpoint, &parts.headers, &bytes, None).await);
+        }
+        stream_if_notified(endpoint.clone(), parts.headers, bytes).await
     }
 
     fn host_allowed(&self, parts: &http::request::Parts) -> bool {
@@ -279,6 +294,181 @@ fn host_of(authority: &str) -> &str {
     }
 }
 
+/// What the service answers with: one reply, or a stream of notifications then the reply.
+enum Outcome {
+    Reply(Reply),
+    Stream(McpBody),
+}
+
+/// Whether the body could carry `"progressToken"` (a cheap scan; a false positive only costs a
+/// task).
+fn mentions_progress(body: &[u8]) -> bool {
+    const NEEDLE: &[u8] = b"\"progressToken\"";
+    body.windows(NEEDLE.len()).any(|w| w == NEEDLE)
+}
+
+/// Runs the request in its own task. If it finishes before notifying, the answer is the usual
+/// JSON reply; once it sends a notification, the answer becomes an SSE stream carrying the
+/// notifications and then the final response. Dropping the response (a client that goes away)
+/// aborts the task, which cancels the invocation.
+async fn stream_if_notified(endpoint: Endpoint, headers: http::HeaderMap, bytes: Bytes) -> Outcome {
+    let (note_tx, mut notes) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
+    let (done_tx, mut done) = tokio::sync::oneshot::channel::<Reply>();
+    let task = tokio::spawn(async move {
+        let sink = crate::features::NotificationSink(note_tx);
+        let reply = protocol::handle(&endpoint, &headers, &bytes, Some(&sink)).await;
+        // Close the notification queue before the reply, so the stream ends in order.
+        drop(sink);
+        let _ = done_tx.send(reply);
+    });
+    let guard = AbortOnDrop(task.abort_handle());
+    tokio::select! {
+        biased;
+        Some(first) = notes.recv() => Outcome::Stream(McpBody::stream(first, notes, done, guard)),
+        reply = &mut done => Outcome::Reply(reply.unwrap_or_else(|_| protocol::fault_reply(None, Fault::Internal, None))),
+    }
+}
+
+/// Aborts the request's task when the response is dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The body of every response the service writes: one JSON document, or an SSE stream of
+/// notifications ended by the response (`event: message` frames).
+pub struct McpBody {
+    inner: BodyInner,
+}
+
+enum BodyInner {
+    Full(Option<Bytes>),
+    Stream {
+        pending: Option<Bytes>,
+        notes: tokio::sync::mpsc::Receiver<Vec<u8>>,
+        done: tokio::sync::oneshot::Receiver<Reply>,
+        finished: bool,
+        _guard: AbortOnDrop,
+    },
+}
+
+impl std::fmt::Debug for McpBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.inner {
+            BodyInner::Full(_) => "McpBody::Full",
+            BodyInner::Stream { .. } => "McpBody::Stream",
+        })
+    }
+}
+
+fn sse_event(json: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(json.len() + 24);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(json);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+impl McpBody {
+    fn empty() -> Self {
+        Self {
+            inner: BodyInner::Full(None),
+        }
+    }
+
+    fn full(bytes: Bytes) -> Self {
+        Self {
+            inner: BodyInner::Full(Some(bytes)),
+        }
+    }
+
+    fn stream(
+        first: Vec<u8>,
+        notes: tokio::sync::mpsc::Receiver<Vec<u8>>,
+        done: tokio::sync::oneshot::Receiver<Reply>,
+        guard: AbortOnDrop,
+    ) -> Self {
+        Self {
+            inner: BodyInner::Stream {
+                pending: Some(sse_event(&first)),
+                notes,
+                done,
+                finished: false,
+                _guard: guard,
+            },
+        }
+    }
+}
+
+impl Body for McpBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        match &mut self.inner {
+            BodyInner::Full(bytes) => Poll::Ready(
+                bytes
+                    .take()
+                    .filter(|b| !b.is_empty())
+                    .map(|b| Ok(http_body::Frame::data(b))),
+            ),
+            BodyInner::Stream {
+                pending,
+                notes,
+                done,
+                finished,
+                ..
+            } => {
+                if let Some(event) = pending.take() {
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(event))));
+                }
+                if *finished {
+                    return Poll::Ready(None);
+                }
+                match notes.poll_recv(cx) {
+                    Poll::Ready(Some(note)) => {
+                        return Poll::Ready(Some(Ok(http_body::Frame::data(sse_event(&note)))));
+                    }
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(None) => {}
+                }
+                match std::pin::Pin::new(done).poll(cx) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(reply) => {
+                        *finished = true;
+                        let body = reply.ok().and_then(|r| r.body);
+                        Poll::Ready(body.map(|b| Ok(http_body::Frame::data(sse_event(&b)))))
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.inner {
+            BodyInner::Full(bytes) => bytes.as_ref().is_none_or(Bytes::is_empty),
+            BodyInner::Stream {
+                finished, pending, ..
+            } => *finished && pending.is_none(),
+        }
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        match &self.inner {
+            BodyInner::Full(bytes) => {
+                http_body::SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            BodyInner::Stream { .. } => http_body::SizeHint::default(),
+        }
+    }
+}
+
 fn is_json(value: Option<&HeaderValue>) -> bool {
     value.and_then(|v| v.to_str().ok()).is_some_and(|v| {
         let essence = v.split(';').next().unwrap_or_default().trim();
@@ -325,8 +515,8 @@ fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
     json && sse
 }
 
-fn respond(reply: Reply) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::new()));
+fn respond(reply: Reply) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::empty());
     *response.status_mut() = reply.status;
     let headers = response.headers_mut();
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -342,7 +532,7 @@ fn respond(reply: Reply) -> Response<Full<Bytes>> {
     }
     if let Some(body) = reply.body {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        *response.body_mut() = Full::new(Bytes::from(body));
+        *response.body_mut() = McpBody::full(Bytes::from(body));
     }
     response
 }
@@ -353,7 +543,7 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    type Response = Response<Full<Bytes>>;
+    type Response = Response<McpBody>;
     type Error = Infallible;
     type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
 

@@ -18,6 +18,7 @@ use tollgate_json::{JsonValue, from_slice};
 
 use crate::endpoint::Endpoint;
 use crate::fault::Fault;
+use crate::features::NotificationSink;
 use crate::legacy;
 use crate::protocol::{self, Envelope, Transport};
 use crate::session::Session;
@@ -155,13 +156,15 @@ impl StdioServer {
             let (endpoint, tx, registry) = (endpoint.clone(), tx.clone(), Arc::clone(&in_flight));
             let task_key = key.clone();
             let task = tokio::spawn(async move {
+                // Progress notifications go out as lines before the response.
+                let sink = NotificationSink(tx.clone());
+                let transport = Transport::Stdio(Some(&sink));
                 let reply = match legacy_session {
                     Some(s) => {
                         let revision = s.revision;
-                        legacy::dispatch(&endpoint, Transport::Stdio, message, revision, Some(s))
-                            .await
+                        legacy::dispatch(&endpoint, transport, message, revision, Some(s)).await
                     }
-                    None => protocol::modern(&endpoint, Transport::Stdio, message).await,
+                    None => protocol::modern(&endpoint, transport, message).await,
                 };
                 lock(&registry).remove(&task_key);
                 send(&tx, reply).await;

@@ -1377,3 +1377,155 @@ async fn the_aggregate_header_ceiling_at_and_past() {
         );
     }
 }
+
+static STREAM_CANCELLED: AtomicUsize = AtomicUsize::new(0);
+
+async fn progress(
+    _: &RequestContext,
+    args: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let reporter = features.find::<tollgate::ProgressReporter>();
+    if let Some(p) = reporter {
+        assert_eq!(p.report(10.0, Some(100.0), Some("starting")), Ok(()));
+        assert_eq!(
+            p.report(10.0, Some(100.0), None),
+            Ok(()),
+            "an equal value is coalesced"
+        );
+        assert_eq!(
+            p.report(5.0, None, None),
+            Err(tollgate::ProgressError::NotIncreasing)
+        );
+        assert_eq!(
+            p.report(f64::NAN, None, None),
+            Err(tollgate::ProgressError::NotFinite)
+        );
+        assert_eq!(p.report(100.5, None, None), Ok(()));
+    }
+    if args.raw().contains_key("hang") {
+        let token = features.cancellation().clone();
+        tokio::spawn(async move {
+            token.cancelled().await;
+            STREAM_CANCELLED.fetch_add(1, Ordering::SeqCst);
+        });
+        features.cancellation().cancelled().await;
+    }
+    Ok(CompleteResult::from_tool_text(if reporter.is_some() {
+        "with progress"
+    } else {
+        "without"
+    })
+    .into())
+}
+
+fn progress_service() -> McpService {
+    let v = [V];
+    McpService::new(
+        Endpoint::with_path("/mcp", v, Implementation::new("p", "1"))
+            .add_tool(
+                ToolRegistration::with_name("progress", v)
+                    .json_object_arguments()
+                    .handler(progress)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    )
+}
+
+fn progress_call(token: &str, arguments: &str) -> String {
+    let meta = if token.is_empty() {
+        META.to_owned()
+    } else {
+        META.replace(
+            "\"_meta\":{",
+            &format!("\"_meta\":{{\"progressToken\":{token},"),
+        )
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"progress","arguments":{arguments},{meta}}}}}"#
+    )
+}
+
+#[tokio::test]
+async fn progress_streams_as_sse_before_the_response() {
+    let addr = start(progress_service()).await;
+    let h = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "progress"),
+    ];
+    let resp = post(addr, &h, progress_call("\"tok\"", "{}").as_bytes()).await;
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.header("content-type"), Some("text/event-stream"));
+    assert_eq!(resp.header("cache-control"), Some("no-store"));
+    let text = resp.text();
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    let body = |i: usize| tollgate::json::from_str(data[i], &JsonLimits::default()).unwrap();
+    assert_eq!(data.len(), 3, "{text}");
+    assert_eq!(
+        body(0).get("method").and_then(JsonValue::as_str),
+        Some("notifications/progress")
+    );
+    assert_eq!(
+        tollgate::json::to_string(body(0).get("params").unwrap(), &Default::default()).unwrap(),
+        r#"{"progressToken":"tok","progress":10,"total":100,"message":"starting"}"#
+    );
+    assert_eq!(
+        body(1)
+            .get("params")
+            .and_then(|p| p.get("progress"))
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_f64()),
+        Some(100.5)
+    );
+    assert_eq!(
+        body(2)
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(9)
+    );
+    assert_eq!(
+        first_text(&body(2).get("result").cloned().unwrap()),
+        "with progress"
+    );
+    // An integer token works; without a token there is no reporter and the answer is JSON.
+    let resp = post(addr, &h, progress_call("7", "{}").as_bytes()).await;
+    assert!(resp.text().contains(r#""progressToken":7"#));
+    let resp = post(addr, &h, progress_call("", "{}").as_bytes()).await;
+    assert_eq!(resp.header("content-type"), Some("application/json"));
+    assert_eq!(first_text(&resp.result()), "without");
+    // A token of another type is not a progress request.
+    let resp = post(addr, &h, progress_call("1.5", "{}").as_bytes()).await;
+    assert_eq!(first_text(&resp.result()), "without");
+}
+
+#[tokio::test]
+async fn dropping_the_stream_cancels_the_invocation() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = start(progress_service()).await;
+    let body = progress_call("\"t\"", r#"{"hang":true}"#);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: progress\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut first = [0u8; 64];
+    let n = stream.read(&mut first).await.unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200 OK"));
+    drop(stream);
+    for _ in 0..100 {
+        if STREAM_CANCELLED.load(Ordering::SeqCst) == 1 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the invocation was not cancelled when its stream was dropped");
+}

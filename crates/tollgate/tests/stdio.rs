@@ -45,6 +45,18 @@ async fn wait(
     Ok(CompleteResult::from_tool_text("done").into())
 }
 
+async fn progress(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    f: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    if let Some(p) = f.find::<tollgate::ProgressReporter>() {
+        let _ = p.report(1.0, Some(2.0), None);
+        let _ = p.report(2.0, Some(2.0), None);
+    }
+    Ok(CompleteResult::from_tool_text("done").into())
+}
+
 fn endpoint(max_bytes: usize) -> Endpoint {
     let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
     let mirrored = from_str(
@@ -71,6 +83,13 @@ fn endpoint(max_bytes: usize) -> Endpoint {
             ToolRegistration::with_name("wait", all)
                 .json_object_arguments()
                 .handler(wait)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            ToolRegistration::with_name("progress", [ProtocolVersion::V2026_07_28])
+                .json_object_arguments()
+                .handler(progress)
                 .build()
                 .unwrap(),
         )
@@ -286,5 +305,34 @@ async fn cancelled_notifications_abort_the_request() {
     assert!(
         pipe.output.next_line().await.unwrap().is_none(),
         "nothing was written for the cancelled request"
+    );
+}
+
+#[tokio::test]
+async fn progress_notifications_precede_the_response() {
+    let mut pipe = start(1 << 20);
+    let meta = META.replace("\"_meta\":{", "\"_meta\":{\"progressToken\":\"p\",");
+    pipe.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"progress","arguments":{{}},{meta}}}}}"#)).await;
+    for expected in [1, 2] {
+        let note = pipe.receive().await;
+        assert_eq!(
+            note.get("method").and_then(JsonValue::as_str),
+            Some("notifications/progress")
+        );
+        assert_eq!(
+            note.get("params")
+                .and_then(|p| p.get("progress"))
+                .and_then(JsonValue::as_number)
+                .and_then(|n| n.to_i64()),
+            Some(expected)
+        );
+    }
+    assert_eq!(
+        pipe.receive()
+            .await
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(1)
     );
 }
