@@ -11,9 +11,9 @@ use std::net::SocketAddr;
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
     AudioContent, ClientCapability, CompleteResult, ContentError, EmbeddedResource, Endpoint,
-    ImageContent, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProgressReporter, ProtocolVersion, RequestContext, ResourceContents, Server, TextContent,
-    ToolArguments, ToolOutput, ToolRegistration,
+    ImageContent, Implementation, InvocationFeatures, LogLevel, McpService, OperationResult,
+    ProgressReporter, ProtocolVersion, RequestContext, RequestLogger, ResourceContents, Server,
+    TextContent, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -118,6 +118,26 @@ async fn with_progress(_: &RequestContext, _: Args, features: &InvocationFeature
     Ok(CompleteResult::from_tool_text("Progress tool completed").into())
 }
 
+async fn with_logging(_: &RequestContext, _: Args, features: &InvocationFeatures) -> Outcome {
+    let log = features.find::<RequestLogger>();
+    for (i, text) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        if let Some(log) = log {
+            log.log(LogLevel::Info, text);
+        }
+    }
+    Ok(CompleteResult::from_tool_text("Logging tool completed").into())
+}
+
 async fn acknowledge(
     _: &RequestContext,
     args: Args,
@@ -185,12 +205,21 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             "test_tool_with_progress",
             "Reports progress 0, 50 and 100 of 100",
         ),
+        (
+            "test_tool_with_logging",
+            "Sends three info log messages while it runs",
+        ),
+        (
+            "test_logging_tool",
+            "Sends log messages only when the request asks for a level",
+        ),
     ];
     let mut builder = Endpoint::with_path(
         "/mcp",
         ALL,
         Implementation::new("tollgate-conformance", env!("CARGO_PKG_VERSION")),
-    );
+    )
+    .logging(true);
     for (name, description) in content_tools {
         let stage = ToolRegistration::with_name(name, ALL).json_object_arguments();
         let registration = match name {
@@ -200,6 +229,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             "test_embedded_resource" => stage.handler(embedded_resource),
             "test_multiple_content_types" => stage.handler(multiple_content_types),
             "test_tool_with_progress" => stage.handler(with_progress),
+            "test_tool_with_logging" | "test_logging_tool" => stage.handler(with_logging),
             _ => stage.handler(error_handling),
         };
         builder = builder.add_tool(registration.description(description).build()?);

@@ -256,6 +256,8 @@ pub struct RequestContext {
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) meta: JsonObject,
     pub(crate) admission: AdmissionIdentity,
+    /// The least severe log level the client asked for, if any.
+    pub(crate) log_level: Option<crate::features::LogLevel>,
 }
 
 impl RequestContext {
@@ -274,6 +276,7 @@ impl RequestContext {
             client_capabilities: ClientCapabilities::default(),
             meta: JsonObject::new(),
             admission: AdmissionIdentity::anonymous(),
+            log_level: None,
         }
     }
 

@@ -250,6 +250,8 @@ pub(crate) struct EndpointInner {
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
     /// all).
     pub(crate) sessions: Option<SessionStore>,
+    /// Whether handlers may send log messages (the `logging` capability).
+    pub(crate) logging: bool,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
@@ -293,6 +295,7 @@ impl Endpoint {
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
             sessions: Some(SessionConfig::default()),
+            logging: false,
         }
     }
 
@@ -348,6 +351,7 @@ pub struct EndpointBuilder {
     page_size: usize,
     limits: EndpointLimits,
     sessions: Option<SessionConfig>,
+    logging: bool,
 }
 
 impl EndpointBuilder {
@@ -385,6 +389,16 @@ impl EndpointBuilder {
     /// 2026-07-28 is stateless whatever this says.
     pub fn legacy_sessions(mut self, sessions: Option<SessionConfig>) -> Self {
         self.sessions = sessions;
+        self
+    }
+
+    /// Lets handlers send log messages through [`RequestLogger`](crate::RequestLogger) and
+    /// advertises the `logging` capability (on the 2025 revisions only with sessions, which
+    /// remember `logging/setLevel`; on 2026-07-28 each request names its level in `_meta`). Log
+    /// messages travel on the request's own response stream, so a logging endpoint answers each
+    /// request from a task of its own.
+    pub fn logging(mut self, enabled: bool) -> Self {
+        self.logging = enabled;
         self
     }
 
@@ -494,12 +508,16 @@ impl EndpointBuilder {
             } else {
                 None
             },
+            logging: self.logging,
         };
 
         for revision in self.revisions.iter() {
             let slot = revision_slot(revision);
             let legacy = is_legacy(revision);
             let mut capabilities = JsonObject::builder();
+            if self.logging && (!legacy || endpoint.sessions.is_some()) {
+                capabilities.push("logging", JsonObject::new());
+            }
             if endpoint
                 .tools
                 .iter()

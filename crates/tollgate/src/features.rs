@@ -346,3 +346,134 @@ impl ProgressReporter {
         Ok(())
     }
 }
+
+/// A log severity, as the protocol orders them (RFC 5424).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// `debug`.
+    Debug,
+    /// `info`.
+    Info,
+    /// `notice`.
+    Notice,
+    /// `warning`.
+    Warning,
+    /// `error`.
+    Error,
+    /// `critical`.
+    Critical,
+    /// `alert`.
+    Alert,
+    /// `emergency`.
+    Emergency,
+}
+
+impl LogLevel {
+    const ALL: [LogLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// The wire spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    /// The level with exactly this spelling.
+    pub fn from_wire(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == text)
+    }
+}
+
+/// Sends log messages (`notifications/message`) to the client that asked for them: on
+/// 2026-07-28 with `_meta["io.modelcontextprotocol/logLevel"]`, on the 2025 revisions with
+/// `logging/setLevel`. Present only when the endpoint enables logging and the client chose a
+/// level; messages below that level are not sent. Never put secrets or raw input in a message.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{InvocationFeatures, LogLevel, RequestLogger};
+///
+/// async fn work(features: &InvocationFeatures) {
+///     if let Some(log) = features.find::<RequestLogger>() {
+///         log.log(LogLevel::Info, "indexing started");
+///     }
+/// }
+/// ```
+pub struct RequestLogger {
+    minimum: LogLevel,
+    sink: NotificationSink,
+}
+
+impl fmt::Debug for RequestLogger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestLogger")
+            .field("minimum", &self.minimum)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestLogger {
+    pub(crate) fn new(minimum: LogLevel, sink: NotificationSink) -> Self {
+        Self { minimum, sink }
+    }
+
+    /// The least severe level the client wants.
+    pub fn minimum(&self) -> LogLevel {
+        self.minimum
+    }
+
+    /// Sends `data` at `level`, unless the client asked for more severe messages only.
+    pub fn log(&self, level: LogLevel, data: impl Into<tollgate_json::JsonValue>) {
+        self.send(level, None, data.into());
+    }
+
+    /// As [`log`](Self::log), naming the logger.
+    pub fn log_from(
+        &self,
+        level: LogLevel,
+        logger: &str,
+        data: impl Into<tollgate_json::JsonValue>,
+    ) {
+        self.send(level, Some(logger), data.into());
+    }
+
+    fn send(&self, level: LogLevel, logger: Option<&str>, data: tollgate_json::JsonValue) {
+        use tollgate_json::{JsonObject, JsonValue};
+        if level < self.minimum {
+            return;
+        }
+        let mut params = JsonObject::builder().insert("level", level.as_str());
+        if let Some(logger) = logger {
+            params.push("logger", logger);
+        }
+        params.push("data", data);
+        let notification: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/message")
+            .insert("params", params.build())
+            .build()
+            .into();
+        if let Ok(bytes) =
+            tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
+        {
+            let _ = self.sink.0.try_send(bytes);
+        }
+    }
+}

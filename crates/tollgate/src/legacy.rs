@@ -6,7 +6,8 @@
 //! 2026-07-28 path, which applies each revision's result projection.
 //!
 //! The rule: on an endpoint that serves a 2025 revision, a request is a 2025 request when its
-//! method is `initialize`, when its `MCP-Protocol-Version` header names a served 2025 revision,
+//! method is `initialize` (unless its header names 2026-07-28), when its `MCP-Protocol-Version`
+//! header names a served 2025 revision,
 //! when it has no such header but carries `Mcp-Session-Id`, or when the endpoint serves no
 //! 2026-07-28 at all. Everything else takes the 2026-07-28 path.
 
@@ -16,6 +17,7 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::context::{ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::Fault;
+use crate::features::LogLevel;
 use crate::headers;
 use crate::protocol::{Envelope, Reply, Transport, fail, fault_reply, tools_call, tools_list};
 use crate::session::{CreateFailure, Session};
@@ -42,10 +44,16 @@ pub(crate) fn selects(
     message: &Envelope,
 ) -> Option<Selection> {
     newest_legacy(endpoint)?;
-    if message.method.as_str() == "initialize" {
+    let served = endpoint.inner.revisions;
+    // A request that names 2026-07-28 in its header is a 2026 request, whatever its method:
+    // `initialize` then gets that revision's 404.
+    let modern_header = matches!(
+        headers::single(headers, headers::PROTOCOL_VERSION),
+        Ok(Some(v)) if v == ProtocolVersion::V2026_07_28.as_str() && served.contains(ProtocolVersion::V2026_07_28)
+    );
+    if message.method.as_str() == "initialize" && !modern_header {
         return Some(Selection::Initialize);
     }
-    let served = endpoint.inner.revisions;
     match headers::single(headers, headers::PROTOCOL_VERSION) {
         Ok(Some(value)) => match ProtocolVersion::from_wire(value) {
             Some(r) if is_legacy(r) && served.contains(r) => Some(Selection::Header(r)),
@@ -109,6 +117,14 @@ pub(crate) async fn handle(
             None => return unsupported(endpoint, newest, id),
         },
     };
+    if message.method.as_str() == "logging/setLevel" {
+        let session_id = headers::single(headers, SESSION_ID).ok().flatten();
+        return set_level(endpoint, &message, revision, |level| {
+            session_id
+                .zip(endpoint.inner.sessions.as_ref())
+                .is_some_and(|(id, store)| store.set_log_level(id, level))
+        });
+    }
     dispatch(
         endpoint,
         Transport::Http(headers, sink),
@@ -117,6 +133,33 @@ pub(crate) async fn handle(
         session,
     )
     .await
+}
+
+/// `logging/setLevel`: only where logging is on and a session can remember the level (`store`
+/// says whether it did); otherwise the method does not exist here.
+pub(crate) fn set_level(
+    endpoint: &Endpoint,
+    message: &Envelope,
+    revision: ProtocolVersion,
+    store: impl FnOnce(LogLevel) -> bool,
+) -> Reply {
+    let id = message.id.as_ref();
+    if !endpoint.inner.logging {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    }
+    let level = message
+        .params
+        .as_ref()
+        .and_then(|p| p.get("level"))
+        .and_then(JsonValue::as_str)
+        .and_then(LogLevel::from_wire);
+    match level {
+        None => fail(revision, id, Fault::InvalidParams, None),
+        Some(level) if store(level) => {
+            crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
+        }
+        Some(_) => fail(revision, id, Fault::MethodNotFound, None),
+    }
 }
 
 /// Serves one 2025-revision message once its revision (and session, if any) is known.
@@ -142,9 +185,9 @@ pub(crate) async fn dispatch(
         }
         "tools/list" => tools_list(endpoint, revision, params, id),
         "tools/call" => {
-            let (capabilities, client_info) = match session {
-                Some(s) => (s.capabilities, s.client_info),
-                None => (ClientCapabilities::default(), None),
+            let (capabilities, client_info, log_level) = match session {
+                Some(s) => (s.capabilities, s.client_info, s.log_level),
+                None => (ClientCapabilities::default(), None, None),
             };
             let meta = match params.get("_meta") {
                 Some(JsonValue::Object(m)) => m.clone(),
@@ -161,6 +204,7 @@ pub(crate) async fn dispatch(
                 client_capabilities: capabilities,
                 meta,
                 admission: crate::context::AdmissionIdentity::anonymous(),
+                log_level,
             };
             tools_call(endpoint, transport, params, context).await
         }
@@ -209,6 +253,7 @@ pub(crate) fn initialize(
         revision,
         capabilities: ClientCapabilities::from_json(capabilities.clone()),
         client_info: Some(client_info),
+        log_level: None,
     };
     let session_id = match store {
         None => None,

@@ -83,7 +83,8 @@ pub use endpoint::{
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use fault::INVALID_ARGUMENTS_TEXT;
 pub use features::{
-    CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
+    CancellationToken, InvocationFeatures, LogLevel, MissingFeature, ProgressError,
+    ProgressReporter, RequestLogger,
 };
 pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
 pub use result::{

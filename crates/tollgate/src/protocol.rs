@@ -316,6 +316,13 @@ pub(crate) async fn modern(
         },
         Some(_) => return fault_reply(id, Fault::InvalidParams, None),
     };
+    let log_level = match meta.get("io.modelcontextprotocol/logLevel") {
+        None => None,
+        Some(v) => match v.as_str().and_then(crate::features::LogLevel::from_wire) {
+            Some(level) => Some(level),
+            None => return fault_reply(id, Fault::InvalidParams, None),
+        },
+    };
     // 7. Revision selection: the header's (which the body must repeat), or the body's on stdio.
     let requested = match version_header {
         Some(header) if body_version.as_str() != header => {
@@ -340,6 +347,7 @@ pub(crate) async fn modern(
         meta: meta.clone(),
         // Admission: every caller is admitted anonymously until a controller is configured.
         admission: AdmissionIdentity::anonymous(),
+        log_level,
     };
     match method {
         Method::Discover => discover(endpoint, revision, id),
@@ -541,6 +549,11 @@ pub(crate) async fn tools_call(
     });
     if let (Some(token), Some(sink)) = (progress_token, transport.sink()) {
         features = features.with(ProgressReporter::new(token.clone(), sink.clone()));
+    }
+    if let (true, Some(level), Some(sink)) =
+        (endpoint.inner.logging, context.log_level, transport.sink())
+    {
+        features = features.with(crate::features::RequestLogger::new(level, sink.clone()));
     }
     let invocation = {
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {

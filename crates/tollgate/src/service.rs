@@ -239,7 +239,7 @@ impl McpService {
         };
         // A request that may ask for progress runs in its own task so its notifications can
         // stream while it works; every other request is answered in place.
-        if !mentions_progress(&bytes) {
+        if !endpoint.inner.logging && !mentions_progress(&bytes) {
             return Outcome::Reply(protocol::handle(endpoint, &parts.headers, &bytes, None).await);
         }
         stream_if_notified(endpoint.clone(), parts.headers, bytes).await

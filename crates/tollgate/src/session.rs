@@ -72,6 +72,8 @@ pub(crate) struct Session {
     pub(crate) revision: ProtocolVersion,
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) client_info: Option<ClientInfo>,
+    /// Set by `logging/setLevel`.
+    pub(crate) log_level: Option<crate::features::LogLevel>,
 }
 
 struct Entry {
@@ -150,6 +152,17 @@ impl SessionStore {
         None
     }
 
+    /// Records the log level a session's client chose; whether the session is live.
+    pub(crate) fn set_log_level(&self, id: &str, level: crate::features::LogLevel) -> bool {
+        match self.lock().get_mut(id) {
+            Some(entry) => {
+                entry.session.log_level = Some(level);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Ends a session; whether it existed.
     pub(crate) fn end(&self, id: &str) -> bool {
         self.lock().remove(id).is_some()
@@ -170,6 +183,7 @@ mod tests {
             revision: ProtocolVersion::V2025_11_25,
             capabilities: ClientCapabilities::default(),
             client_info: None,
+            log_level: None,
         }
     }
 

@@ -142,6 +142,17 @@ impl StdioServer {
                 cancel_if_asked(&message, &in_flight);
                 continue;
             }
+            if message.method.as_str() == "logging/setLevel" {
+                if let Some(current) = session.as_mut() {
+                    let revision = current.revision;
+                    let reply = legacy::set_level(&endpoint, &message, revision, |level| {
+                        current.log_level = Some(level);
+                        true
+                    });
+                    send(&tx, reply).await;
+                    continue;
+                }
+            }
             let names_modern = message
                 .params
                 .as_ref()

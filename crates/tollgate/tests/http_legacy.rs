@@ -535,3 +535,150 @@ async fn registration_rules_for_2025_revisions() {
         )
     );
 }
+
+async fn chatty(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    if let Some(log) = features.find::<tollgate::RequestLogger>() {
+        log.log(tollgate::LogLevel::Debug, "debug detail");
+        log.log_from(tollgate::LogLevel::Warning, "db", "slow query");
+    }
+    Ok(CompleteResult::from_tool_text("done").into())
+}
+
+fn logging_service(sessions: Option<SessionConfig>, logging: bool) -> McpService {
+    let all = [V26, V1125];
+    McpService::new(
+        Endpoint::with_path("/mcp", all, Implementation::new("log", "1"))
+            .logging(logging)
+            .legacy_sessions(sessions)
+            .add_tool(
+                ToolRegistration::with_name("chatty", all)
+                    .json_object_arguments()
+                    .handler(chatty)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    )
+}
+
+fn log_events(resp: &Response) -> Vec<String> {
+    resp.text()
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| d.contains("notifications/message"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn log_messages_follow_the_level_each_revision_sets() {
+    let addr = start(logging_service(Some(SessionConfig::default()), true)).await;
+    // 2025-11-25: logging/setLevel in the session, then the call streams what passes the level.
+    let init = initialize(addr, "2025-11-25", "{}").await;
+    assert!(
+        init.result()
+            .get("capabilities")
+            .and_then(|c| c.get("logging"))
+            .is_some()
+    );
+    let session = init.header("mcp-session-id").unwrap().to_owned();
+    let call = r#""name":"chatty","arguments":{}"#;
+    let quiet = legacy(addr, V1125, Some(&session), "tools/call", call).await;
+    assert!(log_events(&quiet).is_empty(), "no level chosen, no logs");
+    let set = legacy(
+        addr,
+        V1125,
+        Some(&session),
+        "logging/setLevel",
+        r#""level":"warning""#,
+    )
+    .await;
+    assert_eq!(set.text(), r#"{"jsonrpc":"2.0","id":"r1","result":{}}"#);
+    let bad = legacy(
+        addr,
+        V1125,
+        Some(&session),
+        "logging/setLevel",
+        r#""level":"loud""#,
+    )
+    .await;
+    assert_eq!(bad.code(), -32602);
+    let resp = legacy(addr, V1125, Some(&session), "tools/call", call).await;
+    assert_eq!(resp.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        log_events(&resp),
+        vec![
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"db","data":"slow query"}}"#
+        ]
+    );
+    // 2026-07-28: each request names its level in _meta.
+    let body = |level: &str| {
+        let meta = if level.is_empty() {
+            support::META.to_owned()
+        } else {
+            support::META.replace(
+                "\"_meta\":{",
+                &format!("\"_meta\":{{\"io.modelcontextprotocol/logLevel\":\"{level}\","),
+            )
+        };
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"chatty","arguments":{{}},{meta}}}}}"#
+        )
+    };
+    let h = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "chatty"),
+    ];
+    assert_eq!(
+        log_events(&post(addr, &h, body("debug").as_bytes()).await).len(),
+        2
+    );
+    assert!(log_events(&post(addr, &h, body("").as_bytes()).await).is_empty());
+    let resp = post(addr, &h, body("chatter").as_bytes()).await;
+    assert_eq!((resp.status, resp.code()), (400, -32602));
+}
+
+#[tokio::test]
+async fn set_level_needs_logging_and_a_session() {
+    let off = start(logging_service(Some(SessionConfig::default()), false)).await;
+    let session = session_for(off, V1125).await;
+    assert_eq!(
+        legacy(
+            off,
+            V1125,
+            Some(&session),
+            "logging/setLevel",
+            r#""level":"info""#
+        )
+        .await
+        .code(),
+        -32601
+    );
+    let stateless = start(logging_service(None, true)).await;
+    let init = initialize(stateless, "2025-11-25", "{}").await;
+    assert!(
+        init.result()
+            .get("capabilities")
+            .and_then(|c| c.get("logging"))
+            .is_none(),
+        "nothing would remember the level"
+    );
+    assert_eq!(
+        legacy(
+            stateless,
+            V1125,
+            None,
+            "logging/setLevel",
+            r#""level":"info""#
+        )
+        .await
+        .code(),
+        -32601
+    );
+}
