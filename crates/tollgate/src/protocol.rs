@@ -234,20 +234,25 @@ impl<'a> Transport<'a> {
     }
 }
 
-/// Handles one POSTed body whose transport checks passed. Notifications (progress) go to
-/// `sink` when there is one.
-pub(crate) async fn handle(
+/// 1. Strict JSON under every input limit.
+pub(crate) fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<JsonValue, Reply> {
+    from_slice(body, &endpoint.inner.limits.json).map_err(|_| fault_reply(None, Fault::Parse, None))
+}
+
+/// Whether a parsed request asks for progress (`params._meta.progressToken`).
+pub(crate) fn asks_for_progress(value: &JsonValue) -> bool {
+    value.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).is_some()
+}
+
+/// Handles a parsed body.
+pub(crate) async fn handle_value(
     endpoint: &Endpoint,
     headers: &HeaderMap,
-    body: &[u8],
+    value: &JsonValue,
     sink: Option<&NotificationSink>,
 ) -> Reply {
-    // 1. Strict JSON under every input limit.
-    let Ok(value) = from_slice(body, &endpoint.inner.limits.json) else {
-        return fault_reply(None, Fault::Parse, None);
-    };
     // 2. Envelope.
-    let message = match envelope(&value) {
+    let message = match envelope(value) {
         Ok(m) => m,
         Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
     };

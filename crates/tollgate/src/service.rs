@@ -237,12 +237,16 @@ impl McpService {
             }
             Err(_) => return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST)),
         };
-        // A request that may ask for progress runs in its own task so its notifications can
-        // stream while it works; every other request is answered in place.
-        if !endpoint.inner.logging && !mentions_progress(&bytes) {
-            return Outcome::Reply(protocol::handle(endpoint, &parts.headers, &bytes, None).await);
+        let value = match protocol::parse(endpoint, &bytes) {
+            Ok(value) => value,
+            Err(reply) => return Outcome::Reply(reply),
+        };
+        // A request that asks for progress (or may log) runs in its own task so its
+        // notifications can stream while it works; every other request is answered in place.
+        if !endpoint.inner.logging && !protocol::asks_for_progress(&value) {
+            return Outcome::Reply(protocol::handle_value(endpoint, &parts.headers, &value, None).await);
         }
-        stream_if_notified(endpoint.clone(), parts.headers, bytes).await
+        stream_if_notified(endpoint.clone(), parts.headers, value).await
     }
 
     fn host_allowed(&self, parts: &http::request::Parts) -> bool {
@@ -300,23 +304,21 @@ enum Outcome {
     Stream(McpBody),
 }
 
-/// Whether the body could carry `"progressToken"` (a cheap scan; a false positive only costs a
-/// task).
-fn mentions_progress(body: &[u8]) -> bool {
-    const NEEDLE: &[u8] = b"\"progressToken\"";
-    body.windows(NEEDLE.len()).any(|w| w == NEEDLE)
-}
 
 /// Runs the request in its own task. If it finishes before notifying, the answer is the usual
 /// JSON reply; once it sends a notification, the answer becomes an SSE stream carrying the
 /// notifications and then the final response. Dropping the response (a client that goes away)
 /// aborts the task, which cancels the invocation.
-async fn stream_if_notified(endpoint: Endpoint, headers: http::HeaderMap, bytes: Bytes) -> Outcome {
+async fn stream_if_notified(
+    endpoint: Endpoint,
+    headers: http::HeaderMap,
+    value: tollgate_json::JsonValue,
+) -> Outcome {
     let (note_tx, mut notes) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
     let (done_tx, mut done) = tokio::sync::oneshot::channel::<Reply>();
     let task = tokio::spawn(async move {
         let sink = crate::features::NotificationSink(note_tx);
-        let reply = protocol::handle(&endpoint, &headers, &bytes, Some(&sink)).await;
+        let reply = protocol::handle_value(&endpoint, &headers, &value, Some(&sink)).await;
         // Close the notification queue before the reply, so the stream ends in order.
         drop(sink);
         let _ = done_tx.send(reply);
