@@ -241,7 +241,11 @@ pub(crate) fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<JsonValue, Reply
 
 /// Whether a parsed request asks for progress (`params._meta.progressToken`).
 pub(crate) fn asks_for_progress(value: &JsonValue) -> bool {
-    value.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("progressToken")).is_some()
+    value
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("progressToken"))
+        .is_some()
 }
 
 /// Handles a parsed body.

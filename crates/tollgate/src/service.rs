@@ -244,7 +244,9 @@ impl McpService {
         // A request that asks for progress (or may log) runs in its own task so its
         // notifications can stream while it works; every other request is answered in place.
         if !endpoint.inner.logging && !protocol::asks_for_progress(&value) {
-            return Outcome::Reply(protocol::handle_value(endpoint, &parts.headers, &value, None).await);
+            return Outcome::Reply(
+                protocol::handle_value(endpoint, &parts.headers, &value, None).await,
+            );
         }
         stream_if_notified(endpoint.clone(), parts.headers, value).await
     }
@@ -303,7 +305,6 @@ enum Outcome {
     Reply(Reply),
     Stream(McpBody),
 }
-
 
 /// Runs the request in its own task. If it finishes before notifying, the answer is the usual
 /// JSON reply; once it sends a notification, the answer becomes an SSE stream carrying the
