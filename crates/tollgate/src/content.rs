@@ -380,6 +380,34 @@ impl Binary {
     }
 }
 
+macro_rules! binary_methods {
+    ($t:ty, $doc:literal) => {
+        impl $t {
+            #[doc = $doc]
+            ///
+            /// # Errors
+            ///
+            /// [`ContentErrorKind::InvalidMediaType`].
+            pub fn new(data: &[u8], mime_type: &str) -> Result<Self, ContentError> {
+                Ok(Self {
+                    binary: Binary::new(data, mime_type)?,
+                    extras: Extras::default(),
+                })
+            }
+
+            /// The media type as given.
+            pub fn mime_type(&self) -> &str {
+                &self.binary.mime_type
+            }
+
+            /// The bytes.
+            pub fn data(&self) -> &[u8] {
+                &self.binary.data
+            }
+        }
+    };
+}
+
 /// An image: bytes (copied) and a media type checked by the ASCII media-type grammar. The bytes
 /// are not inspected; at most [`MAX_INLINE_BYTES`] can be sent.
 ///
@@ -398,29 +426,7 @@ pub struct ImageContent {
     extras: Extras,
 }
 
-impl ImageContent {
-    /// An image.
-    ///
-    /// # Errors
-    ///
-    /// [`ContentErrorKind::InvalidMediaType`].
-    pub fn new(data: &[u8], mime_type: &str) -> Result<Self, ContentError> {
-        Ok(Self {
-            binary: Binary::new(data, mime_type)?,
-            extras: Extras::default(),
-        })
-    }
-
-    /// The media type as given.
-    pub fn mime_type(&self) -> &str {
-        &self.binary.mime_type
-    }
-
-    /// The bytes.
-    pub fn data(&self) -> &[u8] {
-        &self.binary.data
-    }
-}
+binary_methods!(ImageContent, "An image.");
 extras_methods!(ImageContent);
 
 /// Audio: bytes (copied) and a media type, as [`ImageContent`].
@@ -430,29 +436,7 @@ pub struct AudioContent {
     extras: Extras,
 }
 
-impl AudioContent {
-    /// Audio.
-    ///
-    /// # Errors
-    ///
-    /// [`ContentErrorKind::InvalidMediaType`].
-    pub fn new(data: &[u8], mime_type: &str) -> Result<Self, ContentError> {
-        Ok(Self {
-            binary: Binary::new(data, mime_type)?,
-            extras: Extras::default(),
-        })
-    }
-
-    /// The media type as given.
-    pub fn mime_type(&self) -> &str {
-        &self.binary.mime_type
-    }
-
-    /// The bytes.
-    pub fn data(&self) -> &[u8] {
-        &self.binary.data
-    }
-}
+binary_methods!(AudioContent, "Audio.");
 extras_methods!(AudioContent);
 
 /// A link to a resource the client may read or fetch: a URI, a name and optional descriptor

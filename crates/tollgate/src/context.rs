@@ -260,7 +260,39 @@ pub struct RequestContext {
     pub(crate) log_level: Option<crate::features::LogLevel>,
 }
 
+/// What a validated request says about itself, gathered by the protocol paths.
+pub(crate) struct RequestFacts {
+    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) client_info: Option<ClientInfo>,
+    pub(crate) client_capabilities: ClientCapabilities,
+    pub(crate) meta: JsonObject,
+    pub(crate) log_level: Option<crate::features::LogLevel>,
+}
+
 impl RequestContext {
+    /// The context of a validated request to `endpoint_path`. Admission admits every caller
+    /// anonymously until a controller is configured.
+    pub(crate) fn admitted(
+        endpoint_path: Arc<str>,
+        method: &JsonString,
+        request_id: Option<RequestId>,
+        facts: RequestFacts,
+    ) -> Self {
+        Self {
+            endpoint_path,
+            operation: OperationType::of(method),
+            method: method.clone(),
+            request_id,
+            protocol_version: facts.protocol_version,
+            operation_name: None,
+            client_info: facts.client_info,
+            client_capabilities: facts.client_capabilities,
+            meta: facts.meta,
+            admission: AdmissionIdentity::anonymous(),
+            log_level: facts.log_level,
+        }
+    }
+
     /// A context for unit-testing application code: the given method and revision, no id, no
     /// client information, empty capabilities and `_meta`, anonymous admission.
     pub fn for_test(method: &str, protocol_version: ProtocolVersion) -> Self {

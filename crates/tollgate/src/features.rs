@@ -224,6 +224,24 @@ mod tests {
 #[derive(Clone)]
 pub(crate) struct NotificationSink(pub(crate) tokio::sync::mpsc::Sender<Vec<u8>>);
 
+impl NotificationSink {
+    /// Queues the notification `method` with `params`; a full queue drops it, a closed one
+    /// means the request is over.
+    fn notify(&self, method: &str, params: tollgate_json::JsonObject) {
+        let notification: tollgate_json::JsonValue = tollgate_json::JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", method)
+            .insert("params", params)
+            .build()
+            .into();
+        if let Ok(bytes) =
+            tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
+        {
+            let _ = self.0.try_send(bytes);
+        }
+    }
+}
+
 /// Why a progress report was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -296,7 +314,7 @@ impl ProgressReporter {
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<(), ProgressError> {
-        use tollgate_json::{JsonNumber, JsonObject, JsonValue};
+        use tollgate_json::{JsonNumber, JsonObject};
         // Whole numbers are written as integers (`50`, not `50.0`).
         let number = |v: f64| {
             if v.fract() == 0.0 && v.abs() < 9.0e15 {
@@ -331,18 +349,7 @@ impl ProgressReporter {
         if let Some(m) = message {
             params.push("message", m);
         }
-        let notification: JsonValue = JsonObject::builder()
-            .insert("jsonrpc", "2.0")
-            .insert("method", "notifications/progress")
-            .insert("params", params.build())
-            .build()
-            .into();
-        if let Ok(bytes) =
-            tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
-        {
-            // A full queue drops this report; a closed one means the request is over.
-            let _ = self.sink.0.try_send(bytes);
-        }
+        self.sink.notify("notifications/progress", params.build());
         Ok(())
     }
 }
@@ -455,7 +462,7 @@ impl RequestLogger {
     }
 
     fn send(&self, level: LogLevel, logger: Option<&str>, data: tollgate_json::JsonValue) {
-        use tollgate_json::{JsonObject, JsonValue};
+        use tollgate_json::JsonObject;
         if level < self.minimum {
             return;
         }
@@ -464,16 +471,6 @@ impl RequestLogger {
             params.push("logger", logger);
         }
         params.push("data", data);
-        let notification: JsonValue = JsonObject::builder()
-            .insert("jsonrpc", "2.0")
-            .insert("method", "notifications/message")
-            .insert("params", params.build())
-            .build()
-            .into();
-        if let Ok(bytes) =
-            tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
-        {
-            let _ = self.sink.0.try_send(bytes);
-        }
+        self.sink.notify("notifications/message", params.build());
     }
 }

@@ -14,7 +14,7 @@
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId};
+use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId};
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::Fault;
 use crate::features::LogLevel;
@@ -193,19 +193,19 @@ pub(crate) async fn dispatch(
                 Some(JsonValue::Object(m)) => m.clone(),
                 _ => JsonObject::new(),
             };
-            let context = RequestContext {
-                endpoint_path: endpoint.inner.path.clone(),
-                operation: OperationType::of(&message.method),
-                method: message.method.clone(),
-                request_id: message.id.clone(),
+            let facts = RequestFacts {
                 protocol_version: revision,
-                operation_name: None,
                 client_info,
                 client_capabilities: capabilities,
                 meta,
-                admission: crate::context::AdmissionIdentity::anonymous(),
                 log_level,
             };
+            let context = RequestContext::admitted(
+                endpoint.inner.path.clone(),
+                &message.method,
+                message.id.clone(),
+                facts,
+            );
             tools_call(endpoint, transport, params, context).await
         }
         _ => fail(revision, id, Fault::MethodNotFound, None),

@@ -18,8 +18,7 @@ use tollgate_schema::ValidationErrorKind;
 
 use crate::content::TextContent;
 use crate::context::{
-    AdmissionIdentity, ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestId,
-    required_capabilities,
+    ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId, required_capabilities,
 };
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
@@ -344,20 +343,19 @@ pub(crate) async fn modern(
         Some(v) if endpoint.inner.revisions.contains(v) && !is_legacy(v) => v,
         _ => return unsupported_version(endpoint, id, requested),
     };
-    let context = RequestContext {
-        endpoint_path: endpoint.inner.path.clone(),
-        operation: OperationType::of(&message.method),
-        method: message.method.clone(),
-        request_id: message.id.clone(),
+    let facts = RequestFacts {
         protocol_version: revision,
-        operation_name: None,
         client_info,
         client_capabilities: ClientCapabilities::from_json(capabilities.clone()),
         meta: meta.clone(),
-        // Admission: every caller is admitted anonymously until a controller is configured.
-        admission: AdmissionIdentity::anonymous(),
         log_level,
     };
+    let context = RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        message.id.clone(),
+        facts,
+    );
     match method {
         Method::Discover => discover(endpoint, revision, id),
         Method::ToolsList => tools_list(endpoint, revision, params, id),

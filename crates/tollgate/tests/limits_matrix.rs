@@ -319,7 +319,9 @@ async fn inline_bytes_786_432() {
 fn schema_nodes_4_096_and_depth_64() {
     let v = [ProtocolVersion::V2026_07_28];
     let register = |document: String| {
-        let deep_json = tollgate::json::JsonLimits::default().with_max_depth(512).unwrap();
+        let deep_json = tollgate::json::JsonLimits::default()
+            .with_max_depth(512)
+            .unwrap();
         let schema = tollgate::json::from_str(&document, &deep_json).unwrap();
         ToolRegistration::with_name("s", v)
             .input_schema(&schema)
