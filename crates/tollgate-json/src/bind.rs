@@ -382,9 +382,20 @@ impl<'de> Deserializer<'de> for ValueDe<'de, '_, '_> {
     }
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == crate::EXACT_NUMBER {
+            // An exact number crosses serde as its spelling: no digits are expanded and no
+            // precision is lost.
+            let index = self.binder.enter()?;
+            return match self.value {
+                JsonValue::Number(n) => visitor
+                    .visit_string(n.to_string())
+                    .map_err(|e| place(e, index)),
+                _ => Err(Error::new(ErrorKind::TypeMismatch, index)),
+            };
+        }
         visitor.visit_newtype_struct(self)
     }
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {

@@ -59,6 +59,12 @@ mod string;
 mod value;
 mod write;
 
+/// The newtype-struct name through which an exact number crosses serde as its spelling: both
+/// [`from_value`] and [`to_value`] turn it into (and out of) a [`JsonNumber`] without expanding
+/// digits. A newtype around `String` serialised under this name is a number to them.
+#[doc(hidden)]
+pub const EXACT_NUMBER: &str = "$tollgate_json::ExactNumber";
+
 pub use array::JsonArray;
 pub use bind::{BindLimits, from_value};
 pub use error::{Error, ErrorKind};

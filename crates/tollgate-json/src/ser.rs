@@ -151,9 +151,18 @@ impl ser::Serializer for ValueSerializer {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<JsonValue, Error> {
+        if name == crate::EXACT_NUMBER {
+            // The spelling of an exact number becomes the number itself.
+            return match value.serialize(ValueSerializer)? {
+                JsonValue::String(s) => JsonNumber::parse(&s)
+                    .map(JsonValue::Number)
+                    .map_err(|_| refused()),
+                _ => Err(refused()),
+            };
+        }
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(

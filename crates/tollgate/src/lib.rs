@@ -52,6 +52,7 @@ struct ReadmeExamples;
 
 mod content;
 mod context;
+mod decimal;
 mod derive;
 mod endpoint;
 mod error;
@@ -77,6 +78,7 @@ pub use context::{
     AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType,
     RequestContext, RequestId,
 };
+pub use decimal::Decimal;
 pub use endpoint::{
     CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation,
 };

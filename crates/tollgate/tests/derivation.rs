@@ -374,3 +374,33 @@ fn outputs_and_roots() {
             .is_ok()
     );
 }
+
+#[tokio::test]
+async fn decimals_travel_exactly() {
+    row::<tollgate::Decimal>(
+        r#"{"type":"number"}"#,
+        &["1", "-0.5", "1e400"],
+        &["\"1\"", "null"],
+    )
+    .await;
+    let tool = registration::<tollgate::Decimal>().unwrap();
+    let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("d", "1"))
+        .add_tool(tool)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    for spelling in [
+        "0.1000000000000000000000000001",
+        "1e400",
+        "-12345678901234567890123456789.5",
+        "1.50",
+    ] {
+        let resp = call(addr, "t", &format!(r#"{{"v":{spelling}}}"#), &[]).await;
+        assert!(
+            resp.text()
+                .contains(&format!(r#""structuredContent":{{"v":{spelling}}}"#)),
+            "{spelling}: {}",
+            resp.text()
+        );
+    }
+}
