@@ -157,3 +157,47 @@ fn build_rules_still_apply() {
         tollgate::BuildErrorKind::MirroredHeaderOnLegacyRevision
     );
 }
+
+/// Shared state without macros: a closure that clones an `Arc` into its future.
+#[tokio::test]
+async fn closures_carry_shared_state() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let counter = Arc::new(AtomicU64::new(0));
+    let state = Arc::clone(&counter);
+    let tool = tollgate::ToolRegistration::with_name("count", [ProtocolVersion::V2026_07_28])
+        .json_object_arguments()
+        .handler(
+            move |_: &RequestContext,
+                  _: tollgate::ToolArguments<tollgate::json::JsonObject>,
+                  _: &InvocationFeatures| {
+                let state = Arc::clone(&state);
+                async move {
+                    let n = state.fetch_add(1, Ordering::SeqCst) + 1;
+                    Ok::<_, Infallible>(OperationResult::from(CompleteResult::from_tool_text(
+                        n.to_string(),
+                    )))
+                }
+            },
+        )
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2026_07_28],
+        Implementation::new("s", "1"),
+    )
+    .add_tool(tool)
+    .build()
+    .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    assert_eq!(
+        first_text(&call(addr, "count", "{}", &[]).await.result()),
+        "1"
+    );
+    assert_eq!(
+        first_text(&call(addr, "count", "{}", &[]).await.result()),
+        "2"
+    );
+    assert_eq!(counter.load(Ordering::SeqCst), 2);
+}
