@@ -385,6 +385,18 @@ impl<'de> Deserializer<'de> for ValueDe<'de, '_, '_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == crate::EXACT_INTEGER {
+            // A big integer: charged like any integer conversion before its digits exist.
+            let index = self.binder.enter()?;
+            let JsonValue::Number(n) = self.value else {
+                return Err(Error::new(ErrorKind::TypeMismatch, index));
+            };
+            self.binder.charge_integer(n, index)?;
+            let digits = n
+                .integer_digits(self.binder.limits.max_integer_chars)
+                .ok_or(Error::new(ErrorKind::IntegerTooLong, index))?;
+            return visitor.visit_string(digits).map_err(|e| place(e, index));
+        }
         if name == crate::EXACT_NUMBER {
             // An exact number crosses serde as its spelling: no digits are expanded and no
             // precision is lost.

@@ -65,6 +65,11 @@ mod write;
 #[doc(hidden)]
 pub const EXACT_NUMBER: &str = "$tollgate_json::ExactNumber";
 
+/// Like [`EXACT_NUMBER`] for integers: [`from_value`] charges the integer against the binding
+/// limits (per-integer and total expanded characters) and passes its expanded digits.
+#[doc(hidden)]
+pub const EXACT_INTEGER: &str = "$tollgate_json::ExactInteger";
+
 pub use array::JsonArray;
 pub use bind::{BindLimits, from_value};
 pub use error::{Error, ErrorKind};

@@ -209,6 +209,33 @@ impl JsonNumber {
         Some(digits + u64::from(c.negative))
     }
 
+    /// For an integer value whose expanded spelling has at most `max` characters (see
+    /// [`integer_spelling_len`](Self::integer_spelling_len)), that spelling: `1e3` → `"1000"`,
+    /// `-12.0` → `"-12"`. `None` for a non-integer or a longer spelling, decided before
+    /// anything is expanded.
+    pub fn integer_digits(&self, max: u64) -> Option<String> {
+        let len = self.integer_spelling_len()?;
+        if len > max {
+            return None;
+        }
+        let mut buf = [0u8; 20];
+        let c = self.canon(&mut buf);
+        if c.is_zero() {
+            return Some("0".to_owned());
+        }
+        let mut out = String::with_capacity(usize::try_from(len).ok()?);
+        if c.negative {
+            out.push('-');
+        }
+        for d in c.digits() {
+            out.push(char::from(d));
+        }
+        for _ in 0..(c.point - i64::from(c.len)) {
+            out.push('0');
+        }
+        Some(out)
+    }
+
     /// The magnitude as a `u128` when the value is an integer that fits.
     fn magnitude_u128(&self) -> Option<(bool, u128)> {
         if !self.is_integer() {
@@ -706,6 +733,23 @@ mod tests {
                 .kind(),
             ErrorKind::NumberExponentLimit
         );
+    }
+
+    #[test]
+    fn integer_digits_expand_exactly_within_the_bound() {
+        let d = |t: &str, max: u64| {
+            JsonNumber::parse(t)
+                .ok()
+                .and_then(|n| n.integer_digits(max))
+        };
+        assert_eq!(d("1e3", 10).as_deref(), Some("1000"));
+        assert_eq!(d("-12.0", 10).as_deref(), Some("-12"));
+        assert_eq!(d("0e99", 10).as_deref(), Some("0"));
+        assert_eq!(d("120e-1", 10).as_deref(), Some("12"));
+        assert_eq!(d("1e1023", 1024).map(|s| s.len()), Some(1024));
+        assert_eq!(d("1e1024", 1024), None);
+        assert_eq!(d("1e999999999", 1024), None);
+        assert_eq!(d("1.5", 10), None);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `Decimal`: an exact JSON number as a typed argument or output field.
+//! `Decimal` (and, with the `num-bigint` feature, `BigInteger`): exact JSON numbers as typed
+//! argument or output fields.
 //!
 //! Owns the bridge between serde and `tollgate_json::JsonNumber` for typed tools: the value is
 //! bound from the tree by its spelling (no digit is expanded, nothing is rounded) and written
@@ -108,5 +109,100 @@ impl schemars::JsonSchema for Decimal {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({ "type": "number" })
+    }
+}
+
+/// An arbitrary-precision integer for typed tools (feature `num-bigint`). Binding charges it like
+/// any integer — at most 1,024 characters expanded, 4,194,304 per call — before a digit is
+/// produced, so `1e9999` fails by arithmetic; its derived schema is `{"type":"integer"}` with no
+/// bounds.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::BigInteger;
+///
+/// let n: BigInteger = "123456789012345678901234567890".parse::<num_bigint::BigInt>()?.into();
+/// assert_eq!(n.to_string(), "123456789012345678901234567890");
+/// # Ok::<(), num_bigint::ParseBigIntError>(())
+/// ```
+#[cfg(feature = "num-bigint")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BigInteger(pub num_bigint::BigInt);
+
+#[cfg(feature = "num-bigint")]
+impl From<num_bigint::BigInt> for BigInteger {
+    fn from(v: num_bigint::BigInt) -> Self {
+        Self(v)
+    }
+}
+
+#[cfg(feature = "num-bigint")]
+impl fmt::Display for BigInteger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+#[cfg(feature = "num-bigint")]
+impl serde::Serialize for BigInteger {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_newtype_struct(EXACT_NUMBER, &self.0.to_string())
+    }
+}
+
+#[cfg(feature = "num-bigint")]
+struct BigIntegerVisitor;
+
+#[cfg(feature = "num-bigint")]
+impl<'de> serde::de::Visitor<'de> for BigIntegerVisitor {
+    type Value = BigInteger;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, digits: &str) -> Result<BigInteger, E> {
+        digits
+            .parse()
+            .map(BigInteger)
+            .map_err(|_| E::custom("not an integer"))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BigInteger, E> {
+        Ok(BigInteger(v.into()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BigInteger, E> {
+        Ok(BigInteger(v.into()))
+    }
+
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> Result<BigInteger, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+#[cfg(feature = "num-bigint")]
+impl<'de> serde::Deserialize<'de> for BigInteger {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_newtype_struct(tollgate_json::EXACT_INTEGER, BigIntegerVisitor)
+    }
+}
+
+#[cfg(feature = "num-bigint")]
+impl schemars::JsonSchema for BigInteger {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BigInteger".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "integer" })
     }
 }

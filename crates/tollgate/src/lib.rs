@@ -78,6 +78,8 @@ pub use context::{
     AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType,
     RequestContext, RequestId,
 };
+#[cfg(feature = "num-bigint")]
+pub use decimal::BigInteger;
 pub use decimal::Decimal;
 pub use endpoint::{
     CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation,

@@ -404,3 +404,34 @@ async fn decimals_travel_exactly() {
         );
     }
 }
+
+#[cfg(feature = "num-bigint")]
+#[tokio::test]
+async fn big_integers_within_the_binding_limits() {
+    let huge = format!("1{}", "0".repeat(1023)); // 1,024 characters: at the per-integer bound
+    row::<tollgate::BigInteger>(
+        r#"{"type":"integer"}"#,
+        &[
+            "0",
+            "-170141183460469231731687303715884105729",
+            "1e1023",
+            &huge,
+            "12.0",
+        ],
+        &["1e1024", "1e9999", "1.5", "\"1\""],
+    )
+    .await;
+    let tool = registration::<tollgate::BigInteger>().unwrap();
+    let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("d", "1"))
+        .add_tool(tool)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let resp = call(addr, "t", r#"{"v":-123456789012345678901234567890}"#, &[]).await;
+    assert!(
+        resp.text()
+            .contains(r#""structuredContent":{"v":-123456789012345678901234567890}"#),
+        "{}",
+        resp.text()
+    );
+}
