@@ -255,37 +255,51 @@ fn ok_type(output: &ReturnType) -> syn::Result<&Type> {
     }
 }
 
-fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
-    let options = parse_options(attr)?;
-    let mut function: ItemFn = syn::parse2(item)?;
-    if function.sig.asyncness.is_none() {
+/// What one annotated function becomes, before it is wired to a free fn or a method.
+struct Parts {
+    tool_name: LitStr,
+    args_struct: syn::Ident,
+    args_def: TokenStream2,
+    bindings: Vec<TokenStream2>,
+    call: Vec<TokenStream2>,
+    output: Type,
+    error: syn::GenericArgument,
+    registration: TokenStream2,
+}
+
+/// Reads `sig` (its parameters after `skip` leading ones) and the tool options into the
+/// arguments struct and the registration expression (`handler` names the handler value).
+fn parts(
+    options: &ToolOptions,
+    sig: &mut syn::Signature,
+    attrs: &[Attribute],
+    vis: &syn::Visibility,
+    struct_name: syn::Ident,
+    skip: usize,
+) -> syn::Result<Parts> {
+    if sig.asyncness.is_none() {
         return Err(syn::Error::new_spanned(
-            function.sig.fn_token,
+            sig.fn_token,
             "#[tool] needs an async fn",
         ));
     }
-    if !function.sig.generics.params.is_empty() {
+    if !sig.generics.params.is_empty() {
         return Err(syn::Error::new_spanned(
-            &function.sig.generics,
+            &sig.generics,
             "a #[tool] function cannot be generic",
         ));
     }
     let mut params = Vec::new();
-    for arg in function.sig.inputs.iter_mut() {
+    for arg in sig.inputs.iter_mut().skip(skip) {
         params.push(parse_param(arg)?);
     }
-    let output = ok_type(&function.sig.output)?.clone();
+    let output = ok_type(&sig.output)?.clone();
     let advanced = matches!(&output, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "OperationResult"));
-
-    let fn_name = &function.sig.ident;
-    let vis = &function.vis;
+    let fn_name = &sig.ident;
     let tool_name = options
         .name
         .clone()
         .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
-    let args_struct = format_ident!("__TollgateArgs_{}", fn_name);
-    let handler = format_ident!("__tollgate_handler_{}", fn_name);
-    let constructor = format_ident!("{}_tool", fn_name);
 
     let mut fields = Vec::new();
     let mut bindings = Vec::new();
@@ -302,20 +316,21 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 description,
                 header,
             } => {
-                let mut attrs = Vec::new();
+                let mut field_attrs = Vec::new();
                 if let Some(r) = rename {
-                    attrs.push(quote!(#[serde(rename = #r)]));
+                    field_attrs.push(quote!(#[serde(rename = #r)]));
                 }
                 if let Some(t) = title {
-                    attrs.push(quote!(#[schemars(title = #t)]));
+                    field_attrs.push(quote!(#[schemars(title = #t)]));
                 }
                 if let Some(d) = description {
-                    attrs.push(quote!(#[schemars(description = #d)]));
+                    field_attrs.push(quote!(#[schemars(description = #d)]));
                 }
                 if let Some(h) = header {
-                    attrs.push(quote_spanned!(h.span()=> #[schemars(extend("x-mcp-header" = #h))]));
+                    field_attrs
+                        .push(quote_spanned!(h.span()=> #[schemars(extend("x-mcp-header" = #h))]));
                 }
-                fields.push(quote!(#(#attrs)* #ident: #ty));
+                fields.push(quote!(#(#field_attrs)* #ident: #ty));
                 bindings.push(quote!(#ident));
                 call.push(quote!(#ident));
             }
@@ -328,9 +343,9 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         quote!([#(::tollgate::ProtocolVersion::#r),*])
     };
     let stage = if advanced {
-        quote!(.argument_type::<#args_struct>())
+        quote!(.argument_type::<#struct_name>())
     } else {
-        quote!(.argument_and_output_types::<#args_struct, #output>())
+        quote!(.argument_and_output_types::<#struct_name, #output>())
     };
     let mut metadata = Vec::new();
     if let Some(t) = &options.title {
@@ -340,7 +355,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         .description
         .as_ref()
         .map(LitStr::value)
-        .or_else(|| doc_comment(&function.attrs));
+        .or_else(|| doc_comment(attrs));
     if let Some(d) = description {
         metadata.push(quote!(.description(#d)));
     }
@@ -351,7 +366,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         });
         metadata.push(quote!(.annotations(::tollgate::ToolAnnotations::new() #(#hints)*)));
     }
-    let error = match &function.sig.output {
+    let error = match &sig.output {
         ReturnType::Type(_, ty) => match &**ty {
             Type::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
                 Some(syn::PathArguments::AngleBracketed(a)) => a.args.iter().nth(1).cloned(),
@@ -362,27 +377,71 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
         ReturnType::Default => None,
     };
     let error = error.ok_or_else(|| {
-        syn::Error::new(
-            function.sig.output.span(),
-            "a #[tool] function returns Result<T, E>",
-        )
+        syn::Error::new(sig.output.span(), "a #[tool] function returns Result<T, E>")
     })?;
-    let doc = format!(
-        "The `{}` tool's registration, generated by `#[tool]` from [`{fn_name}`].",
-        tool_name.value()
-    );
-
-    Ok(quote! {
-        #function
-
+    let args_def = quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
         #[derive(::tollgate::__private::serde::Deserialize, ::tollgate::__private::schemars::JsonSchema)]
         #[serde(crate = "::tollgate::__private::serde")]
         #[schemars(crate = "::tollgate::__private::schemars", title = #tool_name)]
-        #vis struct #args_struct {
+        #vis struct #struct_name {
             #(#fields,)*
         }
+    };
+    let registration = quote! {
+        ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
+            #stage
+            .handler(__handler)
+            #(#metadata)*
+            .build()
+    };
+    Ok(Parts {
+        tool_name,
+        args_struct: struct_name,
+        args_def,
+        bindings,
+        call,
+        output,
+        error,
+        registration,
+    })
+}
+
+fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    let options = parse_options(attr)?;
+    let mut function: ItemFn = syn::parse2(item)?;
+    let fn_name = function.sig.ident.clone();
+    let vis = function.vis.clone();
+    let attrs = function.attrs.clone();
+    let p = parts(
+        &options,
+        &mut function.sig,
+        &attrs,
+        &vis,
+        format_ident!("__TollgateArgs_{}", fn_name),
+        0,
+    )?;
+    let Parts {
+        tool_name,
+        args_struct,
+        args_def,
+        bindings,
+        call,
+        output,
+        error,
+        registration,
+    } = p;
+    let handler = format_ident!("__tollgate_handler_{}", fn_name);
+    let constructor = format_ident!("{}_tool", fn_name);
+    let doc = format!(
+        "The `{}` tool's registration, generated by `#[tool]` from [`{fn_name}`].",
+        tool_name.value()
+    );
+    Ok(quote! {
+        #function
+
+        #args_def
 
         #[doc(hidden)]
         async fn #handler(
@@ -397,11 +456,142 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
 
         #[doc = #doc]
         #vis fn #constructor() -> ::core::result::Result<::tollgate::ToolRegistration, ::tollgate::BuildError> {
-            ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
-                #stage
-                .handler(#handler)
-                #(#metadata)*
-                .build()
+            let __handler = #handler;
+            #registration
+        }
+    })
+}
+
+/// `#[tools]` on an `impl` block: every method marked `#[tool(...)]` (an `async fn(&self, ...)`)
+/// becomes a tool whose handler holds an `Arc` of the value, and the block gains
+/// `fn tools(self: &Arc<Self>) -> Result<Vec<ToolRegistration>, BuildError>`. The type must be
+/// `Send + Sync + 'static`. Method attributes are those of [`tool`].
+#[proc_macro_attribute]
+pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match expand_impl(attr.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+fn expand_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new_spanned(attr, "#[tools] takes no arguments"));
+    }
+    let mut block: syn::ItemImpl = syn::parse2(item)?;
+    if block.trait_.is_some() || !block.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &block.self_ty,
+            "#[tools] goes on an inherent, non-generic impl block",
+        ));
+    }
+    let self_ty = block.self_ty.clone();
+    let type_name = match &*self_ty {
+        Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
+        _ => {
+            return Err(syn::Error::new_spanned(
+                &self_ty,
+                "#[tools] needs a named type",
+            ));
+        }
+    };
+    let mut generated = Vec::new();
+    let mut registrations = Vec::new();
+    for item in block.items.iter_mut() {
+        let syn::ImplItem::Fn(method) = item else {
+            continue;
+        };
+        let Some(position) = method.attrs.iter().position(|a| a.path().is_ident("tool")) else {
+            continue;
+        };
+        let tool_attr = method.attrs.remove(position);
+        let options = match &tool_attr.meta {
+            Meta::Path(_) => ToolOptions::default(),
+            Meta::List(list) => parse_options(list.tokens.clone())?,
+            Meta::NameValue(nv) => {
+                return Err(syn::Error::new_spanned(
+                    nv,
+                    "expected #[tool] or #[tool(...)]",
+                ));
+            }
+        };
+        match method.sig.inputs.first() {
+            Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    &method.sig.ident,
+                    "a #[tool] method takes &self first",
+                ));
+            }
+        }
+        let method_name = method.sig.ident.clone();
+        let vis = syn::Visibility::Inherited;
+        let attrs = method.attrs.clone();
+        let struct_name = format_ident!("__TollgateArgs_{}_{}", type_name, method_name);
+        let p = parts(&options, &mut method.sig, &attrs, &vis, struct_name, 1)?;
+        let Parts {
+            args_struct,
+            args_def,
+            bindings,
+            call,
+            output,
+            error,
+            registration,
+            ..
+        } = p;
+        let handler = format_ident!("__TollgateHandler_{}_{}", type_name, method_name);
+        generated.push(quote! {
+            #args_def
+
+            #[doc(hidden)]
+            #[allow(non_camel_case_types)]
+            struct #handler(::std::sync::Arc<#self_ty>);
+
+            impl<'a> ::tollgate::ToolFn<'a, #args_struct, #output, #error> for #handler {
+                type Future = ::core::pin::Pin<::std::boxed::Box<
+                    dyn ::core::future::Future<Output = ::core::result::Result<#output, #error>> + Send + 'a,
+                >>;
+
+                fn call(
+                    &self,
+                    __context: &'a ::tollgate::RequestContext,
+                    __arguments: ::tollgate::ToolArguments<#args_struct>,
+                    __features: &'a ::tollgate::InvocationFeatures,
+                ) -> Self::Future {
+                    let __this = ::std::sync::Arc::clone(&self.0);
+                    ::std::boxed::Box::pin(async move {
+                        let #args_struct { #(#bindings,)* } = __arguments.into_converted();
+                        let _ = (__context, __features);
+                        __this.#method_name(#(#call),*).await
+                    })
+                }
+            }
+        });
+        registrations.push(quote! {
+            {
+                let __handler = #handler(::std::sync::Arc::clone(self));
+                __tools.push(#registration?);
+            }
+        });
+    }
+    Ok(quote! {
+        #block
+
+        #(#generated)*
+
+        impl #self_ty {
+            /// The tools of this value's `#[tool]` methods, generated by `#[tools]`; each handler
+            /// holds a clone of the `Arc`.
+            pub fn tools(self: &::std::sync::Arc<Self>) -> ::core::result::Result<::std::vec::Vec<::tollgate::ToolRegistration>, ::tollgate::BuildError> {
+                let mut __tools = ::std::vec::Vec::new();
+                #(#registrations)*
+                Ok(__tools)
+            }
         }
     })
 }

@@ -105,7 +105,7 @@ pub use tool::{
 pub use version::{ProtocolVersion, ProtocolVersions};
 
 #[cfg(feature = "macros")]
-pub use tollgate_macros::tool;
+pub use tollgate_macros::{tool, tools};
 
 /// Re-exports the code `#[tool]` generates refers to; not a public API.
 #[doc(hidden)]

@@ -201,3 +201,93 @@ async fn closures_carry_shared_state() {
     );
     assert_eq!(counter.load(Ordering::SeqCst), 2);
 }
+
+/// A value whose methods are tools: `#[tools]` on the impl, `#[tool]` on each method.
+struct Shelf {
+    items: Vec<&'static str>,
+    visits: std::sync::atomic::AtomicU64,
+}
+
+#[tollgate::tools]
+impl Shelf {
+    /// Lists the shelf's items.
+    #[tool(read_only)]
+    async fn list_items(
+        &self,
+        #[arg(description = "Only items containing this")] filter: Option<String>,
+    ) -> Result<Sum, Infallible> {
+        self.visits
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let n = self
+            .items
+            .iter()
+            .filter(|i| filter.as_deref().is_none_or(|f| i.contains(f)))
+            .count();
+        Ok(Sum { sum: n as i64 })
+    }
+
+    #[tool(name = "shelf.describe", revisions = [V2026_07_28, V2025_11_25])]
+    async fn describe(
+        &self,
+        context: &RequestContext,
+        index: usize,
+    ) -> Result<OperationResult, Infallible> {
+        let item = self.items.get(index).copied().unwrap_or("nothing");
+        Ok(
+            CompleteResult::from_tool_text(format!("{item} ({})", context.protocol_version()))
+                .into(),
+        )
+    }
+
+    fn not_a_tool(&self) -> usize {
+        self.items.len()
+    }
+}
+
+#[tokio::test]
+async fn impl_blocks_become_tools_over_shared_state() {
+    let shelf = std::sync::Arc::new(Shelf {
+        items: vec!["teapot", "tea", "mug"],
+        visits: 0.into(),
+    });
+    assert_eq!(shelf.not_a_tool(), 3);
+    let tools = shelf.tools().unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+        ["list_items", "shelf.describe"]
+    );
+    let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let mut endpoint = Endpoint::with_path("/mcp", all, Implementation::new("shelf", "1"));
+    for tool in tools {
+        endpoint = endpoint.add_tool(tool);
+    }
+    let addr = start(McpService::new(endpoint.build().unwrap())).await;
+    let result = call(addr, "list_items", r#"{"filter":"tea"}"#, &[])
+        .await
+        .result();
+    assert_eq!(
+        result
+            .get("structuredContent")
+            .and_then(|s| s.get("sum"))
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(2)
+    );
+    assert_eq!(
+        first_text(
+            &call(addr, "shelf.describe", r#"{"index":2}"#, &[])
+                .await
+                .result()
+        ),
+        "mug (2026-07-28)"
+    );
+    assert_eq!(
+        first_text(
+            &call(addr, "shelf.describe", r#"{"index":-1}"#, &[])
+                .await
+                .result()
+        ),
+        tollgate::INVALID_ARGUMENTS_TEXT
+    );
+    assert_eq!(shelf.visits.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

@@ -1,0 +1,11 @@
+struct Counter;
+
+#[tollgate::tools]
+impl Counter {
+    #[tool]
+    async fn bump(n: i64) -> Result<tollgate::OperationResult, std::convert::Infallible> {
+        Ok(tollgate::CompleteResult::from_tool_text(n.to_string()).into())
+    }
+}
+
+fn main() {}
