@@ -435,3 +435,46 @@ async fn big_integers_within_the_binding_limits() {
         resp.text()
     );
 }
+
+/// The per-call total of expanded integer characters, at 4,194,304 and one past, spelled
+/// compactly: 4,096 × `1e1023` expand to 1,024 characters each.
+#[cfg(feature = "num-bigint")]
+#[tokio::test]
+async fn the_integer_budget_at_and_past_4_194_304() {
+    async fn count(
+        _: &RequestContext,
+        args: ToolArguments<Args<Vec<tollgate::BigInteger>>>,
+        _: &InvocationFeatures,
+    ) -> Result<Args<usize>, Infallible> {
+        Ok(Args {
+            v: args.converted().v.len(),
+        })
+    }
+    let tool = ToolRegistration::with_name("t", [V])
+        .argument_and_output_types::<Args<Vec<tollgate::BigInteger>>, Args<usize>>()
+        .handler(count)
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("d", "1"))
+        .add_tool(tool)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let at = vec!["1e1023"; 4096].join(",");
+    let resp = call(addr, "t", &format!(r#"{{"v":[{at}]}}"#), &[]).await;
+    let result = resp.result();
+    assert!(result.get("isError").is_none(), "4,194,304 characters bind");
+    let count = result.get("structuredContent").and_then(|s| s.get("v"));
+    assert_eq!(
+        count
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_u64()),
+        Some(4096)
+    );
+    let resp = call(addr, "t", &format!(r#"{{"v":[{at},1]}}"#), &[]).await;
+    assert_eq!(
+        first_text(&resp.result()),
+        INVALID_ARGUMENTS_TEXT,
+        "4,194,305 characters do not"
+    );
+}
