@@ -12,8 +12,8 @@ use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
     AudioContent, ClientCapability, CompleteResult, ContentError, EmbeddedResource, Endpoint,
     ImageContent, Implementation, InvocationFeatures, LogLevel, McpService, OperationResult,
-    ProgressReporter, ProtocolVersion, RequestContext, RequestLogger, ResourceContents, Server,
-    TextContent, ToolArguments, ToolOutput, ToolRegistration,
+    ProgressReporter, ProtocolVersion, RequestContext, RequestLogger, ResourceContents,
+    ResponseStream, Server, TextContent, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -186,6 +186,16 @@ const MIRRORED: &str = r#"{
   "required": ["region"]
 }"#;
 
+/// Closes the SSE connection mid-call (where the revision allows it, 2025-11-25 in a session),
+/// then answers: the client resumes with `GET` and `Last-Event-ID` and receives the result.
+async fn reconnection(_: &RequestContext, _: Args, features: &InvocationFeatures) -> Outcome {
+    if let Some(stream) = features.find::<ResponseStream>() {
+        stream.close_connection();
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    Ok(CompleteResult::from_tool_text("Reconnection test completed").into())
+}
+
 fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     let limits = JsonLimits::default();
     let content_tools = [
@@ -213,6 +223,10 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             "test_logging_tool",
             "Sends log messages only when the request asks for a level",
         ),
+        (
+            "test_reconnection",
+            "Closes its SSE connection mid-call; the client resumes with Last-Event-ID",
+        ),
     ];
     let mut builder = Endpoint::with_path(
         "/mcp",
@@ -230,6 +244,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             "test_multiple_content_types" => stage.handler(multiple_content_types),
             "test_tool_with_progress" => stage.handler(with_progress),
             "test_tool_with_logging" | "test_logging_tool" => stage.handler(with_logging),
+            "test_reconnection" => stage.handler(reconnection),
             _ => stage.handler(error_handling),
         };
         builder = builder.add_tool(registration.description(description).build()?);

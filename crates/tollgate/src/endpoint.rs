@@ -16,6 +16,7 @@ use tollgate_schema::EvaluationGate;
 use crate::content::{Icon, render_icons};
 use crate::error::{BuildError, BuildErrorKind};
 use crate::session::{SessionConfig, SessionStore};
+use crate::stream::StreamConfig;
 use crate::syntax;
 use crate::tool::ToolRegistration;
 use crate::version::{ProtocolVersion, ProtocolVersions};
@@ -252,6 +253,8 @@ pub(crate) struct EndpointInner {
     pub(crate) sessions: Option<SessionStore>,
     /// Whether handlers may send log messages (the `logging` capability).
     pub(crate) logging: bool,
+    /// Keep-alives, replay and resumption of event streams.
+    pub(crate) streams: StreamConfig,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
@@ -296,6 +299,7 @@ impl Endpoint {
             limits: EndpointLimits::default(),
             sessions: Some(SessionConfig::default()),
             logging: false,
+            streams: StreamConfig::default(),
         }
     }
 
@@ -352,6 +356,7 @@ pub struct EndpointBuilder {
     limits: EndpointLimits,
     sessions: Option<SessionConfig>,
     logging: bool,
+    streams: StreamConfig,
 }
 
 impl EndpointBuilder {
@@ -399,6 +404,13 @@ impl EndpointBuilder {
     /// request from a task of its own.
     pub fn logging(mut self, enabled: bool) -> Self {
         self.logging = enabled;
+        self
+    }
+
+    /// Event streams: keep-alive comments, and for 2025 sessions the replay buffer behind
+    /// `GET` with `Last-Event-ID` (default [`StreamConfig::default`]).
+    pub fn streams(mut self, config: StreamConfig) -> Self {
+        self.streams = config;
         self
     }
 
@@ -509,6 +521,7 @@ impl EndpointBuilder {
                 None
             },
             logging: self.logging,
+            streams: self.streams,
         };
 
         for revision in self.revisions.iter() {

@@ -218,11 +218,16 @@ mod tests {
     }
 }
 
-/// Where an invocation's notifications go: the HTTP response stream or stdout. Bounded: when the
-/// client reads slower than the handler reports, intermediate notifications are dropped (a
-/// later progress report supersedes an earlier one).
+/// Where an invocation's notifications go: stdout lines, or the HTTP answer's event stream.
+/// Bounded: when the client reads slower than the handler reports, notifications are dropped
+/// (a later progress report supersedes an earlier one); see [`crate::StreamConfig`].
 #[derive(Clone)]
-pub(crate) struct NotificationSink(pub(crate) tokio::sync::mpsc::Sender<Vec<u8>>);
+pub(crate) enum NotificationSink {
+    /// Lines for the stdio writer.
+    Lines(tokio::sync::mpsc::Sender<Vec<u8>>),
+    /// The event stream of an HTTP answer.
+    Stream(std::sync::Arc<crate::stream::EventStream>),
+}
 
 impl NotificationSink {
     /// Queues the notification `method` with `params`; a full queue drops it, a closed one
@@ -237,7 +242,12 @@ impl NotificationSink {
         if let Ok(bytes) =
             tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
         {
-            let _ = self.0.try_send(bytes);
+            match self {
+                Self::Lines(lines) => {
+                    let _ = lines.try_send(bytes);
+                }
+                Self::Stream(stream) => stream.push_notification(&bytes),
+            }
         }
     }
 }

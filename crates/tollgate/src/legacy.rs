@@ -17,10 +17,11 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId};
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::Fault;
-use crate::features::LogLevel;
+use crate::features::{LogLevel, NotificationSink};
 use crate::headers;
 use crate::protocol::{Envelope, Reply, Transport, fail, fault_reply, tools_call, tools_list};
 use crate::session::{CreateFailure, Session};
+use crate::stream::{AttachFailure, Connection, SessionStreams};
 use crate::version::ProtocolVersion;
 
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
@@ -117,6 +118,25 @@ pub(crate) async fn handle(
             None => return unsupported(endpoint, newest, id),
         },
     };
+    if let Some(session) = &session {
+        if message.id.is_none() {
+            // `notifications/cancelled` stops the named request of this session if it still
+            // runs; no response is then sent for it.
+            if message.method.as_str() == "notifications/cancelled" {
+                if let Some(cancelled) = message
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_json)
+                {
+                    session.streams.cancel(&cancelled);
+                }
+            }
+        } else if let Some(NotificationSink::Stream(stream)) = sink {
+            // The answer may stream: number it in the session so it can be resumed.
+            session.streams.adopt(stream, message.id.as_ref());
+        }
+    }
     if message.method.as_str() == "logging/setLevel" {
         let session_id = headers::single(headers, SESSION_ID).ok().flatten();
         return set_level(endpoint, &message, revision, |level| {
@@ -249,11 +269,20 @@ pub(crate) fn initialize(
     let Some(result) = &endpoint.inner.discover[revision_slot(revision)] else {
         return (fail(revision, Some(id), Fault::Internal, None), None);
     };
+    let idle_timeout = store.map_or_else(
+        || crate::SessionConfig::default().get_idle_timeout(),
+        crate::session::SessionStore::idle_timeout,
+    );
     let session = Session {
         revision,
         capabilities: ClientCapabilities::from_json(capabilities.clone()),
         client_info: Some(client_info),
         log_level: None,
+        streams: std::sync::Arc::new(SessionStreams::new(
+            endpoint.inner.streams,
+            revision,
+            idle_timeout,
+        )),
     };
     let session_id = match store {
         None => None,
@@ -281,3 +310,49 @@ pub(crate) fn end_session(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
         _ => Reply::empty(StatusCode::BAD_REQUEST),
     }
 }
+
+/// `GET`: opens the session's standalone event stream, or resumes a stream after the event
+/// `Last-Event-ID` names. Only a 2025 session has streams to open: without `Mcp-Session-Id` (a
+/// 2026-07-28 client, or an endpoint without sessions) the answer is 405.
+pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Connection, Reply> {
+    let Some(store) = &endpoint.inner.sessions else {
+        return Err(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
+    };
+    let session_id = match headers::single(headers, SESSION_ID) {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            // A 2025 client that forgot its session is told so; anyone else learns that this
+            // endpoint has no stream for it.
+            let names_legacy = matches!(
+                headers::single(headers, headers::PROTOCOL_VERSION),
+                Ok(Some(v)) if ProtocolVersion::from_wire(v).is_some_and(is_legacy)
+            );
+            return Err(Reply::empty(if names_legacy {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::METHOD_NOT_ALLOWED
+            }));
+        }
+        Err(_) => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
+    };
+    let Some(session) = store.touch(session_id) else {
+        return Err(Reply::empty(StatusCode::NOT_FOUND));
+    };
+    match headers::single(headers, headers::PROTOCOL_VERSION) {
+        Ok(None) => {}
+        Ok(Some(v)) if v == session.revision.as_str() => {}
+        // A stream of one revision cannot be opened by a request naming another.
+        _ => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
+    }
+    let last_event_id = match headers::single(headers, LAST_EVENT_ID) {
+        Ok(id) => id,
+        Err(_) => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
+    };
+    match session.streams.open(last_event_id) {
+        Ok(connection) => Ok(connection),
+        Err(AttachFailure::UnknownEvent) => Err(Reply::empty(StatusCode::BAD_REQUEST)),
+        Err(AttachFailure::Closed) => Err(Reply::empty(StatusCode::NOT_FOUND)),
+    }
+}
+
+const LAST_EVENT_ID: http::HeaderName = http::HeaderName::from_static("last-event-id");

@@ -66,6 +66,7 @@ mod server;
 mod service;
 mod session;
 mod stdio;
+mod stream;
 mod syntax;
 mod tool;
 mod version;
@@ -98,6 +99,7 @@ pub use server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
 pub use session::SessionConfig;
 pub use stdio::StdioServer;
+pub use stream::{ResponseStream, StreamConfig};
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,

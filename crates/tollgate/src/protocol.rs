@@ -562,6 +562,11 @@ pub(crate) async fn tools_call(
     {
         features = features.with(crate::features::RequestLogger::new(level, sink.clone()));
     }
+    if let Some(NotificationSink::Stream(stream)) = transport.sink() {
+        if stream.may_close_connection() {
+            features = features.with(crate::stream::ResponseStream::new(stream.clone()));
+        }
+    }
     let invocation = {
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
             tool.inner

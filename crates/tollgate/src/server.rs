@@ -195,6 +195,7 @@ impl Server {
             });
         }
         drop(self.listener);
+        self.service.end_streams();
         let _ = tokio::time::timeout(self.limits.shutdown_timeout, graceful.shutdown()).await;
         Ok(())
     }

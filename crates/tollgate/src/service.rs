@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -20,7 +19,9 @@ use http_body_util::{BodyExt, Limited};
 use crate::endpoint::Endpoint;
 use crate::error::{BuildError, BuildErrorKind};
 use crate::fault::Fault;
+use crate::features::NotificationSink;
 use crate::protocol::{self, Reply};
+use crate::stream::{Answer, Connection, EventStream, FinishOnDrop};
 use crate::tool::BoxFuture;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -159,6 +160,18 @@ impl McpService {
         }
     }
 
+    /// Ends every open event-stream connection, for a graceful shutdown: a long-lived `GET`
+    /// stream would otherwise hold its connection open until the shutdown timeout. The streams
+    /// stay resumable. The built-in [`Server`](crate::Server) calls it when it stops; call it
+    /// from the shutdown hook of any other server this service is mounted in.
+    pub fn end_streams(&self) {
+        for endpoint in self.inner.endpoints.values() {
+            if let Some(store) = &endpoint.inner.sessions {
+                store.detach_all();
+            }
+        }
+    }
+
     /// Serves one request.
     pub async fn serve<B>(&self, request: Request<B>) -> Response<McpBody>
     where
@@ -167,6 +180,13 @@ impl McpService {
     {
         match self.reply(request).await {
             Outcome::Reply(reply) => respond(reply),
+            Outcome::MethodNotAllowed(allow) => {
+                let mut response = respond(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
+                response
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static(allow));
+                response
+            }
             Outcome::Stream(body) => {
                 let mut response = Response::new(body);
                 let headers = response.headers_mut();
@@ -209,16 +229,34 @@ impl McpService {
                 return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
             }
         }
-        if parts.method == Method::DELETE {
+        // Only an endpoint keeping 2025 sessions has streams to open and sessions to end.
+        let allow = if endpoint.inner.sessions.is_some() {
+            "GET, POST, DELETE"
+        } else {
+            "POST"
+        };
+        if parts.method == Method::GET && endpoint.inner.sessions.is_some() {
+            if !accepts(&parts.headers, Wanted::Sse) {
+                return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
+            }
+            return match crate::legacy::open_stream(endpoint, &parts.headers) {
+                Ok(connection) => Outcome::Stream(McpBody::events(connection, AbortOnDrop(None))),
+                Err(reply) if reply.status == StatusCode::METHOD_NOT_ALLOWED => {
+                    Outcome::MethodNotAllowed(allow)
+                }
+                Err(reply) => Outcome::Reply(reply),
+            };
+        }
+        if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
             return Outcome::Reply(crate::legacy::end_session(endpoint, &parts.headers));
         }
         if parts.method != Method::POST {
-            return Outcome::Reply(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
+            return Outcome::MethodNotAllowed(allow);
         }
         if !is_json(parts.headers.get(CONTENT_TYPE)) {
             return Outcome::Reply(Reply::empty(StatusCode::UNSUPPORTED_MEDIA_TYPE));
         }
-        if !accepts_json_and_sse(&parts.headers) {
+        if !accepts(&parts.headers, Wanted::JsonAndSse) {
             return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
         }
         let max = endpoint.inner.limits.max_body_bytes();
@@ -241,14 +279,12 @@ impl McpService {
             Ok(value) => value,
             Err(reply) => return Outcome::Reply(reply),
         };
-        // A request that asks for progress (or may log) runs in its own task so its
-        // notifications can stream while it works; every other request is answered in place.
-        if !endpoint.inner.logging && !protocol::asks_for_progress(&value) {
+        if !may_stream(endpoint, &parts.headers, &value) {
             return Outcome::Reply(
                 protocol::handle_value(endpoint, &parts.headers, &value, None).await,
             );
         }
-        stream_if_notified(endpoint.clone(), parts.headers, value).await
+        answer_in_task(endpoint.clone(), parts.headers, value).await
     }
 
     fn host_allowed(&self, parts: &http::request::Parts) -> bool {
@@ -300,60 +336,92 @@ fn host_of(authority: &str) -> &str {
     }
 }
 
-/// What the service answers with: one reply, or a stream of notifications then the reply.
+/// What the service answers with: one reply, an event stream, or 405 with its `Allow`.
 enum Outcome {
     Reply(Reply),
     Stream(McpBody),
+    MethodNotAllowed(&'static str),
+}
+
+/// Whether a request is answered from a task of its own, so its notifications can stream while
+/// it works: it asks for progress, the endpoint lets handlers log, or it is a tool call inside a
+/// 2025 session (whose handler may close the connection and whose client may resume it).
+fn may_stream(
+    endpoint: &Endpoint,
+    headers: &http::HeaderMap,
+    value: &tollgate_json::JsonValue,
+) -> bool {
+    if value.get("id").is_none() {
+        return false;
+    }
+    endpoint.inner.logging
+        || protocol::asks_for_progress(value)
+        || (endpoint.inner.sessions.is_some()
+            && headers.contains_key(crate::legacy::SESSION_ID)
+            && value
+                .get("method")
+                .and_then(tollgate_json::JsonValue::as_str)
+                == Some("tools/call"))
 }
 
 /// Runs the request in its own task. If it finishes before notifying, the answer is the usual
-/// JSON reply; once it sends a notification, the answer becomes an SSE stream carrying the
-/// notifications and then the final response. Dropping the response (a client that goes away)
-/// aborts the task, which cancels the invocation.
-async fn stream_if_notified(
+/// JSON reply; once it sends a notification (or its handler closes the connection), the answer
+/// becomes an event stream carrying the notifications and then the response. A client that goes
+/// away before the answer streams, or from a stream it cannot resume, aborts the task (which
+/// cancels the invocation); a resumable stream keeps running, for a `GET` with `Last-Event-ID`.
+async fn answer_in_task(
     endpoint: Endpoint,
     headers: http::HeaderMap,
     value: tollgate_json::JsonValue,
 ) -> Outcome {
-    let (note_tx, mut notes) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
-    let (done_tx, mut done) = tokio::sync::oneshot::channel::<Reply>();
+    let stream = EventStream::new(endpoint.inner.streams);
+    let sink = NotificationSink::Stream(Arc::clone(&stream));
+    let finish = FinishOnDrop(Arc::clone(&stream));
     let task = tokio::spawn(async move {
-        let sink = crate::features::NotificationSink(note_tx);
         let reply = protocol::handle_value(&endpoint, &headers, &value, Some(&sink)).await;
-        // Close the notification queue before the reply, so the stream ends in order.
         drop(sink);
-        let _ = done_tx.send(reply);
+        finish.0.finish(reply);
     });
-    let guard = AbortOnDrop(task.abort_handle());
-    tokio::select! {
-        biased;
-        Some(first) = notes.recv() => Outcome::Stream(McpBody::stream(first, notes, done, guard)),
-        reply = &mut done => Outcome::Reply(reply.unwrap_or_else(|_| protocol::fault_reply(None, Fault::Internal, None))),
+    stream.set_task(task.abort_handle());
+    let mut guard = AbortOnDrop(Some(task.abort_handle()));
+    match std::future::poll_fn(|cx| stream.poll_answer(cx)).await {
+        Answer::Json(reply) => Outcome::Reply(reply),
+        Answer::Stream => {
+            if stream.is_numbered() {
+                guard.disarm();
+            }
+            Outcome::Stream(McpBody::events(Connection::for_post(stream), guard))
+        }
     }
 }
 
-/// Aborts the request's task when the response is dropped.
-struct AbortOnDrop(tokio::task::AbortHandle);
+/// Aborts the request's task when dropped, unless disarmed.
+struct AbortOnDrop(Option<tokio::task::AbortHandle>);
+
+impl AbortOnDrop {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
     }
 }
 
-/// The body of every response the service writes: one JSON document, or an SSE stream of
-/// notifications ended by the response (`event: message` frames).
+/// The body of every response the service writes: one JSON document, or an event stream
+/// (`event: message` frames, with ids inside 2025 sessions, and keep-alive comments).
 pub struct McpBody {
     inner: BodyInner,
 }
 
 enum BodyInner {
     Full(Option<Bytes>),
-    Stream {
-        pending: Option<Bytes>,
-        notes: tokio::sync::mpsc::Receiver<Vec<u8>>,
-        done: tokio::sync::oneshot::Receiver<Reply>,
-        finished: bool,
+    Events {
+        connection: Connection,
         _guard: AbortOnDrop,
     },
 }
@@ -362,17 +430,9 @@ impl std::fmt::Debug for McpBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self.inner {
             BodyInner::Full(_) => "McpBody::Full",
-            BodyInner::Stream { .. } => "McpBody::Stream",
+            BodyInner::Events { .. } => "McpBody::Events",
         })
     }
-}
-
-fn sse_event(json: &[u8]) -> Bytes {
-    let mut event = Vec::with_capacity(json.len() + 24);
-    event.extend_from_slice(b"event: message\ndata: ");
-    event.extend_from_slice(json);
-    event.extend_from_slice(b"\n\n");
-    Bytes::from(event)
 }
 
 impl McpBody {
@@ -388,18 +448,10 @@ impl McpBody {
         }
     }
 
-    fn stream(
-        first: Vec<u8>,
-        notes: tokio::sync::mpsc::Receiver<Vec<u8>>,
-        done: tokio::sync::oneshot::Receiver<Reply>,
-        guard: AbortOnDrop,
-    ) -> Self {
+    fn events(connection: Connection, guard: AbortOnDrop) -> Self {
         Self {
-            inner: BodyInner::Stream {
-                pending: Some(sse_event(&first)),
-                notes,
-                done,
-                finished: false,
+            inner: BodyInner::Events {
+                connection,
                 _guard: guard,
             },
         }
@@ -421,44 +473,16 @@ impl Body for McpBody {
                     .filter(|b| !b.is_empty())
                     .map(|b| Ok(http_body::Frame::data(b))),
             ),
-            BodyInner::Stream {
-                pending,
-                notes,
-                done,
-                finished,
-                ..
-            } => {
-                if let Some(event) = pending.take() {
-                    return Poll::Ready(Some(Ok(http_body::Frame::data(event))));
-                }
-                if *finished {
-                    return Poll::Ready(None);
-                }
-                match notes.poll_recv(cx) {
-                    Poll::Ready(Some(note)) => {
-                        return Poll::Ready(Some(Ok(http_body::Frame::data(sse_event(&note)))));
-                    }
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(None) => {}
-                }
-                match std::pin::Pin::new(done).poll(cx) {
-                    Poll::Pending => Poll::Pending,
-                    Poll::Ready(reply) => {
-                        *finished = true;
-                        let body = reply.ok().and_then(|r| r.body);
-                        Poll::Ready(body.map(|b| Ok(http_body::Frame::data(sse_event(&b)))))
-                    }
-                }
-            }
+            BodyInner::Events { connection, .. } => connection
+                .poll_frame(cx)
+                .map(|frame| frame.map(|f| Ok(http_body::Frame::data(f)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.inner {
             BodyInner::Full(bytes) => bytes.as_ref().is_none_or(Bytes::is_empty),
-            BodyInner::Stream {
-                finished, pending, ..
-            } => *finished && pending.is_none(),
+            BodyInner::Events { connection, .. } => connection.is_ended(),
         }
     }
 
@@ -467,7 +491,7 @@ impl Body for McpBody {
             BodyInner::Full(bytes) => {
                 http_body::SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }
-            BodyInner::Stream { .. } => http_body::SizeHint::default(),
+            BodyInner::Events { .. } => http_body::SizeHint::default(),
         }
     }
 }
@@ -479,9 +503,18 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
     })
 }
 
-/// Whether `Accept` permits both `application/json` and `text/event-stream`. An absent header
-/// permits everything (RFC 9110); a range with `q=0` permits nothing.
-fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
+/// What a request's `Accept` must permit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    /// A POST: both `application/json` and `text/event-stream`.
+    JsonAndSse,
+    /// A GET: `text/event-stream`.
+    Sse,
+}
+
+/// Whether `Accept` permits what is wanted. An absent header permits everything (RFC 9110); a
+/// range with `q=0` permits nothing.
+fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
     let mut values = headers.get_all(ACCEPT).iter().peekable();
     if values.peek().is_none() {
         return true;
@@ -515,7 +548,7 @@ fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
                 && (any || sub.eq_ignore_ascii_case("event-stream"));
         }
     }
-    json && sse
+    sse && (json || wanted == Wanted::Sse)
 }
 
 fn respond(reply: Reply) -> Response<McpBody> {
@@ -523,9 +556,6 @@ fn respond(reply: Reply) -> Response<McpBody> {
     *response.status_mut() = reply.status;
     let headers = response.headers_mut();
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if reply.status == StatusCode::METHOD_NOT_ALLOWED {
-        headers.insert(ALLOW, HeaderValue::from_static("POST"));
-    }
     if let Some(session) = reply
         .session
         .as_deref()
@@ -572,15 +602,20 @@ mod tests {
                 ACCEPT,
                 HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")),
             );
-            accepts_json_and_sse(&h)
+            accepts(&h, Wanted::JsonAndSse)
         };
-        assert!(accepts_json_and_sse(&http::HeaderMap::new()));
+        assert!(accepts(&http::HeaderMap::new(), Wanted::JsonAndSse));
         assert!(with("application/json, text/event-stream"));
         assert!(with("*/*"));
         assert!(with("application/*;q=0.5, text/*"));
         assert!(!with("application/json"));
         assert!(!with("text/event-stream"));
         assert!(!with("application/json, text/event-stream;q=0"));
+        let mut h = http::HeaderMap::new();
+        h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        assert!(accepts(&h, Wanted::Sse));
+        h.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts(&h, Wanted::Sse));
     }
 
     #[test]

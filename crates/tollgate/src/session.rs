@@ -2,7 +2,9 @@
 //! number and idle time, held in memory.
 //!
 //! Owns session identifiers (128 random bits from the operating system, hex-encoded) and what a
-//! session remembers (revision, client capabilities and implementation). Knows nothing of HTTP;
+//! session remembers (revision, client capabilities and implementation, its streams). Ending a
+//! session, by `DELETE` or by idling out, ends its streams and cancels its requests still
+//! running. Knows nothing of HTTP;
 //! the legacy protocol module decides when to create, look up and end one. 2026-07-28 has no
 //! sessions.
 
@@ -11,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::context::{ClientCapabilities, ClientInfo};
+use crate::stream::SessionStreams;
 use crate::version::ProtocolVersion;
 
 /// Bounds on the session store.
@@ -64,6 +67,11 @@ impl SessionConfig {
     pub fn get_max_sessions(&self) -> usize {
         self.max_sessions
     }
+
+    /// The idle timeout.
+    pub fn get_idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
 }
 
 /// What a session remembers from its `initialize`.
@@ -74,11 +82,8 @@ pub(crate) struct Session {
     pub(crate) client_info: Option<ClientInfo>,
     /// Set by `logging/setLevel`.
     pub(crate) log_level: Option<crate::features::LogLevel>,
-}
-
-struct Entry {
-    session: Session,
-    last_seen: Instant,
+    /// Its event streams, in-flight requests and idle clock.
+    pub(crate) streams: Arc<SessionStreams>,
 }
 
 /// Why a session could not be created.
@@ -92,7 +97,7 @@ pub(crate) enum CreateFailure {
 
 pub(crate) struct SessionStore {
     config: SessionConfig,
-    entries: Mutex<HashMap<Arc<str>, Entry>>,
+    entries: Mutex<HashMap<Arc<str>, Session>>,
 }
 
 impl SessionStore {
@@ -103,10 +108,15 @@ impl SessionStore {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Session>> {
         // A panic while holding the lock cannot leave an entry half-written (every update is a
         // single insert, remove or timestamp store), so a poisoned map is still consistent.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How long a session may go without a request.
+    pub(crate) fn idle_timeout(&self) -> Duration {
+        self.config.idle_timeout
     }
 
     /// Starts a session and returns its identifier.
@@ -115,39 +125,36 @@ impl SessionStore {
         getrandom::fill(&mut bytes).map_err(|_| CreateFailure::NoEntropy)?;
         let id: Arc<str> = Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
         let now = Instant::now();
+        session.streams.touch(now);
         let mut entries = self.lock();
         if entries.len() >= self.config.max_sessions {
             let timeout = self.config.idle_timeout;
-            entries.retain(|_, e| now.duration_since(e.last_seen) < timeout);
+            entries.retain(|_, s| {
+                let live = s.streams.idle_for(now) < timeout;
+                if !live {
+                    s.streams.close();
+                }
+                live
+            });
             if entries.len() >= self.config.max_sessions {
                 return Err(CreateFailure::Full);
             }
         }
-        entries.insert(
-            id.clone(),
-            Entry {
-                session,
-                last_seen: now,
-            },
-        );
+        entries.insert(id.clone(), session);
         Ok(id)
     }
 
-    /// The live session `id` names, refreshing its idle clock; an expired one is removed.
+    /// The live session `id` names, refreshing its idle clock; an expired one is ended.
     pub(crate) fn touch(&self, id: &str) -> Option<Session> {
         let now = Instant::now();
         let mut entries = self.lock();
-        let expired = {
-            let entry = entries.get_mut(id)?;
-            if now.duration_since(entry.last_seen) >= self.config.idle_timeout {
-                true
-            } else {
-                entry.last_seen = now;
-                return Some(entry.session.clone());
-            }
-        };
-        if expired {
-            entries.remove(id);
+        let session = entries.get(id)?;
+        if session.streams.idle_for(now) < self.config.idle_timeout {
+            session.streams.touch(now);
+            return Some(session.clone());
+        }
+        if let Some(expired) = entries.remove(id) {
+            expired.streams.close();
         }
         None
     }
@@ -155,8 +162,8 @@ impl SessionStore {
     /// Records the log level a session's client chose; whether the session is live.
     pub(crate) fn set_log_level(&self, id: &str, level: crate::features::LogLevel) -> bool {
         match self.lock().get_mut(id) {
-            Some(entry) => {
-                entry.session.log_level = Some(level);
+            Some(session) => {
+                session.log_level = Some(level);
                 true
             }
             None => false,
@@ -165,7 +172,21 @@ impl SessionStore {
 
     /// Ends a session; whether it existed.
     pub(crate) fn end(&self, id: &str) -> bool {
-        self.lock().remove(id).is_some()
+        let ended = self.lock().remove(id);
+        ended.map(|s| s.streams.close()).is_some()
+    }
+
+    /// Ends every open stream connection of every session (server shutdown); the streams stay
+    /// resumable.
+    pub(crate) fn detach_all(&self) {
+        let sessions: Vec<Arc<SessionStreams>> = self
+            .lock()
+            .values()
+            .map(|s| Arc::clone(&s.streams))
+            .collect();
+        for streams in sessions {
+            streams.detach_all();
+        }
     }
 
     #[cfg(test)]
@@ -184,6 +205,11 @@ mod tests {
             capabilities: ClientCapabilities::default(),
             client_info: None,
             log_level: None,
+            streams: Arc::new(SessionStreams::new(
+                crate::StreamConfig::default(),
+                ProtocolVersion::V2025_11_25,
+                Duration::from_secs(60),
+            )),
         }
     }
 

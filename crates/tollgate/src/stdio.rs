@@ -168,7 +168,7 @@ impl StdioServer {
             let task_key = key.clone();
             let task = tokio::spawn(async move {
                 // Progress notifications go out as lines before the response.
-                let sink = NotificationSink(tx.clone());
+                let sink = NotificationSink::Lines(tx.clone());
                 let transport = Transport::Stdio(Some(&sink));
                 let reply = match legacy_session {
                     Some(s) => {
