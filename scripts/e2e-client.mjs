@@ -1,6 +1,7 @@
 // End-to-end check with the official TypeScript MCP client (@modelcontextprotocol/client):
 // connects to a running Tollgate catalog demo over 2026-07-28, lists its tools and calls each,
-// then does the same over 2025-11-25 (initialize and a session) on the same URL.
+// then does the same over 2025-11-25 (initialize and a session) on the same URL, including a call
+// whose stream the server closes early and the client resumes with Last-Event-ID.
 // Usage: node client.mjs http://127.0.0.1:PORT/mcp [path/to/catalog]  (the binary adds stdio)
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -15,7 +16,7 @@ await client.connect(new StreamableHTTPClientTransport(url));
 assert.equal(client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? "2026-07-28", "2026-07-28");
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock"]);
+assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory"]);
 const stock = tools.find((t) => t.name === "catalog.stock");
 assert.equal(stock.inputSchema.properties.tenant["x-mcp-header"], "Tenant");
 
@@ -36,6 +37,15 @@ const invalid = await client.callTool({ name: "catalog.search", arguments: { que
 assert.equal(invalid.isError, true);
 assert.equal(invalid.content[0].text, "Arguments do not match the tool's inputSchema.");
 
+// A long call streams its progress before the result.
+const seen = [];
+const counted = await client.callTool(
+  { name: "catalog.inventory", arguments: {} },
+  { onprogress: (p) => seen.push(p.progress) },
+);
+assert.deepEqual(counted.structuredContent, { items: 4, units: 106 });
+assert.deepEqual(seen, [1, 2, 3, 4]);
+
 await client.close();
 console.log("official TypeScript client: list and call over 2026-07-28 ok");
 
@@ -47,12 +57,21 @@ assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-2
 assert.ok(transport.sessionId, "the server issued a session");
 const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 // catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
-assert.deepEqual(legacyTools, ["catalog.search", "catalog.get"]);
+assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory"]);
 const legacySearch = await legacy.callTool({ name: "catalog.search", arguments: { query: "mug" } });
 assert.deepEqual(legacySearch.structuredContent.items.map((i) => i.sku), ["MUG-001"]);
 const legacyInvalid = await legacy.callTool({ name: "catalog.get", arguments: {} });
 assert.equal(legacyInvalid.isError, true);
 assert.equal(legacyInvalid.content[0].text, "Arguments do not match the tool's inputSchema.");
+// catalog.inventory frees its connection after the first item on 2025-11-25: the client
+// reconnects with Last-Event-ID (after the stream's retry delay) and receives the rest.
+const resumedProgress = [];
+const resumed = await legacy.callTool(
+  { name: "catalog.inventory", arguments: { tenant: "acme" } },
+  { onprogress: (p) => resumedProgress.push(p.progress), timeout: 20000 },
+);
+assert.deepEqual(resumed.structuredContent, { items: 4, units: 69 });
+assert.equal(resumedProgress.at(-1), 4);
 await transport.terminateSession();
 await legacy.close();
 console.log("official TypeScript client: initialize, list and call over 2025-11-25 ok");
@@ -65,7 +84,7 @@ if (process.argv[3]) {
   );
   await stdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
   const names = (await stdio.listTools()).tools.map((t) => t.name);
-  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock"]);
+  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory"]);
   const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
   assert.equal(found.structuredContent.inStock, 25);
   await stdio.close();

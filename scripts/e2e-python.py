@@ -1,5 +1,6 @@
 """End-to-end check with the official Python MCP SDK (PyPI `mcp`, pinned by scripts/e2e):
-initialize over 2025-11-25 against a running catalog demo, list its tools and call them.
+initialize over 2025-11-25 against a running catalog demo, list its tools and call them (one
+call's stream is closed by the server and resumed by the client).
 Usage: python e2e-python.py http://127.0.0.1:PORT/mcp
 """
 import asyncio
@@ -16,13 +17,24 @@ async def main(url: str) -> None:
             init = await session.initialize()
             assert init.protocol_version in ("2025-11-25", "2025-06-18"), init.protocol_version
             names = [t.name for t in (await session.list_tools()).tools]
-            assert names == ["catalog.search", "catalog.get"], names
+            assert names == ["catalog.search", "catalog.get", "catalog.inventory"], names
             result = await session.call_tool("catalog.search", {"query": "tea"})
             assert not result.is_error
             assert [i["sku"] for i in result.structured_content["items"]] == ["TEA-001", "POT-001"]
             invalid = await session.call_tool("catalog.get", {})
             assert invalid.is_error
             assert invalid.content[0].text == "Arguments do not match the tool's inputSchema."
+            # The server closes this call's stream after the first item; the client resumes it.
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append(progress)
+
+            counted = await session.call_tool(
+                "catalog.inventory", {}, progress_callback=on_progress
+            )
+            assert counted.structured_content == {"items": 4, "units": 106}, counted
+            assert seen and seen[-1] == 4, seen
             print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
 
 

@@ -1,5 +1,6 @@
-//! The catalog demo's endpoint: a small tea-shop catalog with three tools, one per registration
-//! shape. Shared by `examples/catalog` and `tollgate serve-demo`.
+//! The catalog demo's endpoint: a small tea-shop catalog with four tools, one per registration
+//! shape plus a long-running one that streams progress. Shared by `examples/catalog` and
+//! `tollgate serve-demo`.
 
 use std::convert::Infallible;
 
@@ -7,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
     CompleteResult, Endpoint, ImageContent, Implementation, InvocationFeatures, OperationResult,
-    ProtocolVersion, RequestContext, ResourceLink, TextContent, ToolAnnotations, ToolArguments,
-    ToolOutput, ToolRegistration,
+    ProgressReporter, ProtocolVersion, RequestContext, ResourceLink, ResponseStream, TextContent,
+    ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -183,6 +184,57 @@ async fn stock(
     .into())
 }
 
+/// Arguments of `catalog.inventory`.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct InventoryArguments {
+    /// Count only this tenant's warehouse (default: every tenant).
+    tenant: Option<String>,
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+struct InventoryTotals {
+    /// Items counted.
+    items: u32,
+    /// Units in stock across the counted warehouses.
+    units: u32,
+}
+
+/// A slow stock count: one item at a time, reporting progress after each. On 2025-11-25 it
+/// frees the HTTP connection after the first item (the client resumes the stream with
+/// `Last-Event-ID` and receives the rest), as a long job on a busy server would.
+async fn inventory(
+    _: &RequestContext,
+    arguments: ToolArguments<InventoryArguments>,
+    features: &InvocationFeatures,
+) -> Result<InventoryTotals, Infallible> {
+    let tenant = arguments.converted().tenant.as_deref();
+    let progress = features.find::<ProgressReporter>();
+    let total = ITEMS.len() as f64;
+    let mut totals = InventoryTotals { items: 0, units: 0 };
+    for (i, item) in ITEMS.iter().enumerate() {
+        if features.cancellation().is_cancelled() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        totals.items += 1;
+        totals.units += item
+            .stock
+            .iter()
+            .filter(|(t, _)| tenant.is_none_or(|wanted| wanted == *t))
+            .map(|(_, n)| n)
+            .sum::<u32>();
+        if let Some(progress) = progress {
+            let _ = progress.report((i + 1) as f64, Some(total), Some(item.sku));
+        }
+        if i == 0 {
+            if let Some(stream) = features.find::<ResponseStream>() {
+                stream.close_connection();
+            }
+        }
+    }
+    Ok(totals)
+}
+
 /// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
 pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     let search = ToolRegistration::with_name("catalog.search", ALL)
@@ -212,15 +264,26 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
         .description("Units in stock for one item in one tenant's warehouse")
         .annotations(ToolAnnotations::new().read_only_hint(true))
         .build()?;
+    let inventory = ToolRegistration::with_name("catalog.inventory", ALL)
+        .argument_and_output_types::<InventoryArguments, InventoryTotals>()
+        .handler(inventory)
+        .title("Inventory count")
+        .description("Counts units in stock item by item, reporting progress as it goes")
+        .annotations(ToolAnnotations::new().read_only_hint(true))
+        .build()?;
     Ok(Endpoint::with_path(
         "/mcp",
         ALL,
         Implementation::new("tollgate-catalog", env!("CARGO_PKG_VERSION"))
             .title("Tollgate catalog demo"),
     )
-    .instructions("A tea shop catalog: search items, describe one, or check stock per tenant.")
+    .instructions(
+        "A tea shop catalog: search items, describe one, check stock per tenant, or count the \
+         whole inventory.",
+    )
     .add_tool(search)
     .add_tool(get)
     .add_tool(stock)
+    .add_tool(inventory)
     .build()?)
 }

@@ -4,11 +4,13 @@
 //! still `initialize`. Run it with `cargo run --release --example catalog` (or pass
 //! `--addr HOST:PORT`, or `--stdio` to serve a desktop client over stdin and stdout), then call
 //! it with any MCP client or the curl session in the README. Three tools show the three
-//! registration shapes:
+//! registration shapes, and a fourth a long-running call:
 //!
 //! - `catalog.search`: typed arguments and typed output (schemas derived from the Rust types);
 //! - `catalog.get`: typed arguments, an advanced result with a resource link and an image;
-//! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header.
+//! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header;
+//! - `catalog.inventory`: progress notifications streamed as SSE; on 2025-11-25 it closes its
+//!   connection after the first item and the client resumes the stream with `Last-Event-ID`.
 
 use std::net::SocketAddr;
 
