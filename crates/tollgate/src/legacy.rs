@@ -9,7 +9,8 @@
 //! method is `initialize` (unless its header names 2026-07-28), when its `MCP-Protocol-Version`
 //! header names a served 2025 revision,
 //! when it has no such header but carries `Mcp-Session-Id`, or when the endpoint serves no
-//! 2026-07-28 at all. Everything else takes the 2026-07-28 path.
+//! 2026-07-28 at all. Everything else takes the 2026-07-28 path. Inside a session, a request
+//! without the header is then refused (400 -32600): clients must send it after `initialize`.
 
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
@@ -107,8 +108,10 @@ pub(crate) async fn handle(
             let Some(session) = store.touch(session_id) else {
                 return fail(newest, id, Fault::SessionNotFound, None);
             };
-            if header_revision.is_some_and(|r| r != session.revision) {
-                // A request may not mix revisions: its header must name its session's.
+            if header_revision != Some(session.revision) {
+                // After `initialize` every request names its session's revision in
+                // `MCP-Protocol-Version` (a client MUST on both 2025 revisions); a request may
+                // not mix revisions.
                 return fail(session.revision, id, Fault::InvalidRequest, None);
             }
             (session.revision, Some(session))
@@ -339,9 +342,9 @@ pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Co
         return Err(Reply::empty(StatusCode::NOT_FOUND));
     };
     match headers::single(headers, headers::PROTOCOL_VERSION) {
-        Ok(None) => {}
         Ok(Some(v)) if v == session.revision.as_str() => {}
-        // A stream of one revision cannot be opened by a request naming another.
+        // The header is required after `initialize`, and a stream of one revision cannot be
+        // opened by a request naming another.
         _ => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
     }
     let last_event_id = match headers::single(headers, LAST_EVENT_ID) {

@@ -249,14 +249,17 @@ async fn sessions_are_required_bound_to_their_revision_and_end_with_delete() {
         let other = if revision == V1125 { V0618 } else { V1125 };
         let mixed = legacy(addr, other, Some(&session), "ping", "").await;
         assert_eq!((mixed.status, mixed.code()), (400, -32600));
-        // Without the revision header, the session's revision applies.
+        // After initialize the revision header is required (clients MUST send it).
         let body = br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-        assert_eq!(
-            post(addr, &[("Mcp-Session-Id", &session)], body)
-                .await
-                .status,
-            200
-        );
+        let bare = post(addr, &[("Mcp-Session-Id", &session)], body).await;
+        assert_eq!((bare.status, bare.code()), (400, -32600));
+        let note = post(
+            addr,
+            &[("Mcp-Session-Id", &session)],
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        )
+        .await;
+        assert_eq!(note.status, 400);
         // DELETE ends it; afterwards it is unknown.
         let delete = format!(
             "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
