@@ -553,3 +553,30 @@ async fn the_2026_revision_streams_without_ids() {
     assert!(text.contains("notifications/progress") && text.contains("slow done"));
     assert!(!text.contains("id: ") && !text.contains("retry:"), "{text}");
 }
+
+#[tokio::test]
+async fn shutdown_ends_open_streams_at_once() {
+    let server = tollgate::Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        service(Some(SessionConfig::default()), &[V1125]),
+    )
+    .await
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve_with_shutdown(async {
+        let _ = stopped.await;
+    }));
+    let session = session_for(addr, V1125).await;
+    let h = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let mut stream = Open::send(addr, get(addr, &h)).await;
+    assert_eq!(stream.status, 200);
+    let _ = stop.send(());
+    // The shutdown timeout is 10 s; an open stream must not hold the server that long.
+    let finished = tokio::time::timeout(Duration::from_secs(3), serving).await;
+    assert!(finished.is_ok(), "the server stopped promptly");
+    assert!(stream.finish_reading().await, "the stream ended");
+}
