@@ -32,6 +32,33 @@ use syn::{
 ///
 /// The fn returns `Result<T, E>`: a `T` of `OperationResult` makes an advanced tool, any other
 /// `T` (serde `Serialize` + `JsonSchema`) a typed tool with structured output.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use tollgate::{Endpoint, Implementation, ProtocolVersion, tool};
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Sum {
+///     sum: i64,
+/// }
+///
+/// /// Adds two integers.
+/// #[tool(read_only, idempotent)]
+/// async fn add(#[arg(description = "The first addend")] a: i64, b: i64) -> Result<Sum, Infallible> {
+///     Ok(Sum { sum: a.saturating_add(b) })
+/// }
+///
+/// let registration = add_tool()?;
+/// assert_eq!(registration.name(), "add");
+/// let required = registration.input_schema().get("required").and_then(|r| r.as_array());
+/// assert_eq!(required.map(|r| r.len()), Some(2));
+/// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+///     Implementation::new("calc", "1.0.0")).add_tool(registration).build()?;
+/// assert_eq!(endpoint.tools().len(), 1);
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand(attr.into(), item.into()) {
@@ -466,6 +493,38 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
 /// becomes a tool whose handler holds an `Arc` of the value, and the block gains
 /// `fn tools(self: &Arc<Self>) -> Result<Vec<ToolRegistration>, BuildError>`. The type must be
 /// `Send + Sync + 'static`. Method attributes are those of [`tool`].
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::sync::Arc;
+/// use tollgate::{tool, tools};
+///
+/// struct Shop {
+///     prices: Vec<(String, u32)>,
+/// }
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Price {
+///     cents: Option<u32>,
+/// }
+///
+/// #[tools]
+/// impl Shop {
+///     /// The price of one item, in cents.
+///     #[tool(name = "shop.price")]
+///     async fn price(&self, sku: String) -> Result<Price, Infallible> {
+///         let cents = self.prices.iter().find(|(s, _)| *s == sku).map(|(_, p)| *p);
+///         Ok(Price { cents })
+///     }
+/// }
+///
+/// let shop = Arc::new(Shop { prices: vec![("TEA-001".into(), 899)] });
+/// let registrations = shop.tools()?;
+/// assert_eq!(registrations[0].name(), "shop.price");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
 #[proc_macro_attribute]
 pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     match expand_impl(attr.into(), item.into()) {

@@ -3,6 +3,15 @@
 /// The keywords Profile 1 recognises. Every other keyword fails compilation.
 ///
 /// The specification calls this "the 29-keyword set" but lists 28 names; the list is the contract.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_schema::RECOGNISED_KEYWORDS;
+///
+/// assert!(RECOGNISED_KEYWORDS.contains(&"additionalProperties"));
+/// assert!(!RECOGNISED_KEYWORDS.contains(&"oneOf"));
+/// ```
 pub const RECOGNISED: [&str; 28] = [
     "$schema",
     "$defs",
@@ -36,6 +45,15 @@ pub const RECOGNISED: [&str; 28] = [
 
 /// JSON Schema keywords Profile 1 excludes by name. They fail like unknown keywords, with their
 /// own error kind so that a schema author sees the keyword is known and deliberately refused.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_schema::EXCLUDED_KEYWORDS;
+///
+/// assert!(EXCLUDED_KEYWORDS.contains(&"oneOf"));
+/// assert!(!EXCLUDED_KEYWORDS.contains(&"properties"));
+/// ```
 pub const EXCLUDED: [&str; 35] = [
     "$id",
     "$vocabulary",

@@ -9,6 +9,16 @@ use http::StatusCode;
 
 /// The text of the completed `isError` result for arguments that fail the input schema, the
 /// evaluation budget, or typed binding. It names no value, property or detail.
+///
+/// # Examples
+///
+/// A client (or a test) recognises the fixed answer by this text:
+///
+/// ```
+/// let text = tollgate::INVALID_ARGUMENTS_TEXT;
+/// assert_eq!(text, "Arguments do not match the tool's inputSchema.");
+/// assert!(!text.contains('{'), "it never carries a submitted value");
+/// ```
 pub const INVALID_ARGUMENTS_TEXT: &str = "Arguments do not match the tool's inputSchema.";
 
 /// JSON-RPC and MCP error codes.
