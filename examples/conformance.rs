@@ -10,10 +10,12 @@ use std::net::SocketAddr;
 
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
-    AudioContent, ClientCapability, CompleteResult, ContentError, EmbeddedResource, Endpoint,
-    ImageContent, Implementation, InvocationFeatures, LogLevel, McpService, OperationResult,
-    ProgressReporter, ProtocolVersion, RequestContext, RequestLogger, ResourceContents,
-    ResponseStream, Server, TextContent, ToolArguments, ToolOutput, ToolRegistration,
+    AudioContent, ClientCapability, CompleteResult, Completion, CompletionRequest, ContentError,
+    EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation, InvocationFeatures,
+    LogLevel, McpService, OperationResult, ProgressReporter, PromptArgument, PromptArguments,
+    PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
+    RequestLogger, ResourceContents, ResponseStream, Server, TextContent, ToolArguments,
+    ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -273,7 +275,117 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
-    Ok(builder.build()?)
+    Ok(add_prompts(builder)?.build()?)
+}
+
+type PromptOutcome = Result<PromptResult, ContentError>;
+
+async fn simple_prompt(
+    _: &RequestContext,
+    _: PromptArguments,
+    _: &InvocationFeatures,
+) -> PromptOutcome {
+    Ok(PromptResult::with_message(PromptMessage::user(
+        TextContent::new("This is a simple prompt for testing."),
+    )))
+}
+
+async fn prompt_with_arguments(
+    _: &RequestContext,
+    args: PromptArguments,
+    _: &InvocationFeatures,
+) -> PromptOutcome {
+    let (arg1, arg2) = (
+        args.get("arg1").unwrap_or_default(),
+        args.get("arg2").unwrap_or_default(),
+    );
+    Ok(PromptResult::with_message(PromptMessage::user(
+        TextContent::new(format!(
+            "Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+        )),
+    )))
+}
+
+async fn prompt_with_embedded_resource(
+    _: &RequestContext,
+    args: PromptArguments,
+    _: &InvocationFeatures,
+) -> PromptOutcome {
+    let contents = ResourceContents::text(
+        args.get("resourceUri").unwrap_or_default(),
+        Some("text/plain"),
+        "Embedded resource content for testing.",
+    )?;
+    Ok(
+        PromptResult::with_message(PromptMessage::user(EmbeddedResource::new(contents)))
+            .add_message(PromptMessage::user(TextContent::new(
+                "Please process the embedded resource above.",
+            ))),
+    )
+}
+
+async fn prompt_with_image(
+    _: &RequestContext,
+    _: PromptArguments,
+    _: &InvocationFeatures,
+) -> PromptOutcome {
+    Ok(
+        PromptResult::with_message(PromptMessage::user(ImageContent::new(
+            RED_PIXEL_PNG,
+            "image/png",
+        )?))
+        .add_message(PromptMessage::user(TextContent::new(
+            "Please analyze the image above.",
+        ))),
+    )
+}
+
+/// Suggestions for `test_prompt_with_arguments`: words starting with what was typed.
+async fn complete_argument(
+    _: &RequestContext,
+    request: CompletionRequest,
+) -> Result<Completion, ContentError> {
+    const WORDS: [&str; 6] = ["paris", "park", "party", "test", "testing", "tested"];
+    let typed = request.value();
+    Ok(Completion::from_values(
+        WORDS.iter().filter(|w| w.starts_with(typed)).copied(),
+    ))
+}
+
+fn add_prompts(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
+    let prompt = |name: &str| PromptRegistration::with_name(name, ALL);
+    Ok(builder
+        .add_prompt(
+            prompt("test_simple_prompt")
+                .handler(simple_prompt)
+                .description("A simple prompt without arguments")
+                .build()?,
+        )
+        .add_prompt(
+            prompt("test_prompt_with_arguments")
+                .handler(prompt_with_arguments)
+                .description("A prompt with two required arguments")
+                .add_argument(PromptArgument::required("arg1").description("First test argument"))
+                .add_argument(PromptArgument::required("arg2").description("Second test argument"))
+                .completion(complete_argument)
+                .build()?,
+        )
+        .add_prompt(
+            prompt("test_prompt_with_embedded_resource")
+                .handler(prompt_with_embedded_resource)
+                .description("A prompt embedding the resource it is given")
+                .add_argument(
+                    PromptArgument::required("resourceUri")
+                        .description("URI of the resource to embed"),
+                )
+                .build()?,
+        )
+        .add_prompt(
+            prompt("test_prompt_with_image")
+                .handler(prompt_with_image)
+                .description("A prompt with an image")
+                .build()?,
+        ))
 }
 
 fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {

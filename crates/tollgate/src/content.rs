@@ -63,7 +63,7 @@ pub enum Role {
 }
 
 impl Role {
-    const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::User => "user",
             Self::Assistant => "assistant",
@@ -467,6 +467,10 @@ pub struct ResourceLink {
 }
 
 impl ResourceLink {
+    pub(crate) fn has_icons(&self) -> bool {
+        !self.icons.is_empty()
+    }
+
     /// A link.
     ///
     /// # Errors

@@ -22,6 +22,12 @@ pub enum OperationType {
     ToolsList,
     /// `tools/call`.
     ToolsCall,
+    /// `prompts/list`.
+    PromptsList,
+    /// `prompts/get`.
+    PromptsGet,
+    /// `completion/complete`.
+    Complete,
     /// Any other method, kept exactly as received.
     Other(JsonString),
 }
@@ -32,6 +38,9 @@ impl OperationType {
             "server/discover" => Self::Discover,
             "tools/list" => Self::ToolsList,
             "tools/call" => Self::ToolsCall,
+            "prompts/list" => Self::PromptsList,
+            "prompts/get" => Self::PromptsGet,
+            "completion/complete" => Self::Complete,
             _ => Self::Other(method.clone()),
         }
     }

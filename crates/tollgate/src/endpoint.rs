@@ -15,6 +15,7 @@ use tollgate_schema::EvaluationGate;
 
 use crate::content::{Icon, render_icons};
 use crate::error::{BuildError, BuildErrorKind};
+use crate::prompt::PromptRegistration;
 use crate::session::{SessionConfig, SessionStore};
 use crate::stream::StreamConfig;
 use crate::syntax;
@@ -240,6 +241,11 @@ pub(crate) struct EndpointInner {
     pub(crate) revisions: ProtocolVersions,
     pub(crate) tools: Vec<ToolRegistration>,
     pub(crate) by_name: HashMap<Arc<str>, usize>,
+    pub(crate) prompts: Vec<PromptRegistration>,
+    pub(crate) prompt_by_name: HashMap<Arc<str>, usize>,
+    /// Per served revision: the one-page `prompts/list` result (prompts are few and their
+    /// catalog is immutable; a present cursor is refused).
+    pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
     pub(crate) limits: EndpointLimits,
     /// Per served revision (index by `revision_slot`): the `server/discover` result (2026-07-28)
     /// or the `initialize` result (2025 revisions), then the tools/list result pages.
@@ -294,6 +300,7 @@ impl Endpoint {
             implementation,
             instructions: None,
             tools: Vec::new(),
+            prompts: Vec::new(),
             cache: CachePolicy::default(),
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
@@ -318,8 +325,42 @@ impl Endpoint {
         &self.inner.tools
     }
 
+    pub(crate) fn prompt(
+        &self,
+        name: &str,
+        revision: ProtocolVersion,
+    ) -> Option<&PromptRegistration> {
+        let prompt = self
+            .inner
+            .prompts
+            .get(*self.inner.prompt_by_name.get(name)?)?;
+        prompt.revisions().contains(revision).then_some(prompt)
+    }
+
+    /// Whether `revision` offers prompts here (the `prompts` capability); without them the
+    /// prompt methods do not exist on it.
+    pub(crate) fn offers_prompts(&self, revision: ProtocolVersion) -> bool {
+        self.inner
+            .prompts
+            .iter()
+            .any(|p| p.revisions().contains(revision))
+    }
+
+    /// Whether `revision` offers completions here (the `completions` capability).
+    pub(crate) fn offers_completions(&self, revision: ProtocolVersion) -> bool {
+        self.inner
+            .prompts
+            .iter()
+            .any(|p| p.completes() && p.revisions().contains(revision))
+    }
+
+    /// The prompts, in registration order.
+    pub fn prompts(&self) -> &[PromptRegistration] {
+        &self.inner.prompts
+    }
+
     pub(crate) fn tool(&self, name: &str, revision: ProtocolVersion) -> Option<&ToolRegistration> {
-        let tool = &self.inner.tools[*self.inner.by_name.get(name)?];
+        let tool = self.inner.tools.get(*self.inner.by_name.get(name)?)?;
         tool.revisions().contains(revision).then_some(tool)
     }
 
@@ -351,6 +392,7 @@ pub struct EndpointBuilder {
     implementation: Implementation,
     instructions: Option<Arc<str>>,
     tools: Vec<ToolRegistration>,
+    prompts: Vec<PromptRegistration>,
     cache: CachePolicy,
     page_size: usize,
     limits: EndpointLimits,
@@ -366,6 +408,12 @@ impl EndpointBuilder {
     /// Appends a tool (registration order is list order).
     pub fn add_tool(mut self, tool: ToolRegistration) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Appends a prompt (registration order is list order).
+    pub fn add_prompt(mut self, prompt: PromptRegistration) -> Self {
+        self.prompts.push(prompt);
         self
     }
 
@@ -479,6 +527,22 @@ impl EndpointBuilder {
             }
         }
 
+        let mut prompt_by_name = HashMap::with_capacity(self.prompts.len());
+        for (i, prompt) in self.prompts.iter().enumerate() {
+            if !prompt.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .prompt_name(prompt.name())
+                    .at_path(path)
+                    .with_revisions(prompt.revisions()));
+            }
+            if prompt_by_name
+                .insert(prompt.inner.name.clone(), i)
+                .is_some()
+            {
+                return Err(err(BuildErrorKind::DuplicatePromptName).prompt_name(prompt.name()));
+            }
+        }
+
         let mut discover: [Option<Vec<u8>>; 3] = Default::default();
         let mut tool_pages: [Vec<Vec<u8>>; 3] = Default::default();
         let mut hasher = DefaultHasher::new();
@@ -510,6 +574,9 @@ impl EndpointBuilder {
             revisions: self.revisions,
             tools: self.tools,
             by_name,
+            prompts: self.prompts,
+            prompt_by_name,
+            prompt_pages: Default::default(),
             limits: self.limits,
             discover: Default::default(),
             tool_pages: Default::default(),
@@ -542,6 +609,27 @@ impl EndpointBuilder {
                     tools.push("listChanged", false);
                 }
                 capabilities.push("tools", tools.build());
+            }
+            let prompts_here = endpoint
+                .prompts
+                .iter()
+                .filter(|p| p.revisions().contains(revision));
+            let mut any_prompt = false;
+            let mut any_completion = false;
+            for prompt in prompts_here {
+                any_prompt = true;
+                any_completion |= prompt.completes();
+            }
+            if any_completion {
+                capabilities.push("completions", JsonObject::new());
+            }
+            if any_prompt {
+                let mut prompts = JsonObject::builder();
+                if legacy {
+                    // Prompt catalogs are immutable too.
+                    prompts.push("listChanged", false);
+                }
+                capabilities.push("prompts", prompts.build());
             }
             let server_info = self.implementation.render(revision);
             let mut result = JsonObject::builder();
@@ -600,6 +688,26 @@ impl EndpointBuilder {
                     .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?;
                 tool_pages[slot].push(bytes);
             }
+        }
+        for revision in self.revisions.iter() {
+            let prompts: JsonArray = endpoint
+                .prompts
+                .iter()
+                .filter(|p| p.revisions().contains(revision))
+                .map(|p| p.descriptor(revision))
+                .collect();
+            let mut page = JsonObject::builder();
+            if !is_legacy(revision) {
+                page.push("resultType", "complete");
+            }
+            page.push("prompts", prompts);
+            if !is_legacy(revision) {
+                self.cache.push_into(&mut page);
+            }
+            endpoint.prompt_pages[revision_slot(revision)] = Some(
+                to_vec(&page.build().into(), &endpoint.limits.output)
+                    .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?,
+            );
         }
         endpoint.discover = discover;
         endpoint.tool_pages = tool_pages;

@@ -52,6 +52,12 @@ pub enum BuildErrorKind {
     InexactOneOf,
     /// A typed output is a bare string, which would be ambiguous with text content.
     BareStringOutput,
+    /// A prompt name breaks the tool-name syntax (1 to 128 of `A-Z a-z 0-9 _ - .`).
+    InvalidPromptName,
+    /// A prompt argument name is empty, longer than 1,024 bytes, or declared twice.
+    InvalidPromptArgument,
+    /// Two prompts on one endpoint share a name.
+    DuplicatePromptName,
 }
 
 impl BuildErrorKind {
@@ -59,6 +65,9 @@ impl BuildErrorKind {
         match self {
             Self::EmptyRevisions => "a tool must select at least one protocol revision",
             Self::InvalidToolName => "invalid tool name",
+            Self::InvalidPromptName => "invalid prompt name",
+            Self::InvalidPromptArgument => "prompt argument names must be nonempty and unique",
+            Self::DuplicatePromptName => "duplicate prompt name on one endpoint",
             Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",
             Self::LegacyOutputNotObject => {
@@ -108,6 +117,7 @@ pub struct BuildError(Box<BuildErrorInner>);
 struct BuildErrorInner {
     kind: BuildErrorKind,
     tool: Option<String>,
+    prompt: Option<String>,
     path: Option<String>,
     revisions: ProtocolVersions,
     type_name: Option<&'static str>,
@@ -120,6 +130,7 @@ impl BuildError {
         Self(Box::new(BuildErrorInner {
             kind,
             tool: None,
+            prompt: None,
             path: None,
             revisions: ProtocolVersions::empty(),
             type_name: None,
@@ -130,6 +141,11 @@ impl BuildError {
 
     pub(crate) fn tool_name(mut self, tool: &str) -> Self {
         self.0.tool = Some(tool.to_owned());
+        self
+    }
+
+    pub(crate) fn prompt_name(mut self, prompt: &str) -> Self {
+        self.0.prompt = Some(prompt.to_owned());
         self
     }
 
@@ -168,6 +184,11 @@ impl BuildError {
         self.0.tool.as_deref()
     }
 
+    /// The prompt concerned, when one is.
+    pub fn prompt(&self) -> Option<&str> {
+        self.0.prompt.as_deref()
+    }
+
     /// The endpoint path concerned, when one is.
     pub fn path(&self) -> Option<&str> {
         self.0.path.as_deref()
@@ -203,6 +224,9 @@ impl fmt::Display for BuildError {
         f.write_str(self.0.kind.description())?;
         if let Some(tool) = &self.0.tool {
             write!(f, "; tool `{tool}`")?;
+        }
+        if let Some(prompt) = &self.0.prompt {
+            write!(f, "; prompt `{prompt}`")?;
         }
         if let Some(type_name) = self.0.type_name {
             write!(f, "; type `{type_name}`")?;

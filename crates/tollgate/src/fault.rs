@@ -46,6 +46,9 @@ pub(crate) enum Fault {
     InvalidParams,
     /// `tools/call` names no tool served on this endpoint and revision.
     UnknownTool,
+    /// `prompts/get` or `completion/complete` names no prompt served on this endpoint and
+    /// revision.
+    UnknownPrompt,
     /// A pagination cursor this endpoint did not issue.
     InvalidCursor,
     /// A required header is missing, repeated or malformed, or disagrees with the body.
@@ -71,7 +74,9 @@ impl Fault {
             Self::Parse => code::PARSE_ERROR,
             Self::InvalidRequest => code::INVALID_REQUEST,
             Self::MethodNotFound => code::METHOD_NOT_FOUND,
-            Self::InvalidParams | Self::UnknownTool | Self::InvalidCursor => code::INVALID_PARAMS,
+            Self::InvalidParams | Self::UnknownTool | Self::UnknownPrompt | Self::InvalidCursor => {
+                code::INVALID_PARAMS
+            }
             Self::HeaderMismatch => code::HEADER_MISMATCH,
             Self::SessionRequired | Self::SessionNotFound => code::INVALID_REQUEST,
             Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -87,6 +92,7 @@ impl Fault {
             Self::MethodNotFound => "Method not found",
             Self::InvalidParams => "Invalid params",
             Self::UnknownTool => "Unknown tool",
+            Self::UnknownPrompt => "Unknown prompt",
             Self::InvalidCursor => "Invalid cursor",
             Self::HeaderMismatch => "Header mismatch",
             Self::UnsupportedVersion => "Unsupported protocol version",
@@ -104,6 +110,7 @@ impl Fault {
             | Self::InvalidRequest
             | Self::InvalidParams
             | Self::UnknownTool
+            | Self::UnknownPrompt
             | Self::InvalidCursor
             | Self::HeaderMismatch
             | Self::UnsupportedVersion
@@ -130,6 +137,7 @@ impl Fault {
             Self::MethodNotFound
             | Self::InvalidParams
             | Self::UnknownTool
+            | Self::UnknownPrompt
             | Self::InvalidCursor
             | Self::HeaderMismatch
             | Self::MissingCapability

@@ -202,12 +202,22 @@ pub(crate) async fn dispatch(
     }
     let empty = JsonObject::new();
     let params = message.params.as_ref().unwrap_or(&empty);
+    // The methods of a capability not advertised on this revision do not exist here.
+    let offered = match message.method.as_str() {
+        "prompts/list" | "prompts/get" => endpoint.offers_prompts(revision),
+        "completion/complete" => endpoint.offers_completions(revision),
+        _ => true,
+    };
+    if !offered {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    }
     match message.method.as_str() {
         "ping" => {
             crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
         }
         "tools/list" => tools_list(endpoint, revision, params, id),
-        "tools/call" => {
+        "prompts/list" => crate::protocol::prompts_list(endpoint, revision, params, id),
+        "tools/call" | "prompts/get" | "completion/complete" => {
             let (capabilities, client_info, log_level) = match session {
                 Some(s) => (s.capabilities, s.client_info, s.log_level),
                 None => (ClientCapabilities::default(), None, None),
@@ -229,7 +239,13 @@ pub(crate) async fn dispatch(
                 message.id.clone(),
                 facts,
             );
-            tools_call(endpoint, transport, params, context).await
+            match message.method.as_str() {
+                "tools/call" => tools_call(endpoint, transport, params, context).await,
+                "prompts/get" => {
+                    crate::protocol::prompts_get(endpoint, transport, params, context).await
+                }
+                _ => crate::protocol::completion_complete(endpoint, params, context).await,
+            }
         }
         _ => fail(revision, id, Fault::MethodNotFound, None),
     }

@@ -60,6 +60,7 @@ mod fault;
 mod features;
 mod headers;
 mod legacy;
+mod prompt;
 mod protocol;
 mod result;
 mod server;
@@ -92,6 +93,11 @@ pub use features::{
     ProgressReporter, RequestLogger,
 };
 pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
+pub use prompt::{
+    Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES, PromptArgument,
+    PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage,
+    PromptRegistration, PromptResult,
+};
 pub use result::{
     CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
 };

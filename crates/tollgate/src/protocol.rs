@@ -8,11 +8,13 @@
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{
-    JsonObject, JsonString, JsonValue, OutputLimits, from_slice, to_vec, write_into,
+    JsonObject, JsonObjectBuilder, JsonString, JsonValue, OutputLimits, from_slice, to_vec,
+    write_into,
 };
 use tollgate_schema::ValidationErrorKind;
 
@@ -26,6 +28,7 @@ use crate::features::{
     CancelOnDrop, CancellationToken, InvocationFeatures, NotificationSink, ProgressReporter,
 };
 use crate::headers;
+use crate::prompt::{Completion, CompletionRequest, PromptArguments};
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
 use crate::version::ProtocolVersion;
@@ -179,6 +182,9 @@ enum Method {
     Discover,
     ToolsList,
     ToolsCall,
+    PromptsList,
+    PromptsGet,
+    Complete,
 }
 
 impl Method {
@@ -187,6 +193,9 @@ impl Method {
             "server/discover" => Some(Self::Discover),
             "tools/list" => Some(Self::ToolsList),
             "tools/call" => Some(Self::ToolsCall),
+            "prompts/list" => Some(Self::PromptsList),
+            "prompts/get" => Some(Self::PromptsGet),
+            "completion/complete" => Some(Self::Complete),
             _ => None,
         }
     }
@@ -356,10 +365,23 @@ pub(crate) async fn modern(
         message.id.clone(),
         facts,
     );
+    // A method whose capability this endpoint does not advertise on this revision does not
+    // exist here.
+    let offered = match method {
+        Method::PromptsList | Method::PromptsGet => endpoint.offers_prompts(revision),
+        Method::Complete => endpoint.offers_completions(revision),
+        _ => true,
+    };
+    if !offered {
+        return fault_reply(id, Fault::MethodNotFound, None);
+    }
     match method {
         Method::Discover => discover(endpoint, revision, id),
         Method::ToolsList => tools_list(endpoint, revision, params, id),
         Method::ToolsCall => tools_call(endpoint, transport, params, context).await,
+        Method::PromptsList => prompts_list(endpoint, revision, params, id),
+        Method::PromptsGet => prompts_get(endpoint, transport, params, context).await,
+        Method::Complete => completion_complete(endpoint, params, context).await,
     }
 }
 
@@ -377,7 +399,7 @@ fn standard_headers<'h>(
     if method_header != message.method.as_str() {
         return Err(());
     }
-    if method == Method::ToolsCall {
+    if matches!(method, Method::ToolsCall | Method::PromptsGet) {
         let body_name = message
             .params
             .as_ref()
@@ -436,6 +458,182 @@ pub(crate) fn tools_list(
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),
     }
+}
+
+/// `prompts/list`: one page per revision, rendered when the endpoint was built. Prompt
+/// catalogs are not paginated, so any cursor is one this endpoint did not issue.
+pub(crate) fn prompts_list(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+) -> Reply {
+    match params.get("cursor") {
+        None => {}
+        Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
+    }
+    match (&endpoint.inner.prompt_pages[revision_slot(revision)], id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}
+
+/// Writes a result built as a tree under the endpoint's output limits (`-32603` past them).
+fn tree_reply(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+    result: JsonObjectBuilder,
+) -> Reply {
+    let Some(id) = id else {
+        return fault_reply(None, Fault::Internal, None);
+    };
+    let mut body = Vec::with_capacity(256);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    let limits = &endpoint.inner.limits.output;
+    let written = put(&id.to_json(), &mut body, limits).and_then(|()| {
+        body.extend_from_slice(br#","result":"#);
+        put(&result.build().into(), &mut body, limits)
+    });
+    match written {
+        Ok(()) => {
+            body.push(b'}');
+            Reply::json(StatusCode::OK, body)
+        }
+        Err(Overflow) => fail(revision, Some(id), Fault::Internal, None),
+    }
+}
+
+/// `prompts/get`: the prompt, its arguments checked against its declarations (missing,
+/// unknown and non-string ones are -32602 before any handler runs), the handler, the messages.
+pub(crate) async fn prompts_get(
+    endpoint: &Endpoint,
+    _transport: Transport<'_>,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let Some(JsonValue::String(name)) = params.get("name") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    // No prompt here can ask for input.
+    if params.contains_key("inputResponses") || params.contains_key("requestState") {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    let Some(prompt) = endpoint.prompt(name, revision) else {
+        return fail(revision, id, Fault::UnknownPrompt, None);
+    };
+    context.operation_name = Some(name.clone());
+    let Some(arguments) = PromptArguments::check(params.get("arguments"), prompt.arguments())
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let token = CancellationToken::new();
+    let guard = CancelOnDrop::new(token.clone());
+    let features = InvocationFeatures::new(token);
+    let invocation = {
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            prompt.inner.handler.invoke(&context, arguments, &features)
+        }));
+        match started {
+            Ok(future) => CatchUnwind(future).await.flatten(),
+            Err(_) => None,
+        }
+    };
+    guard.disarm();
+    let Some(result) = invocation else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let Some(messages) = crate::prompt::render_messages(result.messages(), revision) else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut out = JsonObject::builder();
+    if !is_legacy(revision) {
+        out.push("resultType", "complete");
+    }
+    if let Some(description) = result.get_description() {
+        out.push("description", description);
+    }
+    out.push("messages", messages);
+    tree_reply(endpoint, revision, id, out)
+}
+
+/// `completion/complete` for a prompt argument: the prompt's completion handler, or no values
+/// when it has none. Resource-template references are refused (Tollgate serves no resources).
+pub(crate) async fn completion_complete(
+    endpoint: &Endpoint,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let (Some(JsonValue::Object(reference)), Some(JsonValue::Object(argument))) =
+        (params.get("ref"), params.get("argument"))
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let (Some(JsonValue::String(argument_name)), Some(JsonValue::String(value))) =
+        (argument.get("name"), argument.get("value"))
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let (Some("ref/prompt"), Some(JsonValue::String(name))) = (
+        reference.get("type").and_then(JsonValue::as_str),
+        reference.get("name"),
+    ) else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let Some(prompt) = endpoint.prompt(name, revision) else {
+        return fail(revision, id, Fault::UnknownPrompt, None);
+    };
+    if !prompt
+        .arguments()
+        .iter()
+        .any(|a| a.name() == argument_name.as_str())
+    {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    // Context: already-chosen values of the prompt's other declared arguments, all strings.
+    let mut chosen = Vec::new();
+    match params.get("context").map(|c| c.get("arguments")) {
+        None | Some(None) => {}
+        Some(Some(JsonValue::Object(given))) => {
+            for (k, v) in given.iter() {
+                let declared = prompt.arguments().iter().any(|a| a.name() == k.as_str());
+                match v.as_str() {
+                    Some(v) if declared => chosen.push((Arc::from(k.as_str()), Arc::from(v))),
+                    _ => return fail(revision, id, Fault::InvalidParams, None),
+                }
+            }
+        }
+        Some(Some(_)) => return fail(revision, id, Fault::InvalidParams, None),
+    }
+    context.operation_name = Some(name.clone());
+    let completion = match &prompt.inner.completion {
+        None => Some(Completion::empty()),
+        Some(handler) => {
+            let request = CompletionRequest::new(argument_name, value, chosen);
+            let started =
+                std::panic::catch_unwind(AssertUnwindSafe(|| handler.invoke(&context, request)));
+            match started {
+                Ok(future) => CatchUnwind(future).await.flatten(),
+                Err(_) => None,
+            }
+        }
+    };
+    let Some(completion) = completion else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut out = JsonObject::builder();
+    if !is_legacy(revision) {
+        out.push("resultType", "complete");
+    }
+    out.push("completion", completion.render());
+    tree_reply(endpoint, revision, id, out)
 }
 
 /// Polls a boxed future, turning a panic into `None`.

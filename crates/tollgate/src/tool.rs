@@ -738,7 +738,7 @@ impl ToolBuilder {
 
 /// 1 to 128 characters of `A-Z a-z 0-9 _ - .`, as the protocol recommends; such names are
 /// also always header-safe for `Mcp-Name`.
-fn is_tool_name(name: &str) -> bool {
+pub(crate) fn is_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
         && name
             .bytes()

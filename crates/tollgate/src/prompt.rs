@@ -1,0 +1,841 @@
+//! Prompts: named message templates with string arguments, the messages they return, and
+//! completion of their argument values.
+//!
+//! Owns [`PromptRegistration`] (name, metadata, declared arguments, handler, optional completion
+//! handler), the argument check that runs before any handler (missing, unknown and non-string
+//! arguments are refused), [`PromptResult`] and [`Completion`]. Knows nothing of transports; the
+//! protocol module renders descriptors and results per revision.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use tollgate_json::{JsonArray, JsonObject, JsonValue};
+
+use crate::content::{ContentBlock, Icon, Role, render_icons};
+use crate::context::RequestContext;
+use crate::error::{BuildError, BuildErrorKind};
+use crate::features::InvocationFeatures;
+use crate::tool::BoxFuture;
+use crate::version::{ProtocolVersion, ProtocolVersions};
+
+/// The most values one completion carries (the protocol's limit).
+pub const MAX_COMPLETION_VALUES: usize = 100;
+
+/// One argument a prompt declares. Prompt arguments are strings.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::PromptArgument;
+///
+/// let language = PromptArgument::required("language").description("The code's language");
+/// assert!(language.is_required());
+/// assert_eq!(language.name(), "language");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptArgument {
+    name: Arc<str>,
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    required: bool,
+}
+
+impl PromptArgument {
+    /// An argument every `prompts/get` must supply.
+    pub fn required(name: impl Into<Arc<str>>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: true,
+        }
+    }
+
+    /// An argument a `prompts/get` may leave out.
+    pub fn optional(name: impl Into<Arc<str>>) -> Self {
+        Self {
+            required: false,
+            ..Self::required(name)
+        }
+    }
+
+    /// A human-readable title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the argument means.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The argument's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether it must be supplied.
+    pub fn is_required(&self) -> bool {
+        self.required
+    }
+
+    fn render(&self) -> JsonValue {
+        let mut b = JsonObject::builder().insert("name", &*self.name);
+        if let Some(t) = &self.title {
+            b.push("title", &**t);
+        }
+        if let Some(d) = &self.description {
+            b.push("description", &**d);
+        }
+        if self.required {
+            b.push("required", true);
+        }
+        b.build().into()
+    }
+}
+
+/// The arguments of one `prompts/get`, checked against the prompt's declarations: every
+/// required argument is present, none is unknown, and every value is a string.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::PromptArguments;
+///
+/// let args = PromptArguments::for_test([("language", "rust")]);
+/// assert_eq!(args.get("language"), Some("rust"));
+/// assert_eq!(args.get("style"), None);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PromptArguments {
+    values: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl PromptArguments {
+    /// Arguments for unit-testing a handler.
+    pub fn for_test<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self {
+            values: pairs
+                .into_iter()
+                .map(|(k, v)| (Arc::from(k), Arc::from(v)))
+                .collect(),
+        }
+    }
+
+    /// The value supplied for `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Every supplied argument, in the order the prompt declares them.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    /// Checks `raw` (the request's `arguments`, absent or an object) against `declared`.
+    pub(crate) fn check(raw: Option<&JsonValue>, declared: &[PromptArgument]) -> Option<Self> {
+        let object = match raw {
+            None => None,
+            Some(JsonValue::Object(o)) => Some(o),
+            Some(_) => return None,
+        };
+        if let Some(object) = object {
+            // Every supplied name must be declared, and every value a string.
+            for (name, value) in object.iter() {
+                if !declared.iter().any(|d| *d.name == *name.as_str()) || value.as_str().is_none() {
+                    return None;
+                }
+            }
+        }
+        let mut values = Vec::with_capacity(declared.len());
+        for d in declared {
+            match object
+                .and_then(|o| o.get(&d.name))
+                .and_then(JsonValue::as_str)
+            {
+                Some(v) => values.push((d.name.clone(), Arc::from(v))),
+                None if d.required => return None,
+                None => {}
+            }
+        }
+        Some(Self { values })
+    }
+}
+
+/// One message of a prompt: a role and one content block.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{PromptMessage, Role, TextContent};
+///
+/// let m = PromptMessage::user(TextContent::new("Review this function."));
+/// assert_eq!(m.role(), Role::User);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptMessage {
+    role: Role,
+    content: ContentBlock,
+}
+
+impl PromptMessage {
+    /// A message from the user.
+    pub fn user(content: impl Into<ContentBlock>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// A message from the assistant.
+    pub fn assistant(content: impl Into<ContentBlock>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+
+    /// Who speaks.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// What is said.
+    pub fn content(&self) -> &ContentBlock {
+        &self.content
+    }
+}
+
+/// What `prompts/get` returns: an optional description and the messages, in order.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{PromptMessage, PromptResult, TextContent};
+///
+/// let result = PromptResult::with_message(PromptMessage::user(TextContent::new("Hello")))
+///     .add_message(PromptMessage::assistant(TextContent::new("Hi! What shall we review?")))
+///     .description("A greeting");
+/// assert_eq!(result.messages().len(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptResult {
+    description: Option<Arc<str>>,
+    messages: Vec<PromptMessage>,
+}
+
+impl PromptResult {
+    /// A result starting with `message`.
+    pub fn with_message(message: PromptMessage) -> Self {
+        Self {
+            description: None,
+            messages: vec![message],
+        }
+    }
+
+    /// Appends a message.
+    #[must_use]
+    pub fn add_message(mut self, message: PromptMessage) -> Self {
+        self.messages.push(message);
+        self
+    }
+
+    /// A description of the rendered prompt.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The messages.
+    pub fn messages(&self) -> &[PromptMessage] {
+        &self.messages
+    }
+
+    /// The description, if any.
+    pub fn get_description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+}
+
+/// The argument a `completion/complete` asks about, with the values already chosen for the
+/// prompt's other arguments.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::CompletionRequest;
+///
+/// let request = CompletionRequest::for_test("language", "ru", [("style", "terse")]);
+/// assert_eq!((request.argument(), request.value()), ("language", "ru"));
+/// assert_eq!(request.context("style"), Some("terse"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompletionRequest {
+    argument: Arc<str>,
+    value: Arc<str>,
+    context: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl CompletionRequest {
+    /// A request for unit-testing a completion handler.
+    pub fn for_test<'a>(
+        argument: &str,
+        value: &str,
+        context: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        Self {
+            argument: Arc::from(argument),
+            value: Arc::from(value),
+            context: context
+                .into_iter()
+                .map(|(k, v)| (Arc::from(k), Arc::from(v)))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn new(argument: &str, value: &str, context: Vec<(Arc<str>, Arc<str>)>) -> Self {
+        Self {
+            argument: Arc::from(argument),
+            value: Arc::from(value),
+            context,
+        }
+    }
+
+    /// The argument being completed (one the prompt declares).
+    pub fn argument(&self) -> &str {
+        &self.argument
+    }
+
+    /// What the user has typed so far.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// A value already chosen for another argument of the prompt.
+    pub fn context(&self, name: &str) -> Option<&str> {
+        self.context
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| &**v)
+    }
+}
+
+/// Suggested values for an argument, at most [`MAX_COMPLETION_VALUES`].
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::Completion;
+///
+/// let c = Completion::from_values((0..150).map(|i| format!("v{i}")));
+/// assert_eq!(c.values().len(), 100);
+/// assert!(c.has_more(), "the values past the limit are announced, not silently dropped");
+/// assert_eq!(c.total(), Some(150));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Completion {
+    values: Vec<String>,
+    total: Option<u64>,
+    has_more: bool,
+}
+
+impl Completion {
+    /// The first [`MAX_COMPLETION_VALUES`] of `values`; past them, `hasMore` is set and `total`
+    /// counts them all.
+    pub fn from_values<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Self {
+        let mut kept = Vec::new();
+        let mut count: u64 = 0;
+        for v in values {
+            count += 1;
+            if kept.len() < MAX_COMPLETION_VALUES {
+                kept.push(v.into());
+            }
+        }
+        let has_more = count > kept.len() as u64;
+        Self {
+            values: kept,
+            total: has_more.then_some(count),
+            has_more,
+        }
+    }
+
+    /// No suggestion.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Announces that more values exist than were sent (`total` when known).
+    #[must_use]
+    pub fn with_more(mut self, total: Option<u64>) -> Self {
+        self.has_more = true;
+        self.total = total.map(|t| t.max(self.values.len() as u64));
+        self
+    }
+
+    /// The values sent.
+    pub fn values(&self) -> &[String] {
+        &self.values
+    }
+
+    /// How many values exist in all, when known.
+    pub fn total(&self) -> Option<u64> {
+        self.total
+    }
+
+    /// Whether more values exist than were sent.
+    pub fn has_more(&self) -> bool {
+        self.has_more
+    }
+
+    pub(crate) fn render(&self) -> JsonValue {
+        let values: JsonArray = self
+            .values
+            .iter()
+            .map(|v| JsonValue::from(v.as_str()))
+            .collect();
+        let mut b = JsonObject::builder().insert("values", values);
+        if let Some(total) = self.total {
+            b.push("total", total);
+        }
+        b.push("hasMore", self.has_more);
+        b.build().into()
+    }
+}
+
+/// A prompt handler: any `async fn(&RequestContext, PromptArguments, &InvocationFeatures) ->
+/// Result<PromptResult, E>`. The error is yours; the client receives the fixed internal error.
+pub trait PromptFn<'a, E>: Send + Sync + 'static {
+    /// The handler's future.
+    type Future: Future<Output = Result<PromptResult, E>> + Send + 'a;
+
+    /// Calls the handler.
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        arguments: PromptArguments,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future;
+}
+
+impl<'a, F, Fut, E> PromptFn<'a, E> for F
+where
+    F: Fn(&'a RequestContext, PromptArguments, &'a InvocationFeatures) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<PromptResult, E>> + Send + 'a,
+{
+    type Future = Fut;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        arguments: PromptArguments,
+        features: &'a InvocationFeatures,
+    ) -> Fut {
+        self(context, arguments, features)
+    }
+}
+
+/// A completion handler: any `async fn(&RequestContext, CompletionRequest) -> Result<Completion,
+/// E>`.
+pub trait CompletionFn<'a, E>: Send + Sync + 'static {
+    /// The handler's future.
+    type Future: Future<Output = Result<Completion, E>> + Send + 'a;
+
+    /// Calls the handler.
+    fn call(&self, context: &'a RequestContext, request: CompletionRequest) -> Self::Future;
+}
+
+impl<'a, F, Fut, E> CompletionFn<'a, E> for F
+where
+    F: Fn(&'a RequestContext, CompletionRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Completion, E>> + Send + 'a,
+{
+    type Future = Fut;
+
+    fn call(&self, context: &'a RequestContext, request: CompletionRequest) -> Fut {
+        self(context, request)
+    }
+}
+
+pub(crate) trait InvokePrompt: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        arguments: PromptArguments,
+        features: &'a InvocationFeatures,
+    ) -> BoxFuture<'a, Option<PromptResult>>;
+}
+
+struct PromptHandler<H, E> {
+    handler: H,
+    _error: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<H, E> InvokePrompt for PromptHandler<H, E>
+where
+    H: for<'a> PromptFn<'a, E>,
+    E: 'static,
+{
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        arguments: PromptArguments,
+        features: &'a InvocationFeatures,
+    ) -> BoxFuture<'a, Option<PromptResult>> {
+        let future = self.handler.call(context, arguments, features);
+        Box::pin(async move { future.await.ok() })
+    }
+}
+
+pub(crate) trait InvokeCompletion: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: CompletionRequest,
+    ) -> BoxFuture<'a, Option<Completion>>;
+}
+
+struct CompletionHandler<H, E> {
+    handler: H,
+    _error: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<H, E> InvokeCompletion for CompletionHandler<H, E>
+where
+    H: for<'a> CompletionFn<'a, E>,
+    E: 'static,
+{
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: CompletionRequest,
+    ) -> BoxFuture<'a, Option<Completion>> {
+        let future = self.handler.call(context, request);
+        Box::pin(async move { future.await.ok() })
+    }
+}
+
+/// An immutable prompt registration.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use tollgate::{
+///     InvocationFeatures, PromptArgument, PromptArguments, PromptMessage, PromptRegistration,
+///     PromptResult, ProtocolVersion, RequestContext, TextContent,
+/// };
+///
+/// async fn review(
+///     _: &RequestContext,
+///     args: PromptArguments,
+///     _: &InvocationFeatures,
+/// ) -> Result<PromptResult, Infallible> {
+///     let language = args.get("language").unwrap_or("code");
+///     Ok(PromptResult::with_message(PromptMessage::user(TextContent::new(format!(
+///         "Review this {language} for correctness first, style second."
+///     )))))
+/// }
+///
+/// let prompt = PromptRegistration::with_name("code_review", [ProtocolVersion::V2026_07_28])
+///     .handler(review)
+///     .description("Asks for a careful code review")
+///     .add_argument(PromptArgument::required("language"))
+///     .build()?;
+/// assert_eq!(prompt.name(), "code_review");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct PromptRegistration {
+    pub(crate) inner: Arc<PromptInner>,
+}
+
+pub(crate) struct PromptInner {
+    pub(crate) name: Arc<str>,
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    icons: Vec<Icon>,
+    pub(crate) arguments: Vec<PromptArgument>,
+    revisions: ProtocolVersions,
+    pub(crate) handler: Box<dyn InvokePrompt>,
+    pub(crate) completion: Option<Box<dyn InvokeCompletion>>,
+}
+
+impl fmt::Debug for PromptRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PromptRegistration")
+            .field("name", &self.inner.name)
+            .field("revisions", &self.inner.revisions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PromptRegistration {
+    /// Starts a registration for the prompt `name`, served on `revisions`.
+    pub fn with_name(
+        name: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+    ) -> PromptHandlerStage {
+        PromptHandlerStage {
+            name: name.into(),
+            revisions: revisions.into(),
+        }
+    }
+
+    /// The prompt's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The revisions it is served on.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    /// The declared arguments.
+    pub fn arguments(&self) -> &[PromptArgument] {
+        &self.inner.arguments
+    }
+
+    /// Whether it completes argument values.
+    pub fn completes(&self) -> bool {
+        self.inner.completion.is_some()
+    }
+
+    /// Its `prompts/list` entry on `revision`.
+    pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
+        let inner = &self.inner;
+        let mut b = JsonObject::builder().insert("name", &*inner.name);
+        if let Some(t) = &inner.title {
+            b.push("title", &**t);
+        }
+        if let Some(d) = &inner.description {
+            b.push("description", &**d);
+        }
+        if !inner.arguments.is_empty() {
+            let args: JsonArray = inner.arguments.iter().map(PromptArgument::render).collect();
+            b.push("arguments", args);
+        }
+        if !inner.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+            b.push("icons", render_icons(&inner.icons));
+        }
+        b.build().into()
+    }
+}
+
+/// The first stage of a [`PromptRegistration`]: the handler.
+#[must_use = "install a handler, then build()"]
+#[derive(Debug)]
+pub struct PromptHandlerStage {
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+}
+
+impl PromptHandlerStage {
+    /// Installs the handler that renders the prompt.
+    pub fn handler<H, E>(self, handler: H) -> PromptBuilder
+    where
+        H: for<'a> PromptFn<'a, E>,
+        E: 'static,
+    {
+        PromptBuilder {
+            name: self.name,
+            revisions: self.revisions,
+            title: None,
+            description: None,
+            icons: Vec::new(),
+            arguments: Vec::new(),
+            handler: Box::new(PromptHandler {
+                handler,
+                _error: std::marker::PhantomData,
+            }),
+            completion: None,
+        }
+    }
+}
+
+/// Builds a [`PromptRegistration`] once its handler is installed.
+#[must_use = "call build() to finish the registration"]
+pub struct PromptBuilder {
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    icons: Vec<Icon>,
+    arguments: Vec<PromptArgument>,
+    handler: Box<dyn InvokePrompt>,
+    completion: Option<Box<dyn InvokeCompletion>>,
+}
+
+impl fmt::Debug for PromptBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PromptBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PromptBuilder {
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the prompt is for.
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Appends an icon (omitted on 2025-06-18, which has none).
+    pub fn add_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// Declares an argument (declaration order is list order).
+    pub fn add_argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.push(argument);
+        self
+    }
+
+    /// Completes argument values for `completion/complete` (and advertises the `completions`
+    /// capability).
+    pub fn completion<H, E>(mut self, handler: H) -> Self
+    where
+        H: for<'a> CompletionFn<'a, E>,
+        E: 'static,
+    {
+        self.completion = Some(Box::new(CompletionHandler {
+            handler,
+            _error: std::marker::PhantomData,
+        }));
+        self
+    }
+
+    /// Finishes the registration.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::EmptyRevisions`], [`BuildErrorKind::InvalidPromptName`] (the tool-name
+    /// syntax applies), or [`BuildErrorKind::InvalidPromptArgument`] for an empty or repeated
+    /// argument name.
+    pub fn build(self) -> Result<PromptRegistration, BuildError> {
+        let fail = |kind| Err(BuildError::new(kind).prompt_name(&self.name));
+        if self.revisions.is_empty() {
+            return fail(BuildErrorKind::EmptyRevisions);
+        }
+        if !crate::tool::is_tool_name(&self.name) {
+            return fail(BuildErrorKind::InvalidPromptName);
+        }
+        let mut seen = HashSet::with_capacity(self.arguments.len());
+        for argument in &self.arguments {
+            if argument.name.is_empty()
+                || argument.name.len() > 1024
+                || !seen.insert(&argument.name)
+            {
+                return Err(BuildError::new(BuildErrorKind::InvalidPromptArgument)
+                    .prompt_name(&self.name)
+                    .at_location(format!("/arguments/{}", seen.len())));
+            }
+        }
+        Ok(PromptRegistration {
+            inner: Arc::new(PromptInner {
+                name: self.name,
+                title: self.title,
+                description: self.description,
+                icons: self.icons,
+                arguments: self.arguments,
+                revisions: self.revisions,
+                handler: self.handler,
+                completion: self.completion,
+            }),
+        })
+    }
+}
+
+/// Renders `messages` for `revision`: each a role and one content block.
+pub(crate) fn render_messages(
+    messages: &[PromptMessage],
+    revision: ProtocolVersion,
+) -> Option<JsonValue> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        // 2025-06-18 has no icons: a resource link carrying some cannot be shown faithfully
+        // there, so the prompt fails rather than silently losing them.
+        if revision == ProtocolVersion::V2025_06_18 {
+            if let ContentBlock::ResourceLink(link) = &m.content {
+                if link.has_icons() {
+                    return None;
+                }
+            }
+        }
+        let content = m.content.render(revision).ok()?;
+        out.push(JsonValue::from(
+            JsonObject::builder()
+                .insert("role", m.role.as_str())
+                .insert("content", content)
+                .build(),
+        ));
+    }
+    Some(JsonValue::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tollgate_json::{JsonLimits, from_str};
+
+    fn declared() -> Vec<PromptArgument> {
+        vec![PromptArgument::required("a"), PromptArgument::optional("b")]
+    }
+
+    fn check(json: &str) -> Option<PromptArguments> {
+        let value = from_str(json, &JsonLimits::default()).ok();
+        PromptArguments::check(value.as_ref(), &declared())
+    }
+
+    #[test]
+    fn arguments_are_checked_before_any_handler() {
+        assert_eq!(
+            check(r#"{"a":"x"}"#).and_then(|a| a.get("a").map(str::to_owned)),
+            Some("x".into())
+        );
+        assert!(check(r#"{"a":"x","b":"y"}"#).is_some());
+        assert!(check(r#"{}"#).is_none(), "missing required");
+        assert!(check(r#"{"b":"y"}"#).is_none(), "missing required");
+        assert!(check(r#"{"a":"x","c":"z"}"#).is_none(), "unknown");
+        assert!(check(r#"{"a":1}"#).is_none(), "not a string");
+        assert!(check(r#"{"a":"x","b":null}"#).is_none(), "not a string");
+        assert!(check(r#"[]"#).is_none(), "not an object");
+        assert!(PromptArguments::check(None, &[PromptArgument::optional("b")]).is_some());
+        assert!(PromptArguments::check(None, &declared()).is_none());
+    }
+
+    #[test]
+    fn completions_keep_at_most_one_hundred_values_and_say_so() {
+        let exact = Completion::from_values((0..100).map(|i| i.to_string()));
+        assert_eq!(
+            (exact.values().len(), exact.has_more(), exact.total()),
+            (100, false, None)
+        );
+        let over = Completion::from_values((0..101).map(|i| i.to_string()));
+        assert_eq!(
+            (over.values().len(), over.has_more(), over.total()),
+            (100, true, Some(101))
+        );
+    }
+}
