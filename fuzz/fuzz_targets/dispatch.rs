@@ -13,12 +13,21 @@ use http_body_util::Full;
 use libfuzzer_sys::fuzz_target;
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    CompleteResult, Completion, CompletionRequest, Endpoint, Implementation, InvocationFeatures, McpService,
+    OperationResult, PromptArgument, PromptArguments, PromptMessage, PromptRegistration, PromptResult,
+    ProtocolVersion, RequestContext, TextContent, ToolArguments, ToolRegistration,
 };
 
 async fn echo(_: &RequestContext, a: ToolArguments<JsonObject>, _: &InvocationFeatures) -> Result<OperationResult, Infallible> {
     Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into())
+}
+
+async fn prompt(_: &RequestContext, a: PromptArguments, _: &InvocationFeatures) -> Result<PromptResult, Infallible> {
+    Ok(PromptResult::with_message(PromptMessage::user(TextContent::new(a.get("a").unwrap_or_default()))))
+}
+
+async fn complete(_: &RequestContext, r: CompletionRequest) -> Result<Completion, Infallible> {
+    Ok(Completion::from_values([r.value().to_owned()]))
 }
 
 fn service() -> &'static (McpService, tokio::runtime::Runtime) {
@@ -42,6 +51,9 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
             if let Ok(t) = stage.handler(echo).build() {
                 endpoint = endpoint.add_tool(t);
             }
+        }
+        if let Ok(p) = PromptRegistration::with_name("p", all).handler(prompt).add_argument(PromptArgument::required("a")).completion(complete).build() {
+            endpoint = endpoint.add_prompt(p);
         }
         let endpoint = endpoint.build().unwrap_or_else(|e| panic!("fixture endpoint: {e}"));
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap_or_else(|e| panic!("{e}"));

@@ -31,6 +31,21 @@ async fn echo(
     Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into())
 }
 
+async fn prompt(
+    _: &tollgate::RequestContext,
+    _: tollgate::PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<tollgate::PromptResult, String> {
+    Err("a prompt that fails".to_owned())
+}
+
+async fn completion(
+    _: &RequestContext,
+    r: tollgate::CompletionRequest,
+) -> Result<tollgate::Completion, String> {
+    Err(format!("cannot complete {}", r.value()))
+}
+
 async fn failing(
     _: &RequestContext,
     a: ToolArguments<JsonObject>,
@@ -79,6 +94,14 @@ fn service() -> McpService {
                 .build()
                 .unwrap(),
         )
+        .add_prompt(
+            tollgate::PromptRegistration::with_name("p", all)
+                .handler(prompt)
+                .add_argument(tollgate::PromptArgument::required("a"))
+                .completion(completion)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     McpService::new(endpoint)
@@ -102,7 +125,35 @@ fn probes(m: &str) -> Vec<(Vec<(String, String)>, String)> {
         )
     };
     let legacy = vec![("MCP-Protocol-Version".to_owned(), "2025-06-18".to_owned())];
+    let get = |name: &str, args: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{{"name":"{name}","arguments":{args},{META}}}}}"#
+        )
+    };
+    let complete = |name: &str, argument: &str, value: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"{name}"}},"argument":{{"name":"{argument}","value":"{value}"}},{META}}}}}"#
+        )
+    };
     vec![
+        (modern("prompts/get", Some(m)), get(m, "{}")),
+        (
+            modern("prompts/get", Some("p")),
+            get("p", &format!(r#"{{"{m}":"x"}}"#)),
+        ),
+        (
+            modern("prompts/get", Some("p")),
+            get("p", &format!(r#"{{"a":"{m}"}}"#)),
+        ),
+        (modern("completion/complete", None), complete(m, "a", "x")),
+        (modern("completion/complete", None), complete("p", m, "x")),
+        (modern("completion/complete", None), complete("p", "a", m)),
+        (
+            modern("prompts/list", None),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{{"cursor":"{m}",{META}}}}}"#
+            ),
+        ),
         (
             modern("tools/call", Some("strict")),
             call("strict", &format!(r#"{{"t":"{m}"}}"#)),
