@@ -46,6 +46,17 @@ const counted = await client.callTool(
 assert.deepEqual(counted.structuredContent, { items: 4, units: 106 });
 assert.deepEqual(seen, [1, 2, 3, 4]);
 
+// The prompt, its argument completion, and its rendering.
+const { prompts } = await client.listPrompts();
+assert.deepEqual(prompts.map((p) => p.name), ["catalog.pairing"]);
+const suggested = await client.complete({
+  ref: { type: "ref/prompt", name: "catalog.pairing" },
+  argument: { name: "occasion", value: "b" },
+});
+assert.deepEqual(suggested.completion.values, ["breakfast"]);
+const rendered = await client.getPrompt({ name: "catalog.pairing", arguments: { occasion: "breakfast" } });
+assert.match(rendered.messages[0].content.text, /Assam breakfast tea \(TEA-001\).*breakfast/);
+
 await client.close();
 console.log("official TypeScript client: list and call over 2026-07-28 ok");
 
@@ -58,6 +69,10 @@ assert.ok(transport.sessionId, "the server issued a session");
 const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 // catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
 assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory"]);
+const legacyPrompt = await legacy.getPrompt({ name: "catalog.pairing", arguments: { occasion: "evening" } });
+assert.equal(legacyPrompt.description, "Tea pairing for an occasion");
+const legacyMissing = await legacy.getPrompt({ name: "catalog.pairing", arguments: {} }).catch((e) => e);
+assert.equal(legacyMissing.code, -32602);
 const legacySearch = await legacy.callTool({ name: "catalog.search", arguments: { query: "mug" } });
 assert.deepEqual(legacySearch.structuredContent.items.map((i) => i.sku), ["MUG-001"]);
 const legacyInvalid = await legacy.callTool({ name: "catalog.get", arguments: {} });

@@ -35,6 +35,10 @@ async def main(url: str) -> None:
             )
             assert counted.structured_content == {"items": 4, "units": 106}, counted
             assert seen and seen[-1] == 4, seen
+            prompts = [p.name for p in (await session.list_prompts()).prompts]
+            assert prompts == ["catalog.pairing"], prompts
+            rendered = await session.get_prompt("catalog.pairing", {"occasion": "afternoon"})
+            assert "afternoon" in rendered.messages[0].content.text
             print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
 
 

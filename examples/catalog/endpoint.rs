@@ -1,15 +1,16 @@
 //! The catalog demo's endpoint: a small tea-shop catalog with four tools, one per registration
-//! shape plus a long-running one that streams progress. Shared by `examples/catalog` and
-//! `tollgate serve-demo`.
+//! shape plus a long-running one that streams progress, and a prompt whose argument completes.
+//! Shared by `examples/catalog` and `tollgate serve-demo`.
 
 use std::convert::Infallible;
 
 use serde::{Deserialize, Serialize};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Endpoint, ImageContent, Implementation, InvocationFeatures, OperationResult,
-    ProgressReporter, ProtocolVersion, RequestContext, ResourceLink, ResponseStream, TextContent,
-    ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
+    CompleteResult, Completion, CompletionRequest, Endpoint, ImageContent, Implementation,
+    InvocationFeatures, OperationResult, ProgressReporter, PromptArgument, PromptArguments,
+    PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext, ResourceLink,
+    ResponseStream, TextContent, ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -235,6 +236,40 @@ async fn inventory(
     Ok(totals)
 }
 
+const OCCASIONS: [&str; 4] = ["breakfast", "afternoon", "evening", "celebration"];
+
+/// The `catalog.pairing` prompt: asks the model to pick a tea for an occasion from the catalog.
+async fn pairing(
+    _: &RequestContext,
+    arguments: PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<PromptResult, Infallible> {
+    let occasion = arguments.get("occasion").unwrap_or("any occasion");
+    let teas: Vec<String> = ITEMS
+        .iter()
+        .filter(|item| item.sku.starts_with("TEA-"))
+        .map(|item| format!("{} ({})", item.name, item.sku))
+        .collect();
+    Ok(
+        PromptResult::with_message(PromptMessage::user(TextContent::new(format!(
+            "Our teas: {}. Which one would you serve for {occasion}, and why?",
+            teas.join(", ")
+        ))))
+        .description("Tea pairing for an occasion"),
+    )
+}
+
+/// Occasions starting with what was typed.
+async fn occasions(
+    _: &RequestContext,
+    request: CompletionRequest,
+) -> Result<Completion, Infallible> {
+    let typed = request.value().to_ascii_lowercase();
+    Ok(Completion::from_values(
+        OCCASIONS.iter().filter(|o| o.starts_with(&typed)).copied(),
+    ))
+}
+
 /// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
 pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     let search = ToolRegistration::with_name("catalog.search", ALL)
@@ -285,5 +320,16 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     .add_tool(get)
     .add_tool(stock)
     .add_tool(inventory)
+    .add_prompt(
+        PromptRegistration::with_name("catalog.pairing", ALL)
+            .handler(pairing)
+            .title("Tea pairing")
+            .description("Asks which of the catalog's teas suits an occasion")
+            .add_argument(
+                PromptArgument::required("occasion").description("breakfast, afternoon, ..."),
+            )
+            .completion(occasions)
+            .build()?,
+    )
     .build()?)
 }

@@ -11,6 +11,9 @@
 //! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header;
 //! - `catalog.inventory`: progress notifications streamed as SSE; on 2025-11-25 it closes its
 //!   connection after the first item and the client resumes the stream with `Last-Event-ID`.
+//!
+//! The prompt `catalog.pairing` asks which tea suits an occasion; its `occasion` argument
+//! completes (`completion/complete`).
 
 use std::net::SocketAddr;
 
