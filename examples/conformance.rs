@@ -14,8 +14,9 @@ use tollgate::{
     EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation, InvocationFeatures,
     LogLevel, McpService, OperationResult, ProgressReporter, PromptArgument, PromptArguments,
     PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
-    RequestLogger, ResourceContents, ResponseStream, Server, TextContent, ToolArguments,
-    ToolOutput, ToolRegistration,
+    RequestLogger, ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration, ResponseStream, Server, TextContent, ToolArguments, ToolOutput,
+    ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -275,7 +276,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
-    Ok(add_prompts(builder)?.build()?)
+    Ok(add_resources(add_prompts(builder)?)?.build()?)
 }
 
 type PromptOutcome = Result<PromptResult, ContentError>;
@@ -385,6 +386,102 @@ fn add_prompts(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn std:
                 .handler(prompt_with_image)
                 .description("A prompt with an image")
                 .build()?,
+        ))
+}
+
+type ResourceOutcome = Result<ResourceOutput, Box<dyn std::error::Error + Send + Sync>>;
+
+async fn static_text(
+    _: &RequestContext,
+    r: ResourceRequest,
+    _: &InvocationFeatures,
+) -> ResourceOutcome {
+    Ok(ResourceOutput::with_contents(ResourceContents::text(
+        r.uri(),
+        Some("text/plain"),
+        "This is the content of the static text resource.",
+    )?))
+}
+
+async fn static_binary(
+    _: &RequestContext,
+    r: ResourceRequest,
+    _: &InvocationFeatures,
+) -> ResourceOutcome {
+    Ok(ResourceOutput::with_contents(ResourceContents::blob(
+        r.uri(),
+        Some("image/png"),
+        RED_PIXEL_PNG,
+    )?))
+}
+
+async fn template_data(
+    _: &RequestContext,
+    r: ResourceRequest,
+    _: &InvocationFeatures,
+) -> ResourceOutcome {
+    let id = r.variable("id").unwrap_or_default();
+    let text = tollgate::json::to_string(
+        &JsonObject::builder()
+            .insert("id", id)
+            .insert("templateTest", true)
+            .insert("data", format!("Data for ID: {id}"))
+            .build()
+            .into(),
+        &Default::default(),
+    )?;
+    Ok(ResourceOutput::with_contents(ResourceContents::text(
+        r.uri(),
+        Some("application/json"),
+        text,
+    )?))
+}
+
+async fn watched(
+    _: &RequestContext,
+    r: ResourceRequest,
+    _: &InvocationFeatures,
+) -> ResourceOutcome {
+    Ok(ResourceOutput::with_contents(ResourceContents::text(
+        r.uri(),
+        Some("text/plain"),
+        "Watched resource content",
+    )?))
+}
+
+fn add_resources(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
+    Ok(builder
+        .add_resource(
+            ResourceRegistration::with_uri("test://static-text", "Static text", ALL)
+                .handler(static_text)
+                .description("A static text resource")
+                .mime_type("text/plain")
+                .build()?,
+        )
+        .add_resource(
+            ResourceRegistration::with_uri("test://static-binary", "Static binary", ALL)
+                .handler(static_binary)
+                .description("A static PNG")
+                .mime_type("image/png")
+                .build()?,
+        )
+        .add_resource(
+            ResourceRegistration::with_uri("test://watched-resource", "Watched resource", ALL)
+                .handler(watched)
+                .description("A resource clients may subscribe to")
+                .mime_type("text/plain")
+                .build()?,
+        )
+        .add_resource_template(
+            ResourceTemplateRegistration::with_uri_template(
+                "test://template/{id}/data",
+                "Template data",
+                ALL,
+            )
+            .handler(template_data)
+            .description("Data for an id")
+            .mime_type("application/json")
+            .build()?,
         ))
 }
 

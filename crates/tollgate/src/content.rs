@@ -590,7 +590,7 @@ impl ResourceContents {
         })
     }
 
-    fn render(&self) -> Result<JsonValue, RenderError> {
+    pub(crate) fn render(&self) -> Result<JsonValue, RenderError> {
         let (uri, mime_type) = match self {
             Self::Text { uri, mime_type, .. } | Self::Blob { uri, mime_type, .. } => {
                 (uri, mime_type)

@@ -28,6 +28,12 @@ pub enum OperationType {
     PromptsGet,
     /// `completion/complete`.
     Complete,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourcesTemplatesList,
+    /// `resources/read`.
+    ResourcesRead,
     /// Any other method, kept exactly as received.
     Other(JsonString),
 }
@@ -41,6 +47,9 @@ impl OperationType {
             "prompts/list" => Self::PromptsList,
             "prompts/get" => Self::PromptsGet,
             "completion/complete" => Self::Complete,
+            "resources/list" => Self::ResourcesList,
+            "resources/templates/list" => Self::ResourcesTemplatesList,
+            "resources/read" => Self::ResourcesRead,
             _ => Self::Other(method.clone()),
         }
     }

@@ -16,6 +16,7 @@ use tollgate_schema::EvaluationGate;
 use crate::content::{Icon, render_icons};
 use crate::error::{BuildError, BuildErrorKind};
 use crate::prompt::PromptRegistration;
+use crate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::session::{SessionConfig, SessionStore};
 use crate::stream::StreamConfig;
 use crate::syntax;
@@ -147,7 +148,7 @@ impl CachePolicy {
         Self { ttl_ms, scope }
     }
 
-    fn push_into(self, b: &mut tollgate_json::JsonObjectBuilder) {
+    pub(crate) fn push_into(self, b: &mut tollgate_json::JsonObjectBuilder) {
         b.push("ttlMs", self.ttl_ms);
         b.push(
             "cacheScope",
@@ -243,6 +244,14 @@ pub(crate) struct EndpointInner {
     pub(crate) by_name: HashMap<Arc<str>, usize>,
     pub(crate) prompts: Vec<PromptRegistration>,
     pub(crate) prompt_by_name: HashMap<Arc<str>, usize>,
+    pub(crate) resources: Vec<ResourceRegistration>,
+    pub(crate) templates: Vec<ResourceTemplateRegistration>,
+    /// Per served revision: the one-page `resources/list` and `resources/templates/list`
+    /// results.
+    pub(crate) resource_pages: [Option<Vec<u8>>; 3],
+    pub(crate) template_pages: [Option<Vec<u8>>; 3],
+    /// The endpoint's caching hints, for reads whose resource sets none.
+    pub(crate) cache: CachePolicy,
     /// Per served revision: the one-page `prompts/list` result (prompts are few and their
     /// catalog is immutable; a present cursor is refused).
     pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
@@ -301,6 +310,8 @@ impl Endpoint {
             instructions: None,
             tools: Vec::new(),
             prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
             cache: CachePolicy::default(),
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
@@ -346,12 +357,70 @@ impl Endpoint {
             .any(|p| p.revisions().contains(revision))
     }
 
+    /// Whether `revision` offers resources here (the `resources` capability).
+    pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
+        self.inner
+            .resources
+            .iter()
+            .any(|r| r.revisions().contains(revision))
+            || self
+                .inner
+                .templates
+                .iter()
+                .any(|t| t.revisions().contains(revision))
+    }
+
     /// Whether `revision` offers completions here (the `completions` capability).
     pub(crate) fn offers_completions(&self, revision: ProtocolVersion) -> bool {
         self.inner
             .prompts
             .iter()
             .any(|p| p.completes() && p.revisions().contains(revision))
+    }
+
+    /// Tells every 2025 session subscribed to `uri` that the resource changed: a
+    /// `notifications/resources/updated` on the session's standalone stream (delivered when the
+    /// client has a `GET` stream open, or kept in its bounded replay buffer until it opens one).
+    /// 2026-07-28 clients learn of updates through `subscriptions/listen`, which Tollgate does
+    /// not serve yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2025_11_25],
+    ///     Implementation::new("docs", "1.0.0")).build()?;
+    /// // After the application changes the document:
+    /// endpoint.notify_resource_updated("file:///docs/guide.md");
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn notify_resource_updated(&self, uri: &str) {
+        let Some(store) = &self.inner.sessions else {
+            return;
+        };
+        let notification: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/resources/updated")
+            .insert("params", JsonObject::builder().insert("uri", uri).build())
+            .build()
+            .into();
+        let Ok(bytes) = to_vec(&notification, &self.inner.limits.output) else {
+            return;
+        };
+        for streams in store.all_streams() {
+            streams.resource_updated(uri, &bytes);
+        }
+    }
+
+    /// The resources at exact URIs, in registration order.
+    pub fn resources(&self) -> &[ResourceRegistration] {
+        &self.inner.resources
+    }
+
+    /// The URI-template resources, in registration order.
+    pub fn resource_templates(&self) -> &[ResourceTemplateRegistration] {
+        &self.inner.templates
     }
 
     /// The prompts, in registration order.
@@ -393,6 +462,8 @@ pub struct EndpointBuilder {
     instructions: Option<Arc<str>>,
     tools: Vec<ToolRegistration>,
     prompts: Vec<PromptRegistration>,
+    resources: Vec<ResourceRegistration>,
+    templates: Vec<ResourceTemplateRegistration>,
     cache: CachePolicy,
     page_size: usize,
     limits: EndpointLimits,
@@ -414,6 +485,19 @@ impl EndpointBuilder {
     /// Appends a prompt (registration order is list order).
     pub fn add_prompt(mut self, prompt: PromptRegistration) -> Self {
         self.prompts.push(prompt);
+        self
+    }
+
+    /// Appends a resource at an exact URI (registration order is list order).
+    pub fn add_resource(mut self, resource: ResourceRegistration) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Appends a URI-template resource. A read is routed to an exact resource first, then to
+    /// the first template (in registration order) that matches.
+    pub fn add_resource_template(mut self, template: ResourceTemplateRegistration) -> Self {
+        self.templates.push(template);
         self
     }
 
@@ -543,6 +627,38 @@ impl EndpointBuilder {
             }
         }
 
+        for resource in &self.resources {
+            if !resource.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .resource(resource.uri())
+                    .at_path(path)
+                    .with_revisions(resource.revisions()));
+            }
+        }
+        for template in &self.templates {
+            if !template.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .resource(template.uri_template())
+                    .at_path(path)
+                    .with_revisions(template.revisions()));
+            }
+        }
+        let mut uris = std::collections::HashSet::with_capacity(self.resources.len());
+        if let Some(dup) = self.resources.iter().find(|r| !uris.insert(r.uri())) {
+            return Err(err(BuildErrorKind::DuplicateResource).resource(dup.uri()));
+        }
+        let mut sources = std::collections::HashSet::with_capacity(self.templates.len());
+        if let Some(dup) = self
+            .templates
+            .iter()
+            .find(|t| !sources.insert(t.uri_template()))
+        {
+            return Err(err(BuildErrorKind::DuplicateResource).resource(dup.uri_template()));
+        }
+        if self.templates.len() > crate::resource::MAX_TEMPLATES_PER_ENDPOINT {
+            return Err(err(BuildErrorKind::TooManyTemplates));
+        }
+
         let mut discover: [Option<Vec<u8>>; 3] = Default::default();
         let mut tool_pages: [Vec<Vec<u8>>; 3] = Default::default();
         let mut hasher = DefaultHasher::new();
@@ -577,6 +693,11 @@ impl EndpointBuilder {
             prompts: self.prompts,
             prompt_by_name,
             prompt_pages: Default::default(),
+            resources: self.resources,
+            templates: self.templates,
+            resource_pages: Default::default(),
+            template_pages: Default::default(),
+            cache: self.cache,
             limits: self.limits,
             discover: Default::default(),
             tool_pages: Default::default(),
@@ -619,6 +740,23 @@ impl EndpointBuilder {
             for prompt in prompts_here {
                 any_prompt = true;
                 any_completion |= prompt.completes();
+            }
+            let resources_here = endpoint
+                .resources
+                .iter()
+                .any(|r| r.revisions().contains(revision))
+                || endpoint
+                    .templates
+                    .iter()
+                    .any(|t| t.revisions().contains(revision));
+            if resources_here {
+                let mut resources = JsonObject::builder();
+                if legacy {
+                    resources.push("listChanged", false);
+                    // Updates travel on a session's standalone stream: no session, no updates.
+                    resources.push("subscribe", endpoint.sessions.is_some());
+                }
+                capabilities.push("resources", resources.build());
             }
             if any_completion {
                 capabilities.push("completions", JsonObject::new());
@@ -708,6 +846,35 @@ impl EndpointBuilder {
                 to_vec(&page.build().into(), &endpoint.limits.output)
                     .map_err(|_| err(BuildErrorKind::InvalidConfiguration))?,
             );
+        }
+        for revision in self.revisions.iter() {
+            let slot = revision_slot(revision);
+            let render = |key: &str, items: JsonArray| {
+                let mut page = JsonObject::builder();
+                if !is_legacy(revision) {
+                    page.push("resultType", "complete");
+                }
+                page.push(key, items);
+                if !is_legacy(revision) {
+                    self.cache.push_into(&mut page);
+                }
+                to_vec(&page.build().into(), &endpoint.limits.output)
+                    .map_err(|_| err(BuildErrorKind::InvalidConfiguration))
+            };
+            let resources: JsonArray = endpoint
+                .resources
+                .iter()
+                .filter(|r| r.revisions().contains(revision))
+                .map(|r| r.descriptor(revision))
+                .collect();
+            endpoint.resource_pages[slot] = Some(render("resources", resources)?);
+            let templates: JsonArray = endpoint
+                .templates
+                .iter()
+                .filter(|t| t.revisions().contains(revision))
+                .map(|t| t.descriptor(revision))
+                .collect();
+            endpoint.template_pages[slot] = Some(render("resourceTemplates", templates)?);
         }
         endpoint.discover = discover;
         endpoint.tool_pages = tool_pages;

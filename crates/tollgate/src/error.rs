@@ -58,6 +58,16 @@ pub enum BuildErrorKind {
     InvalidPromptArgument,
     /// Two prompts on one endpoint share a name.
     DuplicatePromptName,
+    /// A resource URI is not absolute or too long, its name is empty, or its media type is
+    /// malformed.
+    InvalidResource,
+    /// A URI template is not RFC 6570 Level 1, has two expressions side by side or a repeated
+    /// variable, or breaks a template limit.
+    InvalidUriTemplate,
+    /// Two resources on one endpoint share a URI, or two templates share a template.
+    DuplicateResource,
+    /// An endpoint registers more than 256 URI templates.
+    TooManyTemplates,
 }
 
 impl BuildErrorKind {
@@ -68,6 +78,10 @@ impl BuildErrorKind {
             Self::InvalidPromptName => "invalid prompt name",
             Self::InvalidPromptArgument => "prompt argument names must be nonempty and unique",
             Self::DuplicatePromptName => "duplicate prompt name on one endpoint",
+            Self::InvalidResource => "invalid resource registration",
+            Self::InvalidUriTemplate => "URI template outside RFC 6570 Level 1 or its limits",
+            Self::DuplicateResource => "duplicate resource URI or template on one endpoint",
+            Self::TooManyTemplates => "more than 256 URI templates on one endpoint",
             Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",
             Self::LegacyOutputNotObject => {
@@ -118,6 +132,7 @@ struct BuildErrorInner {
     kind: BuildErrorKind,
     tool: Option<String>,
     prompt: Option<String>,
+    resource: Option<String>,
     path: Option<String>,
     revisions: ProtocolVersions,
     type_name: Option<&'static str>,
@@ -131,6 +146,7 @@ impl BuildError {
             kind,
             tool: None,
             prompt: None,
+            resource: None,
             path: None,
             revisions: ProtocolVersions::empty(),
             type_name: None,
@@ -146,6 +162,13 @@ impl BuildError {
 
     pub(crate) fn prompt_name(mut self, prompt: &str) -> Self {
         self.0.prompt = Some(prompt.to_owned());
+        self
+    }
+
+    pub(crate) fn resource(mut self, uri: &str) -> Self {
+        // A URI or template can be long; the error keeps enough to recognise it.
+        let kept: String = uri.chars().take(256).collect();
+        self.0.resource = Some(kept);
         self
     }
 
@@ -189,6 +212,11 @@ impl BuildError {
         self.0.prompt.as_deref()
     }
 
+    /// The resource URI or URI template concerned (its first 256 characters), when one is.
+    pub fn resource_uri(&self) -> Option<&str> {
+        self.0.resource.as_deref()
+    }
+
     /// The endpoint path concerned, when one is.
     pub fn path(&self) -> Option<&str> {
         self.0.path.as_deref()
@@ -227,6 +255,9 @@ impl fmt::Display for BuildError {
         }
         if let Some(prompt) = &self.0.prompt {
             write!(f, "; prompt `{prompt}`")?;
+        }
+        if let Some(resource) = &self.0.resource {
+            write!(f, "; resource `{resource}`")?;
         }
         if let Some(type_name) = self.0.type_name {
             write!(f, "; type `{type_name}`")?;

@@ -31,6 +31,8 @@ pub(crate) mod code {
     pub(crate) const HEADER_MISMATCH: i64 = -32020;
     pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// "Resource not found" on the 2025 revisions (2026-07-28 uses -32602).
+    pub(crate) const RESOURCE_NOT_FOUND_2025: i64 = -32002;
 }
 
 /// A framework failure with a fixed code, message and HTTP status.
@@ -49,6 +51,10 @@ pub(crate) enum Fault {
     /// `prompts/get` or `completion/complete` names no prompt served on this endpoint and
     /// revision.
     UnknownPrompt,
+    /// `resources/read` names no resource or template match on 2026-07-28 (-32602).
+    ResourceNotFound,
+    /// The same on the 2025 revisions, which give it its own code (-32002).
+    ResourceNotFound2025,
     /// A pagination cursor this endpoint did not issue.
     InvalidCursor,
     /// A required header is missing, repeated or malformed, or disagrees with the body.
@@ -74,9 +80,12 @@ impl Fault {
             Self::Parse => code::PARSE_ERROR,
             Self::InvalidRequest => code::INVALID_REQUEST,
             Self::MethodNotFound => code::METHOD_NOT_FOUND,
-            Self::InvalidParams | Self::UnknownTool | Self::UnknownPrompt | Self::InvalidCursor => {
-                code::INVALID_PARAMS
-            }
+            Self::InvalidParams
+            | Self::UnknownTool
+            | Self::UnknownPrompt
+            | Self::ResourceNotFound
+            | Self::InvalidCursor => code::INVALID_PARAMS,
+            Self::ResourceNotFound2025 => code::RESOURCE_NOT_FOUND_2025,
             Self::HeaderMismatch => code::HEADER_MISMATCH,
             Self::SessionRequired | Self::SessionNotFound => code::INVALID_REQUEST,
             Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -93,6 +102,7 @@ impl Fault {
             Self::InvalidParams => "Invalid params",
             Self::UnknownTool => "Unknown tool",
             Self::UnknownPrompt => "Unknown prompt",
+            Self::ResourceNotFound | Self::ResourceNotFound2025 => "Resource not found",
             Self::InvalidCursor => "Invalid cursor",
             Self::HeaderMismatch => "Header mismatch",
             Self::UnsupportedVersion => "Unsupported protocol version",
@@ -111,6 +121,8 @@ impl Fault {
             | Self::InvalidParams
             | Self::UnknownTool
             | Self::UnknownPrompt
+            | Self::ResourceNotFound
+            | Self::ResourceNotFound2025
             | Self::InvalidCursor
             | Self::HeaderMismatch
             | Self::UnsupportedVersion
@@ -138,6 +150,8 @@ impl Fault {
             | Self::InvalidParams
             | Self::UnknownTool
             | Self::UnknownPrompt
+            | Self::ResourceNotFound
+            | Self::ResourceNotFound2025
             | Self::InvalidCursor
             | Self::HeaderMismatch
             | Self::MissingCapability

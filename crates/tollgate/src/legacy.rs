@@ -206,6 +206,13 @@ pub(crate) async fn dispatch(
     let offered = match message.method.as_str() {
         "prompts/list" | "prompts/get" => endpoint.offers_prompts(revision),
         "completion/complete" => endpoint.offers_completions(revision),
+        "resources/list" | "resources/templates/list" | "resources/read" => {
+            endpoint.offers_resources(revision)
+        }
+        // Updates reach a session on its standalone stream: without sessions there are none.
+        "resources/subscribe" | "resources/unsubscribe" => {
+            endpoint.offers_resources(revision) && session.is_some()
+        }
         _ => true,
     };
     if !offered {
@@ -217,7 +224,16 @@ pub(crate) async fn dispatch(
         }
         "tools/list" => tools_list(endpoint, revision, params, id),
         "prompts/list" => crate::protocol::prompts_list(endpoint, revision, params, id),
-        "tools/call" | "prompts/get" | "completion/complete" => {
+        "resources/list" => {
+            crate::protocol::one_page(revision, params, id, &endpoint.inner.resource_pages)
+        }
+        "resources/templates/list" => {
+            crate::protocol::one_page(revision, params, id, &endpoint.inner.template_pages)
+        }
+        "resources/subscribe" | "resources/unsubscribe" => {
+            subscription(endpoint, &message, revision, session.as_ref())
+        }
+        "tools/call" | "prompts/get" | "completion/complete" | "resources/read" => {
             let (capabilities, client_info, log_level) = match session {
                 Some(s) => (s.capabilities, s.client_info, s.log_level),
                 None => (ClientCapabilities::default(), None, None),
@@ -244,11 +260,48 @@ pub(crate) async fn dispatch(
                 "prompts/get" => {
                     crate::protocol::prompts_get(endpoint, transport, params, context).await
                 }
+                "resources/read" => {
+                    crate::protocol::resources_read(endpoint, params, context).await
+                }
                 _ => crate::protocol::completion_complete(endpoint, params, context).await,
             }
         }
         _ => fail(revision, id, Fault::MethodNotFound, None),
     }
+}
+
+/// `resources/subscribe` and `resources/unsubscribe`: the URI must name a resource served on
+/// this revision (an exact one, or a template match); a session holds at most 1,024.
+fn subscription(
+    endpoint: &Endpoint,
+    message: &Envelope,
+    revision: ProtocolVersion,
+    session: Option<&Session>,
+) -> Reply {
+    let id = message.id.as_ref();
+    let Some(session) = session else {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    };
+    let Some(uri) = message
+        .params
+        .as_ref()
+        .and_then(|p| p.get("uri"))
+        .and_then(JsonValue::as_str)
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let inner = &endpoint.inner;
+    if crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
+        return fail(revision, id, Fault::ResourceNotFound2025, None);
+    }
+    if message.method.as_str() == "resources/subscribe" {
+        if !session.streams.subscribe(uri) {
+            return fail(revision, id, Fault::Busy, None);
+        }
+    } else {
+        session.streams.unsubscribe(uri);
+    }
+    crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
 }
 
 /// `initialize`: negotiates the revision (the client's when served, else the newest 2025

@@ -62,6 +62,7 @@ mod headers;
 mod legacy;
 mod prompt;
 mod protocol;
+mod resource;
 mod result;
 mod server;
 mod service;
@@ -97,6 +98,12 @@ pub use prompt::{
     Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES, PromptArgument,
     PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage,
     PromptRegistration, PromptResult,
+};
+pub use resource::{
+    Exact, MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
+    MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES, ResourceBuilder, ResourceFn,
+    ResourceHandlerStage, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration, Template,
 };
 pub use result::{
     CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,

@@ -29,6 +29,7 @@ use crate::features::{
 };
 use crate::headers;
 use crate::prompt::{Completion, CompletionRequest, PromptArguments};
+use crate::resource::{ResourceRequest, Route};
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
 use crate::version::ProtocolVersion;
@@ -185,6 +186,9 @@ enum Method {
     PromptsList,
     PromptsGet,
     Complete,
+    ResourcesList,
+    ResourcesTemplatesList,
+    ResourcesRead,
 }
 
 impl Method {
@@ -196,6 +200,9 @@ impl Method {
             "prompts/list" => Some(Self::PromptsList),
             "prompts/get" => Some(Self::PromptsGet),
             "completion/complete" => Some(Self::Complete),
+            "resources/list" => Some(Self::ResourcesList),
+            "resources/templates/list" => Some(Self::ResourcesTemplatesList),
+            "resources/read" => Some(Self::ResourcesRead),
             _ => None,
         }
     }
@@ -370,6 +377,9 @@ pub(crate) async fn modern(
     let offered = match method {
         Method::PromptsList | Method::PromptsGet => endpoint.offers_prompts(revision),
         Method::Complete => endpoint.offers_completions(revision),
+        Method::ResourcesList | Method::ResourcesTemplatesList | Method::ResourcesRead => {
+            endpoint.offers_resources(revision)
+        }
         _ => true,
     };
     if !offered {
@@ -382,6 +392,11 @@ pub(crate) async fn modern(
         Method::PromptsList => prompts_list(endpoint, revision, params, id),
         Method::PromptsGet => prompts_get(endpoint, transport, params, context).await,
         Method::Complete => completion_complete(endpoint, params, context).await,
+        Method::ResourcesList => one_page(revision, params, id, &endpoint.inner.resource_pages),
+        Method::ResourcesTemplatesList => {
+            one_page(revision, params, id, &endpoint.inner.template_pages)
+        }
+        Method::ResourcesRead => resources_read(endpoint, params, context).await,
     }
 }
 
@@ -399,11 +414,20 @@ fn standard_headers<'h>(
     if method_header != message.method.as_str() {
         return Err(());
     }
-    if matches!(method, Method::ToolsCall | Method::PromptsGet) {
+    if matches!(
+        method,
+        Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead
+    ) {
+        // `Mcp-Name` mirrors `params.name`, or `params.uri` for a resource read.
+        let source = if method == Method::ResourcesRead {
+            "uri"
+        } else {
+            "name"
+        };
         let body_name = message
             .params
             .as_ref()
-            .and_then(|p| p.get("name"))
+            .and_then(|p| p.get(source))
             .and_then(JsonValue::as_str)
             .ok_or(())?;
         let header = headers::single(headers, headers::NAME)?.ok_or(())?;
@@ -468,15 +492,95 @@ pub(crate) fn prompts_list(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
+    one_page(revision, params, id, &endpoint.inner.prompt_pages)
+}
+
+/// A catalog rendered as one page per revision when the endpoint was built: any cursor is one
+/// this endpoint did not issue.
+pub(crate) fn one_page(
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+    pages: &[Option<Vec<u8>>; 3],
+) -> Reply {
     match params.get("cursor") {
         None => {}
         Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     }
-    match (&endpoint.inner.prompt_pages[revision_slot(revision)], id) {
+    match (&pages[revision_slot(revision)], id) {
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),
     }
+}
+
+/// `resources/read`: an exact resource, else the first matching template; its handler; the
+/// contents (never empty). An unknown URI is "Resource not found" in each revision's code, and
+/// the URI is not echoed.
+pub(crate) async fn resources_read(
+    endpoint: &Endpoint,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let Some(JsonValue::String(uri)) = params.get("uri") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    if params.contains_key("inputResponses") || params.contains_key("requestState") {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    let not_found = if is_legacy(revision) {
+        Fault::ResourceNotFound2025
+    } else {
+        Fault::ResourceNotFound
+    };
+    let inner = &endpoint.inner;
+    let (registration, request) =
+        match crate::resource::route(uri, revision, &inner.resources, &inner.templates) {
+            Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
+            Some(Route::Template(t, variables)) => {
+                (&t.inner, ResourceRequest::routed(uri, variables))
+            }
+            None => return fail(revision, id, not_found, None),
+        };
+    context.operation_name = Some(uri.clone());
+    let token = CancellationToken::new();
+    let guard = CancelOnDrop::new(token.clone());
+    let features = InvocationFeatures::new(token);
+    let invocation = {
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            registration.handler.invoke(&context, request, &features)
+        }));
+        match started {
+            Ok(future) => CatchUnwind(future).await.flatten(),
+            Err(_) => None,
+        }
+    };
+    guard.disarm();
+    let Some(output) = invocation else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut contents = Vec::with_capacity(output.contents().len());
+    for c in output.contents() {
+        match c.render() {
+            Ok(value) => contents.push(value),
+            Err(_) => return fail(revision, id, Fault::Internal, None),
+        }
+    }
+    let mut out = JsonObject::builder();
+    if !is_legacy(revision) {
+        out.push("resultType", "complete");
+    }
+    out.push("contents", JsonValue::from(contents));
+    if !is_legacy(revision) {
+        registration
+            .cache()
+            .unwrap_or(inner.cache)
+            .push_into(&mut out);
+    }
+    tree_reply(endpoint, revision, id, out)
 }
 
 /// Writes a result built as a tree under the endpoint's output limits (`-32603` past them).

@@ -176,6 +176,14 @@ impl SessionStore {
         ended.map(|s| s.streams.close()).is_some()
     }
 
+    /// Every live session's streams (a snapshot).
+    pub(crate) fn all_streams(&self) -> Vec<Arc<SessionStreams>> {
+        self.lock()
+            .values()
+            .map(|s| Arc::clone(&s.streams))
+            .collect()
+    }
+
     /// Ends every open stream connection of every session (server shutdown); the streams stay
     /// resumable.
     pub(crate) fn detach_all(&self) {

@@ -143,6 +143,9 @@ impl StreamConfig {
     }
 }
 
+/// The most resources one session may subscribe to.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 1_024;
+
 /// Notifications a stream without ids holds for a slow connection before dropping new ones.
 const MAX_PENDING_UNNUMBERED: usize = 64;
 
@@ -196,6 +199,8 @@ struct StreamState {
     numbering: Option<Numbering>,
     events: VecDeque<Event>,
     next_seq: u64,
+    /// The highest event handed to a connection.
+    delivered: u64,
     notification_bytes: usize,
     /// The answer is a stream: a notification, or a closed connection, came before the reply.
     started: bool,
@@ -241,6 +246,7 @@ impl EventStream {
                 numbering: None,
                 events: VecDeque::new(),
                 next_seq: 1,
+                delivered: 0,
                 notification_bytes: 0,
                 started: false,
                 reply: None,
@@ -458,8 +464,10 @@ impl EventStream {
                 *cursor = (*cursor).max(front.seq);
                 let index = usize::try_from(*cursor - front.seq).unwrap_or(usize::MAX);
                 if let Some(event) = state.events.get(index) {
+                    let (seq, frame) = (event.seq, event.frame.clone());
                     *cursor += 1;
-                    return Poll::Ready(Some(event.frame.clone()));
+                    state.delivered = state.delivered.max(seq);
+                    return Poll::Ready(Some(frame));
                 }
             }
         } else if let Some(event) = state.events.pop_front() {
@@ -519,6 +527,7 @@ struct SessionStreamsState {
     streams: VecDeque<(u64, Arc<EventStream>)>,
     standalone: Option<Arc<EventStream>>,
     in_flight: HashMap<RequestId, Weak<EventStream>>,
+    subscriptions: std::collections::HashSet<Arc<str>>,
     closed: bool,
 }
 
@@ -650,39 +659,68 @@ impl SessionStreams {
         Ok(Connection::new(stream, generation, cursor, None).in_session(self))
     }
 
+    /// The session's standalone stream, made on first use.
+    fn standalone_stream(&self) -> Option<Arc<EventStream>> {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return None;
+        }
+        if let Some(s) = &state.standalone {
+            return Some(Arc::clone(s));
+        }
+        let stream = EventStream::new(self.config);
+        let number = state.next_number;
+        state.next_number += 1;
+        {
+            let mut inner = lock(&stream.state);
+            inner.numbering = Some(Numbering {
+                number,
+                priming: false,
+            });
+            inner.started = true;
+        }
+        // The standalone stream is kept outside the count bound: it never finishes.
+        state.standalone = Some(Arc::clone(&stream));
+        Some(stream)
+    }
+
     /// `GET` without `Last-Event-ID`: the session's standalone stream, for messages unrelated to
-    /// any request. A new `GET` takes it over from an older connection.
+    /// any request, from the first event no connection has taken yet. A new `GET` takes it over
+    /// from an older connection.
     fn standalone(self: &Arc<Self>) -> Result<Connection, AttachFailure> {
-        let stream = {
-            let mut state = lock(&self.state);
-            if state.closed {
-                return Err(AttachFailure::Closed);
-            }
-            match &state.standalone {
-                Some(s) => Arc::clone(s),
-                None => {
-                    let stream = EventStream::new(self.config);
-                    let number = state.next_number;
-                    state.next_number += 1;
-                    {
-                        let mut inner = lock(&stream.state);
-                        inner.numbering = Some(Numbering {
-                            number,
-                            priming: false,
-                        });
-                        inner.started = true;
-                    }
-                    // The standalone stream is kept outside the count bound: it never finishes.
-                    state.standalone = Some(Arc::clone(&stream));
-                    stream
-                }
-            }
-        };
-        let next = lock(&stream.state).next_seq;
-        let (generation, cursor) = stream
-            .attach(next.saturating_sub(1))
-            .ok_or(AttachFailure::Closed)?;
+        let stream = self.standalone_stream().ok_or(AttachFailure::Closed)?;
+        let delivered = lock(&stream.state).delivered;
+        let (generation, cursor) = stream.attach(delivered).ok_or(AttachFailure::Closed)?;
         Ok(Connection::new(stream, generation, cursor, None).in_session(self))
+    }
+
+    /// Subscribes the session to updates of `uri`; false past the bound.
+    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+        let mut state = lock(&self.state);
+        if state.subscriptions.contains(uri) {
+            return true;
+        }
+        if state.subscriptions.len() >= MAX_SUBSCRIPTIONS {
+            return false;
+        }
+        state.subscriptions.insert(Arc::from(uri));
+        true
+    }
+
+    /// Ends the session's subscription to `uri` (if any).
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        lock(&self.state).subscriptions.remove(uri);
+    }
+
+    /// Queues `notification` on the standalone stream if the session subscribed to `uri`; it
+    /// waits in the replay buffer until a `GET` takes it.
+    pub(crate) fn resource_updated(&self, uri: &str, notification: &[u8]) {
+        if !lock(&self.state).subscriptions.contains(uri) {
+            return;
+        }
+        if let Some(stream) = self.standalone_stream() {
+            stream.push_notification(notification);
+        }
     }
 
     fn all_streams(&self) -> Vec<Arc<EventStream>> {

@@ -90,16 +90,10 @@ pub(crate) fn is_media_type(text: &str) -> bool {
 /// space, control or character that RFC 3986 never allows (`<>"{}|\^` and backtick). The
 /// spelling is not normalised.
 pub(crate) fn is_absolute_uri(text: &str) -> bool {
-    let s = text.as_bytes();
-    let Some(colon) = s.iter().position(|b| *b == b':') else {
+    let Some(colon) = text.find(':') else {
         return false;
     };
-    let scheme = &s[..colon];
-    let scheme_ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-        && scheme
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
-    scheme_ok
+    is_scheme(&text[..colon])
         && text[colon + 1..].chars().all(|c| {
             !c.is_control()
                 && !matches!(
@@ -107,6 +101,14 @@ pub(crate) fn is_absolute_uri(text: &str) -> bool {
                     ' ' | '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`'
                 )
         })
+}
+
+/// An RFC 3986 scheme: a letter, then letters, digits, `+`, `-` or `.`.
+pub(crate) fn is_scheme(scheme: &str) -> bool {
+    let s = scheme.as_bytes();
+    s.first().is_some_and(u8::is_ascii_alphabetic)
+        && s.iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 fn digits(s: &[u8], at: usize, n: usize) -> Option<u32> {

@@ -1,0 +1,919 @@
+//! Resources: exact-URI registrations, URI-template registrations (RFC 6570 Level 1), the
+//! contents a read returns, and the bounded template matcher that routes a read.
+//!
+//! Owns [`ResourceRegistration`], [`ResourceTemplateRegistration`], [`ResourceRequest`] and
+//! [`ResourceOutput`], template parsing (failing closed on anything past Level 1) and matching
+//! (no regex engine; a fixed work budget). Knows nothing of transports or sessions; the protocol
+//! module renders catalogs and reads per revision, and the stream module delivers update
+//! notifications to subscribed sessions.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::content::{Icon, ResourceContents, render_icons};
+use crate::context::RequestContext;
+use crate::endpoint::CachePolicy;
+use crate::error::{BuildError, BuildErrorKind};
+use crate::features::InvocationFeatures;
+use crate::tool::BoxFuture;
+use crate::version::{ProtocolVersion, ProtocolVersions};
+
+/// The longest URI template source, in bytes.
+pub const MAX_TEMPLATE_BYTES: usize = 8_192;
+/// The most variables in one URI template.
+pub const MAX_TEMPLATE_VARIABLES: usize = 32;
+/// The longest variable name, in bytes.
+pub const MAX_VARIABLE_NAME_BYTES: usize = 128;
+/// The most URI templates on one endpoint.
+pub const MAX_TEMPLATES_PER_ENDPOINT: usize = 256;
+/// The longest URI a read may route through a template, in bytes.
+pub const MAX_TEMPLATE_ROUTED_URI_BYTES: usize = 65_535;
+/// The matching work one read may spend across every template, in steps.
+const MATCH_BUDGET: usize = 8_388_608;
+
+/// What a resource read receives: the URI asked for and, for a template, its variables
+/// (percent-decoded).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::ResourceRequest;
+///
+/// let request = ResourceRequest::for_test("test://items/42", [("id", "42")]);
+/// assert_eq!(request.uri(), "test://items/42");
+/// assert_eq!(request.variable("id"), Some("42"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceRequest {
+    uri: Arc<str>,
+    variables: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl ResourceRequest {
+    /// A request for unit-testing a handler.
+    pub fn for_test<'a>(
+        uri: &str,
+        variables: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        Self {
+            uri: Arc::from(uri),
+            variables: variables
+                .into_iter()
+                .map(|(k, v)| (Arc::from(k), Arc::from(v)))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn routed(uri: &str, variables: Vec<(Arc<str>, Arc<str>)>) -> Self {
+        Self {
+            uri: Arc::from(uri),
+            variables,
+        }
+    }
+
+    /// The URI the client asked for, exactly as sent.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// A template variable's value (percent-decoded); `None` for an exact resource.
+    pub fn variable(&self, name: &str) -> Option<&str> {
+        self.variables
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| &**v)
+    }
+}
+
+/// What a read returns: one or more contents (text or blob), in order.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{ResourceContents, ResourceOutput};
+///
+/// let output = ResourceOutput::with_contents(
+///     ResourceContents::text("test://notes", Some("text/plain"), "hello")?,
+/// );
+/// assert_eq!(output.contents().len(), 1);
+/// # Ok::<(), tollgate::ContentError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceOutput {
+    contents: Vec<ResourceContents>,
+}
+
+impl ResourceOutput {
+    /// An output starting with `contents` (an output is never empty: an empty one would be
+    /// ambiguous with a resource that does not exist).
+    pub fn with_contents(contents: ResourceContents) -> Self {
+        Self {
+            contents: vec![contents],
+        }
+    }
+
+    /// Appends contents.
+    #[must_use]
+    pub fn add_contents(mut self, contents: ResourceContents) -> Self {
+        self.contents.push(contents);
+        self
+    }
+
+    /// The contents.
+    pub fn contents(&self) -> &[ResourceContents] {
+        &self.contents
+    }
+}
+
+/// A resource handler: any `async fn(&RequestContext, ResourceRequest, &InvocationFeatures) ->
+/// Result<ResourceOutput, E>`. The error is yours; the client receives the fixed internal error.
+pub trait ResourceFn<'a, E>: Send + Sync + 'static {
+    /// The handler's future.
+    type Future: Future<Output = Result<ResourceOutput, E>> + Send + 'a;
+
+    /// Calls the handler.
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future;
+}
+
+impl<'a, F, Fut, E> ResourceFn<'a, E> for F
+where
+    F: Fn(&'a RequestContext, ResourceRequest, &'a InvocationFeatures) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<ResourceOutput, E>> + Send + 'a,
+{
+    type Future = Fut;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> Fut {
+        self(context, request, features)
+    }
+}
+
+pub(crate) trait InvokeResource: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> BoxFuture<'a, Option<ResourceOutput>>;
+}
+
+struct ResourceHandler<H, E> {
+    handler: H,
+    _error: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<H, E> InvokeResource for ResourceHandler<H, E>
+where
+    H: for<'a> ResourceFn<'a, E>,
+    E: 'static,
+{
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> BoxFuture<'a, Option<ResourceOutput>> {
+        let future = self.handler.call(context, request, features);
+        Box::pin(async move { future.await.ok() })
+    }
+}
+
+fn boxed<H, E>(handler: H) -> Box<dyn InvokeResource>
+where
+    H: for<'a> ResourceFn<'a, E>,
+    E: 'static,
+{
+    Box::new(ResourceHandler {
+        handler,
+        _error: std::marker::PhantomData,
+    })
+}
+
+/// The metadata every resource and template carries.
+#[derive(Clone, Debug, Default)]
+struct Metadata {
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    mime_type: Option<Arc<str>>,
+    size: Option<u64>,
+    icons: Vec<Icon>,
+    cache: Option<CachePolicy>,
+}
+
+impl Metadata {
+    fn render_into(&self, b: &mut tollgate_json::JsonObjectBuilder, revision: ProtocolVersion) {
+        if let Some(t) = &self.title {
+            b.push("title", &**t);
+        }
+        if let Some(d) = &self.description {
+            b.push("description", &**d);
+        }
+        if let Some(m) = &self.mime_type {
+            b.push("mimeType", &**m);
+        }
+        if let Some(s) = self.size {
+            b.push("size", s);
+        }
+        if !self.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+            b.push("icons", render_icons(&self.icons));
+        }
+    }
+}
+
+/// A resource or template registration's shared parts.
+pub(crate) struct ResourceInner {
+    pub(crate) name: Arc<str>,
+    metadata: Metadata,
+    revisions: ProtocolVersions,
+    pub(crate) handler: Box<dyn InvokeResource>,
+}
+
+impl ResourceInner {
+    pub(crate) fn cache(&self) -> Option<CachePolicy> {
+        self.metadata.cache
+    }
+}
+
+/// An immutable registration of one resource at an exact URI.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use tollgate::{
+///     InvocationFeatures, ProtocolVersion, RequestContext, ResourceContents, ResourceOutput,
+///     ResourceRegistration, ResourceRequest,
+/// };
+///
+/// async fn readme(
+///     _: &RequestContext,
+///     request: ResourceRequest,
+///     _: &InvocationFeatures,
+/// ) -> Result<ResourceOutput, tollgate::ContentError> {
+///     Ok(ResourceOutput::with_contents(ResourceContents::text(
+///         request.uri(), Some("text/markdown"), "# Read me",
+///     )?))
+/// }
+///
+/// let resource = ResourceRegistration::with_uri(
+///     "file:///project/README.md", "README", [ProtocolVersion::V2026_07_28],
+/// )
+/// .handler(readme)
+/// .mime_type("text/markdown")
+/// .build()?;
+/// assert_eq!(resource.uri(), "file:///project/README.md");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct ResourceRegistration {
+    pub(crate) uri: Arc<str>,
+    pub(crate) inner: Arc<ResourceInner>,
+}
+
+impl fmt::Debug for ResourceRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceRegistration")
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An immutable registration of a family of resources addressed by a URI template.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use tollgate::{
+///     InvocationFeatures, ProtocolVersion, RequestContext, ResourceContents, ResourceOutput,
+///     ResourceRequest, ResourceTemplateRegistration,
+/// };
+///
+/// async fn item(
+///     _: &RequestContext,
+///     request: ResourceRequest,
+///     _: &InvocationFeatures,
+/// ) -> Result<ResourceOutput, tollgate::ContentError> {
+///     let id = request.variable("id").unwrap_or_default();
+///     Ok(ResourceOutput::with_contents(ResourceContents::text(
+///         request.uri(), Some("text/plain"), format!("item {id}"),
+///     )?))
+/// }
+///
+/// let template = ResourceTemplateRegistration::with_uri_template(
+///     "shop://items/{id}", "Item", [ProtocolVersion::V2026_07_28],
+/// )
+/// .handler(item)
+/// .build()?;
+/// assert_eq!(template.uri_template(), "shop://items/{id}");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct ResourceTemplateRegistration {
+    pub(crate) template: Arc<UriTemplate>,
+    pub(crate) inner: Arc<ResourceInner>,
+}
+
+impl fmt::Debug for ResourceTemplateRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceTemplateRegistration")
+            .field("uri_template", &self.template.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceRegistration {
+    /// Starts a registration of the resource at `uri` (an absolute URI), called `name`.
+    pub fn with_uri(
+        uri: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+    ) -> ResourceHandlerStage<Exact> {
+        ResourceHandlerStage {
+            address: Exact(uri.into()),
+            name: name.into(),
+            revisions: revisions.into(),
+        }
+    }
+
+    /// The resource's URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The revisions it is served on.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
+        let mut b = JsonObject::builder()
+            .insert("uri", &*self.uri)
+            .insert("name", &*self.inner.name);
+        self.inner.metadata.render_into(&mut b, revision);
+        b.build().into()
+    }
+}
+
+impl ResourceTemplateRegistration {
+    /// Starts a registration of the resources matching `uri_template` (RFC 6570 Level 1: literal
+    /// text and `{variable}` expressions), called `name`.
+    pub fn with_uri_template(
+        uri_template: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+    ) -> ResourceHandlerStage<Template> {
+        ResourceHandlerStage {
+            address: Template(uri_template.into()),
+            name: name.into(),
+            revisions: revisions.into(),
+        }
+    }
+
+    /// The URI template, as registered.
+    pub fn uri_template(&self) -> &str {
+        &self.template.source
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The revisions it is served on.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
+        let mut b = JsonObject::builder()
+            .insert("uriTemplate", &*self.template.source)
+            .insert("name", &*self.inner.name);
+        self.inner.metadata.render_into(&mut b, revision);
+        b.build().into()
+    }
+}
+
+/// The address of an exact resource (a type parameter of [`ResourceHandlerStage`]).
+#[derive(Debug)]
+pub struct Exact(Arc<str>);
+
+/// The address of a template (a type parameter of [`ResourceHandlerStage`]).
+#[derive(Debug)]
+pub struct Template(Arc<str>);
+
+/// The first stage of a resource or template registration: the handler.
+#[must_use = "install a handler, then build()"]
+#[derive(Debug)]
+pub struct ResourceHandlerStage<K> {
+    address: K,
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+}
+
+impl<K> ResourceHandlerStage<K> {
+    /// Installs the handler that reads the resource.
+    pub fn handler<H, E>(self, handler: H) -> ResourceBuilder<K>
+    where
+        H: for<'a> ResourceFn<'a, E>,
+        E: 'static,
+    {
+        ResourceBuilder {
+            address: self.address,
+            name: self.name,
+            revisions: self.revisions,
+            metadata: Metadata::default(),
+            handler: boxed(handler),
+        }
+    }
+}
+
+/// Builds a resource or template registration once its handler is installed.
+#[must_use = "call build() to finish the registration"]
+pub struct ResourceBuilder<K> {
+    address: K,
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+    metadata: Metadata,
+    handler: Box<dyn InvokeResource>,
+}
+
+impl<K: fmt::Debug> fmt::Debug for ResourceBuilder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceBuilder")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> ResourceBuilder<K> {
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.metadata.title = Some(title.into());
+        self
+    }
+
+    /// What the resource holds.
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.metadata.description = Some(description.into());
+        self
+    }
+
+    /// Its media type (checked when built).
+    pub fn mime_type(mut self, mime_type: impl Into<Arc<str>>) -> Self {
+        self.metadata.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Its size in bytes, when known.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.metadata.size = Some(bytes);
+        self
+    }
+
+    /// Appends an icon (omitted on 2025-06-18).
+    pub fn add_icon(mut self, icon: Icon) -> Self {
+        self.metadata.icons.push(icon);
+        self
+    }
+
+    /// Caching hints for its reads on 2026-07-28 (default: the endpoint's policy).
+    pub fn cache_policy(mut self, policy: CachePolicy) -> Self {
+        self.metadata.cache = Some(policy);
+        self
+    }
+
+    fn inner(
+        self,
+        fail: impl Fn(BuildErrorKind) -> BuildError,
+    ) -> Result<(K, ResourceInner), BuildError> {
+        if self.revisions.is_empty() {
+            return Err(fail(BuildErrorKind::EmptyRevisions));
+        }
+        if self.name.is_empty() || self.name.len() > 1024 {
+            return Err(fail(BuildErrorKind::InvalidResource));
+        }
+        if let Some(m) = &self.metadata.mime_type {
+            if !crate::syntax::is_media_type(m) {
+                return Err(fail(BuildErrorKind::InvalidResource));
+            }
+        }
+        Ok((
+            self.address,
+            ResourceInner {
+                name: self.name,
+                metadata: self.metadata,
+                revisions: self.revisions,
+                handler: self.handler,
+            },
+        ))
+    }
+}
+
+impl ResourceBuilder<Exact> {
+    /// Finishes the registration.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::EmptyRevisions`], or [`BuildErrorKind::InvalidResource`] for a URI
+    /// that is not absolute or longer than 1,048,576 bytes, an empty name, or a malformed media
+    /// type.
+    pub fn build(self) -> Result<ResourceRegistration, BuildError> {
+        let uri = self.address.0.clone();
+        let fail = |kind| BuildError::new(kind).resource(&uri);
+        if uri.len() > 1_048_576 || !crate::syntax::is_absolute_uri(&uri) {
+            return Err(fail(BuildErrorKind::InvalidResource));
+        }
+        let (Exact(uri), inner) = self.inner(fail)?;
+        Ok(ResourceRegistration {
+            uri,
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+impl ResourceBuilder<Template> {
+    /// Finishes the registration.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::EmptyRevisions`], [`BuildErrorKind::InvalidUriTemplate`] (anything
+    /// past RFC 6570 Level 1, two expressions side by side, a repeated variable, or a limit:
+    /// 8,192 bytes, 32 variables, 128-byte names), or [`BuildErrorKind::InvalidResource`].
+    pub fn build(self) -> Result<ResourceTemplateRegistration, BuildError> {
+        let source = self.address.0.clone();
+        let fail = |kind| BuildError::new(kind).resource(&source);
+        let template =
+            UriTemplate::parse(&source).ok_or_else(|| fail(BuildErrorKind::InvalidUriTemplate))?;
+        let (_, inner) = self.inner(fail)?;
+        Ok(ResourceTemplateRegistration {
+            template: Arc::new(template),
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+/// One part of a parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(Box<str>),
+    Variable(Arc<str>),
+}
+
+/// A parsed RFC 6570 Level 1 template.
+#[derive(Debug)]
+pub(crate) struct UriTemplate {
+    source: Arc<str>,
+    parts: Vec<Part>,
+}
+
+/// Characters a Level 1 expansion leaves as they are (RFC 3986 unreserved).
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// Literal characters RFC 6570 allows outside expressions (ASCII only here).
+fn is_literal(b: u8) -> bool {
+    matches!(b, 0x21 | 0x23 | 0x24 | 0x26 | 0x28..=0x3B | 0x3D | 0x3F..=0x5B | 0x5D | 0x5F | 0x61..=0x7A | 0x7E)
+}
+
+impl UriTemplate {
+    pub(crate) fn parse(source: &Arc<str>) -> Option<Self> {
+        if source.is_empty() || source.len() > MAX_TEMPLATE_BYTES {
+            return None;
+        }
+        let bytes = source.as_bytes();
+        let mut parts = Vec::new();
+        let mut literal = String::new();
+        let mut names: Vec<Arc<str>> = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'{' => {
+                    let end = i + 1 + bytes.get(i + 1..)?.iter().position(|b| *b == b'}')?;
+                    let name = source.get(i + 1..end)?;
+                    let valid = !name.is_empty()
+                        && name.len() <= MAX_VARIABLE_NAME_BYTES
+                        && !name.starts_with('.')
+                        && !name.ends_with('.')
+                        && !name.contains("..")
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+                    if !valid || names.iter().any(|n| &**n == name) {
+                        return None;
+                    }
+                    if literal.is_empty() && matches!(parts.last(), Some(Part::Variable(_))) {
+                        // `{a}{b}`: where one ends and the next begins is undecidable.
+                        return None;
+                    }
+                    if !literal.is_empty() {
+                        parts.push(Part::Literal(std::mem::take(&mut literal).into_boxed_str()));
+                    }
+                    let name: Arc<str> = Arc::from(name);
+                    names.push(name.clone());
+                    parts.push(Part::Variable(name));
+                    if names.len() > MAX_TEMPLATE_VARIABLES {
+                        return None;
+                    }
+                    i = end + 1;
+                }
+                b'%' => {
+                    let hex = bytes.get(i + 1..i + 3)?;
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
+                        return None;
+                    }
+                    literal.push_str(source.get(i..i + 3)?);
+                    i += 3;
+                }
+                b if is_literal(b) => {
+                    literal.push(char::from(b));
+                    i += 1;
+                }
+                _ => return None,
+            }
+        }
+        if !literal.is_empty() {
+            parts.push(Part::Literal(literal.into_boxed_str()));
+        }
+        // A template must be an absolute URI template: it starts with a scheme.
+        match parts.first() {
+            Some(Part::Literal(l))
+                if l.split_once(':')
+                    .is_some_and(|(s, _)| crate::syntax::is_scheme(s)) => {}
+            _ => return None,
+        }
+        Some(Self {
+            source: source.clone(),
+            parts,
+        })
+    }
+
+    /// The variables if `uri` is one of this template's expansions, each non-empty and
+    /// percent-decoded to UTF-8. `budget` counts the steps spent; past it nothing matches.
+    pub(crate) fn matches(
+        &self,
+        uri: &str,
+        budget: &mut usize,
+    ) -> Option<Vec<(Arc<str>, Arc<str>)>> {
+        let mut spans = Vec::with_capacity(self.parts.len());
+        if !self.match_from(0, uri.as_bytes(), 0, &mut spans, budget) {
+            return None;
+        }
+        let mut variables = Vec::new();
+        for (part, (start, end)) in self.parts.iter().zip(spans) {
+            if let Part::Variable(name) = part {
+                let decoded = percent_decode(uri.get(start..end)?)?;
+                variables.push((name.clone(), Arc::from(decoded)));
+            }
+        }
+        Some(variables)
+    }
+
+    fn match_from(
+        &self,
+        index: usize,
+        uri: &[u8],
+        pos: usize,
+        spans: &mut Vec<(usize, usize)>,
+        budget: &mut usize,
+    ) -> bool {
+        *budget = budget.saturating_sub(1);
+        if *budget == 0 {
+            return false;
+        }
+        let Some(part) = self.parts.get(index) else {
+            return pos == uri.len();
+        };
+        match part {
+            Part::Literal(l) => {
+                if uri.get(pos..pos + l.len()) != Some(l.as_bytes()) {
+                    return false;
+                }
+                spans.push((pos, pos + l.len()));
+                if self.match_from(index + 1, uri, pos + l.len(), spans, budget) {
+                    return true;
+                }
+                spans.pop();
+                false
+            }
+            Part::Variable(_) => {
+                // The longest run an expansion can produce here: unreserved characters and
+                // percent-encoded triplets.
+                let mut ends = Vec::new();
+                let mut end = pos;
+                loop {
+                    match uri.get(end) {
+                        Some(b'%')
+                            if uri
+                                .get(end + 1..end + 3)
+                                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
+                        {
+                            end += 3
+                        }
+                        Some(b) if is_unreserved(*b) => end += 1,
+                        _ => break,
+                    }
+                    ends.push(end);
+                    *budget = budget.saturating_sub(1);
+                    if *budget == 0 {
+                        return false;
+                    }
+                }
+                // Longest first: a following literal made of unreserved characters still gets
+                // its chance at every shorter split.
+                for &end in ends.iter().rev() {
+                    spans.push((pos, end));
+                    if self.match_from(index + 1, uri, end, spans, budget) {
+                        return true;
+                    }
+                    spans.pop();
+                    if *budget == 0 {
+                        return false;
+                    }
+                }
+                false
+            }
+        }
+    }
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// What a read routes to.
+pub(crate) enum Route<'e> {
+    Exact(&'e ResourceRegistration),
+    Template(&'e ResourceTemplateRegistration, Vec<(Arc<str>, Arc<str>)>),
+}
+
+/// Routes `uri`: exact registrations first, then templates in registration order, within the
+/// matching budget.
+pub(crate) fn route<'e>(
+    uri: &str,
+    revision: ProtocolVersion,
+    exact: &'e [ResourceRegistration],
+    templates: &'e [ResourceTemplateRegistration],
+) -> Option<Route<'e>> {
+    if let Some(r) = exact
+        .iter()
+        .find(|r| &*r.uri == uri && r.revisions().contains(revision))
+    {
+        return Some(Route::Exact(r));
+    }
+    if uri.len() > MAX_TEMPLATE_ROUTED_URI_BYTES {
+        return None;
+    }
+    let mut budget = MATCH_BUDGET;
+    for t in templates
+        .iter()
+        .filter(|t| t.revisions().contains(revision))
+    {
+        if let Some(variables) = t.template.matches(uri, &mut budget) {
+            return Some(Route::Template(t, variables));
+        }
+        if budget == 0 {
+            return None;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Option<UriTemplate> {
+        UriTemplate::parse(&Arc::from(s))
+    }
+
+    fn vars(t: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        let mut budget = MATCH_BUDGET;
+        parse(t)?.matches(uri, &mut budget).map(|v| {
+            v.into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn level_one_only() {
+        for ok in [
+            "test://template/{id}/data",
+            "file:///{path}",
+            "https://example.com/{a}-{b}?q={q}",
+            "urn:x:{a.b}",
+            "test://a%20b/{x}",
+        ] {
+            assert!(parse(ok).is_some(), "{ok}");
+        }
+        for bad in [
+            "",
+            "{id}",
+            "noscheme/{id}",
+            "test://{+path}",
+            "test://{#frag}",
+            "test://{a,b}",
+            "test://{a*}",
+            "test://{a:3}",
+            "test://{}",
+            "test://{a}{b}",
+            "test://{a}/{a}",
+            "test://{a",
+            "test://a}",
+            "test://a b/{x}",
+            "test://%zz/{x}",
+            "test://{.a}",
+        ] {
+            assert!(parse(bad).is_none(), "{bad}");
+        }
+        let many: String = (0..=MAX_TEMPLATE_VARIABLES)
+            .map(|i| format!("/{{v{i}}}"))
+            .collect();
+        assert!(parse(&format!("test:{many}")).is_none());
+        let at_limit: String = (0..MAX_TEMPLATE_VARIABLES)
+            .map(|i| format!("/{{v{i}}}"))
+            .collect();
+        assert!(parse(&format!("test:{at_limit}")).is_some());
+        let long_name = "a".repeat(MAX_VARIABLE_NAME_BYTES);
+        assert!(parse(&format!("test://{{{long_name}}}")).is_some());
+        assert!(parse(&format!("test://{{{long_name}a}}")).is_none());
+        let long = format!("test://{}", "a".repeat(MAX_TEMPLATE_BYTES - 7));
+        assert_eq!(long.len(), MAX_TEMPLATE_BYTES);
+        assert!(parse(&long).is_some());
+        assert!(parse(&format!("{long}a")).is_none());
+    }
+
+    #[test]
+    fn matching_decodes_variables_and_respects_separators() {
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template/123/data"),
+            Some(vec![("id".into(), "123".into())])
+        );
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template//data"),
+            None
+        );
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template/1/2/data"),
+            None
+        );
+        assert_eq!(
+            vars("test://t/{name}", "test://t/caf%C3%A9%2F"),
+            Some(vec![("name".into(), "café/".into())])
+        );
+        assert_eq!(vars("test://t/{name}", "test://t/%FF"), None, "not UTF-8");
+        // An unreserved separator: every split is tried.
+        assert_eq!(
+            vars("test://{a}-{b}.txt", "test://x-y-z.txt"),
+            Some(vec![("a".into(), "x-y".into()), ("b".into(), "z".into())])
+        );
+    }
+
+    #[test]
+    fn matching_is_bounded() {
+        // Worst case for backtracking: many unreserved separators and no final match.
+        let template = parse("test://{a}-{b}-{c}-{d}-{e}!").unwrap_or_else(|| unreachable!());
+        let uri = format!("test://{}", "-".repeat(60_000));
+        let mut budget = MATCH_BUDGET;
+        assert!(template.matches(&uri, &mut budget).is_none());
+        assert_eq!(
+            budget, 0,
+            "the budget ran out instead of the search running on"
+        );
+    }
+}
