@@ -15,7 +15,8 @@ use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
 use tollgate::{
     CompleteResult, Completion, CompletionRequest, Endpoint, Implementation, InvocationFeatures, McpService,
     OperationResult, PromptArgument, PromptArguments, PromptMessage, PromptRegistration, PromptResult,
-    ProtocolVersion, RequestContext, TextContent, ToolArguments, ToolRegistration,
+    ProtocolVersion, RequestContext, ResourceContents, ResourceOutput, ResourceRequest,
+    ResourceTemplateRegistration, TextContent, ToolArguments, ToolRegistration,
 };
 
 async fn echo(_: &RequestContext, a: ToolArguments<JsonObject>, _: &InvocationFeatures) -> Result<OperationResult, Infallible> {
@@ -28,6 +29,10 @@ async fn prompt(_: &RequestContext, a: PromptArguments, _: &InvocationFeatures) 
 
 async fn complete(_: &RequestContext, r: CompletionRequest) -> Result<Completion, Infallible> {
     Ok(Completion::from_values([r.value().to_owned()]))
+}
+
+async fn read(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) -> Result<ResourceOutput, tollgate::ContentError> {
+    Ok(ResourceOutput::with_contents(ResourceContents::text(r.uri(), None, r.variable("id").unwrap_or_default())?))
 }
 
 fn service() -> &'static (McpService, tokio::runtime::Runtime) {
@@ -55,6 +60,9 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
         if let Ok(p) = PromptRegistration::with_name("p", all).handler(prompt).add_argument(PromptArgument::required("a")).completion(complete).build() {
             endpoint = endpoint.add_prompt(p);
         }
+        if let Ok(r) = ResourceTemplateRegistration::with_uri_template("test://items/{id}", "item", all).handler(read).build() {
+            endpoint = endpoint.add_resource_template(r);
+        }
         let endpoint = endpoint.build().unwrap_or_else(|e| panic!("fixture endpoint: {e}"));
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap_or_else(|e| panic!("{e}"));
         (McpService::new(endpoint), runtime)
@@ -62,7 +70,7 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
 }
 
 const ALLOWED_STATUSES: [u16; 10] = [200, 202, 400, 403, 404, 405, 406, 415, 431, 503];
-const ALLOWED_CODES: [i64; 8] = [-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022];
+const ALLOWED_CODES: [i64; 9] = [-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022, -32002];
 
 fuzz_target!(|data: &[u8]| {
     let split = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());

@@ -127,6 +127,13 @@ pub use tollgate_macros::{tool, tools};
 pub mod __private {
     pub use schemars;
     pub use serde;
+
+    /// The URI-template parser and matcher, for the fuzz target: `None` when `template` is not
+    /// a valid Level 1 template, else the variables if `uri` matches.
+    #[allow(clippy::type_complexity, reason = "a test hook")]
+    pub fn uri_template_match(template: &str, uri: &str) -> Option<Option<Vec<(String, String)>>> {
+        crate::resource::fuzz_match(template, uri)
+    }
 }
 
 pub use tollgate_json as json;

@@ -758,6 +758,17 @@ impl UriTemplate {
     }
 }
 
+/// Parses `template` and matches `uri` against it under the read budget (the fuzz hook).
+pub(crate) fn fuzz_match(template: &str, uri: &str) -> Option<Option<Vec<(String, String)>>> {
+    let parsed = UriTemplate::parse(&Arc::from(template))?;
+    let mut budget = MATCH_BUDGET;
+    Some(parsed.matches(uri, &mut budget).map(|v| {
+        v.into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }))
+}
+
 fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

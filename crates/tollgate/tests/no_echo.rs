@@ -39,6 +39,14 @@ async fn prompt(
     Err("a prompt that fails".to_owned())
 }
 
+async fn unreadable(
+    _: &RequestContext,
+    r: tollgate::ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<tollgate::ResourceOutput, String> {
+    Err(format!("cannot read {}", r.uri()))
+}
+
 async fn completion(
     _: &RequestContext,
     r: tollgate::CompletionRequest,
@@ -102,6 +110,16 @@ fn service() -> McpService {
                 .build()
                 .unwrap(),
         )
+        .add_resource_template(
+            tollgate::ResourceTemplateRegistration::with_uri_template(
+                "test://items/{id}",
+                "i",
+                all,
+            )
+            .handler(unreadable)
+            .build()
+            .unwrap(),
+        )
         .build()
         .unwrap();
     McpService::new(endpoint)
@@ -135,7 +153,31 @@ fn probes(m: &str) -> Vec<(Vec<(String, String)>, String)> {
             r#"{{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{{"ref":{{"type":"ref/prompt","name":"{name}"}},"argument":{{"name":"{argument}","value":"{value}"}},{META}}}}}"#
         )
     };
+    let read = |uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"{uri}",{META}}}}}"#
+        )
+    };
+    let legacy_read = |uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
+        )
+    };
     vec![
+        (
+            modern("resources/read", Some(&format!("test://{m}"))),
+            read(&format!("test://{m}")),
+        ),
+        (
+            modern("resources/read", Some(&format!("test://items/{m}"))),
+            read(&format!("test://items/{m}")),
+        ),
+        (
+            modern("resources/read", Some("test://x")),
+            read(&format!("test://{m}")),
+        ),
+        (legacy.clone(), legacy_read(&format!("test://{m}"))),
+        (legacy.clone(), legacy_read(&format!("test://items/{m}"))),
         (modern("prompts/get", Some(m)), get(m, "{}")),
         (
             modern("prompts/get", Some("p")),
