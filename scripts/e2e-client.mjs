@@ -57,6 +57,18 @@ assert.deepEqual(suggested.completion.values, ["breakfast"]);
 const rendered = await client.getPrompt({ name: "catalog.pairing", arguments: { occasion: "breakfast" } });
 assert.match(rendered.messages[0].content.text, /Assam breakfast tea \(TEA-001\).*breakfast/);
 
+// Resources: the price list, the item template, and reading the link catalog.get returned.
+const { resources } = await client.listResources();
+assert.deepEqual(resources.map((r) => r.uri), ["catalog://price-list"]);
+const { resourceTemplates } = await client.listResourceTemplates();
+assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ["catalog://items/{sku}"]);
+const linked = await client.readResource({ uri: get.content[1].uri });
+assert.deepEqual(JSON.parse(linked.contents[0].text), { sku: "TEA-001", name: "Assam breakfast tea", priceCents: 899 });
+const missing = await client.readResource({ uri: "catalog://nothing" }).catch((e) => e);
+assert.equal(missing.code, -32602);
+const noItem = await client.readResource({ uri: "catalog://items/NOPE-1" }).catch((e) => e);
+assert.equal(noItem.code, -32602);
+
 await client.close();
 console.log("official TypeScript client: list and call over 2026-07-28 ok");
 
@@ -71,6 +83,10 @@ const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory"]);
 const legacyPrompt = await legacy.getPrompt({ name: "catalog.pairing", arguments: { occasion: "evening" } });
 assert.equal(legacyPrompt.description, "Tea pairing for an occasion");
+const prices = await legacy.readResource({ uri: "catalog://price-list" });
+assert.match(prices.contents[0].text, /^sku,name,price_cents\nTEA-001,/);
+const legacyNotFound = await legacy.readResource({ uri: "catalog://nothing" }).catch((e) => e);
+assert.equal(legacyNotFound.code, -32002);
 const legacyMissing = await legacy.getPrompt({ name: "catalog.pairing", arguments: {} }).catch((e) => e);
 assert.equal(legacyMissing.code, -32602);
 const legacySearch = await legacy.callTool({ name: "catalog.search", arguments: { query: "mug" } });

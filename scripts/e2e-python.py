@@ -39,6 +39,10 @@ async def main(url: str) -> None:
             assert prompts == ["catalog.pairing"], prompts
             rendered = await session.get_prompt("catalog.pairing", {"occasion": "afternoon"})
             assert "afternoon" in rendered.messages[0].content.text
+            listed = [str(r.uri) for r in (await session.list_resources()).resources]
+            assert listed == ["catalog://price-list"], listed
+            item = await session.read_resource("catalog://items/MUG-001")
+            assert '"sku":"MUG-001"' in item.contents[0].text, item
             print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
 
 

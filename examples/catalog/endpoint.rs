@@ -1,5 +1,6 @@
 //! The catalog demo's endpoint: a small tea-shop catalog with four tools, one per registration
-//! shape plus a long-running one that streams progress, and a prompt whose argument completes.
+//! shape plus a long-running one that streams progress, a prompt whose argument completes, a
+//! price list and one resource per item (the links `catalog.get` returns).
 //! Shared by `examples/catalog` and `tollgate serve-demo`.
 
 use std::convert::Infallible;
@@ -9,8 +10,10 @@ use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
     CompleteResult, Completion, CompletionRequest, Endpoint, ImageContent, Implementation,
     InvocationFeatures, OperationResult, ProgressReporter, PromptArgument, PromptArguments,
-    PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext, ResourceLink,
-    ResponseStream, TextContent, ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
+    PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
+    ResourceContents, ResourceLink, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration, ResponseStream, TextContent, ToolAnnotations, ToolArguments,
+    ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -126,12 +129,10 @@ async fn get(
     let Some(item) = ITEMS.iter().find(|item| item.sku == sku) else {
         return Ok(CompleteResult::from_tool_error_text("No item has that SKU.").into());
     };
-    let link = ResourceLink::new(
-        &format!("https://catalog.example/items/{}", item.sku),
-        item.sku,
-    )?
-    .title(item.name)
-    .mime_type("application/json")?;
+    // The link names the item's resource, which `resources/read` serves (template below).
+    let link = ResourceLink::new(&format!("catalog://items/{}", item.sku), item.sku)?
+        .title(item.name)
+        .mime_type("application/json")?;
     let output = ToolOutput::builder()
         .add_content(TextContent::new(format!(
             "{}: {} ({} cents)",
@@ -270,6 +271,52 @@ async fn occasions(
     ))
 }
 
+/// `catalog://items/{sku}`: one item as JSON.
+async fn item_resource(
+    _: &RequestContext,
+    request: ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<ResourceOutput, Box<dyn std::error::Error + Send + Sync>> {
+    let sku = request.variable("sku").unwrap_or_default();
+    let Some(item) = ITEMS.iter().find(|item| item.sku == sku) else {
+        return Ok(ResourceOutput::not_found());
+    };
+    let json = tollgate::json::to_string(
+        &JsonObject::builder()
+            .insert("sku", item.sku)
+            .insert("name", item.name)
+            .insert("priceCents", item.price_cents)
+            .build()
+            .into(),
+        &Default::default(),
+    )?;
+    Ok(ResourceOutput::with_contents(ResourceContents::text(
+        request.uri(),
+        Some("application/json"),
+        json,
+    )?))
+}
+
+/// `catalog://price-list`: every item's price, as CSV.
+async fn price_list(
+    _: &RequestContext,
+    request: ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<ResourceOutput, tollgate::ContentError> {
+    let mut csv = String::from("sku,name,price_cents\n");
+    for item in ITEMS {
+        csv.push_str(&format!(
+            "{},{},{}\n",
+            item.sku, item.name, item.price_cents
+        ));
+    }
+    Ok(ResourceOutput::with_contents(ResourceContents::text(
+        request.uri(),
+        Some("text/csv"),
+        csv,
+    )?))
+}
+
 /// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
 pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     let search = ToolRegistration::with_name("catalog.search", ALL)
@@ -320,6 +367,20 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     .add_tool(get)
     .add_tool(stock)
     .add_tool(inventory)
+    .add_resource(
+        ResourceRegistration::with_uri("catalog://price-list", "Price list", ALL)
+            .handler(price_list)
+            .description("Every item's price, in cents")
+            .mime_type("text/csv")
+            .build()?,
+    )
+    .add_resource_template(
+        ResourceTemplateRegistration::with_uri_template("catalog://items/{sku}", "Item", ALL)
+            .handler(item_resource)
+            .description("One catalog item, by SKU")
+            .mime_type("application/json")
+            .build()?,
+    )
     .add_prompt(
         PromptRegistration::with_name("catalog.pairing", ALL)
             .handler(pairing)

@@ -13,7 +13,8 @@
 //!   connection after the first item and the client resumes the stream with `Last-Event-ID`.
 //!
 //! The prompt `catalog.pairing` asks which tea suits an occasion; its `occasion` argument
-//! completes (`completion/complete`).
+//! completes (`completion/complete`). Resources: `catalog://price-list` (CSV) and the template
+//! `catalog://items/{sku}` (JSON), the target of `catalog.get`'s resource link.
 
 use std::net::SocketAddr;
 

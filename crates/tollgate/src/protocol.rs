@@ -562,6 +562,9 @@ pub(crate) async fn resources_read(
     let Some(output) = invocation else {
         return fail(revision, id, Fault::Internal, None);
     };
+    if output.is_not_found() {
+        return fail(revision, id, not_found, None);
+    }
     let mut contents = Vec::with_capacity(output.contents().len());
     for c in output.contents() {
         match c.render() {

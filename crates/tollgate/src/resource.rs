@@ -115,6 +115,24 @@ impl ResourceOutput {
         }
     }
 
+    /// The answer for a URI a template matches but that names nothing (an unknown id): the
+    /// client receives the revision's "Resource not found" error, as for an unmatched URI.
+    ///
+    /// ```
+    /// let missing = tollgate::ResourceOutput::not_found();
+    /// assert!(missing.is_not_found());
+    /// ```
+    pub fn not_found() -> Self {
+        Self {
+            contents: Vec::new(),
+        }
+    }
+
+    /// Whether this is [`ResourceOutput::not_found`].
+    pub fn is_not_found(&self) -> bool {
+        self.contents.is_empty()
+    }
+
     /// Appends contents.
     #[must_use]
     pub fn add_contents(mut self, contents: ResourceContents) -> Self {

@@ -31,6 +31,9 @@ const ALL: [ProtocolVersion; 3] = [V26, V1125, V0618];
 type Outcome = Result<ResourceOutput, tollgate::ContentError>;
 
 async fn text(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) -> Outcome {
+    if r.variable("id") == Some("gone") {
+        return Ok(ResourceOutput::not_found());
+    }
     let body = match r.variable("id") {
         Some(id) => format!("item {id}"),
         None => "static".to_owned(),
@@ -217,7 +220,13 @@ async fn reads_per_revision() {
         );
         // Not found: -32602 on 2026-07-28 (HTTP 400), -32002 on the 2025 revisions (HTTP 200);
         // the URI is not echoed.
-        for uri in ["test://nope-marker", "test://items/", "test://items/a/b"] {
+        for uri in [
+            "test://nope-marker",
+            "test://items/",
+            "test://items/a/b",
+            // The template matches; the handler says there is no such item.
+            "test://items/gone",
+        ] {
             let missing = read(addr, revision, uri).await;
             let (status, code) = if revision == V26 {
                 (400, -32602)
