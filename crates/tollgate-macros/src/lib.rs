@@ -21,7 +21,8 @@ use syn::{
 /// `Result<tollgate::ToolRegistration, tollgate::BuildError>`.
 ///
 /// Attribute arguments (all optional): `name = "..."` (default: the fn name), `title = "..."`,
-/// `description = "..."` (default: the doc comment), `revisions = [V2026_07_28, V2025_11_25,
+/// `description = "..."` (default: the doc comment), `rate_limiter = "..."` (an endpoint's
+/// named limiter, see `EndpointBuilder::add_rate_limiter`), `revisions = [V2026_07_28, V2025_11_25,
 /// V2025_06_18]` (default: `[V2026_07_28]`), and the hints `read_only`, `destructive`,
 /// `idempotent`, `open_world`.
 ///
@@ -72,6 +73,7 @@ struct ToolOptions {
     name: Option<LitStr>,
     title: Option<LitStr>,
     description: Option<LitStr>,
+    rate_limiter: Option<LitStr>,
     revisions: Vec<syn::Ident>,
     hints: Vec<(&'static str, Span)>,
 }
@@ -115,6 +117,7 @@ fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                     "name" => options.name = Some(string(&nv.value)?),
                     "title" => options.title = Some(string(&nv.value)?),
                     "description" => options.description = Some(string(&nv.value)?),
+                    "rate_limiter" => options.rate_limiter = Some(string(&nv.value)?),
                     "revisions" => {
                         let Expr::Array(array) = &nv.value else {
                             return Err(syn::Error::new_spanned(
@@ -150,7 +153,7 @@ fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                     _ => {
                         return Err(syn::Error::new_spanned(
                             &nv.path,
-                            "unknown #[tool] argument; expected name, title, description or revisions",
+                            "unknown #[tool] argument; expected name, title, description, rate_limiter or revisions",
                         ));
                     }
                 }
@@ -385,6 +388,9 @@ fn parts(
         .or_else(|| doc_comment(attrs));
     if let Some(d) = description {
         metadata.push(quote!(.description(#d)));
+    }
+    if let Some(limiter) = &options.rate_limiter {
+        metadata.push(quote!(.rate_limiter(#limiter)));
     }
     if !options.hints.is_empty() {
         let hints = options.hints.iter().map(|(h, span)| {

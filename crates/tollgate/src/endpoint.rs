@@ -15,6 +15,7 @@ use tollgate_schema::EvaluationGate;
 
 use crate::content::{Icon, render_icons};
 use crate::error::{BuildError, BuildErrorKind};
+use crate::policy::{AdmissionController, Policy, RateLimiter};
 use crate::prompt::PromptRegistration;
 use crate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::session::{SessionConfig, SessionStore};
@@ -252,6 +253,8 @@ pub(crate) struct EndpointInner {
     pub(crate) template_pages: [Option<Vec<u8>>; 3],
     /// The endpoint's caching hints, for reads whose resource sets none.
     pub(crate) cache: CachePolicy,
+    /// Admission and rate limits.
+    pub(crate) policy: Policy,
     /// Per served revision: the one-page `prompts/list` result (prompts are few and their
     /// catalog is immutable; a present cursor is refused).
     pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
@@ -312,6 +315,7 @@ impl Endpoint {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            policy: Policy::default(),
             cache: CachePolicy::default(),
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
@@ -464,6 +468,7 @@ pub struct EndpointBuilder {
     prompts: Vec<PromptRegistration>,
     resources: Vec<ResourceRegistration>,
     templates: Vec<ResourceTemplateRegistration>,
+    policy: Policy,
     cache: CachePolicy,
     page_size: usize,
     limits: EndpointLimits,
@@ -498,6 +503,38 @@ impl EndpointBuilder {
     /// the first template (in registration order) that matches.
     pub fn add_resource_template(mut self, template: ResourceTemplateRegistration) -> Self {
         self.templates.push(template);
+        self
+    }
+
+    /// Decides who may make each request, and under which identity (default: everyone,
+    /// anonymously). Runs before any catalog is rendered or handler runs; see
+    /// [`AdmissionController`].
+    pub fn admission(mut self, controller: impl AdmissionController) -> Self {
+        self.policy.admission = Some(Arc::new(controller));
+        self
+    }
+
+    /// Charges every request (after admission) to `limiter`.
+    pub fn request_rate_limiter(mut self, limiter: impl RateLimiter) -> Self {
+        self.policy.request_limiter = Some(Arc::new(limiter));
+        self
+    }
+
+    /// Charges every tool call to `limiter`, unless the tool names a limiter of its own.
+    pub fn tool_rate_limiter(mut self, limiter: impl RateLimiter) -> Self {
+        self.policy.tool_limiter = Some(Arc::new(limiter));
+        self
+    }
+
+    /// Registers a limiter tools can name with
+    /// [`ToolBuilder::rate_limiter`](crate::ToolBuilder::rate_limiter) (or
+    /// `#[tool(rate_limiter = "...")]`).
+    pub fn add_rate_limiter(
+        mut self,
+        name: impl Into<Arc<str>>,
+        limiter: impl RateLimiter,
+    ) -> Self {
+        self.policy.named.insert(name.into(), Arc::new(limiter));
         self
     }
 
@@ -606,6 +643,11 @@ impl EndpointBuilder {
                     .at_path(path)
                     .with_revisions(tool.revisions()));
             }
+            if let Some(name) = &tool.inner.rate_limiter {
+                if !self.policy.named.contains_key(name) {
+                    return Err(err(BuildErrorKind::UnknownRateLimiter).tool_name(tool.name()));
+                }
+            }
             if by_name.insert(tool.inner.name.clone(), i).is_some() {
                 return Err(err(BuildErrorKind::DuplicateToolName).tool_name(tool.name()));
             }
@@ -710,6 +752,7 @@ impl EndpointBuilder {
             },
             logging: self.logging,
             streams: self.streams,
+            policy: self.policy,
         };
 
         for revision in self.revisions.iter() {

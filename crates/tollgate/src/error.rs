@@ -68,6 +68,8 @@ pub enum BuildErrorKind {
     DuplicateResource,
     /// An endpoint registers more than 256 URI templates.
     TooManyTemplates,
+    /// A tool names a rate limiter its endpoint does not register.
+    UnknownRateLimiter,
 }
 
 impl BuildErrorKind {
@@ -82,6 +84,9 @@ impl BuildErrorKind {
             Self::InvalidUriTemplate => "URI template outside RFC 6570 Level 1 or its limits",
             Self::DuplicateResource => "duplicate resource URI or template on one endpoint",
             Self::TooManyTemplates => "more than 256 URI templates on one endpoint",
+            Self::UnknownRateLimiter => {
+                "a tool names a rate limiter its endpoint does not register"
+            }
             Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",
             Self::LegacyOutputNotObject => {

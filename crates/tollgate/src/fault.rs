@@ -33,6 +33,12 @@ pub(crate) mod code {
     pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
     /// "Resource not found" on the 2025 revisions (2026-07-28 uses -32602).
     pub(crate) const RESOURCE_NOT_FOUND_2025: i64 = -32002;
+    /// Admission refused an unauthenticated caller (an implementation-defined server error).
+    pub(crate) const UNAUTHORIZED: i64 = -32001;
+    /// Admission refused an authenticated caller (an implementation-defined server error).
+    pub(crate) const FORBIDDEN: i64 = -32003;
+    /// A rate limiter refused the request (Soklet's code).
+    pub(crate) const RATE_LIMITED: i64 = -31999;
 }
 
 /// A framework failure with a fixed code, message and HTTP status.
@@ -68,6 +74,12 @@ pub(crate) enum Fault {
     Internal,
     /// The server refused work it has no capacity for right now.
     Busy,
+    /// Admission refused an unauthenticated caller (HTTP 401, on every revision).
+    Unauthorized,
+    /// Admission refused the caller (HTTP 403, on every revision).
+    Forbidden,
+    /// A rate limiter refused the request (HTTP 429 with `Retry-After`, on every revision).
+    RateLimited,
     /// A 2025-revision request without the session its endpoint requires.
     SessionRequired,
     /// A 2025-revision request naming an unknown, ended or expired session.
@@ -91,6 +103,9 @@ impl Fault {
             Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
             Self::MissingCapability => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::Internal | Self::Busy => code::INTERNAL_ERROR,
+            Self::Unauthorized => code::UNAUTHORIZED,
+            Self::Forbidden => code::FORBIDDEN,
+            Self::RateLimited => code::RATE_LIMITED,
         }
     }
 
@@ -109,6 +124,9 @@ impl Fault {
             Self::MissingCapability => "Missing required client capability",
             Self::Internal => "Internal error",
             Self::Busy => "Server busy",
+            Self::Unauthorized => "Unauthorized",
+            Self::Forbidden => "Forbidden",
+            Self::RateLimited => "Rate limit exceeded",
             Self::SessionRequired => "Session required",
             Self::SessionNotFound => "Session not found",
         }
@@ -130,6 +148,9 @@ impl Fault {
             Self::MethodNotFound => StatusCode::NOT_FOUND,
             Self::Internal => StatusCode::OK,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Self::SessionRequired => StatusCode::BAD_REQUEST,
             Self::SessionNotFound => StatusCode::NOT_FOUND,
         }
@@ -144,6 +165,9 @@ impl Fault {
             | Self::InvalidRequest
             | Self::UnsupportedVersion
             | Self::Busy
+            | Self::Unauthorized
+            | Self::Forbidden
+            | Self::RateLimited
             | Self::SessionRequired
             | Self::SessionNotFound => self.status(),
             Self::MethodNotFound

@@ -90,7 +90,14 @@ pub(crate) async fn handle(
     let id = message.id.clone();
     let id = id.as_ref();
     if selection == Selection::Initialize {
-        return initialize(endpoint, message, newest, endpoint.inner.sessions.as_ref()).0;
+        return initialize(
+            endpoint,
+            message,
+            newest,
+            endpoint.inner.sessions.as_ref(),
+            Some(headers),
+        )
+        .0;
     }
     let header_revision = match selection {
         Selection::Header(r) => Some(r),
@@ -204,6 +211,7 @@ pub(crate) async fn dispatch(
     let params = message.params.as_ref().unwrap_or(&empty);
     // The methods of a capability not advertised on this revision do not exist here.
     let offered = match message.method.as_str() {
+        "ping" | "tools/list" | "tools/call" => true,
         "prompts/list" | "prompts/get" => endpoint.offers_prompts(revision),
         "completion/complete" => endpoint.offers_completions(revision),
         "resources/list" | "resources/templates/list" | "resources/read" => {
@@ -213,10 +221,19 @@ pub(crate) async fn dispatch(
         "resources/subscribe" | "resources/unsubscribe" => {
             endpoint.offers_resources(revision) && session.is_some()
         }
-        _ => true,
+        _ => false,
     };
     if !offered {
         return fail(revision, id, Fault::MethodNotFound, None);
+    }
+    let mut context = context_for(endpoint, &message, revision, session.as_ref(), params);
+    // Admission and the request limiter; a tool call runs them after its capability check.
+    if message.method.as_str() != "tools/call" {
+        if let Err(reply) =
+            crate::protocol::police(endpoint, transport.headers(), &mut context, None)
+        {
+            return reply;
+        }
     }
     match message.method.as_str() {
         "ping" => {
@@ -233,41 +250,42 @@ pub(crate) async fn dispatch(
         "resources/subscribe" | "resources/unsubscribe" => {
             subscription(endpoint, &message, revision, session.as_ref())
         }
-        "tools/call" | "prompts/get" | "completion/complete" | "resources/read" => {
-            let (capabilities, client_info, log_level) = match session {
-                Some(s) => (s.capabilities, s.client_info, s.log_level),
-                None => (ClientCapabilities::default(), None, None),
-            };
-            let meta = match params.get("_meta") {
-                Some(JsonValue::Object(m)) => m.clone(),
-                _ => JsonObject::new(),
-            };
-            let facts = RequestFacts {
-                protocol_version: revision,
-                client_info,
-                client_capabilities: capabilities,
-                meta,
-                log_level,
-            };
-            let context = RequestContext::admitted(
-                endpoint.inner.path.clone(),
-                &message.method,
-                message.id.clone(),
-                facts,
-            );
-            match message.method.as_str() {
-                "tools/call" => tools_call(endpoint, transport, params, context).await,
-                "prompts/get" => {
-                    crate::protocol::prompts_get(endpoint, transport, params, context).await
-                }
-                "resources/read" => {
-                    crate::protocol::resources_read(endpoint, params, context).await
-                }
-                _ => crate::protocol::completion_complete(endpoint, params, context).await,
-            }
-        }
-        _ => fail(revision, id, Fault::MethodNotFound, None),
+        "tools/call" => tools_call(endpoint, transport, params, context).await,
+        "prompts/get" => crate::protocol::prompts_get(endpoint, transport, params, context).await,
+        "resources/read" => crate::protocol::resources_read(endpoint, params, context).await,
+        _ => crate::protocol::completion_complete(endpoint, params, context).await,
     }
+}
+
+/// The context of a 2025 request: what its session remembers, or nothing without one.
+fn context_for(
+    endpoint: &Endpoint,
+    message: &Envelope,
+    revision: ProtocolVersion,
+    session: Option<&Session>,
+    params: &JsonObject,
+) -> RequestContext {
+    let (capabilities, client_info, log_level) = match session {
+        Some(s) => (s.capabilities.clone(), s.client_info.clone(), s.log_level),
+        None => (ClientCapabilities::default(), None, None),
+    };
+    let meta = match params.get("_meta") {
+        Some(JsonValue::Object(m)) => m.clone(),
+        _ => JsonObject::new(),
+    };
+    let facts = RequestFacts {
+        protocol_version: revision,
+        client_info,
+        client_capabilities: capabilities,
+        meta,
+        log_level,
+    };
+    RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        message.id.clone(),
+        facts,
+    )
 }
 
 /// `resources/subscribe` and `resources/unsubscribe`: the URI must name a resource served on
@@ -312,6 +330,7 @@ pub(crate) fn initialize(
     message: Envelope,
     newest: ProtocolVersion,
     store: Option<&crate::session::SessionStore>,
+    headers: Option<&HeaderMap>,
 ) -> (Reply, Option<Session>) {
     let Some(id) = message.id.as_ref() else {
         return (Reply::empty(StatusCode::BAD_REQUEST), None);
@@ -341,6 +360,22 @@ pub(crate) fn initialize(
     let Some(result) = &endpoint.inner.discover[revision_slot(revision)] else {
         return (fail(revision, Some(id), Fault::Internal, None), None);
     };
+    // Admission before a session exists: a refused client gets none.
+    let mut context = RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        message.id.clone(),
+        RequestFacts {
+            protocol_version: revision,
+            client_info: Some(client_info.clone()),
+            client_capabilities: ClientCapabilities::from_json(capabilities.clone()),
+            meta: JsonObject::new(),
+            log_level: None,
+        },
+    );
+    if let Err(reply) = crate::protocol::police(endpoint, headers, &mut context, None) {
+        return (reply, None);
+    }
     let idle_timeout = store.map_or_else(
         || crate::SessionConfig::default().get_idle_timeout(),
         crate::session::SessionStore::idle_timeout,

@@ -60,6 +60,7 @@ mod fault;
 mod features;
 mod headers;
 mod legacy;
+mod policy;
 mod prompt;
 mod protocol;
 mod resource;
@@ -94,6 +95,10 @@ pub use features::{
     ProgressReporter, RequestLogger,
 };
 pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
+pub use policy::{
+    AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
+    TokenBucket,
+};
 pub use prompt::{
     Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES, PromptArgument,
     PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage,

@@ -28,6 +28,7 @@ use crate::features::{
     CancelOnDrop, CancellationToken, InvocationFeatures, NotificationSink, ProgressReporter,
 };
 use crate::headers;
+use crate::policy::Refusal;
 use crate::prompt::{Completion, CompletionRequest, PromptArguments};
 use crate::resource::{ResourceRequest, Route};
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
@@ -45,6 +46,8 @@ pub(crate) struct Reply {
     pub(crate) body: Option<Vec<u8>>,
     /// An `Mcp-Session-Id` to send (a 2025-revision `initialize` only).
     pub(crate) session: Option<std::sync::Arc<str>>,
+    /// One more response header: `WWW-Authenticate` or `Retry-After` for a policy refusal.
+    pub(crate) extra: Option<(http::HeaderName, http::HeaderValue)>,
 }
 
 impl Reply {
@@ -53,6 +56,7 @@ impl Reply {
             status,
             body: None,
             session: None,
+            extra: None,
         }
     }
 
@@ -61,8 +65,41 @@ impl Reply {
             status,
             body: Some(body),
             session: None,
+            extra: None,
         }
     }
+}
+
+/// Runs the endpoint's policy for a validated request (see `policy.rs`); a refusal becomes its
+/// fixed reply. `tool_limiter` is `Some(name)` for a tool call (`None` inside: the endpoint's
+/// tool limiter).
+pub(crate) fn police(
+    endpoint: &Endpoint,
+    headers: Option<&HeaderMap>,
+    context: &mut RequestContext,
+    tool_limiter: Option<Option<&str>>,
+) -> Result<(), Reply> {
+    let refusal =
+        match crate::policy::police(&endpoint.inner.policy, headers, context, tool_limiter) {
+            Ok(()) => return Ok(()),
+            Err(refusal) => refusal,
+        };
+    let (revision, id) = (context.protocol_version, context.request_id.as_ref());
+    Err(match refusal {
+        Refusal::Unauthorized(challenge) => {
+            let mut reply = fail(revision, id, Fault::Unauthorized, None);
+            reply.extra = challenge.map(|c| (http::header::WWW_AUTHENTICATE, c));
+            reply
+        }
+        Refusal::Forbidden => fail(revision, id, Fault::Forbidden, None),
+        Refusal::RateLimited(retry_after) => {
+            let mut reply = fail(revision, id, Fault::RateLimited, None);
+            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+            reply.extra = Some((http::header::RETRY_AFTER, http::HeaderValue::from(seconds)));
+            reply
+        }
+        Refusal::Failed => fail(revision, id, Fault::Internal, None),
+    })
 }
 
 /// A fault, with the status the request's revision gives it.
@@ -384,6 +421,13 @@ pub(crate) async fn modern(
     };
     if !offered {
         return fault_reply(id, Fault::MethodNotFound, None);
+    }
+    // Admission and the request limiter; a tool call runs them after its capability check.
+    let mut context = context;
+    if method != Method::ToolsCall {
+        if let Err(reply) = police(endpoint, transport.headers(), &mut context, None) {
+            return reply;
+        }
     }
     match method {
         Method::Discover => discover(endpoint, revision, id),
@@ -833,6 +877,15 @@ pub(crate) async fn tools_call(
         ) {
             return fail(revision, id, Fault::HeaderMismatch, None);
         }
+    }
+    // Admission, the request limiter and the tool's limiter.
+    if let Err(reply) = police(
+        endpoint,
+        transport.headers(),
+        &mut context,
+        Some(tool.inner.rate_limiter.as_deref()),
+    ) {
+        return reply;
     }
     // Input validation.
     let arguments_value = JsonValue::Object(arguments);

@@ -563,6 +563,9 @@ fn respond(reply: Reply) -> Response<McpBody> {
     {
         headers.insert(crate::legacy::SESSION_ID, session);
     }
+    if let Some((name, value)) = reply.extra {
+        headers.insert(name, value);
+    }
     if let Some(body) = reply.body {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         *response.body_mut() = McpBody::full(Bytes::from(body));

@@ -130,7 +130,8 @@ impl StdioServer {
             let newest = legacy::newest_legacy(&endpoint);
             if message.method.as_str() == "initialize" {
                 if let Some(newest) = newest {
-                    let (reply, negotiated) = legacy::initialize(&endpoint, message, newest, None);
+                    let (reply, negotiated) =
+                        legacy::initialize(&endpoint, message, newest, None, None);
                     if negotiated.is_some() {
                         session = negotiated;
                     }

@@ -322,6 +322,8 @@ pub(crate) struct ToolInner {
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) text_mirror: bool,
     pub(crate) required_capabilities: Vec<ClientCapability>,
+    /// The endpoint rate limiter this tool's calls are charged to, by name.
+    pub(crate) rate_limiter: Option<Arc<str>>,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -350,6 +352,12 @@ impl ToolRegistration {
     /// The tool name.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The endpoint rate limiter, by name, this tool's calls are charged to (`None`: the
+    /// endpoint's tool limiter).
+    pub fn rate_limiter_name(&self) -> Option<&str> {
+        self.inner.rate_limiter.as_deref()
     }
 
     /// The revisions the tool serves.
@@ -591,6 +599,7 @@ pub struct ToolBuilder {
     meta: Option<Result<JsonObject, ContentError>>,
     text_mirror: bool,
     required_capabilities: Vec<ClientCapability>,
+    rate_limiter: Option<Arc<str>>,
 }
 
 impl ToolBuilder {
@@ -613,6 +622,7 @@ impl ToolBuilder {
             meta: None,
             text_mirror: true,
             required_capabilities: Vec::new(),
+            rate_limiter: None,
         }
     }
 
@@ -665,6 +675,15 @@ impl ToolBuilder {
         if !self.required_capabilities.contains(&capability) {
             self.required_capabilities.push(capability);
         }
+        self
+    }
+
+    /// Charges this tool's calls to the endpoint's rate limiter registered under `name`
+    /// ([`EndpointBuilder::add_rate_limiter`](crate::EndpointBuilder::add_rate_limiter)) instead
+    /// of the endpoint's tool limiter. An endpoint without a limiter of that name refuses to
+    /// build.
+    pub fn rate_limiter(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.rate_limiter = Some(name.into());
         self
     }
 
@@ -730,6 +749,7 @@ impl ToolBuilder {
                 output: self.output,
                 text_mirror: self.text_mirror,
                 required_capabilities: self.required_capabilities,
+                rate_limiter: self.rate_limiter,
                 invoker: self.invoker,
             }),
         })

@@ -291,3 +291,25 @@ async fn impl_blocks_become_tools_over_shared_state() {
     );
     assert_eq!(shelf.visits.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// Charged to a named limiter.
+#[tool(rate_limiter = "expensive")]
+async fn costly(n: i64) -> Result<Sum, Infallible> {
+    Ok(Sum { sum: n })
+}
+
+#[test]
+fn the_rate_limiter_option_names_the_endpoint_limiter() {
+    let registration = costly_tool().unwrap();
+    assert_eq!(registration.rate_limiter_name(), Some("expensive"));
+    // An endpoint without that limiter refuses the tool.
+    let err = Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2026_07_28],
+        Implementation::new("m", "1"),
+    )
+    .add_tool(costly_tool().unwrap())
+    .build()
+    .unwrap_err();
+    assert_eq!(err.kind(), tollgate::BuildErrorKind::UnknownRateLimiter);
+}
