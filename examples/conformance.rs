@@ -11,12 +11,12 @@ use std::net::SocketAddr;
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
     AudioContent, ClientCapability, CompleteResult, Completion, CompletionRequest, ContentError,
-    EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation, InvocationFeatures,
-    LogLevel, McpService, OperationResult, ProgressReporter, PromptArgument, PromptArguments,
-    PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
-    RequestLogger, ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
-    ResourceTemplateRegistration, ResponseStream, Server, TextContent, ToolArguments, ToolOutput,
-    ToolRegistration,
+    EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation, InputRequest,
+    InputRequiredResult, InvocationFeatures, LogLevel, McpService, OperationResult,
+    ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptRegistration,
+    PromptResult, ProtocolVersion, RequestContext, RequestLogger, ResourceContents, ResourceOutput,
+    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, ResponseStream, Server,
+    TextContent, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -276,7 +276,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
-    Ok(add_resources(add_prompts(builder)?)?.build()?)
+    Ok(add_input_tools(add_resources(add_prompts(builder)?)?)?.build()?)
 }
 
 type PromptOutcome = Result<PromptResult, ContentError>;
@@ -482,6 +482,243 @@ fn add_resources(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn st
             .description("Data for an id")
             .mime_type("application/json")
             .build()?,
+        ))
+}
+
+/// An object schema from its JSON text (the fixtures' are constant and valid).
+fn schema(text: &str) -> JsonObject {
+    from_str(text, &JsonLimits::default())
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+}
+
+fn ask_name(message: &str) -> InputRequest {
+    InputRequest::elicitation(
+        message,
+        schema(r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#),
+    )
+}
+
+/// The accepted content's `field`, from the response to `key`.
+fn accepted(ctx: &RequestContext, key: &str, field: &str) -> Option<String> {
+    let response = ctx.input_response(key)?;
+    if response.get("action").and_then(JsonValue::as_str) != Some("accept") {
+        return None;
+    }
+    let value = response.get("content")?.get(field)?;
+    Some(match value.as_str() {
+        Some(s) => s.to_owned(),
+        None => tollgate::json::to_string(value, &Default::default()).ok()?,
+    })
+}
+
+fn greeting_sample() -> Result<InputRequest, ContentError> {
+    InputRequest::sampling(schema(
+        r#"{"messages":[{"role":"user","content":{"type":"text","text":"Generate a greeting"}}],"maxTokens":50}"#,
+    ))
+}
+
+fn capital_sample() -> Result<InputRequest, ContentError> {
+    InputRequest::sampling(schema(
+        r#"{"messages":[{"role":"user","content":{"type":"text","text":"What is the capital of France?"}}],"maxTokens":100}"#,
+    ))
+}
+
+async fn ir_elicitation(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    Ok(match accepted(ctx, "user_name", "name") {
+        Some(name) => CompleteResult::from_tool_text(format!("Hello, {name}!")).into(),
+        // Missing or wrong keys: ask again rather than fail.
+        None => {
+            InputRequiredResult::with_input_request("user_name", ask_name("What is your name?"))
+                .into()
+        }
+    })
+}
+
+async fn ir_sampling(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let text = ctx
+        .input_response("capital_question")
+        .and_then(|r| r.get("content"))
+        .and_then(|c| c.get("text"))
+        .and_then(JsonValue::as_str)
+        .map(str::to_owned);
+    Ok(match text {
+        Some(text) => CompleteResult::from_tool_text(format!("The model said: {text}")).into(),
+        None => {
+            InputRequiredResult::with_input_request("capital_question", capital_sample()?).into()
+        }
+    })
+}
+
+async fn ir_list_roots(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let roots = ctx
+        .input_response("client_roots")
+        .and_then(|r| r.get("roots"))
+        .and_then(JsonValue::as_array)
+        .map(|roots| {
+            roots
+                .iter()
+                .filter_map(|r| r.get("uri").and_then(JsonValue::as_str).map(str::to_owned))
+                .collect::<Vec<_>>()
+        });
+    Ok(match roots {
+        Some(uris) => CompleteResult::from_tool_text(format!("Roots: {}", uris.join(", "))).into(),
+        None => InputRequiredResult::with_input_request("client_roots", InputRequest::list_roots())
+            .into(),
+    })
+}
+
+async fn ir_request_state(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let confirmed = ctx.input_response("confirm").is_some();
+    let state_ok = ctx.request_state().and_then(JsonValue::as_str) == Some("awaiting-confirmation");
+    Ok(if confirmed && state_ok {
+        CompleteResult::from_tool_text("Confirmed: state-ok").into()
+    } else {
+        InputRequiredResult::with_input_request(
+            "confirm",
+            InputRequest::elicitation(
+                "Please confirm",
+                schema(
+                    r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#,
+                ),
+            ),
+        )
+        .state(JsonValue::from("awaiting-confirmation"))
+        .into()
+    })
+}
+
+async fn ir_multiple_inputs(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let all = ["user_name", "greeting", "client_roots"]
+        .iter()
+        .all(|k| ctx.input_response(k).is_some());
+    Ok(if all {
+        CompleteResult::from_tool_text("All inputs received").into()
+    } else {
+        InputRequiredResult::with_input_request("user_name", ask_name("What is your name?"))
+            .add_input_request("greeting", greeting_sample()?)
+            .add_input_request("client_roots", InputRequest::list_roots())
+            .state(JsonValue::from("multiple"))
+            .into()
+    })
+}
+
+async fn ir_multi_round(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    let step = ctx
+        .request_state()
+        .and_then(|s| s.get("step"))
+        .and_then(JsonValue::as_number)
+        .and_then(|n| n.to_u64());
+    Ok(match step {
+        Some(1) if accepted(ctx, "step1", "name").is_some() => {
+            let name = accepted(ctx, "step1", "name").unwrap_or_default();
+            InputRequiredResult::with_input_request(
+                "step2",
+                InputRequest::elicitation(
+                    "Step 2: What is your favorite color?",
+                    schema(r#"{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}"#),
+                ),
+            )
+            .state(JsonObject::builder().insert("step", 2).insert("name", name).build().into())
+            .into()
+        }
+        Some(2) if accepted(ctx, "step2", "color").is_some() => {
+            let name = ctx
+                .request_state()
+                .and_then(|s| s.get("name"))
+                .and_then(JsonValue::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let color = accepted(ctx, "step2", "color").unwrap_or_default();
+            CompleteResult::from_tool_text(format!("{name} likes {color}")).into()
+        }
+        _ => {
+            InputRequiredResult::with_input_request("step1", ask_name("Step 1: What is your name?"))
+                .state(JsonObject::builder().insert("step", 1).build().into())
+                .into()
+        }
+    })
+}
+
+async fn ir_capabilities(ctx: &RequestContext, _: Args, _: &InvocationFeatures) -> Outcome {
+    if ctx.input_round() > 0 {
+        return Ok(CompleteResult::from_tool_text("Inputs received").into());
+    }
+    let caps = ctx.client_capabilities();
+    let mut requests: Vec<(&str, InputRequest)> = Vec::new();
+    if caps.elicitation() {
+        requests.push(("user_name", ask_name("What is your name?")));
+    }
+    if caps.sampling() {
+        requests.push(("greeting", greeting_sample()?));
+    }
+    if caps.roots() {
+        requests.push(("client_roots", InputRequest::list_roots()));
+    }
+    let mut requests = requests.into_iter();
+    let Some((key, first)) = requests.next() else {
+        return Ok(CompleteResult::from_tool_text("No input capabilities declared").into());
+    };
+    let mut result = InputRequiredResult::with_input_request(key, first);
+    for (key, request) in requests {
+        result = result.add_input_request(key, request);
+    }
+    Ok(result.into())
+}
+
+fn add_input_tools(
+    builder: EndpointBuilder,
+) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
+    let tool = |name: &str| ToolRegistration::with_name(name, [MODERN]).json_object_arguments();
+    Ok(builder
+        .add_tool(
+            tool("test_input_required_result_elicitation")
+                .handler(ir_elicitation)
+                .description("Asks for a name, then greets")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_sampling")
+                .handler(ir_sampling)
+                .description("Asks the client's model a question")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_list_roots")
+                .handler(ir_list_roots)
+                .description("Asks for the client's roots")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_request_state")
+                .handler(ir_request_state)
+                .description("Round-trips sealed state")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_multiple_inputs")
+                .handler(ir_multiple_inputs)
+                .description("Asks for three inputs at once")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_multi_round")
+                .handler(ir_multi_round)
+                .description("Two rounds of input")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_tampered_state")
+                .handler(ir_request_state)
+                .description("Refuses altered state")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_input_required_result_capabilities")
+                .handler(ir_capabilities)
+                .description("Asks only for what the client declared")
+                .build()?,
         ))
 }
 

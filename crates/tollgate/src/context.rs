@@ -276,6 +276,18 @@ pub struct RequestContext {
     pub(crate) admission: AdmissionIdentity,
     /// The least severe log level the client asked for, if any.
     pub(crate) log_level: Option<crate::features::LogLevel>,
+    /// A retry's input responses and opened request state (2026-07-28).
+    pub(crate) input: Option<Arc<InputContext>>,
+}
+
+/// What a retry of an `input_required` result brought back.
+#[derive(Debug)]
+pub(crate) struct InputContext {
+    pub(crate) responses: JsonObject,
+    pub(crate) state: JsonValue,
+    pub(crate) round: u8,
+    /// Whether a sealed state came back (and so the responses are exactly the ones asked for).
+    pub(crate) verified: bool,
 }
 
 /// What a validated request says about itself, gathered by the protocol paths.
@@ -308,6 +320,7 @@ impl RequestContext {
             meta: facts.meta,
             admission: AdmissionIdentity::anonymous(),
             log_level: facts.log_level,
+            input: None,
         }
     }
 
@@ -327,6 +340,7 @@ impl RequestContext {
             meta: JsonObject::new(),
             admission: AdmissionIdentity::anonymous(),
             log_level: None,
+            input: None,
         }
     }
 
@@ -378,5 +392,31 @@ impl RequestContext {
     /// The accepted admission identity.
     pub fn admission_identity(&self) -> &AdmissionIdentity {
         &self.admission
+    }
+
+    /// On a retry after an `input_required` result: the client's response to the input
+    /// requested under `key` (exactly as sent), or `None` when it sent none. When the retry
+    /// echoes Tollgate's `requestState`, only keys the result asked for are visible and each is
+    /// shape-checked for its method; a retry without state (the protocol's ephemeral flow)
+    /// carries unverified client input, like the arguments.
+    pub fn input_response(&self, key: &str) -> Option<&JsonValue> {
+        self.input.as_ref()?.responses.get(key)
+    }
+
+    /// On a retry: every response to an input the previous result asked for.
+    pub fn input_responses(&self) -> Option<&JsonObject> {
+        self.input.as_ref().map(|i| &i.responses)
+    }
+
+    /// On a retry echoing Tollgate's `requestState`: the state the previous `input_required`
+    /// result carried (opened and verified by Tollgate; `null` when it carried none).
+    pub fn request_state(&self) -> Option<&JsonValue> {
+        self.input.as_ref().filter(|i| i.verified).map(|i| &i.state)
+    }
+
+    /// How many `input_required` results this request has answered so far (0 on a first call;
+    /// at most [`MAX_REQUEST_STATE_ROUNDS`](crate::MAX_REQUEST_STATE_ROUNDS)).
+    pub fn input_round(&self) -> u8 {
+        self.input.as_ref().map_or(0, |i| i.round)
     }
 }

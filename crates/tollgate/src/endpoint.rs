@@ -255,6 +255,9 @@ pub(crate) struct EndpointInner {
     pub(crate) cache: CachePolicy,
     /// Admission and rate limits.
     pub(crate) policy: Policy,
+    /// The key `requestState` is sealed with (`None` when the OS gave no randomness for the
+    /// default and none was configured: `input_required` results then fail).
+    pub(crate) state_key: Option<crate::state::RequestStateKey>,
     /// Per served revision: the one-page `prompts/list` result (prompts are few and their
     /// catalog is immutable; a present cursor is refused).
     pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
@@ -316,6 +319,7 @@ impl Endpoint {
             resources: Vec::new(),
             templates: Vec::new(),
             policy: Policy::default(),
+            state_key: None,
             cache: CachePolicy::default(),
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
@@ -469,6 +473,7 @@ pub struct EndpointBuilder {
     resources: Vec<ResourceRegistration>,
     templates: Vec<ResourceTemplateRegistration>,
     policy: Policy,
+    state_key: Option<crate::state::RequestStateKey>,
     cache: CachePolicy,
     page_size: usize,
     limits: EndpointLimits,
@@ -503,6 +508,14 @@ impl EndpointBuilder {
     /// the first template (in registration order) that matches.
     pub fn add_resource_template(mut self, template: ResourceTemplateRegistration) -> Self {
         self.templates.push(template);
+        self
+    }
+
+    /// The key `input_required` request state is sealed with. Every instance serving this
+    /// endpoint behind one URL must share it. Default: a random key per process (states then
+    /// survive neither a restart nor a hop to another instance).
+    pub fn request_state_key(mut self, key: crate::state::RequestStateKey) -> Self {
+        self.state_key = Some(key);
         self
     }
 
@@ -753,6 +766,9 @@ impl EndpointBuilder {
             logging: self.logging,
             streams: self.streams,
             policy: self.policy,
+            state_key: self
+                .state_key
+                .or_else(crate::state::RequestStateKey::generate),
         };
 
         for revision in self.revisions.iter() {

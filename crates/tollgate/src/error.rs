@@ -308,6 +308,9 @@ pub enum ContentErrorKind {
     InvalidTimestamp,
     /// A `_meta` key that breaks the protocol's key naming rules.
     InvalidMetaKey,
+    /// A sampling input request without a non-empty `messages` array and a positive
+    /// `maxTokens`.
+    InvalidInputRequest,
 }
 
 /// A content value that Tollgate refused at construction. It names the rule, never the value.
@@ -345,6 +348,9 @@ impl fmt::Display for ContentError {
             ContentErrorKind::InvalidPriority => "priority must be between 0 and 1",
             ContentErrorKind::InvalidTimestamp => "not an RFC 3339 date-time",
             ContentErrorKind::InvalidMetaKey => "invalid _meta key",
+            ContentErrorKind::InvalidInputRequest => {
+                "sampling input request needs messages and a positive maxTokens"
+            }
         })
     }
 }

@@ -61,6 +61,9 @@ pub(crate) enum Fault {
     ResourceNotFound,
     /// The same on the 2025 revisions, which give it its own code (-32002).
     ResourceNotFound2025,
+    /// A `requestState` that does not open here: altered, expired, bound to another request or
+    /// principal, or past the round limit (the reasons are not told apart).
+    InvalidRequestState,
     /// A pagination cursor this endpoint did not issue.
     InvalidCursor,
     /// A required header is missing, repeated or malformed, or disagrees with the body.
@@ -96,6 +99,7 @@ impl Fault {
             | Self::UnknownTool
             | Self::UnknownPrompt
             | Self::ResourceNotFound
+            | Self::InvalidRequestState
             | Self::InvalidCursor => code::INVALID_PARAMS,
             Self::ResourceNotFound2025 => code::RESOURCE_NOT_FOUND_2025,
             Self::HeaderMismatch => code::HEADER_MISMATCH,
@@ -118,6 +122,7 @@ impl Fault {
             Self::UnknownTool => "Unknown tool",
             Self::UnknownPrompt => "Unknown prompt",
             Self::ResourceNotFound | Self::ResourceNotFound2025 => "Resource not found",
+            Self::InvalidRequestState => "Invalid request state",
             Self::InvalidCursor => "Invalid cursor",
             Self::HeaderMismatch => "Header mismatch",
             Self::UnsupportedVersion => "Unsupported protocol version",
@@ -141,6 +146,7 @@ impl Fault {
             | Self::UnknownPrompt
             | Self::ResourceNotFound
             | Self::ResourceNotFound2025
+            | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::HeaderMismatch
             | Self::UnsupportedVersion
@@ -176,6 +182,7 @@ impl Fault {
             | Self::UnknownPrompt
             | Self::ResourceNotFound
             | Self::ResourceNotFound2025
+            | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::HeaderMismatch
             | Self::MissingCapability

@@ -59,6 +59,7 @@ mod error;
 mod fault;
 mod features;
 mod headers;
+mod input;
 mod legacy;
 mod policy;
 mod prompt;
@@ -68,6 +69,7 @@ mod result;
 mod server;
 mod service;
 mod session;
+mod state;
 mod stdio;
 mod stream;
 mod syntax;
@@ -95,6 +97,7 @@ pub use features::{
     ProgressReporter, RequestLogger,
 };
 pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
+pub use input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
 pub use policy::{
     AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
     TokenBucket,
@@ -116,6 +119,9 @@ pub use result::{
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
 pub use session::SessionConfig;
+pub use state::{
+    MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
+};
 pub use stdio::StdioServer;
 pub use stream::{ResponseStream, StreamConfig};
 pub use tool::{

@@ -840,10 +840,20 @@ pub(crate) async fn tools_call(
         Some(JsonValue::Object(a)) => a.clone(),
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     };
-    // No tool here can ask for input, so retry data cannot belong to any request it issued.
-    if params.contains_key("inputResponses") || params.contains_key("requestState") {
-        return fail(revision, id, Fault::InvalidParams, None);
-    }
+    // Retry data: `inputResponses` an object, `requestState` a string, and only where
+    // multi-round-trip requests exist (2026-07-28).
+    let retry = match (params.get("inputResponses"), params.get("requestState")) {
+        (None, None) => None,
+        _ if is_legacy(revision) => return fail(revision, id, Fault::InvalidParams, None),
+        (Some(JsonValue::Object(responses)), Some(JsonValue::String(state))) => {
+            Some((Some(responses), Some(state)))
+        }
+        (None, Some(JsonValue::String(state))) => Some((None, Some(state))),
+        // The protocol's ephemeral flow: responses without state. They are client input like
+        // the arguments, unbound to any request Tollgate issued.
+        (Some(JsonValue::Object(responses)), None) => Some((Some(responses), None)),
+        _ => return fail(revision, id, Fault::InvalidParams, None),
+    };
     // Tool lookup (after admission, which admits every caller today).
     let Some(tool) = endpoint.tool(name, revision) else {
         return fail(revision, id, Fault::UnknownTool, None);
@@ -887,8 +897,19 @@ pub(crate) async fn tools_call(
     ) {
         return reply;
     }
+    // Request state: opened and verified against this request before anything else uses it.
+    if let Some((responses, state)) = retry {
+        // A typed tool always completes: it never issued state to come back to.
+        if tool.inner.output.is_some() {
+            return fail(revision, id, Fault::InvalidRequestState, None);
+        }
+        match open_input(endpoint, &context, name, &arguments, responses, state) {
+            Ok(input) => context.input = Some(Arc::new(input)),
+            Err(fault) => return fail(revision, id, fault, None),
+        }
+    }
     // Input validation.
-    let arguments_value = JsonValue::Object(arguments);
+    let arguments_value = JsonValue::Object(arguments.clone());
     match tool
         .inner
         .input
@@ -900,7 +921,7 @@ pub(crate) async fn tools_call(
         }
         Err(_) => return invalid_arguments(endpoint, revision, id),
     }
-    let JsonValue::Object(arguments) = arguments_value else {
+    let JsonValue::Object(validated) = arguments_value else {
         return fail(revision, id, Fault::Internal, None);
     };
     // Handler.
@@ -929,7 +950,7 @@ pub(crate) async fn tools_call(
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
             tool.inner
                 .invoker
-                .invoke(&context, arguments, &features, &limits.bind)
+                .invoke(&context, validated, &features, &limits.bind)
         }));
         match started {
             Ok(future) => CatchUnwind(future).await,
@@ -943,6 +964,9 @@ pub(crate) async fn tools_call(
             Err(fault) => return fail(revision, id, fault, None),
         },
         Some(Ok(Invocation::Operation(OperationResult::Complete(result)))) => result,
+        Some(Ok(Invocation::Operation(OperationResult::InputRequired(required)))) => {
+            return input_required(endpoint, &context, name, &arguments, &required);
+        }
         Some(Err(InvokeFailure::InvalidArguments)) => {
             return invalid_arguments(endpoint, revision, id);
         }
@@ -951,6 +975,159 @@ pub(crate) async fn tools_call(
         }
     };
     complete(endpoint, revision, id, &result)
+}
+
+/// Opens a retry's `requestState` for this tool call and keeps the responses to the inputs it
+/// asked for (shape-checked; other keys are ignored, as the protocol asks).
+fn open_input(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    name: &str,
+    arguments: &JsonObject,
+    responses: Option<&JsonObject>,
+    state: Option<&JsonString>,
+) -> Result<crate::context::InputContext, Fault> {
+    let Some(state) = state else {
+        // No state: every response must at least be an object; the handler reads what it
+        // recognises and ignores the rest.
+        let responses = responses.cloned().unwrap_or_default();
+        if responses.iter().any(|(_, v)| v.as_object().is_none()) {
+            return Err(Fault::InvalidParams);
+        }
+        return Ok(crate::context::InputContext {
+            responses,
+            state: JsonValue::Null,
+            round: 0,
+            verified: false,
+        });
+    };
+    let key = endpoint
+        .inner
+        .state_key
+        .as_ref()
+        .ok_or(Fault::InvalidRequestState)?;
+    let binding = crate::state::Binding {
+        endpoint: &endpoint.inner.path,
+        method: "tools/call",
+        name,
+        arguments,
+        principal: context.admission.principal_name(),
+    };
+    let opened = crate::state::open(key, &binding, state, std::time::SystemTime::now())
+        .map_err(|_| Fault::InvalidRequestState)?;
+    let mut kept = JsonObject::builder();
+    if let Some(responses) = responses {
+        for (key, method) in &opened.asked {
+            let Some(response) = responses.get(key) else {
+                continue;
+            };
+            if !input_response_shape(method, response) {
+                return Err(Fault::InvalidParams);
+            }
+            kept.push(key.as_str(), response.clone());
+        }
+    }
+    Ok(crate::context::InputContext {
+        responses: kept.build(),
+        state: opened.state,
+        round: opened.round,
+        verified: true,
+    })
+}
+
+/// The minimal shape of each kind of input response: an elicitation result's `action` (with
+/// `content` an object when accepted), a sampling result's `role` and `content`, a roots
+/// result's `roots` array.
+fn input_response_shape(method: &str, response: &JsonValue) -> bool {
+    let Some(object) = response.as_object() else {
+        return false;
+    };
+    match method {
+        "elicitation/create" => match object.get("action").and_then(JsonValue::as_str) {
+            Some("accept") => object
+                .get("content")
+                .is_none_or(|c| c.as_object().is_some()),
+            Some("decline" | "cancel") => true,
+            _ => false,
+        },
+        "sampling/createMessage" => {
+            matches!(
+                object.get("role").and_then(JsonValue::as_str),
+                Some("user" | "assistant")
+            ) && object.get("content").is_some()
+        }
+        "roots/list" => object.get("roots").and_then(JsonValue::as_array).is_some(),
+        _ => false,
+    }
+}
+
+/// Renders an `input_required` result: 2026-07-28 only; every input's client capability
+/// declared (all missing ones reported together, -32021); a sealed `requestState` always, one
+/// round further, within the round limit.
+fn input_required(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    name: &str,
+    arguments: &JsonObject,
+    required: &crate::input::InputRequiredResult,
+) -> Reply {
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
+    if is_legacy(revision) || !required.is_well_formed() {
+        return fail(revision, id, Fault::Internal, None);
+    }
+    let caps = &context.client_capabilities;
+    let mut missing: Vec<&crate::context::ClientCapability> = Vec::new();
+    for (_, request) in required.input_requests() {
+        if !caps.declares(request.capability()) && !missing.contains(&request.capability()) {
+            missing.push(request.capability());
+        }
+    }
+    if !missing.is_empty() {
+        let data = JsonObject::builder()
+            .insert(
+                "requiredCapabilities",
+                required_capabilities(missing.into_iter()),
+            )
+            .build();
+        return fail(revision, id, Fault::MissingCapability, Some(data.into()));
+    }
+    let round = context.input_round().saturating_add(1);
+    if round > crate::state::MAX_REQUEST_STATE_ROUNDS {
+        return fail(revision, id, Fault::InvalidRequestState, None);
+    }
+    let Some(key) = endpoint.inner.state_key.as_ref() else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let binding = crate::state::Binding {
+        endpoint: &endpoint.inner.path,
+        method: "tools/call",
+        name,
+        arguments,
+        principal: context.admission.principal_name(),
+    };
+    let opened = crate::state::Opened {
+        round,
+        asked: required
+            .input_requests()
+            .map(|(k, r)| (k.to_owned(), r.method().to_owned()))
+            .collect(),
+        state: required.state.clone().unwrap_or(JsonValue::Null),
+    };
+    let Some(sealed) = crate::state::seal(key, &binding, &opened, std::time::SystemTime::now())
+    else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut out = JsonObject::builder().insert("resultType", "input_required");
+    if required.input_requests().next().is_some() {
+        let mut requests = JsonObject::builder();
+        for (key, request) in required.input_requests() {
+            requests.push(key, request.render());
+        }
+        out.push("inputRequests", requests.build());
+    }
+    out.push("requestState", sealed);
+    tree_reply(endpoint, revision, id, out)
 }
 
 /// A typed tool's output: validated against the derived output schema, then wrapped with its

@@ -201,14 +201,18 @@ impl CompleteResultBuilder {
 
 /// What an advanced handler returns: a closed, framework-owned family.
 ///
-/// Only [`OperationResult::Complete`] exists today. The protocol's `input_required` and task
-/// results arrive with request state and tasks; until then they cannot be expressed, so no
-/// handler can return one that would be silently ignored.
+/// [`OperationResult::Complete`] or [`OperationResult::InputRequired`] (2026-07-28). Task
+/// results arrive with tasks; until then they cannot be expressed, so no handler can return one
+/// that would be silently ignored.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum OperationResult {
     /// The operation completed.
     Complete(CompleteResult),
+    /// The operation needs input from the client first (2026-07-28 only: on the 2025
+    /// revisions, which have no multi-round-trip requests, it fails with the fixed internal
+    /// error).
+    InputRequired(crate::input::InputRequiredResult),
 }
 
 impl From<CompleteResult> for OperationResult {

@@ -763,7 +763,8 @@ async fn unknown_tools_are_protocol_errors_that_echo_nothing() {
         retry.as_bytes(),
     )
     .await;
-    assert_error(&resp, 400, -32602, "Invalid params");
+    // A state this endpoint never sealed does not open.
+    assert_error(&resp, 400, -32602, "Invalid request state");
 }
 
 #[tokio::test]
