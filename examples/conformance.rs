@@ -715,6 +715,12 @@ fn add_input_tools(
                 .build()?,
         )
         .add_tool(
+            tool("test_streaming_elicitation")
+                .handler(ir_elicitation)
+                .description("Asks for input through an input_required result, never a request on the stream")
+                .build()?,
+        )
+        .add_tool(
             tool("test_input_required_result_capabilities")
                 .handler(ir_capabilities)
                 .description("Asks only for what the client declared")
