@@ -13,10 +13,11 @@ use tollgate::{
     AudioContent, ClientCapability, CompleteResult, Completion, CompletionRequest, ContentError,
     EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation, InputRequest,
     InputRequiredResult, InvocationFeatures, LogLevel, McpService, OperationResult,
-    ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptRegistration,
-    PromptResult, ProtocolVersion, RequestContext, RequestLogger, ResourceContents, ResourceOutput,
-    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, ResponseStream, Server,
-    TextContent, ToolArguments, ToolOutput, ToolRegistration,
+    ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptOutcome,
+    PromptRegistration, PromptResult, ProtocolVersion, RequestContext, RequestLogger,
+    ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration, ResponseStream, Server, TextContent, ToolArguments, ToolOutput,
+    ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -279,13 +280,13 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     Ok(add_input_tools(add_resources(add_prompts(builder)?)?)?.build()?)
 }
 
-type PromptOutcome = Result<PromptResult, ContentError>;
+type PromptReply = Result<PromptResult, ContentError>;
 
 async fn simple_prompt(
     _: &RequestContext,
     _: PromptArguments,
     _: &InvocationFeatures,
-) -> PromptOutcome {
+) -> PromptReply {
     Ok(PromptResult::with_message(PromptMessage::user(
         TextContent::new("This is a simple prompt for testing."),
     )))
@@ -295,7 +296,7 @@ async fn prompt_with_arguments(
     _: &RequestContext,
     args: PromptArguments,
     _: &InvocationFeatures,
-) -> PromptOutcome {
+) -> PromptReply {
     let (arg1, arg2) = (
         args.get("arg1").unwrap_or_default(),
         args.get("arg2").unwrap_or_default(),
@@ -311,7 +312,7 @@ async fn prompt_with_embedded_resource(
     _: &RequestContext,
     args: PromptArguments,
     _: &InvocationFeatures,
-) -> PromptOutcome {
+) -> PromptReply {
     let contents = ResourceContents::text(
         args.get("resourceUri").unwrap_or_default(),
         Some("text/plain"),
@@ -329,7 +330,7 @@ async fn prompt_with_image(
     _: &RequestContext,
     _: PromptArguments,
     _: &InvocationFeatures,
-) -> PromptOutcome {
+) -> PromptReply {
     Ok(
         PromptResult::with_message(PromptMessage::user(ImageContent::new(
             RED_PIXEL_PNG,
@@ -351,6 +352,28 @@ async fn complete_argument(
     Ok(Completion::from_values(
         WORDS.iter().filter(|w| w.starts_with(typed)).copied(),
     ))
+}
+
+/// Asks for context first (2026-07-28), then renders the prompt with it.
+async fn prompt_with_input(
+    ctx: &RequestContext,
+    _: PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<PromptOutcome, ContentError> {
+    Ok(match accepted(ctx, "user_context", "context") {
+        Some(context) => PromptResult::with_message(PromptMessage::user(TextContent::new(format!(
+            "Use this context: {context}"
+        ))))
+        .into(),
+        None => InputRequiredResult::with_input_request(
+            "user_context",
+            InputRequest::elicitation(
+                "What context should the prompt use?",
+                schema(r#"{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}"#),
+            ),
+        )
+        .into(),
+    })
 }
 
 fn add_prompts(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
@@ -379,6 +402,12 @@ fn add_prompts(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn std:
                     PromptArgument::required("resourceUri")
                         .description("URI of the resource to embed"),
                 )
+                .build()?,
+        )
+        .add_prompt(
+            PromptRegistration::with_name("test_input_required_result_prompt", [MODERN])
+                .handler(prompt_with_input)
+                .description("Asks for context through an input_required result")
                 .build()?,
         )
         .add_prompt(

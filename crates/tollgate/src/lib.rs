@@ -104,7 +104,7 @@ pub use policy::{
 };
 pub use prompt::{
     Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES, PromptArgument,
-    PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage,
+    PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage, PromptOutcome,
     PromptRegistration, PromptResult,
 };
 pub use resource::{

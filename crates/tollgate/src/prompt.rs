@@ -412,11 +412,36 @@ impl Completion {
     }
 }
 
+/// What a prompt handler returns: the rendered prompt, or (2026-07-28) a request for input
+/// first. Handlers return either type directly; both convert.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PromptOutcome {
+    /// The rendered prompt.
+    Complete(PromptResult),
+    /// Input the client must provide before the prompt can be rendered.
+    InputRequired(crate::input::InputRequiredResult),
+}
+
+impl From<PromptResult> for PromptOutcome {
+    fn from(result: PromptResult) -> Self {
+        Self::Complete(result)
+    }
+}
+
+impl From<crate::input::InputRequiredResult> for PromptOutcome {
+    fn from(result: crate::input::InputRequiredResult) -> Self {
+        Self::InputRequired(result)
+    }
+}
+
 /// A prompt handler: any `async fn(&RequestContext, PromptArguments, &InvocationFeatures) ->
-/// Result<PromptResult, E>`. The error is yours; the client receives the fixed internal error.
-pub trait PromptFn<'a, E>: Send + Sync + 'static {
+/// Result<T, E>` where `T` is a [`PromptResult`], an
+/// [`InputRequiredResult`](crate::InputRequiredResult) or a [`PromptOutcome`]. The error is
+/// yours; the client receives the fixed internal error.
+pub trait PromptFn<'a, T, E>: Send + Sync + 'static {
     /// The handler's future.
-    type Future: Future<Output = Result<PromptResult, E>> + Send + 'a;
+    type Future: Future<Output = Result<T, E>> + Send + 'a;
 
     /// Calls the handler.
     fn call(
@@ -427,13 +452,13 @@ pub trait PromptFn<'a, E>: Send + Sync + 'static {
     ) -> Self::Future;
 }
 
-impl<'a, F, Fut, E> PromptFn<'a, E> for F
+impl<'a, F, Fut, T, E> PromptFn<'a, T, E> for F
 where
     F: Fn(&'a RequestContext, PromptArguments, &'a InvocationFeatures) -> Fut
         + Send
         + Sync
         + 'static,
-    Fut: Future<Output = Result<PromptResult, E>> + Send + 'a,
+    Fut: Future<Output = Result<T, E>> + Send + 'a,
 {
     type Future = Fut;
 
@@ -475,17 +500,18 @@ pub(crate) trait InvokePrompt: Send + Sync {
         context: &'a RequestContext,
         arguments: PromptArguments,
         features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<PromptResult>>;
+    ) -> BoxFuture<'a, Option<PromptOutcome>>;
 }
 
-struct PromptHandler<H, E> {
+struct PromptHandler<H, T, E> {
     handler: H,
-    _error: std::marker::PhantomData<fn() -> E>,
+    _types: std::marker::PhantomData<fn() -> (T, E)>,
 }
 
-impl<H, E> InvokePrompt for PromptHandler<H, E>
+impl<H, T, E> InvokePrompt for PromptHandler<H, T, E>
 where
-    H: for<'a> PromptFn<'a, E>,
+    H: for<'a> PromptFn<'a, T, E>,
+    T: Into<PromptOutcome> + 'static,
     E: 'static,
 {
     fn invoke<'a>(
@@ -493,9 +519,9 @@ where
         context: &'a RequestContext,
         arguments: PromptArguments,
         features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<PromptResult>> {
+    ) -> BoxFuture<'a, Option<PromptOutcome>> {
         let future = self.handler.call(context, arguments, features);
-        Box::pin(async move { future.await.ok() })
+        Box::pin(async move { future.await.ok().map(Into::into) })
     }
 }
 
@@ -645,9 +671,10 @@ pub struct PromptHandlerStage {
 
 impl PromptHandlerStage {
     /// Installs the handler that renders the prompt.
-    pub fn handler<H, E>(self, handler: H) -> PromptBuilder
+    pub fn handler<H, T, E>(self, handler: H) -> PromptBuilder
     where
-        H: for<'a> PromptFn<'a, E>,
+        H: for<'a> PromptFn<'a, T, E>,
+        T: Into<PromptOutcome> + 'static,
         E: 'static,
     {
         PromptBuilder {
@@ -659,7 +686,7 @@ impl PromptHandlerStage {
             arguments: Vec::new(),
             handler: Box::new(PromptHandler {
                 handler,
-                _error: std::marker::PhantomData,
+                _types: std::marker::PhantomData,
             }),
             completion: None,
         }

@@ -29,7 +29,7 @@ use crate::features::{
 };
 use crate::headers;
 use crate::policy::Refusal;
-use crate::prompt::{Completion, CompletionRequest, PromptArguments};
+use crate::prompt::{Completion, CompletionRequest, PromptArguments, PromptOutcome};
 use crate::resource::{ResourceRequest, Route};
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
@@ -670,10 +670,10 @@ pub(crate) async fn prompts_get(
     let Some(JsonValue::String(name)) = params.get("name") else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
-    // No prompt here can ask for input.
-    if params.contains_key("inputResponses") || params.contains_key("requestState") {
-        return fail(revision, id, Fault::InvalidParams, None);
-    }
+    let retry = match retry_params(params, revision) {
+        Ok(retry) => retry,
+        Err(fault) => return fail(revision, id, fault, None),
+    };
     let Some(prompt) = endpoint.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
@@ -682,6 +682,25 @@ pub(crate) async fn prompts_get(
     else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
+    // The arguments as sent, for binding request state.
+    let raw_arguments = match params.get("arguments") {
+        Some(JsonValue::Object(a)) => a.clone(),
+        _ => JsonObject::new(),
+    };
+    if let Some((responses, state)) = retry {
+        match open_input(
+            endpoint,
+            &context,
+            "prompts/get",
+            name,
+            &raw_arguments,
+            responses,
+            state,
+        ) {
+            Ok(input) => context.input = Some(Arc::new(input)),
+            Err(fault) => return fail(revision, id, fault, None),
+        }
+    }
     let token = CancellationToken::new();
     let guard = CancelOnDrop::new(token.clone());
     let features = InvocationFeatures::new(token);
@@ -695,8 +714,19 @@ pub(crate) async fn prompts_get(
         }
     };
     guard.disarm();
-    let Some(result) = invocation else {
-        return fail(revision, id, Fault::Internal, None);
+    let result = match invocation {
+        Some(PromptOutcome::Complete(result)) => result,
+        Some(PromptOutcome::InputRequired(required)) => {
+            return input_required(
+                endpoint,
+                &context,
+                "prompts/get",
+                name,
+                &raw_arguments,
+                &required,
+            );
+        }
+        None => return fail(revision, id, Fault::Internal, None),
     };
     let Some(messages) = crate::prompt::render_messages(result.messages(), revision) else {
         return fail(revision, id, Fault::Internal, None);
@@ -840,19 +870,9 @@ pub(crate) async fn tools_call(
         Some(JsonValue::Object(a)) => a.clone(),
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     };
-    // Retry data: `inputResponses` an object, `requestState` a string, and only where
-    // multi-round-trip requests exist (2026-07-28).
-    let retry = match (params.get("inputResponses"), params.get("requestState")) {
-        (None, None) => None,
-        _ if is_legacy(revision) => return fail(revision, id, Fault::InvalidParams, None),
-        (Some(JsonValue::Object(responses)), Some(JsonValue::String(state))) => {
-            Some((Some(responses), Some(state)))
-        }
-        (None, Some(JsonValue::String(state))) => Some((None, Some(state))),
-        // The protocol's ephemeral flow: responses without state. They are client input like
-        // the arguments, unbound to any request Tollgate issued.
-        (Some(JsonValue::Object(responses)), None) => Some((Some(responses), None)),
-        _ => return fail(revision, id, Fault::InvalidParams, None),
+    let retry = match retry_params(params, revision) {
+        Ok(retry) => retry,
+        Err(fault) => return fail(revision, id, fault, None),
     };
     // Tool lookup (after admission, which admits every caller today).
     let Some(tool) = endpoint.tool(name, revision) else {
@@ -903,7 +923,15 @@ pub(crate) async fn tools_call(
         if tool.inner.output.is_some() {
             return fail(revision, id, Fault::InvalidRequestState, None);
         }
-        match open_input(endpoint, &context, name, &arguments, responses, state) {
+        match open_input(
+            endpoint,
+            &context,
+            "tools/call",
+            name,
+            &arguments,
+            responses,
+            state,
+        ) {
             Ok(input) => context.input = Some(Arc::new(input)),
             Err(fault) => return fail(revision, id, fault, None),
         }
@@ -965,7 +993,14 @@ pub(crate) async fn tools_call(
         },
         Some(Ok(Invocation::Operation(OperationResult::Complete(result)))) => result,
         Some(Ok(Invocation::Operation(OperationResult::InputRequired(required)))) => {
-            return input_required(endpoint, &context, name, &arguments, &required);
+            return input_required(
+                endpoint,
+                &context,
+                "tools/call",
+                name,
+                &arguments,
+                &required,
+            );
         }
         Some(Err(InvokeFailure::InvalidArguments)) => {
             return invalid_arguments(endpoint, revision, id);
@@ -977,11 +1012,35 @@ pub(crate) async fn tools_call(
     complete(endpoint, revision, id, &result)
 }
 
+/// A retry's fields: `inputResponses` an object, `requestState` a string, and only where
+/// multi-round-trip requests exist (2026-07-28). Responses without state are the protocol's
+/// ephemeral flow: client input like the arguments, unbound to any request Tollgate issued.
+#[allow(
+    clippy::type_complexity,
+    reason = "a private pair of optional borrowed fields"
+)]
+fn retry_params(
+    params: &JsonObject,
+    revision: ProtocolVersion,
+) -> Result<Option<(Option<&JsonObject>, Option<&JsonString>)>, Fault> {
+    match (params.get("inputResponses"), params.get("requestState")) {
+        (None, None) => Ok(None),
+        _ if is_legacy(revision) => Err(Fault::InvalidParams),
+        (Some(JsonValue::Object(responses)), Some(JsonValue::String(state))) => {
+            Ok(Some((Some(responses), Some(state))))
+        }
+        (None, Some(JsonValue::String(state))) => Ok(Some((None, Some(state)))),
+        (Some(JsonValue::Object(responses)), None) => Ok(Some((Some(responses), None))),
+        _ => Err(Fault::InvalidParams),
+    }
+}
+
 /// Opens a retry's `requestState` for this tool call and keeps the responses to the inputs it
 /// asked for (shape-checked; other keys are ignored, as the protocol asks).
 fn open_input(
     endpoint: &Endpoint,
     context: &RequestContext,
+    method: &str,
     name: &str,
     arguments: &JsonObject,
     responses: Option<&JsonObject>,
@@ -1008,7 +1067,7 @@ fn open_input(
         .ok_or(Fault::InvalidRequestState)?;
     let binding = crate::state::Binding {
         endpoint: &endpoint.inner.path,
-        method: "tools/call",
+        method,
         name,
         arguments,
         principal: context.admission.principal_name(),
@@ -1067,6 +1126,7 @@ fn input_response_shape(method: &str, response: &JsonValue) -> bool {
 fn input_required(
     endpoint: &Endpoint,
     context: &RequestContext,
+    method: &str,
     name: &str,
     arguments: &JsonObject,
     required: &crate::input::InputRequiredResult,
@@ -1101,7 +1161,7 @@ fn input_required(
     };
     let binding = crate::state::Binding {
         endpoint: &endpoint.inner.path,
-        method: "tools/call",
+        method,
         name,
         arguments,
         principal: context.admission.principal_name(),

@@ -499,3 +499,90 @@ fn registration_rules() {
         (BuildErrorKind::RevisionOutsideEndpoint, Some("p"))
     );
 }
+
+async fn needs_topic(
+    ctx: &RequestContext,
+    _: PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<tollgate::PromptOutcome, std::fmt::Error> {
+    let topic = ctx
+        .input_response("topic")
+        .and_then(|r| r.get("content"))
+        .and_then(|c| c.get("topic"))
+        .and_then(JsonValue::as_str)
+        .map(str::to_owned);
+    Ok(match topic {
+        Some(topic) => PromptResult::with_message(PromptMessage::user(TextContent::new(format!(
+            "About {topic}"
+        ))))
+        .into(),
+        None => tollgate::InputRequiredResult::with_input_request(
+            "topic",
+            tollgate::InputRequest::elicitation("Topic?", tollgate::json::JsonObject::new()),
+        )
+        .into(),
+    })
+}
+
+#[tokio::test]
+async fn a_prompt_may_ask_for_input_on_2026() {
+    let addr = start(McpService::new(
+        Endpoint::with_path("/mcp", [V26, V1125], Implementation::new("p", "1"))
+            .legacy_sessions(None)
+            .add_prompt(
+                PromptRegistration::with_name("topical", [V26, V1125])
+                    .handler(needs_topic)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    ))
+    .await;
+    let caps = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+    let get = |extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{{"name":"topical"{extra},{caps}}}}}"#
+        )
+    };
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "prompts/get"),
+        ("Mcp-Name", "topical"),
+    ];
+    let first = post(addr, &headers, get("").as_bytes()).await;
+    let result = first.result();
+    assert_eq!(
+        result.get("resultType").and_then(JsonValue::as_str),
+        Some("input_required")
+    );
+    let state = result
+        .get("requestState")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    let retry = format!(
+        r#","inputResponses":{{"topic":{{"action":"accept","content":{{"topic":"tea"}}}}}},"requestState":"{state}""#
+    );
+    let second = post(addr, &headers, get(&retry).as_bytes()).await;
+    assert!(
+        second.text().contains(r#""text":"About tea""#),
+        "{}",
+        second.text()
+    );
+    // The state is bound to the prompt's arguments; an empty `arguments` is the same as none.
+    let other = format!(r#","arguments":{{}}{retry}"#);
+    assert_eq!(
+        post(addr, &headers, get(&other).as_bytes()).await.status,
+        200
+    );
+    // 2025-11-25 cannot carry the result.
+    let legacy = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"topical"}}"#;
+    let resp = post(
+        addr,
+        &[("MCP-Protocol-Version", "2025-11-25")],
+        legacy.as_bytes(),
+    )
+    .await;
+    assert_eq!((resp.status, resp.code()), (200, -32603));
+}
