@@ -10,9 +10,9 @@ use std::net::SocketAddr;
 
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
-    AudioContent, ClientCapability, CompleteResult, Completion, CompletionRequest, ContentError,
-    EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation, InputRequest,
-    InputRequiredResult, InvocationFeatures, LogLevel, McpService, OperationResult,
+    AudioContent, ClientCapability, ClientRequests, CompleteResult, Completion, CompletionRequest,
+    ContentError, EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation,
+    InputRequest, InputRequiredResult, InvocationFeatures, LogLevel, McpService, OperationResult,
     ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptOutcome,
     PromptRegistration, PromptResult, ProtocolVersion, RequestContext, RequestLogger,
     ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
@@ -277,7 +277,10 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
-    Ok(add_input_tools(add_resources(add_prompts(builder)?)?)?.build()?)
+    Ok(
+        add_client_request_tools(add_input_tools(add_resources(add_prompts(builder)?)?)?)?
+            .build()?,
+    )
 }
 
 type PromptReply = Result<PromptResult, ContentError>;
@@ -694,6 +697,163 @@ async fn ir_capabilities(ctx: &RequestContext, _: Args, _: &InvocationFeatures) 
         result = result.add_input_request(key, request);
     }
     Ok(result.into())
+}
+
+/// Sends `request` to the client over the call's stream (2025 revisions) and describes the
+/// answer.
+async fn ask_client(
+    features: &InvocationFeatures,
+    request: InputRequest,
+) -> Result<JsonValue, String> {
+    let Some(client) = features.find::<ClientRequests>() else {
+        return Err("This client cannot be asked for input here".to_owned());
+    };
+    client.send(request).await.map_err(|e| e.to_string())
+}
+
+fn describe(answer: &JsonValue) -> String {
+    let action = answer
+        .get("action")
+        .and_then(JsonValue::as_str)
+        .unwrap_or("none");
+    let content = answer
+        .get("content")
+        .and_then(|c| tollgate::json::to_string(c, &Default::default()).ok())
+        .unwrap_or_else(|| "{}".to_owned());
+    format!("action={action}, content={content}")
+}
+
+async fn elicitation(_: &RequestContext, args: Args, features: &InvocationFeatures) -> Outcome {
+    let message = args
+        .raw()
+        .get("message")
+        .and_then(JsonValue::as_str)
+        .unwrap_or("Please answer");
+    let request = InputRequest::elicitation(
+        message,
+        schema(
+            r#"{"type":"object","properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}"#,
+        ),
+    );
+    Ok(match ask_client(features, request).await {
+        Ok(answer) => {
+            CompleteResult::from_tool_text(format!("User response: {}", describe(&answer))).into()
+        }
+        Err(why) => CompleteResult::from_tool_error_text(why).into(),
+    })
+}
+
+async fn sampling(_: &RequestContext, args: Args, features: &InvocationFeatures) -> Outcome {
+    let prompt = args
+        .raw()
+        .get("prompt")
+        .cloned()
+        .unwrap_or(JsonValue::from(""));
+    let params = JsonObject::builder()
+        .insert(
+            "messages",
+            JsonValue::from(vec![JsonValue::from(
+                JsonObject::builder()
+                    .insert("role", "user")
+                    .insert(
+                        "content",
+                        JsonObject::builder()
+                            .insert("type", "text")
+                            .insert("text", prompt)
+                            .build(),
+                    )
+                    .build(),
+            )]),
+        )
+        .insert("maxTokens", 100)
+        .build();
+    Ok(
+        match ask_client(features, InputRequest::sampling(params)?).await {
+            Ok(answer) => {
+                let text = answer
+                    .get("content")
+                    .and_then(|c| c.get("text"))
+                    .and_then(JsonValue::as_str)
+                    .unwrap_or("");
+                CompleteResult::from_tool_text(format!("LLM response: {text}")).into()
+            }
+            Err(why) => CompleteResult::from_tool_error_text(why).into(),
+        },
+    )
+}
+
+async fn elicitation_defaults(
+    _: &RequestContext,
+    _: Args,
+    features: &InvocationFeatures,
+) -> Outcome {
+    let request = InputRequest::elicitation(
+        "Please review your details",
+        schema(
+            r#"{"type":"object","properties":{"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},"status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},"verified":{"type":"boolean","default":true}}}"#,
+        ),
+    );
+    Ok(match ask_client(features, request).await {
+        Ok(answer) => {
+            CompleteResult::from_tool_text(format!("Elicitation completed: {}", describe(&answer)))
+                .into()
+        }
+        Err(why) => CompleteResult::from_tool_error_text(why).into(),
+    })
+}
+
+async fn elicitation_enums(_: &RequestContext, _: Args, features: &InvocationFeatures) -> Outcome {
+    let request = InputRequest::elicitation(
+        "Please choose",
+        schema(
+            r#"{"type":"object","properties":{
+                "untitledSingle":{"type":"string","enum":["option1","option2","option3"]},
+                "titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
+                "legacyEnum":{"type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},
+                "untitledMulti":{"type":"array","items":{"type":"string","enum":["option1","option2","option3"]}},
+                "titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}
+            }}"#,
+        ),
+    );
+    Ok(match ask_client(features, request).await {
+        Ok(answer) => {
+            CompleteResult::from_tool_text(format!("Elicitation completed: {}", describe(&answer)))
+                .into()
+        }
+        Err(why) => CompleteResult::from_tool_error_text(why).into(),
+    })
+}
+
+fn add_client_request_tools(
+    builder: EndpointBuilder,
+) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
+    let legacy = [ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18];
+    let tool = |name: &str| ToolRegistration::with_name(name, legacy).json_object_arguments();
+    Ok(builder
+        .add_tool(
+            tool("test_elicitation")
+                .handler(elicitation)
+                .description("Asks the user through the client (elicitation/create)")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_sampling")
+                .handler(sampling)
+                .description("Asks the client's model (sampling/createMessage)")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_elicitation_sep1034_defaults")
+                .handler(elicitation_defaults)
+                .description("Elicitation with defaults for every primitive type")
+                .build()?,
+        )
+        .add_tool(
+            tool("test_elicitation_sep1330_enums")
+                .handler(elicitation_enums)
+                .description("Elicitation with every enum form")
+                .build()?,
+        ))
 }
 
 fn add_input_tools(

@@ -463,3 +463,31 @@ pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Co
 }
 
 const LAST_EVENT_ID: http::HeaderName = http::HeaderName::from_static("last-event-id");
+
+/// A POSTed JSON-RPC response: delivered to the server-to-client request of the session that is
+/// waiting for it (202), else refused (400): only a 2025 session has requests to answer.
+pub(crate) fn client_response(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    response: &JsonObject,
+) -> Reply {
+    let refused = Reply::empty(StatusCode::BAD_REQUEST);
+    let Some(store) = &endpoint.inner.sessions else {
+        return refused;
+    };
+    let Ok(Some(session_id)) = headers::single(headers, SESSION_ID) else {
+        return refused;
+    };
+    let Some(session) = store.touch(session_id) else {
+        return Reply::empty(StatusCode::NOT_FOUND);
+    };
+    match headers::single(headers, headers::PROTOCOL_VERSION) {
+        Ok(Some(v)) if v == session.revision.as_str() => {}
+        _ => return refused,
+    }
+    if crate::client_request::deliver(&session.streams, response) {
+        Reply::empty(StatusCode::ACCEPTED)
+    } else {
+        refused
+    }
+}

@@ -50,6 +50,7 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
+mod client_request;
 mod content;
 mod context;
 mod decimal;
@@ -76,6 +77,7 @@ mod syntax;
 mod tool;
 mod version;
 
+pub use client_request::{ClientRequestError, ClientRequests};
 pub use content::{
     Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent,
     MAX_INLINE_BYTES, ResourceContents, ResourceLink, Role, TextContent, Theme,

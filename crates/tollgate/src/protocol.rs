@@ -307,6 +307,15 @@ pub(crate) async fn handle_value(
     value: &JsonValue,
     sink: Option<&NotificationSink>,
 ) -> Reply {
+    // A client's response to a server-to-client request (2025 sessions only).
+    if let Some(object) = value.as_object() {
+        if !object.contains_key("method")
+            && object.contains_key("id")
+            && (object.contains_key("result") || object.contains_key("error"))
+        {
+            return crate::legacy::client_response(endpoint, headers, object);
+        }
+    }
     // 2. Envelope.
     let message = match envelope(value) {
         Ok(m) => m,
@@ -973,6 +982,14 @@ pub(crate) async fn tools_call(
         if stream.may_close_connection() {
             features = features.with(crate::stream::ResponseStream::new(stream.clone()));
         }
+        // A 2025 session can carry server-to-client requests on this call's stream.
+        if let (true, Some(session)) = (is_legacy(revision), stream.session()) {
+            features = features.with(crate::client_request::ClientRequests::new(
+                stream.clone(),
+                session,
+                context.client_capabilities.clone(),
+            ));
+        }
     }
     let invocation = {
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -1097,7 +1114,7 @@ fn open_input(
 /// The minimal shape of each kind of input response: an elicitation result's `action` (with
 /// `content` an object when accepted), a sampling result's `role` and `content`, a roots
 /// result's `roots` array.
-fn input_response_shape(method: &str, response: &JsonValue) -> bool {
+pub(crate) fn input_response_shape(method: &str, response: &JsonValue) -> bool {
     let Some(object) = response.as_object() else {
         return false;
     };

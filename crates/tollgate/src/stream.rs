@@ -143,6 +143,9 @@ impl StreamConfig {
     }
 }
 
+/// The most server-to-client requests one session may have waiting.
+pub(crate) const MAX_PENDING_REQUESTS: usize = 64;
+
 /// The most resources one session may subscribe to.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 1_024;
 
@@ -223,6 +226,8 @@ struct StreamState {
 pub(crate) struct EventStream {
     state: Mutex<StreamState>,
     config: StreamConfig,
+    /// The session that adopted it (server-to-client requests are answered through it).
+    session: Mutex<Option<Weak<SessionStreams>>>,
 }
 
 impl fmt::Debug for EventStream {
@@ -259,7 +264,13 @@ impl EventStream {
                 cancelled: false,
             }),
             config,
+            session: Mutex::new(None),
         })
+    }
+
+    /// The session that adopted this stream, if it is still live.
+    pub(crate) fn session(&self) -> Option<Arc<SessionStreams>> {
+        lock(&self.session).as_ref().and_then(Weak::upgrade)
     }
 
     fn wake(state: &mut StreamState) {
@@ -528,7 +539,16 @@ struct SessionStreamsState {
     standalone: Option<Arc<EventStream>>,
     in_flight: HashMap<RequestId, Weak<EventStream>>,
     subscriptions: std::collections::HashSet<Arc<str>>,
+    /// Server-to-client requests awaiting the client's response, by id.
+    pending: HashMap<Arc<str>, PendingRequest>,
+    next_request: u64,
     closed: bool,
+}
+
+/// A server-to-client request awaiting its response.
+pub(crate) struct PendingRequest {
+    pub(crate) method: &'static str,
+    pub(crate) reply: tokio::sync::oneshot::Sender<Option<tollgate_json::JsonValue>>,
 }
 
 impl fmt::Debug for SessionStreams {
@@ -604,7 +624,8 @@ impl SessionStreams {
 
     /// Numbers `stream` in this session and registers it as the answer to request `id`.
     /// Without room the stream stays unnumbered (it still streams, without resumption).
-    pub(crate) fn adopt(&self, stream: &Arc<EventStream>, id: Option<&RequestId>) {
+    pub(crate) fn adopt(self: &Arc<Self>, stream: &Arc<EventStream>, id: Option<&RequestId>) {
+        *lock(&stream.session) = Some(Arc::downgrade(self));
         let mut state = lock(&self.state);
         if state.closed {
             return;
@@ -694,6 +715,29 @@ impl SessionStreams {
         Ok(Connection::new(stream, generation, cursor, None).in_session(self))
     }
 
+    /// Registers a server-to-client request and returns its id, or `None` past the bound (or
+    /// when the session ended).
+    pub(crate) fn register_request(&self, pending: PendingRequest) -> Option<Arc<str>> {
+        let mut state = lock(&self.state);
+        if state.closed || state.pending.len() >= MAX_PENDING_REQUESTS {
+            return None;
+        }
+        state.next_request += 1;
+        let id: Arc<str> = Arc::from(format!("tollgate-{}", state.next_request));
+        state.pending.insert(Arc::clone(&id), pending);
+        Some(id)
+    }
+
+    /// Forgets a request whose caller stopped waiting.
+    pub(crate) fn forget_request(&self, id: &str) {
+        lock(&self.state).pending.remove(id);
+    }
+
+    /// Takes the request a client's response answers.
+    pub(crate) fn take_request(&self, id: &str) -> Option<PendingRequest> {
+        lock(&self.state).pending.remove(id)
+    }
+
     /// Subscribes the session to updates of `uri`; false past the bound.
     pub(crate) fn subscribe(&self, uri: &str) -> bool {
         let mut state = lock(&self.state);
@@ -742,6 +786,8 @@ impl SessionStreams {
         state.streams.clear();
         state.standalone = None;
         state.in_flight.clear();
+        // Waiting callers see the session end.
+        state.pending.clear();
     }
 
     /// Ends every open connection (server shutdown); streams stay resumable.

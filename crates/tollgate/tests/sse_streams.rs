@@ -16,9 +16,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use support::{Response, post, raw, start};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use support::{Open, Response, post, post_request, raw, start};
 use tollgate::json::JsonObject;
 use tollgate::{
     CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
@@ -107,140 +105,6 @@ async fn session_for(addr: SocketAddr, revision: ProtocolVersion) -> String {
     resp.header("mcp-session-id").expect("a session").to_owned()
 }
 
-/// An open HTTP/1.1 response read as it arrives, its chunked body decoded.
-struct Open {
-    tcp: TcpStream,
-    raw: Vec<u8>,
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    ended: bool,
-}
-
-impl Open {
-    async fn send(addr: SocketAddr, request: String) -> Self {
-        let mut tcp = TcpStream::connect(addr).await.unwrap();
-        tcp.write_all(request.as_bytes()).await.unwrap();
-        let mut open = Self {
-            tcp,
-            raw: Vec::new(),
-            status: 0,
-            headers: Vec::new(),
-            body: Vec::new(),
-            ended: false,
-        };
-        while open.status == 0 {
-            assert!(open.fill(Duration::from_secs(5)).await, "no response head");
-            if let Some(end) = open.raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&open.raw[..end]).into_owned();
-                let mut lines = head.split("\r\n");
-                open.status = lines
-                    .next()
-                    .and_then(|l| l.split(' ').nth(1))
-                    .and_then(|s| s.parse().ok())
-                    .unwrap();
-                open.headers = lines
-                    .filter_map(|l| l.split_once(':'))
-                    .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-                    .collect();
-                open.raw.drain(..end + 4);
-            }
-        }
-        open.decode();
-        open
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Reads more bytes; false at end of stream or after `wait`.
-    async fn fill(&mut self, wait: Duration) -> bool {
-        let mut buf = [0u8; 8192];
-        match tokio::time::timeout(wait, self.tcp.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => {
-                self.raw.extend_from_slice(&buf[..n]);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Moves every complete chunk from `raw` to `body`.
-    fn decode(&mut self) {
-        if self.status == 0 {
-            return;
-        }
-        loop {
-            let Some(line) = self.raw.windows(2).position(|w| w == b"\r\n") else {
-                return;
-            };
-            let size =
-                usize::from_str_radix(std::str::from_utf8(&self.raw[..line]).unwrap().trim(), 16)
-                    .unwrap();
-            if size == 0 {
-                self.ended = true;
-                self.raw.clear();
-                return;
-            }
-            if self.raw.len() < line + 2 + size + 2 {
-                return;
-            }
-            self.body
-                .extend_from_slice(&self.raw[line + 2..line + 2 + size]);
-            self.raw.drain(..line + 2 + size + 2);
-        }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    /// Reads until the body contains `needle`; false if the stream ends or 5 s pass first.
-    async fn until(&mut self, needle: &str) -> bool {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while !self.text().contains(needle) {
-            if self.ended {
-                return false;
-            }
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() || !self.fill(left).await {
-                // A closed connection after a complete body is the end as well.
-                self.decode();
-                return self.text().contains(needle);
-            }
-            self.decode();
-        }
-        true
-    }
-
-    /// Reads to the end of the body (at most 5 s); whether it ended.
-    async fn finish_reading(&mut self) -> bool {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while !self.ended {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() || !self.fill(left).await {
-                self.decode();
-                return self.ended;
-            }
-            self.decode();
-        }
-        true
-    }
-
-    /// The ids of the events received so far.
-    fn event_ids(&self) -> Vec<String> {
-        self.text()
-            .lines()
-            .filter_map(|l| l.strip_prefix("id: "))
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
 fn get(addr: SocketAddr, headers: &[(&str, &str)]) -> String {
     let mut request = format!(
         "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\n",
@@ -250,20 +114,6 @@ fn get(addr: SocketAddr, headers: &[(&str, &str)]) -> String {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str("\r\n");
-    request
-}
-
-fn post_request(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> String {
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        addr.port(),
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
     request
 }
 

@@ -1,0 +1,169 @@
+//! Server-to-client requests on the 2025 revisions: a handler asks the client to elicit input,
+//! sample its model or list its roots, over the request's own SSE stream, and awaits the answer
+//! the client POSTs back.
+//!
+//! Owns [`ClientRequests`] and [`ClientRequestError`], and the routing of a client's JSON-RPC
+//! response to the request waiting for it. Knows nothing of HTTP: the stream module carries the
+//! request and keeps the waiting table per session. 2026-07-28 has no such requests; there a
+//! handler returns an `input_required` result instead.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
+
+use crate::context::ClientCapabilities;
+use crate::input::InputRequest;
+use crate::stream::{EventStream, PendingRequest, SessionStreams};
+
+/// Why a server-to-client request got no result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientRequestError {
+    /// The client did not declare the capability the request needs at `initialize`.
+    MissingCapability,
+    /// The client answered with an error, or with a result of the wrong shape for the method.
+    Rejected,
+    /// No answer can come: the session ended, the request was cancelled, or the session already
+    /// has 64 requests waiting.
+    Unavailable,
+}
+
+impl fmt::Display for ClientRequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::MissingCapability => {
+                "the client did not declare the capability this request needs"
+            }
+            Self::Rejected => "the client rejected the request",
+            Self::Unavailable => "the client cannot be asked now",
+        })
+    }
+}
+
+impl std::error::Error for ClientRequestError {}
+
+/// A handler's channel to the client (2025-11-25 and 2025-06-18, inside a session, over HTTP).
+///
+/// Found in [`InvocationFeatures`](crate::InvocationFeatures) for a tool call in a 2025 session.
+/// Each request travels on the call's SSE stream (the answer becomes a stream if it was not
+/// one) with a server-chosen id; the client POSTs its response, which resumes the handler.
+///
+/// # Examples
+///
+/// ```no_run
+/// use tollgate::{ClientRequests, InputRequest, InvocationFeatures};
+/// use tollgate::json::JsonObject;
+///
+/// async fn ask_name(features: &InvocationFeatures) -> Option<String> {
+///     let client = features.find::<ClientRequests>()?;
+///     let answer = client
+///         .send(InputRequest::elicitation("Your name?", JsonObject::new()))
+///         .await
+///         .ok()?;
+///     answer.get("content")?.get("name")?.as_str().map(str::to_owned)
+/// }
+/// ```
+pub struct ClientRequests {
+    stream: Arc<EventStream>,
+    session: Arc<SessionStreams>,
+    capabilities: ClientCapabilities,
+}
+
+impl fmt::Debug for ClientRequests {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientRequests").finish_non_exhaustive()
+    }
+}
+
+/// Forgets the waiting entry if the caller stops waiting (its future is dropped).
+struct Forget<'a> {
+    session: &'a SessionStreams,
+    id: Arc<str>,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.session.forget_request(&self.id);
+    }
+}
+
+impl ClientRequests {
+    pub(crate) fn new(
+        stream: Arc<EventStream>,
+        session: Arc<SessionStreams>,
+        capabilities: ClientCapabilities,
+    ) -> Self {
+        Self {
+            stream,
+            session,
+            capabilities,
+        }
+    }
+
+    /// Sends `request` to the client and waits for its result (an elicitation, sampling or
+    /// roots result, exactly as sent, shape-checked). Bound the wait with your own timeout or
+    /// the invocation's cancellation token; a cancelled or ended session ends it.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientRequestError::MissingCapability`] before anything is sent when the client did
+    /// not declare the capability; [`ClientRequestError::Rejected`] for an error answer or a
+    /// malformed result; [`ClientRequestError::Unavailable`] when no answer can come.
+    pub async fn send(&self, request: InputRequest) -> Result<JsonValue, ClientRequestError> {
+        if !self.capabilities.declares(request.capability()) {
+            return Err(ClientRequestError::MissingCapability);
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let id = self
+            .session
+            .register_request(PendingRequest {
+                method: request.method(),
+                reply,
+            })
+            .ok_or(ClientRequestError::Unavailable)?;
+        let _forget = Forget {
+            session: &self.session,
+            id: Arc::clone(&id),
+        };
+        let rendered = request.render();
+        let message: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("id", &*id)
+            .insert("method", request.method())
+            .insert(
+                "params",
+                rendered.get("params").cloned().unwrap_or(JsonValue::Null),
+            )
+            .build()
+            .into();
+        let bytes = to_vec(&message, &OutputLimits::default())
+            .map_err(|_| ClientRequestError::Unavailable)?;
+        self.stream.push_notification(&bytes);
+        match answer.await {
+            Ok(Some(result)) => Ok(result),
+            Ok(None) => Err(ClientRequestError::Rejected),
+            Err(_) => Err(ClientRequestError::Unavailable),
+        }
+    }
+}
+
+/// Delivers a client's JSON-RPC response (`id` plus `result` or `error`) to the request waiting
+/// for it in `session`; whether one was.
+pub(crate) fn deliver(session: &SessionStreams, response: &JsonObject) -> bool {
+    let Some(id) = response.get("id").and_then(JsonValue::as_str) else {
+        return false;
+    };
+    let Some(pending) = session.take_request(id) else {
+        return false;
+    };
+    let result = match (response.get("result"), response.get("error")) {
+        (Some(result), None) if crate::protocol::input_response_shape(pending.method, result) => {
+            Some(result.clone())
+        }
+        _ => None,
+    };
+    // The caller may have stopped waiting; nothing to do then.
+    let _ = pending.reply.send(result);
+    true
+}
