@@ -464,8 +464,9 @@ pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Co
 
 const LAST_EVENT_ID: http::HeaderName = http::HeaderName::from_static("last-event-id");
 
-/// A POSTed JSON-RPC response: delivered to the server-to-client request of the session that is
-/// waiting for it (202), else refused (400): only a 2025 session has requests to answer.
+/// A POSTed JSON-RPC response carrying `Mcp-Session-Id`: delivered to the server-to-client
+/// request of the session that is waiting for it (202), else refused (400; 404 for an unknown
+/// session).
 pub(crate) fn client_response(
     endpoint: &Endpoint,
     headers: &HeaderMap,

@@ -307,8 +307,12 @@ pub(crate) async fn handle_value(
     value: &JsonValue,
     sink: Option<&NotificationSink>,
 ) -> Reply {
-    // A client's response to a server-to-client request (2025 sessions only).
-    if let Some(object) = value.as_object() {
+    // A client's response to a server-to-client request (2025 sessions only; elsewhere a
+    // response is an invalid request).
+    if let (Some(object), true) = (
+        value.as_object(),
+        endpoint.inner.sessions.is_some() && headers.contains_key(crate::legacy::SESSION_ID),
+    ) {
         if !object.contains_key("method")
             && object.contains_key("id")
             && (object.contains_key("result") || object.contains_key("error"))
