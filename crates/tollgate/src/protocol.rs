@@ -603,18 +603,10 @@ pub(crate) async fn resources_read(
             None => return fail(revision, id, not_found, None),
         };
     context.operation_name = Some(uri.clone());
-    let token = CancellationToken::new();
-    let guard = CancelOnDrop::new(token.clone());
-    let features = InvocationFeatures::new(token);
-    let invocation = {
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            registration.handler.invoke(&context, request, &features)
-        }));
-        match started {
-            Ok(future) => CatchUnwind(future).await.flatten(),
-            Err(_) => None,
-        }
-    };
+    let (features, guard) = fresh_features();
+    let invocation = guarded(|| registration.handler.invoke(&context, request, &features))
+        .await
+        .flatten();
     guard.disarm();
     let Some(output) = invocation else {
         return fail(revision, id, Fault::Internal, None);
@@ -714,18 +706,10 @@ pub(crate) async fn prompts_get(
             Err(fault) => return fail(revision, id, fault, None),
         }
     }
-    let token = CancellationToken::new();
-    let guard = CancelOnDrop::new(token.clone());
-    let features = InvocationFeatures::new(token);
-    let invocation = {
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            prompt.inner.handler.invoke(&context, arguments, &features)
-        }));
-        match started {
-            Ok(future) => CatchUnwind(future).await.flatten(),
-            Err(_) => None,
-        }
-    };
+    let (features, guard) = fresh_features();
+    let invocation = guarded(|| prompt.inner.handler.invoke(&context, arguments, &features))
+        .await
+        .flatten();
     guard.disarm();
     let result = match invocation {
         Some(PromptOutcome::Complete(result)) => result,
@@ -811,12 +795,9 @@ pub(crate) async fn completion_complete(
         None => Some(Completion::empty()),
         Some(handler) => {
             let request = CompletionRequest::new(argument_name, value, chosen);
-            let started =
-                std::panic::catch_unwind(AssertUnwindSafe(|| handler.invoke(&context, request)));
-            match started {
-                Ok(future) => CatchUnwind(future).await.flatten(),
-                Err(_) => None,
-            }
+            guarded(|| handler.invoke(&context, request))
+                .await
+                .flatten()
         }
     };
     let Some(completion) = completion else {
@@ -828,6 +809,23 @@ pub(crate) async fn completion_complete(
     }
     out.push("completion", completion.render());
     tree_reply(endpoint, revision, id, out)
+}
+
+/// Starts a handler's future and drives it to its end, turning a panic (while starting or while
+/// polling) into `None`.
+async fn guarded<'a, T>(start: impl FnOnce() -> BoxFuture<'a, T>) -> Option<T> {
+    match std::panic::catch_unwind(AssertUnwindSafe(start)) {
+        Ok(future) => CatchUnwind(future).await,
+        Err(_) => None,
+    }
+}
+
+/// Fresh invocation features for a handler, and the guard that fires their cancellation token
+/// if the request is abandoned before the handler finishes (disarm it after).
+fn fresh_features() -> (InvocationFeatures, CancelOnDrop) {
+    let token = CancellationToken::new();
+    let guard = CancelOnDrop::new(token.clone());
+    (InvocationFeatures::new(token), guard)
 }
 
 /// Polls a boxed future, turning a panic into `None`.
@@ -966,9 +964,7 @@ pub(crate) async fn tools_call(
         return fail(revision, id, Fault::Internal, None);
     };
     // Handler.
-    let token = CancellationToken::new();
-    let guard = CancelOnDrop::new(token.clone());
-    let mut features = InvocationFeatures::new(token);
+    let (mut features, guard) = fresh_features();
     let progress_token = context.meta.get("progressToken").filter(|t| {
         matches!(t, JsonValue::String(_))
             || t.as_number()
@@ -995,17 +991,12 @@ pub(crate) async fn tools_call(
             ));
         }
     }
-    let invocation = {
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tool.inner
-                .invoker
-                .invoke(&context, validated, &features, &limits.bind)
-        }));
-        match started {
-            Ok(future) => CatchUnwind(future).await,
-            Err(_) => None,
-        }
-    };
+    let invocation = guarded(|| {
+        tool.inner
+            .invoker
+            .invoke(&context, validated, &features, &limits.bind)
+    })
+    .await;
     guard.disarm();
     let result = match invocation {
         Some(Ok(Invocation::Structured(value))) => match structured(tool, value, limits) {
