@@ -112,7 +112,7 @@ pub use prompt::{
 pub use resource::{
     Exact, MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
     MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES, ResourceBuilder, ResourceFn,
-    ResourceHandlerStage, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceHandlerStage, ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
     ResourceTemplateRegistration, Template,
 };
 pub use result::{

@@ -30,7 +30,7 @@ use crate::features::{
 use crate::headers;
 use crate::policy::Refusal;
 use crate::prompt::{Completion, CompletionRequest, PromptArguments, PromptOutcome};
-use crate::resource::{ResourceRequest, Route};
+use crate::resource::{ResourceOutcome, ResourceRequest, Route};
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::tool::{BoxFuture, Invocation, InvokeFailure, ToolRegistration};
 use crate::version::ProtocolVersion;
@@ -585,9 +585,10 @@ pub(crate) async fn resources_read(
     let Some(JsonValue::String(uri)) = params.get("uri") else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
-    if params.contains_key("inputResponses") || params.contains_key("requestState") {
-        return fail(revision, id, Fault::InvalidParams, None);
-    }
+    let retry = match retry_params(params, revision) {
+        Ok(retry) => retry,
+        Err(fault) => return fail(revision, id, fault, None),
+    };
     let not_found = if is_legacy(revision) {
         Fault::ResourceNotFound2025
     } else {
@@ -603,13 +604,33 @@ pub(crate) async fn resources_read(
             None => return fail(revision, id, not_found, None),
         };
     context.operation_name = Some(uri.clone());
+    // Request state for a read is bound to its URI (it has no other arguments).
+    let bound = JsonObject::new();
+    if let Some((responses, state)) = retry {
+        match open_input(
+            endpoint,
+            &context,
+            "resources/read",
+            uri,
+            &bound,
+            responses,
+            state,
+        ) {
+            Ok(input) => context.input = Some(Arc::new(input)),
+            Err(fault) => return fail(revision, id, fault, None),
+        }
+    }
     let (features, guard) = fresh_features();
     let invocation = guarded(|| registration.handler.invoke(&context, request, &features))
         .await
         .flatten();
     guard.disarm();
-    let Some(output) = invocation else {
-        return fail(revision, id, Fault::Internal, None);
+    let output = match invocation {
+        Some(ResourceOutcome::Complete(output)) => output,
+        Some(ResourceOutcome::InputRequired(required)) => {
+            return input_required(endpoint, &context, "resources/read", uri, &bound, &required);
+        }
+        None => return fail(revision, id, Fault::Internal, None),
     };
     if output.is_not_found() {
         return fail(revision, id, not_found, None);

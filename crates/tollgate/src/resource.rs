@@ -146,11 +146,36 @@ impl ResourceOutput {
     }
 }
 
+/// What a resource handler returns: the contents, or (2026-07-28) a request for input first.
+/// Handlers return either type directly; both convert.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ResourceOutcome {
+    /// The contents (or [`ResourceOutput::not_found`]).
+    Complete(ResourceOutput),
+    /// Input the client must provide before the resource can be read.
+    InputRequired(crate::input::InputRequiredResult),
+}
+
+impl From<ResourceOutput> for ResourceOutcome {
+    fn from(output: ResourceOutput) -> Self {
+        Self::Complete(output)
+    }
+}
+
+impl From<crate::input::InputRequiredResult> for ResourceOutcome {
+    fn from(result: crate::input::InputRequiredResult) -> Self {
+        Self::InputRequired(result)
+    }
+}
+
 /// A resource handler: any `async fn(&RequestContext, ResourceRequest, &InvocationFeatures) ->
-/// Result<ResourceOutput, E>`. The error is yours; the client receives the fixed internal error.
-pub trait ResourceFn<'a, E>: Send + Sync + 'static {
+/// Result<T, E>` where `T` is a [`ResourceOutput`], an
+/// [`InputRequiredResult`](crate::InputRequiredResult) or a [`ResourceOutcome`]. The error is
+/// yours; the client receives the fixed internal error.
+pub trait ResourceFn<'a, T, E>: Send + Sync + 'static {
     /// The handler's future.
-    type Future: Future<Output = Result<ResourceOutput, E>> + Send + 'a;
+    type Future: Future<Output = Result<T, E>> + Send + 'a;
 
     /// Calls the handler.
     fn call(
@@ -161,13 +186,13 @@ pub trait ResourceFn<'a, E>: Send + Sync + 'static {
     ) -> Self::Future;
 }
 
-impl<'a, F, Fut, E> ResourceFn<'a, E> for F
+impl<'a, F, Fut, T, E> ResourceFn<'a, T, E> for F
 where
     F: Fn(&'a RequestContext, ResourceRequest, &'a InvocationFeatures) -> Fut
         + Send
         + Sync
         + 'static,
-    Fut: Future<Output = Result<ResourceOutput, E>> + Send + 'a,
+    Fut: Future<Output = Result<T, E>> + Send + 'a,
 {
     type Future = Fut;
 
@@ -187,17 +212,18 @@ pub(crate) trait InvokeResource: Send + Sync {
         context: &'a RequestContext,
         request: ResourceRequest,
         features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<ResourceOutput>>;
+    ) -> BoxFuture<'a, Option<ResourceOutcome>>;
 }
 
-struct ResourceHandler<H, E> {
+struct ResourceHandler<H, T, E> {
     handler: H,
-    _error: std::marker::PhantomData<fn() -> E>,
+    _types: std::marker::PhantomData<fn() -> (T, E)>,
 }
 
-impl<H, E> InvokeResource for ResourceHandler<H, E>
+impl<H, T, E> InvokeResource for ResourceHandler<H, T, E>
 where
-    H: for<'a> ResourceFn<'a, E>,
+    H: for<'a> ResourceFn<'a, T, E>,
+    T: Into<ResourceOutcome> + 'static,
     E: 'static,
 {
     fn invoke<'a>(
@@ -205,20 +231,21 @@ where
         context: &'a RequestContext,
         request: ResourceRequest,
         features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<ResourceOutput>> {
+    ) -> BoxFuture<'a, Option<ResourceOutcome>> {
         let future = self.handler.call(context, request, features);
-        Box::pin(async move { future.await.ok() })
+        Box::pin(async move { future.await.ok().map(Into::into) })
     }
 }
 
-fn boxed<H, E>(handler: H) -> Box<dyn InvokeResource>
+fn boxed<H, T, E>(handler: H) -> Box<dyn InvokeResource>
 where
-    H: for<'a> ResourceFn<'a, E>,
+    H: for<'a> ResourceFn<'a, T, E>,
+    T: Into<ResourceOutcome> + 'static,
     E: 'static,
 {
     Box::new(ResourceHandler {
         handler,
-        _error: std::marker::PhantomData,
+        _types: std::marker::PhantomData,
     })
 }
 
@@ -451,9 +478,10 @@ pub struct ResourceHandlerStage<K> {
 
 impl<K> ResourceHandlerStage<K> {
     /// Installs the handler that reads the resource.
-    pub fn handler<H, E>(self, handler: H) -> ResourceBuilder<K>
+    pub fn handler<H, T, E>(self, handler: H) -> ResourceBuilder<K>
     where
-        H: for<'a> ResourceFn<'a, E>,
+        H: for<'a> ResourceFn<'a, T, E>,
+        T: Into<ResourceOutcome> + 'static,
         E: 'static,
     {
         ResourceBuilder {

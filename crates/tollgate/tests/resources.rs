@@ -508,3 +508,73 @@ fn registration_rules() {
         (BuildErrorKind::RevisionOutsideEndpoint, Some("test://x"))
     );
 }
+
+async fn gated(
+    ctx: &RequestContext,
+    r: ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<tollgate::ResourceOutcome, tollgate::ContentError> {
+    if ctx.input_response("ok").is_some() {
+        return Ok(
+            ResourceOutput::with_contents(ResourceContents::text(r.uri(), None, "opened")?).into(),
+        );
+    }
+    Ok(tollgate::InputRequiredResult::with_input_request(
+        "ok",
+        tollgate::InputRequest::elicitation("Open it?", tollgate::json::JsonObject::new()),
+    )
+    .into())
+}
+
+#[tokio::test]
+async fn a_read_may_ask_for_input_on_2026() {
+    let addr = start(McpService::new(
+        Endpoint::with_path("/mcp", [V26, V1125], Implementation::new("r", "1"))
+            .legacy_sessions(None)
+            .add_resource(
+                ResourceRegistration::with_uri("test://gated", "g", [V26, V1125])
+                    .handler(gated)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    ))
+    .await;
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "resources/read"),
+        ("Mcp-Name", "test://gated"),
+    ];
+    let body = |extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"test://gated"{extra},{meta}}}}}"#
+        )
+    };
+    let first = post(addr, &headers, body("").as_bytes()).await;
+    let state = first
+        .result()
+        .get("requestState")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    let retry = format!(
+        r#","inputResponses":{{"ok":{{"action":"accept","content":{{}}}}}},"requestState":"{state}""#
+    );
+    let second = post(addr, &headers, body(&retry).as_bytes()).await;
+    assert!(
+        second.text().contains(r#""text":"opened""#),
+        "{}",
+        second.text()
+    );
+    let legacy =
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://gated"}}"#;
+    let resp = post(
+        addr,
+        &[("MCP-Protocol-Version", "2025-11-25")],
+        legacy.as_bytes(),
+    )
+    .await;
+    assert_eq!((resp.status, resp.code()), (200, -32603));
+}
