@@ -10,13 +10,21 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 const url = new URL(process.argv[2] ?? "http://127.0.0.1:8080/mcp");
 const client = new Client(
   { name: "tollgate-e2e", version: "1.0.0" },
-  { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { elicitation: {} } },
 );
+// catalog.reserve asks how many: the client answers through its elicitation handler (on
+// 2026-07-28 inside an input_required round trip, on 2025-11-25 as a request on the stream).
+const asked = [];
+const answerQuantity = async (request) => {
+  asked.push(request.params.message);
+  return { action: "accept", content: { quantity: 3 } };
+};
+client.setRequestHandler("elicitation/create", answerQuantity);
 await client.connect(new StreamableHTTPClientTransport(url));
 assert.equal(client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? "2026-07-28", "2026-07-28");
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory"]);
+assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve"]);
 const stock = tools.find((t) => t.name === "catalog.stock");
 assert.equal(stock.inputSchema.properties.tenant["x-mcp-header"], "Tenant");
 
@@ -46,6 +54,12 @@ const counted = await client.callTool(
 assert.deepEqual(counted.structuredContent, { items: 4, units: 106 });
 assert.deepEqual(seen, [1, 2, 3, 4]);
 
+// Multi-round-trip input: the SDK fulfils the input_required result and retries with the
+// sealed requestState.
+const reserved = await client.callTool({ name: "catalog.reserve", arguments: { sku: "POT-001" } });
+assert.equal(reserved.content[0].text, "Reserved 3 × Cast iron teapot.");
+assert.deepEqual(asked, ["How many of Cast iron teapot shall we reserve?"]);
+
 // The prompt, its argument completion, and its rendering.
 const { prompts } = await client.listPrompts();
 assert.deepEqual(prompts.map((p) => p.name), ["catalog.pairing"]);
@@ -73,14 +87,18 @@ await client.close();
 console.log("official TypeScript client: list and call over 2026-07-28 ok");
 
 // The same client in its default mode speaks 2025-11-25: initialize, a session, JSON responses.
-const legacy = new Client({ name: "tollgate-e2e", version: "1.0.0" });
+const legacy = new Client({ name: "tollgate-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+legacy.setRequestHandler("elicitation/create", answerQuantity);
 const transport = new StreamableHTTPClientTransport(url);
 await legacy.connect(transport);
 assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-25");
 assert.ok(transport.sessionId, "the server issued a session");
 const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 // catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
-assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory"]);
+assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve"]);
+// A server-to-client elicitation on the call's SSE stream, answered by the client's POST.
+const legacyReserved = await legacy.callTool({ name: "catalog.reserve", arguments: { sku: "MUG-001" } });
+assert.equal(legacyReserved.content[0].text, "Reserved 3 × Stoneware mug.");
 const legacyPrompt = await legacy.getPrompt({ name: "catalog.pairing", arguments: { occasion: "evening" } });
 assert.equal(legacyPrompt.description, "Tea pairing for an occasion");
 const prices = await legacy.readResource({ uri: "catalog://price-list" });
@@ -115,7 +133,7 @@ if (process.argv[3]) {
   );
   await stdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
   const names = (await stdio.listTools()).tools.map((t) => t.name);
-  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory"]);
+  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve"]);
   const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
   assert.equal(found.structuredContent.inStock, 25);
   await stdio.close();

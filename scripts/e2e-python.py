@@ -6,18 +6,24 @@ Usage: python e2e-python.py http://127.0.0.1:PORT/mcp
 import asyncio
 import sys
 
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 
 async def main(url: str) -> None:
     async with streamable_http_client(url) as streams:
         read, write = streams[0], streams[1]
-        async with ClientSession(read, write) as session:
+        asked = []
+
+        async def on_elicit(context, params):
+            asked.append(params.message)
+            return types.ElicitResult(action="accept", content={"quantity": 2})
+
+        async with ClientSession(read, write, elicitation_callback=on_elicit) as session:
             init = await session.initialize()
             assert init.protocol_version in ("2025-11-25", "2025-06-18"), init.protocol_version
             names = [t.name for t in (await session.list_tools()).tools]
-            assert names == ["catalog.search", "catalog.get", "catalog.inventory"], names
+            assert names == ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve"], names
             result = await session.call_tool("catalog.search", {"query": "tea"})
             assert not result.is_error
             assert [i["sku"] for i in result.structured_content["items"]] == ["TEA-001", "POT-001"]
@@ -43,6 +49,10 @@ async def main(url: str) -> None:
             assert listed == ["catalog://price-list"], listed
             item = await session.read_resource("catalog://items/MUG-001")
             assert '"sku":"MUG-001"' in item.contents[0].text, item
+            # catalog.reserve asks how many through a request on the call's stream.
+            reserved = await session.call_tool("catalog.reserve", {"sku": "TEA-002"})
+            assert reserved.content[0].text == "Reserved 2 × Darjeeling first flush.", reserved
+            assert asked == ["How many of Darjeeling first flush shall we reserve?"], asked
             print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
 
 

@@ -1,5 +1,6 @@
 //! The catalog demo's endpoint: a small tea-shop catalog with four tools, one per registration
-//! shape plus a long-running one that streams progress, a prompt whose argument completes, a
+//! shape plus a long-running one that streams progress and one that asks the user first, a
+//! prompt whose argument completes, a
 //! price list and one resource per item (the links `catalog.get` returns).
 //! Shared by `examples/catalog` and `tollgate serve-demo`.
 
@@ -8,12 +9,12 @@ use std::convert::Infallible;
 use serde::{Deserialize, Serialize};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Completion, CompletionRequest, Endpoint, ImageContent, Implementation,
-    InvocationFeatures, OperationResult, ProgressReporter, PromptArgument, PromptArguments,
-    PromptMessage, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
-    ResourceContents, ResourceLink, ResourceOutput, ResourceRegistration, ResourceRequest,
-    ResourceTemplateRegistration, ResponseStream, TextContent, ToolAnnotations, ToolArguments,
-    ToolOutput, ToolRegistration,
+    ClientRequests, CompleteResult, Completion, CompletionRequest, Endpoint, ImageContent,
+    Implementation, InputRequest, InputRequiredResult, InvocationFeatures, OperationResult,
+    ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptRegistration,
+    PromptResult, ProtocolVersion, RequestContext, ResourceContents, ResourceLink, ResourceOutput,
+    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, ResponseStream,
+    TextContent, ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -237,6 +238,95 @@ async fn inventory(
     Ok(totals)
 }
 
+/// Arguments of `catalog.reserve`.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct ReserveArguments {
+    /// The item to reserve.
+    sku: String,
+}
+
+/// The quantity question `catalog.reserve` asks.
+fn quantity_question(name: &str) -> InputRequest {
+    let schema = JsonObject::builder()
+        .insert("type", "object")
+        .insert(
+            "properties",
+            JsonObject::builder()
+                .insert(
+                    "quantity",
+                    JsonObject::builder()
+                        .insert("type", "integer")
+                        .insert("minimum", 1)
+                        .insert("maximum", 10)
+                        .build(),
+                )
+                .build(),
+        )
+        .insert(
+            "required",
+            JsonValue::from(vec![JsonValue::from("quantity")]),
+        )
+        .build();
+    InputRequest::elicitation(format!("How many of {name} shall we reserve?"), schema)
+}
+
+/// The quantity an accepted answer carries.
+fn quantity(answer: &JsonValue) -> Option<u64> {
+    if answer.get("action").and_then(JsonValue::as_str) != Some("accept") {
+        return None;
+    }
+    answer
+        .get("content")?
+        .get("quantity")?
+        .as_number()?
+        .to_u64()
+        .filter(|q| (1..=10).contains(q))
+}
+
+/// Reserves an item after asking the user how many. On 2026-07-28 the question travels in an
+/// `input_required` result and comes back with the retry; on the 2025 revisions it is a request
+/// to the client on the call's own stream.
+async fn reserve(
+    ctx: &RequestContext,
+    arguments: ToolArguments<ReserveArguments>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let Some(item) = ITEMS
+        .iter()
+        .find(|item| item.sku == arguments.converted().sku)
+    else {
+        return Ok(CompleteResult::from_tool_error_text("No item has that SKU.").into());
+    };
+    if !ctx.client_capabilities().elicitation() {
+        return Ok(CompleteResult::from_tool_error_text(
+            "Reserving needs a client that can ask its user (elicitation).",
+        )
+        .into());
+    }
+    let answer = if ctx.protocol_version() == ProtocolVersion::V2026_07_28 {
+        match ctx.input_response("quantity") {
+            Some(answer) => Some(answer.clone()),
+            None => {
+                return Ok(InputRequiredResult::with_input_request(
+                    "quantity",
+                    quantity_question(item.name),
+                )
+                .into());
+            }
+        }
+    } else {
+        match features.find::<ClientRequests>() {
+            Some(client) => client.send(quantity_question(item.name)).await.ok(),
+            None => None,
+        }
+    };
+    Ok(match answer.as_ref().and_then(quantity) {
+        Some(n) => CompleteResult::from_tool_text(format!("Reserved {n} × {}.", item.name)),
+        None => CompleteResult::from_tool_text("Nothing reserved."),
+    }
+    .into())
+}
+
 const OCCASIONS: [&str; 4] = ["breakfast", "afternoon", "evening", "celebration"];
 
 /// The `catalog.pairing` prompt: asks the model to pick a tea for an occasion from the catalog.
@@ -346,6 +436,12 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
         .description("Units in stock for one item in one tenant's warehouse")
         .annotations(ToolAnnotations::new().read_only_hint(true))
         .build()?;
+    let reserve = ToolRegistration::with_name("catalog.reserve", ALL)
+        .argument_type::<ReserveArguments>()
+        .handler(reserve)
+        .title("Reserve an item")
+        .description("Reserves an item after asking the user how many")
+        .build()?;
     let inventory = ToolRegistration::with_name("catalog.inventory", ALL)
         .argument_and_output_types::<InventoryArguments, InventoryTotals>()
         .handler(inventory)
@@ -367,6 +463,7 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     .add_tool(get)
     .add_tool(stock)
     .add_tool(inventory)
+    .add_tool(reserve)
     .add_resource(
         ResourceRegistration::with_uri("catalog://price-list", "Price list", ALL)
             .handler(price_list)

@@ -10,7 +10,9 @@
 //! - `catalog.get`: typed arguments, an advanced result with a resource link and an image;
 //! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header;
 //! - `catalog.inventory`: progress notifications streamed as SSE; on 2025-11-25 it closes its
-//!   connection after the first item and the client resumes the stream with `Last-Event-ID`.
+//!   connection after the first item and the client resumes the stream with `Last-Event-ID`;
+//! - `catalog.reserve`: asks the user how many first: an `input_required` round trip with sealed
+//!   state on 2026-07-28, a request to the client on the call's stream on the 2025 revisions.
 //!
 //! The prompt `catalog.pairing` asks which tea suits an occasion; its `occasion` argument
 //! completes (`completion/complete`). Resources: `catalog://price-list` (CSV) and the template
