@@ -12,12 +12,12 @@ use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
     AudioContent, ClientCapability, ClientRequests, CompleteResult, Completion, CompletionRequest,
     ContentError, EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation,
-    InputRequest, InputRequiredResult, InvocationFeatures, LogLevel, McpService, OperationResult,
-    ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptOutcome,
-    PromptRegistration, PromptResult, ProtocolVersion, RequestContext, RequestLogger,
-    ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
-    ResourceTemplateRegistration, ResponseStream, Server, TextContent, ToolArguments, ToolOutput,
-    ToolRegistration,
+    InMemoryTaskStore, InputRequest, InputRequiredResult, InvocationFeatures, LogLevel, McpService,
+    OperationResult, ProgressReporter, PromptArgument, PromptArguments, PromptMessage,
+    PromptOutcome, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
+    RequestLogger, ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration, ResponseStream, Server, TaskContext, TaskCreation, TaskError,
+    TaskSupport, TextContent, ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -277,9 +277,12 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
+    builder = builder.task_store(InMemoryTaskStore::default());
     Ok(
-        add_client_request_tools(add_input_tools(add_resources(add_prompts(builder)?)?)?)?
-            .build()?,
+        add_task_tools(add_client_request_tools(add_input_tools(add_resources(
+            add_prompts(builder)?,
+        )?)?)?)?
+        .build()?,
     )
 }
 
@@ -913,6 +916,231 @@ fn add_input_tools(
             tool("test_input_required_result_capabilities")
                 .handler(ir_capabilities)
                 .description("Asks only for what the client declared")
+                .build()?,
+        ))
+}
+
+type TaskOutcome = Result<OperationResult, TaskError>;
+
+/// A bounded whole number of seconds from `args[name]` (0 when absent).
+fn seconds(args: &Args, name: &str) -> u64 {
+    args.raw()
+        .get(name)
+        .and_then(JsonValue::as_number)
+        .and_then(|n| n.to_u64())
+        .unwrap_or(0)
+        .min(600)
+}
+
+fn text_arg(args: &Args, name: &str, fallback: &str) -> String {
+    args.raw()
+        .get(name)
+        .and_then(JsonValue::as_str)
+        .unwrap_or(fallback)
+        .to_owned()
+}
+
+async fn greet(_: &RequestContext, args: Args, _: &InvocationFeatures) -> TaskOutcome {
+    let name = text_arg(&args, "name", "World");
+    Ok(CompleteResult::from_tool_text(format!("Hello, {name}!")).into())
+}
+
+/// Sleeps, then reports: as a task when the client takes one (cancellable meanwhile), inline
+/// otherwise.
+async fn slow_compute(
+    _: &RequestContext,
+    args: Args,
+    features: &InvocationFeatures,
+) -> TaskOutcome {
+    let secs = seconds(&args, "seconds");
+    let label = text_arg(&args, "label", "job");
+    let work = move || async move {
+        tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
+        Ok(CompleteResult::from_tool_text(format!(
+            "Computed {label} in {secs}s"
+        )))
+    };
+    match features.find::<TaskCreation>() {
+        Some(tasks) => Ok(tasks.spawn(|_| work()).await?.into()),
+        None => Ok(work().await?.into()),
+    }
+}
+
+async fn failing_job(_: &RequestContext, _: Args, features: &InvocationFeatures) -> TaskOutcome {
+    let tasks = features
+        .require::<TaskCreation>()
+        .map_err(|_| TaskError::internal())?;
+    let created = tasks
+        .spawn(|_| async {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            Ok(CompleteResult::from_tool_error_text("The job failed"))
+        })
+        .await?;
+    Ok(created.into())
+}
+
+async fn protocol_error_job(
+    _: &RequestContext,
+    _: Args,
+    features: &InvocationFeatures,
+) -> TaskOutcome {
+    let tasks = features
+        .require::<TaskCreation>()
+        .map_err(|_| TaskError::internal())?;
+    let created = tasks
+        .spawn(|_| async {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            Err(TaskError::internal())
+        })
+        .await?;
+    Ok(created.into())
+}
+
+fn confirm_schema() -> JsonObject {
+    schema(
+        r#"{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}"#,
+    )
+}
+
+fn confirmed(answer: Option<&JsonValue>) -> bool {
+    answer.is_some_and(|a| {
+        a.get("action").and_then(JsonValue::as_str) == Some("accept")
+            && a.get("content")
+                .and_then(|c| c.get("confirm"))
+                .and_then(JsonValue::as_bool)
+                == Some(true)
+    })
+}
+
+/// Asks the user to confirm as the task runs, then reports what it did.
+async fn confirm_delete(
+    _: &RequestContext,
+    args: Args,
+    features: &InvocationFeatures,
+) -> TaskOutcome {
+    let filename = text_arg(&args, "filename", "file");
+    let tasks = features
+        .require::<TaskCreation>()
+        .map_err(|_| TaskError::internal())?;
+    let created = tasks
+        .spawn(move |task: TaskContext| async move {
+            let ask = InputRequest::elicitation(format!("Delete {filename}?"), confirm_schema());
+            let answers = task.request_input([("confirm_delete", ask)]).await?;
+            Ok(CompleteResult::from_tool_text(
+                if confirmed(answers.get("confirm_delete")) {
+                    format!("Deleted {filename}")
+                } else {
+                    format!("Kept {filename}")
+                },
+            ))
+        })
+        .await?;
+    Ok(created.into())
+}
+
+/// Asks two questions at once; answers may arrive one at a time.
+async fn multi_input(_: &RequestContext, _: Args, features: &InvocationFeatures) -> TaskOutcome {
+    let tasks = features
+        .require::<TaskCreation>()
+        .map_err(|_| TaskError::internal())?;
+    let created = tasks
+        .spawn(|task: TaskContext| async move {
+            let answers = task
+                .request_input([
+                    ("name", ask_name("What is your name?")),
+                    (
+                        "confirm",
+                        InputRequest::elicitation("Proceed?", confirm_schema()),
+                    ),
+                ])
+                .await?;
+            Ok(CompleteResult::from_tool_text(format!(
+                "Received {} answers",
+                answers.len()
+            )))
+        })
+        .await?;
+    Ok(created.into())
+}
+
+/// Gathers a name through an `input_required` round, then continues as a task.
+async fn tool_with_task(
+    ctx: &RequestContext,
+    _: Args,
+    features: &InvocationFeatures,
+) -> TaskOutcome {
+    let Some(name) = accepted(ctx, "user_name", "name") else {
+        return Ok(InputRequiredResult::with_input_request(
+            "user_name",
+            ask_name("What is your name?"),
+        )
+        .into());
+    };
+    let tasks = features
+        .require::<TaskCreation>()
+        .map_err(|_| TaskError::internal())?;
+    let created = tasks
+        .spawn(
+            move |_| async move { Ok(CompleteResult::from_tool_text(format!("Hello, {name}!"))) },
+        )
+        .await?;
+    Ok(created.into())
+}
+
+fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
+    let tool = |name: &str| ToolRegistration::with_name(name, [MODERN]).json_object_arguments();
+    let greet_schema: JsonValue = from_str(
+        r#"{"type":"object","properties":{"name":{"type":"string"}}}"#,
+        &JsonLimits::default(),
+    )?;
+    Ok(builder
+        .add_tool(
+            ToolRegistration::with_name("greet", [MODERN])
+                .input_schema(&greet_schema)?
+                .handler(greet)
+                .description("Greets by name, inline")
+                .build()?,
+        )
+        .add_tool(
+            tool("slow_compute")
+                .handler(slow_compute)
+                .description("Sleeps `seconds`, then reports; a task when the client takes one")
+                .task_support(TaskSupport::Optional)
+                .build()?,
+        )
+        .add_tool(
+            tool("failing_job")
+                .handler(failing_job)
+                .description("A task that ends with a tool error")
+                .task_support(TaskSupport::Required)
+                .build()?,
+        )
+        .add_tool(
+            tool("protocol_error_job")
+                .handler(protocol_error_job)
+                .description("A task that fails with a JSON-RPC error")
+                .task_support(TaskSupport::Required)
+                .build()?,
+        )
+        .add_tool(
+            tool("confirm_delete")
+                .handler(confirm_delete)
+                .description("A task that asks for confirmation")
+                .task_support(TaskSupport::Required)
+                .build()?,
+        )
+        .add_tool(
+            tool("multi_input")
+                .handler(multi_input)
+                .description("A task that asks two questions at once")
+                .task_support(TaskSupport::Required)
+                .build()?,
+        )
+        .add_tool(
+            tool("test_tool_with_task")
+                .handler(tool_with_task)
+                .description("Asks for a name inline, then continues as a task")
+                .task_support(TaskSupport::Required)
                 .build()?,
         ))
 }

@@ -276,6 +276,9 @@ pub(crate) struct EndpointInner {
     pub(crate) logging: bool,
     /// Keep-alives, replay and resumption of event streams.
     pub(crate) streams: StreamConfig,
+    /// The tasks extension (2026-07-28): present when a task store is configured and the
+    /// endpoint serves 2026-07-28.
+    pub(crate) tasks: Option<Arc<crate::task::Tasks>>,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
@@ -326,6 +329,8 @@ impl Endpoint {
             sessions: Some(SessionConfig::default()),
             logging: false,
             streams: StreamConfig::default(),
+            task_store: None,
+            task_config: crate::task::TaskConfig::default(),
         }
     }
 
@@ -480,11 +485,30 @@ pub struct EndpointBuilder {
     sessions: Option<SessionConfig>,
     logging: bool,
     streams: StreamConfig,
+    task_store: Option<Arc<dyn crate::task::TaskStore>>,
+    task_config: crate::task::TaskConfig,
 }
 
 impl EndpointBuilder {
     /// The default `tools/list` page size.
     pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+    /// Enables the tasks extension (`io.modelcontextprotocol/tasks`, on 2026-07-28) with this
+    /// store: `server/discover` advertises it, tools with
+    /// [`TaskSupport`](crate::TaskSupport) may create tasks, and `tasks/get`, `tasks/update`
+    /// and `tasks/cancel` are served. Without a store those methods do not exist here and a
+    /// tool supporting tasks refuses to build ([`BuildErrorKind::TasksNotConfigured`]).
+    pub fn task_store(mut self, store: impl crate::task::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Task lifetimes (default [`TaskConfig::default`](crate::TaskConfig)); out-of-range
+    /// values refuse to build ([`BuildErrorKind::TasksNotConfigured`]).
+    pub fn task_config(mut self, config: crate::task::TaskConfig) -> Self {
+        self.task_config = config;
+        self
+    }
 
     /// Appends a tool (registration order is list order).
     pub fn add_tool(mut self, tool: ToolRegistration) -> Self {
@@ -661,6 +685,11 @@ impl EndpointBuilder {
                     return Err(err(BuildErrorKind::UnknownRateLimiter).tool_name(tool.name()));
                 }
             }
+            if tool.inner.task_support != crate::task::TaskSupport::Forbidden
+                && self.task_store.is_none()
+            {
+                return Err(err(BuildErrorKind::TasksNotConfigured).tool_name(tool.name()));
+            }
             if by_name.insert(tool.inner.name.clone(), i).is_some() {
                 return Err(err(BuildErrorKind::DuplicateToolName).tool_name(tool.name()));
             }
@@ -740,6 +769,19 @@ impl EndpointBuilder {
             .collect::<JsonArray>()
             .into();
 
+        if self.task_store.is_some() && !self.task_config.is_valid() {
+            return Err(err(BuildErrorKind::TasksNotConfigured));
+        }
+        let tasks = match (
+            &self.task_store,
+            self.revisions.contains(ProtocolVersion::V2026_07_28),
+        ) {
+            (Some(store), true) => Some(Arc::new(crate::task::Tasks::new(
+                store.clone(),
+                self.task_config,
+            ))),
+            _ => None,
+        };
         let mut endpoint = EndpointInner {
             path: self.path.clone(),
             revisions: self.revisions,
@@ -765,6 +807,7 @@ impl EndpointBuilder {
             },
             logging: self.logging,
             streams: self.streams,
+            tasks,
             policy: self.policy,
             state_key: self
                 .state_key
@@ -819,6 +862,14 @@ impl EndpointBuilder {
             }
             if any_completion {
                 capabilities.push("completions", JsonObject::new());
+            }
+            if !legacy && endpoint.tasks.is_some() {
+                capabilities.push(
+                    "extensions",
+                    JsonObject::builder()
+                        .insert(crate::task::TASKS_EXTENSION, JsonObject::new())
+                        .build(),
+                );
             }
             if any_prompt {
                 let mut prompts = JsonObject::builder();

@@ -70,6 +70,12 @@ pub enum BuildErrorKind {
     TooManyTemplates,
     /// A tool names a rate limiter its endpoint does not register.
     UnknownRateLimiter,
+    /// A tool that requires tasks selects a 2025 revision (where it could never run), or a
+    /// typed complete tool (which always completes inline) declares task support.
+    InvalidTaskSupport,
+    /// A tool supports tasks but its endpoint has no task store, or the endpoint's task
+    /// lifetimes are out of range.
+    TasksNotConfigured,
 }
 
 impl BuildErrorKind {
@@ -86,6 +92,12 @@ impl BuildErrorKind {
             Self::TooManyTemplates => "more than 256 URI templates on one endpoint",
             Self::UnknownRateLimiter => {
                 "a tool names a rate limiter its endpoint does not register"
+            }
+            Self::InvalidTaskSupport => {
+                "task support needs an advanced handler, and required tasks only 2026-07-28"
+            }
+            Self::TasksNotConfigured => {
+                "a tool supports tasks but the endpoint has no valid task store and lifetimes"
             }
             Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",

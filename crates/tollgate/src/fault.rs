@@ -66,6 +66,9 @@ pub(crate) enum Fault {
     InvalidRequestState,
     /// A pagination cursor this endpoint did not issue.
     InvalidCursor,
+    /// `tasks/*` names no task this caller may see: unknown, expired or another's (the
+    /// reasons are not told apart).
+    TaskNotFound,
     /// A required header is missing, repeated or malformed, or disagrees with the body.
     HeaderMismatch,
     /// The requested protocol revision is not served here (carries data; see `protocol`).
@@ -100,7 +103,8 @@ impl Fault {
             | Self::UnknownPrompt
             | Self::ResourceNotFound
             | Self::InvalidRequestState
-            | Self::InvalidCursor => code::INVALID_PARAMS,
+            | Self::InvalidCursor
+            | Self::TaskNotFound => code::INVALID_PARAMS,
             Self::ResourceNotFound2025 => code::RESOURCE_NOT_FOUND_2025,
             Self::HeaderMismatch => code::HEADER_MISMATCH,
             Self::SessionRequired | Self::SessionNotFound => code::INVALID_REQUEST,
@@ -124,6 +128,7 @@ impl Fault {
             Self::ResourceNotFound | Self::ResourceNotFound2025 => "Resource not found",
             Self::InvalidRequestState => "Invalid request state",
             Self::InvalidCursor => "Invalid cursor",
+            Self::TaskNotFound => "Task not found",
             Self::HeaderMismatch => "Header mismatch",
             Self::UnsupportedVersion => "Unsupported protocol version",
             Self::MissingCapability => "Missing required client capability",
@@ -148,6 +153,7 @@ impl Fault {
             | Self::ResourceNotFound2025
             | Self::InvalidRequestState
             | Self::InvalidCursor
+            | Self::TaskNotFound
             | Self::HeaderMismatch
             | Self::UnsupportedVersion
             | Self::MissingCapability => StatusCode::BAD_REQUEST,
@@ -184,6 +190,7 @@ impl Fault {
             | Self::ResourceNotFound2025
             | Self::InvalidRequestState
             | Self::InvalidCursor
+            | Self::TaskNotFound
             | Self::HeaderMismatch
             | Self::MissingCapability
             | Self::Internal => StatusCode::OK,

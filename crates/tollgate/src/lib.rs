@@ -74,6 +74,7 @@ mod state;
 mod stdio;
 mod stream;
 mod syntax;
+mod task;
 mod tool;
 mod version;
 
@@ -126,6 +127,11 @@ pub use state::{
 };
 pub use stdio::StdioServer;
 pub use stream::{ResponseStream, StreamConfig};
+pub use task::{
+    InMemoryTaskStore, MAX_TASK_ID_BYTES, StoreFuture, TASKS_EXTENSION, TaskConfig, TaskContext,
+    TaskCreated, TaskCreation, TaskError, TaskInputError, TaskRow, TaskStatus, TaskStore,
+    TaskStoreError, TaskStoreErrorKind, TaskSupport,
+};
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,

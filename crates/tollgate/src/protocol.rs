@@ -20,7 +20,8 @@ use tollgate_schema::ValidationErrorKind;
 
 use crate::content::TextContent;
 use crate::context::{
-    ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId, required_capabilities,
+    ClientCapabilities, ClientCapability, ClientInfo, RequestContext, RequestFacts, RequestId,
+    required_capabilities,
 };
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::{Fault, INVALID_ARGUMENTS_TEXT};
@@ -58,6 +59,11 @@ impl Reply {
             session: None,
             extra: None,
         }
+    }
+
+    /// HTTP 200 with a rendered JSON-RPC response.
+    pub(crate) fn ok(body: Vec<u8>) -> Self {
+        Self::json(StatusCode::OK, body)
     }
 
     fn json(status: StatusCode, body: Vec<u8>) -> Self {
@@ -226,6 +232,9 @@ enum Method {
     ResourcesList,
     ResourcesTemplatesList,
     ResourcesRead,
+    TasksGet,
+    TasksUpdate,
+    TasksCancel,
 }
 
 impl Method {
@@ -240,6 +249,9 @@ impl Method {
             "resources/list" => Some(Self::ResourcesList),
             "resources/templates/list" => Some(Self::ResourcesTemplatesList),
             "resources/read" => Some(Self::ResourcesRead),
+            "tasks/get" => Some(Self::TasksGet),
+            "tasks/update" => Some(Self::TasksUpdate),
+            "tasks/cancel" => Some(Self::TasksCancel),
             _ => None,
         }
     }
@@ -430,6 +442,9 @@ pub(crate) async fn modern(
         Method::ResourcesList | Method::ResourcesTemplatesList | Method::ResourcesRead => {
             endpoint.offers_resources(revision)
         }
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            endpoint.inner.tasks.is_some()
+        }
         _ => true,
     };
     if !offered {
@@ -454,6 +469,16 @@ pub(crate) async fn modern(
             one_page(revision, params, id, &endpoint.inner.template_pages)
         }
         Method::ResourcesRead => resources_read(endpoint, params, context).await,
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            let Some(tasks) = endpoint.inner.tasks.as_deref() else {
+                return fault_reply(id, Fault::MethodNotFound, None);
+            };
+            match method {
+                Method::TasksGet => crate::task::get(endpoint, tasks, params, &context).await,
+                Method::TasksUpdate => crate::task::update(endpoint, tasks, params, &context).await,
+                _ => crate::task::cancel(endpoint, tasks, params, &context).await,
+            }
+        }
     }
 }
 
@@ -471,16 +496,15 @@ fn standard_headers<'h>(
     if method_header != message.method.as_str() {
         return Err(());
     }
-    if matches!(
-        method,
-        Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead
-    ) {
-        // `Mcp-Name` mirrors `params.name`, or `params.uri` for a resource read.
-        let source = if method == Method::ResourcesRead {
-            "uri"
-        } else {
-            "name"
-        };
+    let name_source = match method {
+        Method::ToolsCall | Method::PromptsGet => Some("name"),
+        Method::ResourcesRead => Some("uri"),
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
+        _ => None,
+    };
+    if let Some(source) = name_source {
+        // `Mcp-Name` mirrors `params.name`, `params.uri` for a resource read, `params.taskId`
+        // for the tasks methods.
         let body_name = message
             .params
             .as_ref()
@@ -834,7 +858,7 @@ pub(crate) async fn completion_complete(
 
 /// Starts a handler's future and drives it to its end, turning a panic (while starting or while
 /// polling) into `None`.
-async fn guarded<'a, T>(start: impl FnOnce() -> BoxFuture<'a, T>) -> Option<T> {
+pub(crate) async fn guarded<'a, T>(start: impl FnOnce() -> BoxFuture<'a, T>) -> Option<T> {
     match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(future) => CatchUnwind(future).await,
         Err(_) => None,
@@ -913,17 +937,34 @@ pub(crate) async fn tools_call(
     context.operation_name = Some(name.clone());
     // Required client capabilities, all missing ones reported together.
     let caps = &context.client_capabilities;
-    if tool
-        .inner
-        .required_capabilities
-        .iter()
-        .any(|c| !caps.declares(c))
+    // Tasks: offered on 2026-07-28, by an endpoint with a store, to a client declaring the
+    // extension on this call; a tool that requires them refuses a call that cannot have one.
+    let tasks_here = match &endpoint.inner.tasks {
+        Some(tasks)
+            if !is_legacy(revision)
+                && tool.inner.task_support != crate::task::TaskSupport::Forbidden
+                && caps.extension(crate::task::TASKS_EXTENSION) =>
+        {
+            Some(tasks.clone())
+        }
+        _ => None,
+    };
+    let tasks_missing =
+        tool.inner.task_support == crate::task::TaskSupport::Required && tasks_here.is_none();
+    if tasks_missing
+        || tool
+            .inner
+            .required_capabilities
+            .iter()
+            .any(|c| !caps.declares(c))
     {
+        let extension = ClientCapability::Extension(crate::task::TASKS_EXTENSION.into());
         let missing = required_capabilities(
             tool.inner
                 .required_capabilities
                 .iter()
-                .filter(|c| !caps.declares(c)),
+                .filter(|c| !caps.declares(c))
+                .chain(tasks_missing.then_some(&extension)),
         );
         let data = JsonObject::builder()
             .insert("requiredCapabilities", missing)
@@ -1012,6 +1053,17 @@ pub(crate) async fn tools_call(
             ));
         }
     }
+    let mut task_serial = None;
+    if let Some(tasks) = tasks_here {
+        let creation = crate::task::TaskCreation::new(
+            tasks,
+            endpoint.clone(),
+            crate::task::owner_of(endpoint, &context),
+            tool.inner.name.clone(),
+        );
+        task_serial = Some(creation.serial());
+        features = features.with(creation);
+    }
     let invocation = guarded(|| {
         tool.inner
             .invoker
@@ -1033,6 +1085,19 @@ pub(crate) async fn tools_call(
                 name,
                 &arguments,
                 &required,
+            );
+        }
+        Some(Ok(Invocation::Operation(OperationResult::TaskCreated(created)))) => {
+            // Only a task this very call created: a handle kept from another call, or made
+            // where tasks were not offered, is an application contract failure.
+            if task_serial != Some(created.serial) {
+                return fail(revision, id, Fault::Internal, None);
+            }
+            return tree_reply(
+                endpoint,
+                revision,
+                id,
+                crate::task::created_result(&created).to_builder(),
             );
         }
         Some(Err(InvokeFailure::InvalidArguments)) => {
@@ -1292,14 +1357,42 @@ fn write_complete(
     id: &RequestId,
     result: &CompleteResult,
 ) -> Result<(), Overflow> {
-    let legacy = is_legacy(revision);
-    let output = result.tool_output();
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     put(&id.to_json(), out, limits)?;
-    out.extend_from_slice(if legacy {
-        br#","result":{"content":["#
+    out.extend_from_slice(br#","result":"#);
+    write_result_object(out, limits, revision, result)?;
+    out.push(b'}');
+    if out.len() > limits.max_output_bytes() {
+        Err(Overflow)
     } else {
-        br#","result":{"resultType":"complete","content":["#
+        Ok(())
+    }
+}
+
+/// A completed tool result rendered alone (a task's stored result), under `limits`.
+pub(crate) fn render_tool_result(
+    limits: &OutputLimits,
+    revision: ProtocolVersion,
+    result: &CompleteResult,
+) -> Option<Arc<str>> {
+    let mut out = Vec::with_capacity(256);
+    write_result_object(&mut out, limits, revision, result).ok()?;
+    String::from_utf8(out).ok().map(Arc::from)
+}
+
+/// Writes a `CallToolResult` object into `out`.
+fn write_result_object(
+    out: &mut Vec<u8>,
+    limits: &OutputLimits,
+    revision: ProtocolVersion,
+    result: &CompleteResult,
+) -> Result<(), Overflow> {
+    let legacy = is_legacy(revision);
+    let output = result.tool_output();
+    out.extend_from_slice(if legacy {
+        br#"{"content":["#
+    } else {
+        br#"{"resultType":"complete","content":["#
     });
     for (i, block) in output.content().iter().enumerate() {
         if i > 0 {
@@ -1329,7 +1422,7 @@ fn write_complete(
         out.extend_from_slice(br#","_meta":"#);
         put(&JsonValue::Object(meta.clone()), out, limits)?;
     }
-    out.extend_from_slice(b"}}");
+    out.push(b'}');
     if out.len() > limits.max_output_bytes() {
         Err(Overflow)
     } else {

@@ -201,9 +201,9 @@ impl CompleteResultBuilder {
 
 /// What an advanced handler returns: a closed, framework-owned family.
 ///
-/// [`OperationResult::Complete`] or [`OperationResult::InputRequired`] (2026-07-28). Task
-/// results arrive with tasks; until then they cannot be expressed, so no handler can return one
-/// that would be silently ignored.
+/// [`OperationResult::Complete`], [`OperationResult::InputRequired`] (2026-07-28) or
+/// [`OperationResult::TaskCreated`] (a task made through this call's
+/// [`TaskCreation`](crate::TaskCreation); any other fails with the fixed internal error).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum OperationResult {
@@ -213,6 +213,8 @@ pub enum OperationResult {
     /// revisions, which have no multi-round-trip requests, it fails with the fixed internal
     /// error).
     InputRequired(crate::input::InputRequiredResult),
+    /// The operation continues as a task (tools on 2026-07-28 with the tasks extension).
+    TaskCreated(crate::task::TaskCreated),
 }
 
 impl From<CompleteResult> for OperationResult {

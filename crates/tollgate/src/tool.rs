@@ -324,6 +324,8 @@ pub(crate) struct ToolInner {
     pub(crate) required_capabilities: Vec<ClientCapability>,
     /// The endpoint rate limiter this tool's calls are charged to, by name.
     pub(crate) rate_limiter: Option<Arc<str>>,
+    /// Whether the handler may (or must) answer with a task.
+    pub(crate) task_support: crate::task::TaskSupport,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -600,6 +602,7 @@ pub struct ToolBuilder {
     text_mirror: bool,
     required_capabilities: Vec<ClientCapability>,
     rate_limiter: Option<Arc<str>>,
+    task_support: crate::task::TaskSupport,
 }
 
 impl ToolBuilder {
@@ -623,6 +626,7 @@ impl ToolBuilder {
             text_mirror: true,
             required_capabilities: Vec::new(),
             rate_limiter: None,
+            task_support: crate::task::TaskSupport::Forbidden,
         }
     }
 
@@ -687,6 +691,18 @@ impl ToolBuilder {
         self
     }
 
+    /// Whether the handler may answer with a task (the tasks extension, 2026-07-28). With
+    /// [`TaskSupport::Optional`](crate::TaskSupport::Optional) the handler finds a
+    /// [`TaskCreation`](crate::TaskCreation) among its features when the client declared the
+    /// extension; with [`TaskSupport::Required`](crate::TaskSupport::Required) a call from a
+    /// client that did not is refused (HTTP 400 / -32021) before the handler. Only advanced
+    /// handlers can return a task, and a required-task tool may select only 2026-07-28
+    /// ([`BuildErrorKind::InvalidTaskSupport`]); its endpoint needs a task store.
+    pub fn task_support(mut self, support: crate::task::TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// Finishes the registration.
     ///
     /// # Errors
@@ -727,6 +743,12 @@ impl ToolBuilder {
                 .tool_name(&self.name)
                 .with_revisions(self.revisions));
         }
+        if self.task_support != crate::task::TaskSupport::Forbidden
+            && (self.output.is_some()
+                || (self.task_support == crate::task::TaskSupport::Required && legacy))
+        {
+            return fail(BuildErrorKind::InvalidTaskSupport);
+        }
         let meta = match self.meta {
             Some(Ok(m)) => Some(m),
             Some(Err(_)) => {
@@ -750,6 +772,7 @@ impl ToolBuilder {
                 text_mirror: self.text_mirror,
                 required_capabilities: self.required_capabilities,
                 rate_limiter: self.rate_limiter,
+                task_support: self.task_support,
                 invoker: self.invoker,
             }),
         })
