@@ -128,7 +128,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(60);
     let server = Server::bind(
         "127.0.0.1:0".parse()?,
-        McpService::new(endpoint::endpoint()?),
+        McpService::new(endpoint::endpoint(tollgate::InMemoryTaskStore::default())?),
     )
     .await?;
     let addr = server.local_addr()?;

@@ -24,7 +24,7 @@ await client.connect(new StreamableHTTPClientTransport(url));
 assert.equal(client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? "2026-07-28", "2026-07-28");
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve"]);
+assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock"]);
 const stock = tools.find((t) => t.name === "catalog.stock");
 assert.equal(stock.inputSchema.properties.tenant["x-mcp-header"], "Tenant");
 
@@ -59,6 +59,12 @@ assert.deepEqual(seen, [1, 2, 3, 4]);
 const reserved = await client.callTool({ name: "catalog.reserve", arguments: { sku: "POT-001" } });
 assert.equal(reserved.content[0].text, "Reserved 3 × Cast iron teapot.");
 assert.deepEqual(asked, ["How many of Cast iron teapot shall we reserve?"]);
+
+// catalog.restock continues as a task only for clients declaring the tasks extension; this
+// SDK does not, so the order completes inline.
+const restocked = await client.callTool({ name: "catalog.restock", arguments: { sku: "MUG-001", quantity: 2 } });
+assert.equal(restocked.content[0].text, "Ordered 2 × Stoneware mug.");
+assert.deepEqual(restocked.structuredContent, { sku: "MUG-001", ordered: 2, costCents: 1500 });
 
 // The prompt, its argument completion, and its rendering.
 const { prompts } = await client.listPrompts();
@@ -95,7 +101,7 @@ assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-2
 assert.ok(transport.sessionId, "the server issued a session");
 const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 // catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
-assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve"]);
+assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock"]);
 // A server-to-client elicitation on the call's SSE stream, answered by the client's POST.
 const legacyReserved = await legacy.callTool({ name: "catalog.reserve", arguments: { sku: "MUG-001" } });
 assert.equal(legacyReserved.content[0].text, "Reserved 3 × Stoneware mug.");
@@ -133,7 +139,7 @@ if (process.argv[3]) {
   );
   await stdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
   const names = (await stdio.listTools()).tools.map((t) => t.name);
-  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve"]);
+  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock"]);
   const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
   assert.equal(found.structuredContent.inStock, 25);
   await stdio.close();

@@ -23,7 +23,7 @@ async def main(url: str) -> None:
             init = await session.initialize()
             assert init.protocol_version in ("2025-11-25", "2025-06-18"), init.protocol_version
             names = [t.name for t in (await session.list_tools()).tools]
-            assert names == ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve"], names
+            assert names == ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock"], names
             result = await session.call_tool("catalog.search", {"query": "tea"})
             assert not result.is_error
             assert [i["sku"] for i in result.structured_content["items"]] == ["TEA-001", "POT-001"]
@@ -53,6 +53,9 @@ async def main(url: str) -> None:
             reserved = await session.call_tool("catalog.reserve", {"sku": "TEA-002"})
             assert reserved.content[0].text == "Reserved 2 × Darjeeling first flush.", reserved
             assert asked == ["How many of Darjeeling first flush shall we reserve?"], asked
+            # No tasks on 2025-11-25 here: catalog.restock completes inline.
+            restocked = await session.call_tool("catalog.restock", {"sku": "TEA-001", "quantity": 1})
+            assert restocked.structured_content == {"sku": "TEA-001", "ordered": 1, "costCents": 539}, restocked
             print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
 
 

@@ -1,10 +1,11 @@
-//! The catalog demo's endpoint: a small tea-shop catalog with four tools, one per registration
-//! shape plus a long-running one that streams progress and one that asks the user first, a
-//! prompt whose argument completes, a
-//! price list and one resource per item (the links `catalog.get` returns).
-//! Shared by `examples/catalog` and `tollgate serve-demo`.
+//! The catalog demo's endpoint: a small tea-shop catalog with six tools (one per registration
+//! shape, a long-running one that streams progress, one that asks the user first, and one that
+//! continues as a durable task), a prompt whose argument completes, a price list and one
+//! resource per item (the links `catalog.get` returns). Shared by `examples/catalog` and
+//! `tollgate serve-demo`.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tollgate::json::{JsonObject, JsonValue};
@@ -14,7 +15,8 @@ use tollgate::{
     ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptRegistration,
     PromptResult, ProtocolVersion, RequestContext, ResourceContents, ResourceLink, ResourceOutput,
     ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, ResponseStream,
-    TextContent, ToolAnnotations, ToolArguments, ToolOutput, ToolRegistration,
+    TaskContext, TaskCreation, TaskError, TaskStore, TaskSupport, TextContent, ToolAnnotations,
+    ToolArguments, ToolOutput, ToolRegistration,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -327,6 +329,116 @@ async fn reserve(
     .into())
 }
 
+/// Arguments of `catalog.restock`.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct RestockArguments {
+    /// The item to order more of.
+    sku: String,
+    /// Units to order, 1 to 100.
+    quantity: u32,
+}
+
+fn approval_question(quantity: u32, name: &str, cents: u64) -> InputRequest {
+    let schema = JsonObject::builder()
+        .insert("type", "object")
+        .insert(
+            "properties",
+            JsonObject::builder()
+                .insert(
+                    "approve",
+                    JsonObject::builder().insert("type", "boolean").build(),
+                )
+                .build(),
+        )
+        .insert(
+            "required",
+            JsonValue::from(vec![JsonValue::from("approve")]),
+        )
+        .build();
+    InputRequest::elicitation(
+        format!(
+            "Approve a purchase order of {quantity} × {name} for ${}.{:02}?",
+            cents / 100,
+            cents % 100
+        ),
+        schema,
+    )
+}
+
+fn approved(answer: Option<&JsonValue>) -> bool {
+    answer.is_some_and(|a| {
+        a.get("action").and_then(JsonValue::as_str) == Some("accept")
+            && a.get("content")
+                .and_then(|c| c.get("approve"))
+                .and_then(JsonValue::as_bool)
+                == Some(true)
+    })
+}
+
+/// The order's outcome, as text and structured content.
+fn ordered(sku: &str, name: &str, quantity: u32, cents: u64) -> CompleteResult {
+    CompleteResult::with_tool_output(
+        ToolOutput::builder()
+            .add_content(TextContent::new(format!("Ordered {quantity} × {name}.")))
+            .structured_content(
+                JsonObject::builder()
+                    .insert("sku", sku)
+                    .insert("ordered", u64::from(quantity))
+                    .insert("costCents", cents)
+                    .build(),
+            )
+            .build(),
+    )
+    .build()
+}
+
+/// Orders stock from the supplier. With a client that takes tasks (2026-07-28 and the tasks
+/// extension), the order continues as a durable task: it asks the supplier for a quote, asks
+/// the user to approve the purchase order (when the client can ask), then waits for delivery;
+/// the client polls `tasks/get`. Other clients wait for a short inline order.
+async fn restock(
+    ctx: &RequestContext,
+    arguments: ToolArguments<RestockArguments>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, TaskError> {
+    let RestockArguments { sku, quantity } = arguments.into_converted();
+    let Some(item) = ITEMS.iter().find(|item| item.sku == sku) else {
+        return Ok(CompleteResult::from_tool_error_text("No item has that SKU.").into());
+    };
+    if !(1..=100).contains(&quantity) {
+        return Ok(CompleteResult::from_tool_error_text("Order 1 to 100 units.").into());
+    }
+    // The wholesale price: 60% of retail.
+    let cents = u64::from(quantity) * u64::from(item.price_cents) * 6 / 10;
+    let (sku, name) = (item.sku, item.name);
+    let Some(tasks) = features.find::<TaskCreation>() else {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        return Ok(ordered(sku, name, quantity, cents).into());
+    };
+    let can_ask = ctx.client_capabilities().elicitation();
+    let created = tasks
+        .spawn(move |task: TaskContext| async move {
+            task.set_status_message("Asking the supplier for a quote")
+                .await?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if can_ask {
+                task.set_status_message("Waiting for approval").await?;
+                let question = approval_question(quantity, name, cents);
+                let answers = task.request_input([("approve", question)]).await?;
+                if !approved(answers.get("approve")) {
+                    return Ok(CompleteResult::from_tool_text(
+                        "Purchase order declined; nothing ordered.",
+                    ));
+                }
+            }
+            task.set_status_message("Awaiting delivery").await?;
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            Ok(ordered(sku, name, quantity, cents))
+        })
+        .await?;
+    Ok(created.into())
+}
+
 const OCCASIONS: [&str; 4] = ["breakfast", "afternoon", "evening", "celebration"];
 
 /// The `catalog.pairing` prompt: asks the model to pick a tea for an occasion from the catalog.
@@ -408,7 +520,20 @@ async fn price_list(
 }
 
 /// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
-pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
+/// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
+/// directory.
+#[allow(
+    dead_code,
+    reason = "the soak example shares this file and keeps its tasks in memory"
+)]
+pub(crate) fn task_database() -> std::path::PathBuf {
+    std::env::var_os("TOLLGATE_CATALOG_TASKS").map_or_else(
+        || std::env::temp_dir().join("tollgate-catalog-tasks.sqlite3"),
+        std::path::PathBuf::from,
+    )
+}
+
+pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::error::Error>> {
     let search = ToolRegistration::with_name("catalog.search", ALL)
         .argument_and_output_types::<SearchArguments, SearchResult>()
         .handler(search)
@@ -442,6 +567,16 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
         .title("Reserve an item")
         .description("Reserves an item after asking the user how many")
         .build()?;
+    let restock = ToolRegistration::with_name("catalog.restock", ALL)
+        .argument_type::<RestockArguments>()
+        .handler(restock)
+        .title("Restock an item")
+        .description(
+            "Orders units from the supplier; a durable task (with the user's approval) for \
+             clients that take tasks",
+        )
+        .task_support(TaskSupport::Optional)
+        .build()?;
     let inventory = ToolRegistration::with_name("catalog.inventory", ALL)
         .argument_and_output_types::<InventoryArguments, InventoryTotals>()
         .handler(inventory)
@@ -464,6 +599,8 @@ pub(crate) fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
     .add_tool(stock)
     .add_tool(inventory)
     .add_tool(reserve)
+    .add_tool(restock)
+    .task_store(tasks)
     .add_resource(
         ResourceRegistration::with_uri("catalog://price-list", "Price list", ALL)
             .handler(price_list)

@@ -12,7 +12,11 @@
 //! - `catalog.inventory`: progress notifications streamed as SSE; on 2025-11-25 it closes its
 //!   connection after the first item and the client resumes the stream with `Last-Event-ID`;
 //! - `catalog.reserve`: asks the user how many first: an `input_required` round trip with sealed
-//!   state on 2026-07-28, a request to the client on the call's stream on the 2025 revisions.
+//!   state on 2026-07-28, a request to the client on the call's stream on the 2025 revisions;
+//! - `catalog.restock`: orders stock; for a client that takes tasks (2026-07-28 with the tasks
+//!   extension) it continues as a durable task kept in an embedded SQLite database
+//!   (`TOLLGATE_CATALOG_TASKS`, default a file in the temporary directory), asking the user
+//!   to approve the purchase order through `tasks/get` and `tasks/update`.
 //!
 //! The prompt `catalog.pairing` asks which tea suits an occasion; its `occasion` argument
 //! completes (`completion/complete`). Resources: `catalog://price-list` (CSV) and the template
@@ -20,10 +24,10 @@
 
 use std::net::SocketAddr;
 
-use tollgate::{McpService, Server, StdioServer};
+use tollgate::{McpService, Server, SqliteTaskStore, StdioServer};
 
 mod endpoint;
-use endpoint::endpoint;
+use endpoint::{endpoint, task_database};
 
 /// Where to serve: HTTP on an address, or stdio.
 enum Listen {
@@ -43,15 +47,16 @@ fn listen() -> Result<Listen, Box<dyn std::error::Error>> {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let tasks = SqliteTaskStore::open(task_database()).await?;
     let addr = match listen()? {
         Listen::Stdio => {
             // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
             eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
-            return Ok(StdioServer::new(endpoint()?).serve_stdio().await?);
+            return Ok(StdioServer::new(endpoint(tasks)?).serve_stdio().await?);
         }
         Listen::Http(addr) => addr,
     };
-    let server = Server::bind(addr, McpService::new(endpoint()?)).await?;
+    let server = Server::bind(addr, McpService::new(endpoint(tasks)?)).await?;
     println!(
         "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
         server.local_addr()?

@@ -298,7 +298,8 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             true
         }
         Command::ServeDemo { addr, stdio } => {
-            let endpoint = demo::endpoint()?;
+            let tasks = tollgate::SqliteTaskStore::open(demo::task_database()).await?;
+            let endpoint = demo::endpoint(tasks)?;
             if stdio {
                 tollgate::StdioServer::new(endpoint).serve_stdio().await?;
             } else {

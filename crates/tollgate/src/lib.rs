@@ -75,6 +75,8 @@ mod stdio;
 mod stream;
 mod syntax;
 mod task;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod task_sql;
 mod tool;
 mod version;
 
@@ -132,6 +134,12 @@ pub use task::{
     TaskCreated, TaskCreation, TaskError, TaskInputError, TaskRow, TaskStatus, TaskStore,
     TaskStoreError, TaskStoreErrorKind, TaskSupport,
 };
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use task_sql::DEFAULT_SQL_TASK_CAPACITY;
+#[cfg(feature = "postgres")]
+pub use task_sql::PostgresTaskStore;
+#[cfg(feature = "sqlite")]
+pub use task_sql::SqliteTaskStore;
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,
@@ -144,6 +152,8 @@ pub use tollgate_macros::{tool, tools};
 /// Re-exports the code `#[tool]` generates refers to; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "postgres")]
+    pub use crate::task_sql::check_store_contract;
     pub use schemars;
     pub use serde;
 

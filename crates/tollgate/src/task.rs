@@ -435,6 +435,9 @@ pub(crate) struct TaskRecord {
     pub(crate) updated_ms: u64,
     pub(crate) ttl_ms: u64,
     pub(crate) poll_ms: u64,
+    /// Until when the worker running it is known alive (renewed every poll interval): a task
+    /// not yet terminal whose lease ran out lost its worker and is failed when next read.
+    pub(crate) lease_ms: u64,
     /// Outstanding input requests, key → `{method, params}`.
     pub(crate) requests: JsonObject,
     /// Every key ever asked (keys are unique over a task's lifetime).
@@ -479,6 +482,7 @@ impl TaskRecord {
             .insert("updated", self.updated_ms)
             .insert("ttl", self.ttl_ms)
             .insert("poll", self.poll_ms)
+            .insert("lease", self.lease_ms)
             .insert("requests", self.requests.clone())
             .insert("asked", JsonValue::from(self.asked.clone()))
             .insert("responses", self.responses.clone());
@@ -519,6 +523,7 @@ impl TaskRecord {
             updated_ms: num("updated")?,
             ttl_ms: num("ttl")?,
             poll_ms: num("poll")?,
+            lease_ms: num("lease")?,
             requests: o.get("requests")?.as_object()?.clone(),
             asked: o.get("asked")?.as_array()?.iter().cloned().collect(),
             responses: o.get("responses")?.as_object()?.clone(),
@@ -667,7 +672,43 @@ enum Lookup {
     StoreFailed,
 }
 
+/// How long a worker's lease lasts: three poll intervals, at least ten seconds.
+fn lease_span(config: &TaskConfig) -> u64 {
+    u64::try_from(config.poll_interval.as_millis())
+        .unwrap_or(u64::MAX / 4)
+        .saturating_mul(3)
+        .max(10_000)
+}
+
 impl Tasks {
+    /// A task read by a client: one whose worker's lease ran out before it finished (the
+    /// process ended, or lost the store) is failed with the fixed internal error first, so
+    /// pollers never wait on work that no longer runs.
+    async fn lookup_for_client(&self, id: &str, owner: &str) -> Lookup {
+        match self.lookup(id, Some(owner)).await {
+            Lookup::Found(r) if !r.status.is_terminal() && r.lease_ms < now_ms() => {
+                let failed = self
+                    .update(id, |r| {
+                        if r.status.is_terminal() || r.lease_ms >= now_ms() {
+                            return false;
+                        }
+                        r.status = TaskStatus::Failed;
+                        r.requests = JsonObject::new();
+                        r.responses = JsonObject::new();
+                        r.error = TaskError::internal().render();
+                        true
+                    })
+                    .await;
+                match failed {
+                    Ok(Some(r)) => Lookup::Found(r),
+                    Ok(None) => Lookup::Absent,
+                    Err(_) => Lookup::StoreFailed,
+                }
+            }
+            other => other,
+        }
+    }
+
     pub(crate) fn new(store: Arc<dyn TaskStore>, config: TaskConfig) -> Self {
         Self {
             store,
@@ -718,7 +759,15 @@ impl Tasks {
                 return Ok(Some(record));
             }
             next.version = record.version.wrapping_add(1);
-            next.updated_ms = now_ms().max(record.updated_ms);
+            let visible = {
+                let mut seen = next.clone();
+                seen.lease_ms = record.lease_ms;
+                seen.version = record.version;
+                seen != record
+            };
+            if visible {
+                next.updated_ms = now_ms().max(record.updated_ms);
+            }
             let row = next
                 .to_row()
                 .ok_or(TaskStoreError::new(TaskStoreErrorKind::Backend))?;
@@ -870,6 +919,7 @@ impl TaskCreation {
             updated_ms: now,
             ttl_ms: u64::try_from(tasks.config.ttl.as_millis()).unwrap_or(u64::MAX),
             poll_ms: u64::try_from(tasks.config.poll_interval.as_millis()).unwrap_or(1000),
+            lease_ms: now.saturating_add(lease_span(&tasks.config)),
             requests: JsonObject::new(),
             asked: Vec::new(),
             responses: JsonObject::new(),
@@ -926,9 +976,20 @@ async fn run(
         async move {
             loop {
                 tokio::time::sleep(tasks.config.poll_interval).await;
-                match tasks.lookup(&id, None).await {
-                    Lookup::Found(r) if !r.status.is_terminal() => {}
-                    Lookup::StoreFailed => {}
+                // Renew the lease; stop when the task ended elsewhere (cancelled, expired).
+                let span = lease_span(&tasks.config);
+                let renewed = tasks
+                    .update(&id, |r| {
+                        if r.status.is_terminal() {
+                            return false;
+                        }
+                        r.lease_ms = now_ms().saturating_add(span);
+                        true
+                    })
+                    .await;
+                match renewed {
+                    Ok(Some(r)) if !r.status.is_terminal() => {}
+                    Err(_) => {}
                     _ => return,
                 }
             }
@@ -959,6 +1020,8 @@ async fn run(
                 }
                 r.requests = JsonObject::new();
                 r.responses = JsonObject::new();
+                // A progress message does not describe the end.
+                r.message = None;
                 if let Some(text) = &result {
                     r.status = TaskStatus::Completed;
                     r.result = Some(text.clone());
@@ -1220,7 +1283,7 @@ pub(crate) async fn get(
         return no_task(context);
     };
     let owner = owner_of(endpoint, context);
-    let record = match tasks.lookup(id, Some(&owner)).await {
+    let record = match tasks.lookup_for_client(id, &owner).await {
         Lookup::Found(r) => r,
         Lookup::Absent => return no_task(context),
         Lookup::StoreFailed => return internal(context),
@@ -1325,7 +1388,7 @@ pub(crate) async fn update(
         );
     };
     let owner = owner_of(endpoint, context);
-    match tasks.lookup(id, Some(&owner)).await {
+    match tasks.lookup_for_client(id, &owner).await {
         Lookup::Found(_) => {}
         Lookup::Absent => return no_task(context),
         Lookup::StoreFailed => return internal(context),
@@ -1383,7 +1446,7 @@ pub(crate) async fn cancel(
         return no_task(context);
     };
     let owner = owner_of(endpoint, context);
-    match tasks.lookup(id, Some(&owner)).await {
+    match tasks.lookup_for_client(id, &owner).await {
         Lookup::Found(_) => {}
         Lookup::Absent => return no_task(context),
         Lookup::StoreFailed => return internal(context),
@@ -1394,6 +1457,7 @@ pub(crate) async fn cancel(
                 return false;
             }
             r.status = TaskStatus::Cancelled;
+            r.message = None;
             r.requests = JsonObject::new();
             r.responses = JsonObject::new();
             true
@@ -1424,6 +1488,7 @@ mod tests {
             updated_ms: 1_700_000_001_000,
             ttl_ms: 60_000,
             poll_ms: 1000,
+            lease_ms: 1_700_000_011_000,
             requests: JsonObject::builder()
                 .insert(
                     "k",
@@ -1488,6 +1553,51 @@ mod tests {
         assert!(TaskError::application(-32768, "x").is_none());
         assert!(TaskError::application(-31999, "x").is_some());
         assert!(TaskError::application(1, "x".repeat(1025)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_task_whose_worker_is_gone_fails_when_read() {
+        let store = Arc::new(InMemoryTaskStore::default());
+        let tasks = Tasks::new(store.clone(), TaskConfig::default());
+        let now = now_ms();
+        let mut r = record();
+        r.status = TaskStatus::Working;
+        r.requests = JsonObject::new();
+        r.result = None;
+        r.created_ms = now;
+        r.updated_ms = now;
+        r.lease_ms = now + 60_000;
+        let mut orphan = r.clone();
+        orphan.id = "orphan".into();
+        orphan.lease_ms = now - 1;
+        store
+            .insert(r.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        store
+            .insert(orphan.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        let owner = r.owner.clone();
+        match tasks.lookup_for_client("abc", &owner).await {
+            Lookup::Found(live) => assert_eq!(live.status, TaskStatus::Working),
+            _ => unreachable!("the live task is found"),
+        }
+        match tasks.lookup_for_client("orphan", &owner).await {
+            Lookup::Found(dead) => {
+                assert_eq!(dead.status, TaskStatus::Failed);
+                assert_eq!(
+                    dead.error.as_deref(),
+                    Some(r#"{"code":-32603,"message":"Internal error"}"#)
+                );
+            }
+            _ => unreachable!("the orphan is found, failed"),
+        }
+        // Another owner sees neither.
+        assert!(matches!(
+            tasks.lookup_for_client("abc", "/mcp\np\nmallory").await,
+            Lookup::Absent
+        ));
     }
 
     #[tokio::test]

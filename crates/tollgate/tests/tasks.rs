@@ -314,7 +314,7 @@ async fn a_task_is_created_polled_and_completed() {
             .is_some()
     );
 
-    let r = call(addr, "sleepy", r#"{"ms":300,"label":"lifecycle"}"#, EXT).await;
+    let r = call(addr, "sleepy", r#"{"ms":600,"label":"lifecycle"}"#, EXT).await;
     let created = r.result();
     let id = created
         .get("taskId")
@@ -363,15 +363,24 @@ async fn a_task_is_created_polled_and_completed() {
     );
     assert!(working.result().get("result").is_none());
 
+    // The work's status message shows while it runs, and is cleared when it ends.
+    let mut message = None;
+    for _ in 0..40 {
+        let r = task(addr, "tasks/get", &id, "", "alice").await;
+        if let Some(m) = r.result().get("statusMessage").and_then(JsonValue::as_str) {
+            message = Some(m.to_owned());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(message.as_deref(), Some("sleeping"));
+
     let done = until(addr, &id, "completed").await;
     let result = done.result();
-    assert_eq!(
-        result.get("statusMessage").and_then(JsonValue::as_str),
-        Some("sleeping")
-    );
+    assert!(result.get("statusMessage").is_none());
     assert_eq!(
         support::first_text(result.get("result").unwrap()),
-        "slept 300"
+        "slept 600"
     );
     assert!(result.get("error").is_none());
     assert!(finished("lifecycle"));
@@ -754,4 +763,36 @@ async fn without_a_store_the_methods_do_not_exist() {
     );
     let r = task(addr, "tasks/get", "abc", "", "alice").await;
     assert_eq!((r.status, r.code()), (404, -32601));
+}
+
+/// The whole flow once more with the embedded SQLite store behind two instances.
+#[cfg(feature = "sqlite")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sqlite_store_serves_the_same_flow() {
+    let dir = std::env::temp_dir().join(format!("tollgate-tasks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tasks.sqlite3");
+    let _ = std::fs::remove_file(&path);
+    let config = TaskConfig::default().poll_interval(Duration::from_millis(100));
+    let store = Arc::new(tollgate::SqliteTaskStore::open(&path).await.unwrap());
+    let a = start(McpService::new(endpoint(store.clone(), config))).await;
+    let b = start(McpService::new(endpoint(store, config))).await;
+    let id = create(a, "asks", "{}").await;
+    until(b, &id, "input_required").await;
+    task(
+        b,
+        "tasks/update",
+        &id,
+        r#","inputResponses":{"a":{"action":"accept","content":{"ok":true}},"b":{"roots":[]}}"#,
+        "alice",
+    )
+    .await;
+    let done = until(a, &id, "completed").await;
+    assert_eq!(
+        support::first_text(done.result().get("result").unwrap()),
+        "a=accept b=true"
+    );
+    let r = task(b, "tasks/get", &id, "", "mallory").await;
+    assert_eq!(r.code(), -32602);
+    let _ = std::fs::remove_dir_all(&dir);
 }
