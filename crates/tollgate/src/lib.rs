@@ -50,6 +50,11 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
+/// The tasks guide's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/tasks.md")]
+struct TasksGuideExamples;
+
 mod client_request;
 mod content;
 mod context;
