@@ -23,6 +23,15 @@ async fn echo(_: &RequestContext, a: ToolArguments<JsonObject>, _: &InvocationFe
     Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into())
 }
 
+/// A task when the client takes one (finishing at once), inline otherwise.
+async fn job(_: &RequestContext, a: ToolArguments<JsonObject>, f: &InvocationFeatures) -> Result<OperationResult, tollgate::TaskError> {
+    let Some(tasks) = f.find::<tollgate::TaskCreation>() else {
+        return Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into());
+    };
+    let raw = a.raw().clone();
+    Ok(tasks.spawn(move |_| async move { Ok(CompleteResult::from_tool_structured_content(raw)) }).await?.into())
+}
+
 async fn prompt(_: &RequestContext, a: PromptArguments, _: &InvocationFeatures) -> Result<PromptResult, Infallible> {
     Ok(PromptResult::with_message(PromptMessage::user(TextContent::new(a.get("a").unwrap_or_default()))))
 }
@@ -43,7 +52,12 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
         let limits = JsonLimits::default();
         let typed = from_str(r#"{"type":"object","properties":{"n":{"type":"integer","minimum":0},"s":{"type":"string"}},"required":["n"],"additionalProperties":false}"#, &limits).unwrap_or(JsonValue::Null);
         let mirrored = from_str(r#"{"type":"object","properties":{"t":{"type":"string","x-mcp-header":"T"},"c":{"type":"integer","x-mcp-header":"C"},"b":{"type":"boolean","x-mcp-header":"B"}}}"#, &limits).unwrap_or(JsonValue::Null);
-        let mut endpoint = Endpoint::with_path("/mcp", all, Implementation::new("fuzz", "1")).tools_page_size(1);
+        let mut endpoint = Endpoint::with_path("/mcp", all, Implementation::new("fuzz", "1"))
+            .tools_page_size(1)
+            .task_store(tollgate::InMemoryTaskStore::with_capacity(64));
+        if let Ok(t) = ToolRegistration::with_name("job", all).json_object_arguments().handler(job).task_support(tollgate::TaskSupport::Optional).build() {
+            endpoint = endpoint.add_tool(t);
+        }
         if let Ok(t) = ToolRegistration::with_name("echo", all).json_object_arguments().handler(echo).build() {
             endpoint = endpoint.add_tool(t);
         }
@@ -64,7 +78,7 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
             endpoint = endpoint.add_resource_template(r);
         }
         let endpoint = endpoint.build().unwrap_or_else(|e| panic!("fixture endpoint: {e}"));
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap_or_else(|e| panic!("{e}"));
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap_or_else(|e| panic!("{e}"));
         (McpService::new(endpoint), runtime)
     })
 }

@@ -1,5 +1,6 @@
 //! No echo: for random markers placed in every request position a client controls (argument
-//! values and names, tool names, methods, cursors, `_meta`, header values, session ids), no
+//! values and names, tool names, methods, cursors, `_meta`, header values, session ids,
+//! task ids and task answers), no
 //! error answer, on any revision, contains the marker. The request id is echoed by design and
 //! `requested` in the unsupported-version error is required by the 2026-07-28 schema (bounded
 //! to short tokens), so neither carries a marker here.
@@ -79,6 +80,7 @@ fn service() -> McpService {
     )
     .unwrap();
     let endpoint = Endpoint::with_path("/mcp", all, Implementation::new("no-echo", "1"))
+        .task_store(tollgate::InMemoryTaskStore::default())
         .add_tool(
             ToolRegistration::with_name("strict", all)
                 .input_schema(&strict)
@@ -163,7 +165,49 @@ fn probes(m: &str) -> Vec<(Vec<(String, String)>, String)> {
             r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
         )
     };
+    let tasks = |method: &str, params: &str, extension: bool| {
+        let caps = if extension {
+            r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#
+        } else {
+            "{}"
+        };
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{caps}}}}}}}"#
+        )
+    };
     vec![
+        (
+            modern("tasks/get", Some(m)),
+            tasks("tasks/get", &format!(r#""taskId":"{m}""#), true),
+        ),
+        (
+            modern("tasks/get", Some(m)),
+            tasks("tasks/get", &format!(r#""taskId":"{m}""#), false),
+        ),
+        (
+            modern("tasks/cancel", Some(m)),
+            tasks("tasks/cancel", &format!(r#""taskId":"{m}""#), true),
+        ),
+        (
+            modern("tasks/update", Some(m)),
+            tasks(
+                "tasks/update",
+                &format!(r#""taskId":"{m}","inputResponses":{{"{m}":{{"action":"{m}"}}}}"#),
+                true,
+            ),
+        ),
+        (
+            modern("tasks/update", Some("t")),
+            tasks(
+                "tasks/update",
+                &format!(r#""taskId":"t","inputResponses":"{m}""#),
+                true,
+            ),
+        ),
+        (
+            modern("tasks/get", Some("other")),
+            tasks("tasks/get", &format!(r#""taskId":"{m}""#), true),
+        ),
         (
             modern("resources/read", Some(&format!("test://{m}"))),
             read(&format!("test://{m}")),

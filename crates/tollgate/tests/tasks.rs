@@ -141,6 +141,50 @@ async fn asks(_: &RequestContext, _: Args, features: &InvocationFeatures) -> Out
         .into())
 }
 
+/// Checks the work-side limits at and past each bound, then parks with 32 requests (the most)
+/// outstanding until cancelled.
+async fn limits(_: &RequestContext, _: Args, features: &InvocationFeatures) -> Outcome {
+    Ok(creation(features)?
+        .spawn(|task: TaskContext| async move {
+            let mut report = Vec::new();
+            report.push(task.set_status_message(&"m".repeat(1024)).await.is_ok());
+            report.push(task.set_status_message(&"m".repeat(1025)).await.is_err());
+            let many = |n: usize| (0..n).map(|i| (format!("k{i}"), InputRequest::list_roots()));
+            report.push(task.request_input(many(33)).await.is_err());
+            report.push(
+                task.request_input([("k".repeat(257), InputRequest::list_roots())])
+                    .await
+                    .is_err(),
+            );
+            report.push(
+                task.request_input([("", InputRequest::list_roots())])
+                    .await
+                    .is_err(),
+            );
+            report.push(
+                task.request_input([
+                    ("d", InputRequest::list_roots()),
+                    ("d", InputRequest::list_roots()),
+                ])
+                .await
+                .is_err(),
+            );
+            let all_refused_correctly = report.iter().all(|ok| *ok);
+            task.set_status_message(if all_refused_correctly {
+                "limits ok"
+            } else {
+                "limits broken"
+            })
+            .await?;
+            let mut at_limit: Vec<(String, InputRequest)> = many(31).collect();
+            at_limit.push(("k".repeat(256), InputRequest::list_roots()));
+            task.request_input(at_limit).await?;
+            Ok(CompleteResult::from_tool_text("answered"))
+        })
+        .await?
+        .into())
+}
+
 static KEPT: Mutex<Option<TaskCreated>> = Mutex::new(None);
 
 /// Returns a task created by an earlier call (an application contract failure).
@@ -201,6 +245,13 @@ fn endpoint(store: impl tollgate::TaskStore, config: TaskConfig) -> Endpoint {
         .add_tool(
             task("asks")
                 .handler(asks)
+                .task_support(TaskSupport::Required)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            task("limits")
+                .handler(limits)
                 .task_support(TaskSupport::Required)
                 .build()
                 .unwrap(),
@@ -670,6 +721,29 @@ async fn instances_sharing_a_store_serve_each_others_tasks() {
     assert!(!finished("cancel-elsewhere"));
     assert_eq!(
         status(&task(a, "tasks/get", &id, "", "alice").await),
+        "cancelled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_side_limits_hold_at_and_past_each_bound() {
+    let addr = server().await;
+    let id = create(addr, "limits", "{}").await;
+    let parked = until(addr, &id, "input_required").await;
+    let result = parked.result();
+    assert_eq!(
+        result.get("statusMessage").and_then(JsonValue::as_str),
+        Some("limits ok")
+    );
+    let requests = result
+        .get("inputRequests")
+        .and_then(JsonValue::as_object)
+        .unwrap();
+    assert_eq!(requests.len(), 32);
+    assert!(requests.contains_key(&"k".repeat(256)));
+    task(addr, "tasks/cancel", &id, "", "alice").await;
+    assert_eq!(
+        status(&task(addr, "tasks/get", &id, "", "alice").await),
         "cancelled"
     );
 }
