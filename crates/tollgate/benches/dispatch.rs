@@ -1,4 +1,5 @@
-//! In-process dispatch of `tools/call`, `tools/list` and `server/discover` through the tower
+//! In-process dispatch of `tools/call`, `tools/list`, `server/discover` and a `tasks/get` poll
+//! (of a completed task in the in-memory store) through the tower
 //! service (no socket), so regressions show without HTTP noise; and allocations per call,
 //! counted by a wrapping global allocator around `McpService::serve` only (the request the
 //! harness builds is not counted). `cargo bench -p tollgate --bench dispatch`.
@@ -10,8 +11,10 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
 use http_body_util::Full;
+use tollgate::json::JsonObject;
 use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    CompleteResult, Endpoint, Implementation, InMemoryTaskStore, InvocationFeatures, McpService,
+    OperationResult, ProtocolVersion, RequestContext, TaskCreation, TaskError, TaskSupport,
     ToolArguments, ToolRegistration,
 };
 
@@ -46,16 +49,31 @@ async fn add(
     })
 }
 
+/// A task that completes at once with a one-line result.
+async fn job(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, TaskError> {
+    let tasks = features
+        .require::<TaskCreation>()
+        .map_err(|_| TaskError::internal())?;
+    Ok(tasks
+        .spawn(|_| async { Ok(CompleteResult::from_tool_text("5")) })
+        .await?
+        .into())
+}
+
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-fn request(method: &str, body: &Bytes) -> http::Request<Full<Bytes>> {
+fn request(method: &str, name: &str, body: &Bytes) -> http::Request<Full<Bytes>> {
     http::Request::post("/mcp")
         .header("host", "127.0.0.1:8080")
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method)
-        .header("mcp-name", "add")
+        .header("mcp-name", name)
         .body(Full::new(body.clone()))
         .unwrap()
 }
@@ -67,15 +85,46 @@ fn bench(c: &mut Criterion) {
         .handler(add)
         .build()
         .unwrap();
+    let job = ToolRegistration::with_name("job", [v])
+        .json_object_arguments()
+        .handler(job)
+        .task_support(TaskSupport::Required)
+        .build()
+        .unwrap();
     let service = McpService::new(
         Endpoint::with_path("/mcp", [v], Implementation::new("b", "1"))
             .add_tool(tool)
+            .add_tool(job)
+            .task_store(InMemoryTaskStore::default())
             .build()
             .unwrap(),
     );
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .unwrap();
+    // One completed task to poll.
+    let ext = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
+    let create = Bytes::from(format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"job","arguments":{{}},{ext}}}}}"#
+    ));
+    let created = runtime.block_on(async {
+        let response = service.serve(request("tools/call", "job", &create)).await;
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        // Let the work finish.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        body
+    });
+    let text = String::from_utf8(created.to_vec()).unwrap();
+    let task_id = text
+        .split(r#""taskId":""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
     let cases = [
         (
             "tools/call",
@@ -95,15 +144,26 @@ fn bench(c: &mut Criterion) {
                 r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{META}}}}}"#
             )),
         ),
+        (
+            "tasks/get",
+            Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{{"taskId":"{task_id}",{ext}}}}}"#
+            )),
+        ),
     ];
     for (method, body) in &cases {
+        let name = if *method == "tasks/get" {
+            task_id.as_str()
+        } else {
+            "add"
+        };
         // Allocations of serve() alone, averaged over 1,000 calls after a warm-up.
         for _ in 0..100 {
-            runtime.block_on(service.serve(request(method, body)));
+            runtime.block_on(service.serve(request(method, name, body)));
         }
         let mut counted = 0;
         for _ in 0..1000 {
-            let r = request(method, body);
+            let r = request(method, name, body);
             let before = allocations();
             let response = runtime.block_on(service.serve(r));
             counted += allocations() - before;
@@ -114,7 +174,7 @@ fn bench(c: &mut Criterion) {
             counted as f64 / 1000.0
         );
         c.bench_function(&format!("dispatch {method}"), |b| {
-            b.iter(|| runtime.block_on(service.serve(request(method, body))));
+            b.iter(|| runtime.block_on(service.serve(request(method, name, body))));
         });
     }
 }
