@@ -108,9 +108,9 @@ fn list_and_call_the_demo_on_both_revisions() {
     let (code, out) = run(&["list", &url]);
     assert_eq!(code, 0);
     assert!(out.starts_with("catalog.search\t"), "{out}");
-    assert_eq!(out.lines().count(), 5);
+    assert_eq!(out.lines().count(), 6);
     let (code, out) = run(&["list", &url, "--revision", "2025-11-25"]);
-    assert_eq!((code, out.lines().count()), (0, 4), "{out}");
+    assert_eq!((code, out.lines().count()), (0, 5), "{out}");
     // The mirrored tenant header is taken from the tool's schema.
     let (code, out) = run(&[
         "call",

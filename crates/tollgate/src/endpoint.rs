@@ -279,6 +279,8 @@ pub(crate) struct EndpointInner {
     /// The tasks extension (2026-07-28): present when a task store is configured and the
     /// endpoint serves 2026-07-28.
     pub(crate) tasks: Option<Arc<crate::task::Tasks>>,
+    /// `subscriptions/listen` streams: the event bus and the shutdown signal.
+    pub(crate) listeners: crate::subscription::Listeners,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
@@ -409,6 +411,9 @@ impl Endpoint {
     /// # Ok::<(), tollgate::BuildError>(())
     /// ```
     pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner
+            .listeners
+            .publish(crate::subscription::Event::ResourceUpdated(uri.into()));
         let Some(store) = &self.inner.sessions else {
             return;
         };
@@ -772,6 +777,7 @@ impl EndpointBuilder {
         if self.task_store.is_some() && !self.task_config.is_valid() {
             return Err(err(BuildErrorKind::TasksNotConfigured));
         }
+        let listeners = crate::subscription::Listeners::default();
         let tasks = match (
             &self.task_store,
             self.revisions.contains(ProtocolVersion::V2026_07_28),
@@ -779,6 +785,7 @@ impl EndpointBuilder {
             (Some(store), true) => Some(Arc::new(crate::task::Tasks::new(
                 store.clone(),
                 self.task_config,
+                Some(listeners.sender()),
             ))),
             _ => None,
         };
@@ -808,6 +815,7 @@ impl EndpointBuilder {
             logging: self.logging,
             streams: self.streams,
             tasks,
+            listeners,
             policy: self.policy,
             state_key: self
                 .state_key
@@ -857,6 +865,9 @@ impl EndpointBuilder {
                     resources.push("listChanged", false);
                     // Updates travel on a session's standalone stream: no session, no updates.
                     resources.push("subscribe", endpoint.sessions.is_some());
+                } else {
+                    // `subscriptions/listen` delivers updates on 2026-07-28.
+                    resources.push("subscribe", true);
                 }
                 capabilities.push("resources", resources.build());
             }

@@ -232,7 +232,7 @@ pub(crate) enum NotificationSink {
 impl NotificationSink {
     /// Queues the notification `method` with `params`; a full queue drops it, a closed one
     /// means the request is over.
-    fn notify(&self, method: &str, params: tollgate_json::JsonObject) {
+    pub(crate) fn notify(&self, method: &str, params: tollgate_json::JsonObject) {
         let notification: tollgate_json::JsonValue = tollgate_json::JsonObject::builder()
             .insert("jsonrpc", "2.0")
             .insert("method", method)

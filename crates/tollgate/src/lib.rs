@@ -78,6 +78,7 @@ mod session;
 mod state;
 mod stdio;
 mod stream;
+mod subscription;
 mod syntax;
 mod task;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -134,6 +135,7 @@ pub use state::{
 };
 pub use stdio::StdioServer;
 pub use stream::{ResponseStream, StreamConfig};
+pub use subscription::{MAX_LISTEN_STREAMS, MAX_SUBSCRIPTION_ENTRIES, MAX_SUBSCRIPTION_URI_BYTES};
 pub use task::{
     InMemoryTaskStore, MAX_TASK_ID_BYTES, StoreFuture, TASKS_EXTENSION, TaskConfig, TaskContext,
     TaskCreated, TaskCreation, TaskError, TaskInputError, TaskRow, TaskStatus, TaskStore,

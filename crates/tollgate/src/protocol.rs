@@ -232,6 +232,7 @@ enum Method {
     ResourcesList,
     ResourcesTemplatesList,
     ResourcesRead,
+    SubscriptionsListen,
     TasksGet,
     TasksUpdate,
     TasksCancel,
@@ -249,6 +250,7 @@ impl Method {
             "resources/list" => Some(Self::ResourcesList),
             "resources/templates/list" => Some(Self::ResourcesTemplatesList),
             "resources/read" => Some(Self::ResourcesRead),
+            "subscriptions/listen" => Some(Self::SubscriptionsListen),
             "tasks/get" => Some(Self::TasksGet),
             "tasks/update" => Some(Self::TasksUpdate),
             "tasks/cancel" => Some(Self::TasksCancel),
@@ -469,6 +471,9 @@ pub(crate) async fn modern(
             one_page(revision, params, id, &endpoint.inner.template_pages)
         }
         Method::ResourcesRead => resources_read(endpoint, params, context).await,
+        Method::SubscriptionsListen => {
+            crate::subscription::listen(endpoint, transport, params, &context).await
+        }
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             let Some(tasks) = endpoint.inner.tasks.as_deref() else {
                 return fault_reply(id, Fault::MethodNotFound, None);

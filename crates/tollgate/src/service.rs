@@ -166,6 +166,7 @@ impl McpService {
     /// from the shutdown hook of any other server this service is mounted in.
     pub fn end_streams(&self) {
         for endpoint in self.inner.endpoints.values() {
+            endpoint.inner.listeners.close_all();
             if let Some(store) = &endpoint.inner.sessions {
                 store.detach_all();
             }
@@ -354,7 +355,11 @@ fn may_stream(
     if value.get("id").is_none() {
         return false;
     }
-    endpoint.inner.logging
+    let method = value
+        .get("method")
+        .and_then(tollgate_json::JsonValue::as_str);
+    method == Some("subscriptions/listen")
+        || endpoint.inner.logging
         || protocol::asks_for_progress(value)
         || (endpoint.inner.sessions.is_some()
             && headers.contains_key(crate::legacy::SESSION_ID)

@@ -96,6 +96,7 @@ impl StdioServer {
         let mut session: Option<Session> = None;
         let mut reader = BufReader::new(input);
         let mut line = Vec::new();
+        let mut listens: Vec<tokio::task::AbortHandle> = Vec::new();
         loop {
             line.clear();
             let (complete, oversized) = read_line(&mut reader, &mut line, max_line).await?;
@@ -162,6 +163,7 @@ impl StdioServer {
                 .is_some();
             let legacy_session = if names_modern { None } else { session.clone() };
             let key = value.get("id").map(id_key).unwrap_or_default();
+            let listening = message.method.as_str() == "subscriptions/listen";
             let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
                 break;
             };
@@ -182,9 +184,16 @@ impl StdioServer {
                 send(&tx, reply).await;
                 drop(permit);
             });
+            if listening {
+                listens.push(task.abort_handle());
+            }
             lock(&in_flight).insert(key, task.abort_handle());
         }
-        // Input ended: let requests in flight answer, then close the output.
+        // Input ended: subscriptions end with their transport (no response: nobody reads it);
+        // let other requests in flight answer, then close the output.
+        for listen in listens {
+            listen.abort();
+        }
         let _ = permits.acquire_many(MAX_IN_FLIGHT as u32).await;
         drop(tx);
         writer.await.unwrap_or_else(|e| Err(io::Error::other(e)))

@@ -648,6 +648,8 @@ impl From<TaskInputError> for TaskError {
 pub(crate) struct Tasks {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) config: TaskConfig,
+    /// Where visible changes are announced to `subscriptions/listen` streams (this process).
+    events: Option<tokio::sync::broadcast::Sender<crate::subscription::Event>>,
     running: Mutex<HashMap<Arc<str>, Running>>,
     last_purge: AtomicU64,
 }
@@ -709,10 +711,15 @@ impl Tasks {
         }
     }
 
-    pub(crate) fn new(store: Arc<dyn TaskStore>, config: TaskConfig) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: TaskConfig,
+        events: Option<tokio::sync::broadcast::Sender<crate::subscription::Event>>,
+    ) -> Self {
         Self {
             store,
             config,
+            events,
             running: Mutex::new(HashMap::new()),
             last_purge: AtomicU64::new(0),
         }
@@ -772,10 +779,70 @@ impl Tasks {
                 .to_row()
                 .ok_or(TaskStoreError::new(TaskStoreErrorKind::Backend))?;
             if self.store.replace(row, record.version).await? {
+                if visible {
+                    if let Some(events) = &self.events {
+                        let _ =
+                            events.send(crate::subscription::Event::TaskChanged(next.id.clone()));
+                    }
+                }
                 return Ok(Some(next));
             }
         }
         Err(TaskStoreError::new(TaskStoreErrorKind::Backend))
+    }
+
+    /// Whether `owner` may see the task (for a `subscriptions/listen` filter).
+    pub(crate) async fn visible(&self, id: &str, owner: &str) -> bool {
+        matches!(self.lookup_for_client(id, owner).await, Lookup::Found(_))
+    }
+
+    /// The `notifications/tasks` parameters for a listener: the detailed task (its result or
+    /// error parsed back from the stored text), and whether it is terminal. `None` when the
+    /// listener may not see it, cannot answer its outstanding requests, or it does not fit.
+    pub(crate) async fn notification(
+        &self,
+        id: &str,
+        owner: &str,
+        capabilities: &crate::context::ClientCapabilities,
+        limits: &OutputLimits,
+    ) -> Option<(JsonObject, bool)> {
+        let Lookup::Found(record) = self.lookup_for_client(id, owner).await else {
+            return None;
+        };
+        let mut b = JsonObject::builder();
+        record.push_common(&mut b);
+        match record.status {
+            TaskStatus::InputRequired => {
+                let answerable = record.requests.iter().all(|(_, request)| {
+                    match request.get("method").and_then(JsonValue::as_str) {
+                        Some("elicitation/create") => capabilities.elicitation(),
+                        Some("sampling/createMessage") => capabilities.sampling(),
+                        Some("roots/list") => capabilities.roots(),
+                        _ => false,
+                    }
+                });
+                if !answerable {
+                    return None;
+                }
+                b.push("inputRequests", record.requests.clone());
+            }
+            TaskStatus::Completed => {
+                let text = record.result.as_deref()?;
+                b.push(
+                    "result",
+                    from_slice(text.as_bytes(), &record_limits()).ok()?,
+                );
+            }
+            TaskStatus::Failed => {
+                let text = record.error.as_deref()?;
+                b.push("error", from_slice(text.as_bytes(), &record_limits()).ok()?);
+            }
+            TaskStatus::Working | TaskStatus::Cancelled => {}
+        }
+        let params = b.build();
+        // Written once here to know it fits the output limits before it is queued.
+        to_string(&JsonValue::Object(params.clone()), limits).ok()?;
+        Some((params, record.status.is_terminal()))
     }
 
     /// Purges expired rows at most once a minute.
@@ -1558,7 +1625,7 @@ mod tests {
     #[tokio::test]
     async fn a_task_whose_worker_is_gone_fails_when_read() {
         let store = Arc::new(InMemoryTaskStore::default());
-        let tasks = Tasks::new(store.clone(), TaskConfig::default());
+        let tasks = Tasks::new(store.clone(), TaskConfig::default(), None);
         let now = now_ms();
         let mut r = record();
         r.status = TaskStatus::Working;

@@ -138,7 +138,8 @@ async fn catalogs_and_capabilities_per_revision() {
     let caps = discover.result().get("capabilities").cloned().unwrap();
     assert_eq!(
         to_string(&caps, &Default::default()).unwrap(),
-        r#"{"resources":{}}"#
+        r#"{"resources":{"subscribe":true}}"#,
+        "subscriptions/listen delivers updates on 2026-07-28"
     );
     for revision in ALL {
         let list = send(addr, revision, None, "resources/list", "", None).await;

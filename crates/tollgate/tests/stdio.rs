@@ -336,3 +336,40 @@ async fn progress_notifications_precede_the_response() {
         Some(1)
     );
 }
+
+#[tokio::test]
+async fn subscriptions_share_the_channel_and_end_with_it() {
+    let mut pipe = start(1 << 20);
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{META}}}}}"#
+    ))
+    .await;
+    let ack = pipe.receive().await;
+    assert_eq!(
+        ack.get("method").and_then(JsonValue::as_str),
+        Some("notifications/subscriptions/acknowledged")
+    );
+    assert_eq!(
+        ack.get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get("io.modelcontextprotocol/subscriptionId"))
+            .and_then(JsonValue::as_str),
+        Some("sub")
+    );
+    // The channel stays usable beside the open subscription.
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"next","method":"tools/list","params":{{{META}}}}}"#
+    ))
+    .await;
+    assert_eq!(
+        pipe.receive().await.get("id").and_then(JsonValue::as_str),
+        Some("next")
+    );
+    // The input ends with the subscription still open: the server still finishes.
+    drop(pipe.input);
+    tokio::time::timeout(Duration::from_secs(5), pipe.server)
+        .await
+        .expect("the open subscription does not hold the server")
+        .unwrap()
+        .unwrap();
+}

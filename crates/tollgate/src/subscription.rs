@@ -1,0 +1,312 @@
+//! `subscriptions/listen` (2026-07-28): a long-lived stream of the notifications a client opted
+//! into — resource updates and, with the tasks extension, task status.
+//!
+//! Owns the endpoint's event bus ([`Listeners`]: resource updates and task changes published
+//! in this process), the filter checks, the acknowledgement, and the loop that turns events
+//! into `notifications/resources/updated` and `notifications/tasks` for one stream. Knows
+//! nothing of framing: notifications go through the request's [`NotificationSink`] (an SSE
+//! stream over HTTP, lines over stdio), and the graceful end is the request's ordinary reply.
+//!
+//! Catalogs are immutable, so the `*ListChanged` filters are never acknowledged: nothing would
+//! ever be sent for them.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::broadcast;
+use tollgate_json::{JsonArray, JsonObject, JsonValue};
+
+use crate::context::{ClientCapability, RequestContext, required_capabilities};
+use crate::endpoint::Endpoint;
+use crate::fault::Fault;
+use crate::features::{CancellationToken, NotificationSink};
+use crate::protocol::{Reply, Transport, fail, result_reply_json};
+use crate::task::TASKS_EXTENSION;
+
+/// The most streams one endpoint keeps open at once (past it: 503 / -32603 `Server busy`).
+pub const MAX_LISTEN_STREAMS: usize = 1024;
+/// The most resource URIs, and separately task ids, one stream may name.
+pub const MAX_SUBSCRIPTION_ENTRIES: usize = 256;
+/// The longest resource URI a stream may name, in bytes.
+pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8192;
+
+/// Something a listening client may want to hear about.
+#[derive(Clone, Debug)]
+pub(crate) enum Event {
+    ResourceUpdated(Arc<str>),
+    TaskChanged(Arc<str>),
+}
+
+/// The endpoint's event bus and open-stream count, and the signal that ends every stream
+/// gracefully (server shutdown).
+pub(crate) struct Listeners {
+    events: broadcast::Sender<Event>,
+    open: AtomicUsize,
+    closing: CancellationToken,
+}
+
+impl std::fmt::Debug for Listeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listeners")
+            .field("open", &self.open.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Listeners {
+    fn default() -> Self {
+        Self {
+            events: broadcast::channel(1024).0,
+            open: AtomicUsize::new(0),
+            closing: CancellationToken::new(),
+        }
+    }
+}
+
+impl Listeners {
+    /// Publishes an event to every open stream (none open: dropped).
+    pub(crate) fn publish(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) fn sender(&self) -> broadcast::Sender<Event> {
+        self.events.clone()
+    }
+
+    /// Ends every open stream with its graceful result.
+    pub(crate) fn close_all(&self) {
+        self.closing.cancel();
+    }
+}
+
+/// Decrements the open-stream count when the stream ends, however it ends.
+struct OpenGuard<'a>(&'a AtomicUsize);
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A list of distinct strings, each within `max_bytes`, at most `MAX_SUBSCRIPTION_ENTRIES`.
+fn strings(value: Option<&JsonValue>, max_bytes: usize) -> Result<Vec<Arc<str>>, ()> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let array = value.as_array().ok_or(())?;
+    if array.len() > MAX_SUBSCRIPTION_ENTRIES {
+        return Err(());
+    }
+    let mut out: Vec<Arc<str>> = Vec::with_capacity(array.len());
+    for item in array.iter() {
+        let text = item.as_str().ok_or(())?;
+        if text.is_empty() || text.len() > max_bytes {
+            return Err(());
+        }
+        if !out.iter().any(|t| &**t == text) {
+            out.push(text.into());
+        }
+    }
+    Ok(out)
+}
+
+/// `subscriptions/listen`: checks the filter, acknowledges what will be honoured, then relays
+/// matching events until the client goes away (the request is dropped) or the server shuts
+/// down (the graceful result).
+pub(crate) async fn listen(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    params: &JsonObject,
+    context: &RequestContext,
+) -> Reply {
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
+    let invalid = || fail(revision, id, Fault::InvalidParams, None);
+    let Some(JsonValue::Object(filter)) = params.get("notifications") else {
+        return invalid();
+    };
+    for flag in [
+        "toolsListChanged",
+        "promptsListChanged",
+        "resourcesListChanged",
+    ] {
+        if filter.get(flag).is_some_and(|v| v.as_bool().is_none()) {
+            return invalid();
+        }
+    }
+    let Ok(uris) = strings(
+        filter.get("resourceSubscriptions"),
+        MAX_SUBSCRIPTION_URI_BYTES,
+    ) else {
+        return invalid();
+    };
+    let Ok(task_ids) = strings(filter.get("taskIds"), crate::task::MAX_TASK_ID_BYTES) else {
+        return invalid();
+    };
+    if !task_ids.is_empty() && !context.client_capabilities.extension(TASKS_EXTENSION) {
+        let data = JsonObject::builder()
+            .insert(
+                "requiredCapabilities",
+                required_capabilities([ClientCapability::Extension(TASKS_EXTENSION.into())].iter()),
+            )
+            .build();
+        return fail(revision, id, Fault::MissingCapability, Some(data.into()));
+    }
+    let (Some(sink), Some(request_id)) = (transport.sink(), id) else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let listeners = &endpoint.inner.listeners;
+    if listeners.open.fetch_add(1, Ordering::AcqRel) >= MAX_LISTEN_STREAMS {
+        listeners.open.fetch_sub(1, Ordering::AcqRel);
+        return fail(revision, id, Fault::Busy, None);
+    }
+    let _open = OpenGuard(&listeners.open);
+    // Subscribed before the acknowledgement is computed, so nothing between the two is lost.
+    let mut events = listeners.events.subscribe();
+
+    let inner = &endpoint.inner;
+    let uris: HashSet<Arc<str>> = uris
+        .into_iter()
+        .filter(|uri| {
+            crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_some()
+        })
+        .collect();
+    let owner = crate::task::owner_of(endpoint, context);
+    let mut tasks: HashSet<Arc<str>> = HashSet::new();
+    if let Some(store) = inner.tasks.as_deref() {
+        for task_id in task_ids {
+            if store.visible(&task_id, &owner).await {
+                tasks.insert(task_id);
+            }
+        }
+    }
+    let subscription_meta = || {
+        JsonObject::builder()
+            .insert(
+                "io.modelcontextprotocol/subscriptionId",
+                request_id.to_json(),
+            )
+            .build()
+    };
+    let mut acknowledged = JsonObject::builder();
+    if !uris.is_empty() {
+        let mut sorted: Vec<&Arc<str>> = uris.iter().collect();
+        sorted.sort();
+        acknowledged.push(
+            "resourceSubscriptions",
+            sorted
+                .into_iter()
+                .map(|u| JsonValue::from(&**u))
+                .collect::<JsonArray>(),
+        );
+    }
+    if !tasks.is_empty() {
+        let mut sorted: Vec<&Arc<str>> = tasks.iter().collect();
+        sorted.sort();
+        acknowledged.push(
+            "taskIds",
+            sorted
+                .into_iter()
+                .map(|t| JsonValue::from(&**t))
+                .collect::<JsonArray>(),
+        );
+    }
+    sink.notify(
+        "notifications/subscriptions/acknowledged",
+        JsonObject::builder()
+            .insert("_meta", subscription_meta())
+            .insert("notifications", acknowledged.build())
+            .build(),
+    );
+
+    // Tasks whose terminal state was sent: nothing more is ever sent for them.
+    let mut finished: HashSet<Arc<str>> = HashSet::new();
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = listeners.closing.cancelled() => break,
+        };
+        match event {
+            Ok(Event::ResourceUpdated(uri)) if uris.contains(&uri) => {
+                sink.notify(
+                    "notifications/resources/updated",
+                    JsonObject::builder()
+                        .insert("_meta", subscription_meta())
+                        .insert("uri", &*uri)
+                        .build(),
+                );
+            }
+            Ok(Event::TaskChanged(task_id))
+                if tasks.contains(&task_id) && !finished.contains(&task_id) =>
+            {
+                relay_task(
+                    endpoint,
+                    context,
+                    sink,
+                    &owner,
+                    &task_id,
+                    &mut finished,
+                    &subscription_meta(),
+                )
+                .await;
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                // Events were lost: send every watched task's current state instead.
+                let pending: Vec<Arc<str>> = tasks.difference(&finished).cloned().collect();
+                for task_id in pending {
+                    relay_task(
+                        endpoint,
+                        context,
+                        sink,
+                        &owner,
+                        &task_id,
+                        &mut finished,
+                        &subscription_meta(),
+                    )
+                    .await;
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => break,
+        }
+    }
+    let result = JsonObject::builder()
+        .insert("resultType", "complete")
+        .insert("_meta", subscription_meta())
+        .build();
+    result_reply_json(id, &result.into(), revision)
+}
+
+/// Sends one task's current state as `notifications/tasks`, when the listener may see it and
+/// can answer its outstanding requests.
+async fn relay_task(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    sink: &NotificationSink,
+    owner: &str,
+    task_id: &Arc<str>,
+    finished: &mut HashSet<Arc<str>>,
+    meta: &JsonObject,
+) {
+    let Some(tasks) = endpoint.inner.tasks.as_deref() else {
+        return;
+    };
+    let Some((params, terminal)) = tasks
+        .notification(
+            task_id,
+            owner,
+            &context.client_capabilities,
+            &endpoint.inner.limits.output,
+        )
+        .await
+    else {
+        return;
+    };
+    let mut params = params.to_builder();
+    params.push("_meta", meta.clone());
+    sink.notify("notifications/tasks", params.build());
+    if terminal {
+        finished.insert(task_id.clone());
+    }
+}
