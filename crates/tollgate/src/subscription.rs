@@ -191,26 +191,10 @@ pub(crate) async fn listen(
     };
     let mut acknowledged = JsonObject::builder();
     if !uris.is_empty() {
-        let mut sorted: Vec<&Arc<str>> = uris.iter().collect();
-        sorted.sort();
-        acknowledged.push(
-            "resourceSubscriptions",
-            sorted
-                .into_iter()
-                .map(|u| JsonValue::from(&**u))
-                .collect::<JsonArray>(),
-        );
+        acknowledged.push("resourceSubscriptions", sorted(&uris));
     }
     if !tasks.is_empty() {
-        let mut sorted: Vec<&Arc<str>> = tasks.iter().collect();
-        sorted.sort();
-        acknowledged.push(
-            "taskIds",
-            sorted
-                .into_iter()
-                .map(|t| JsonValue::from(&**t))
-                .collect::<JsonArray>(),
-        );
+        acknowledged.push("taskIds", sorted(&tasks));
     }
     sink.notify(
         "notifications/subscriptions/acknowledged",
@@ -276,6 +260,13 @@ pub(crate) async fn listen(
         .insert("_meta", subscription_meta())
         .build();
     result_reply_json(id, &result.into(), revision)
+}
+
+/// A set of strings as a sorted JSON array (acknowledgements are deterministic).
+fn sorted(set: &HashSet<Arc<str>>) -> JsonArray {
+    let mut items: Vec<&Arc<str>> = set.iter().collect();
+    items.sort();
+    items.into_iter().map(|s| JsonValue::from(&**s)).collect()
 }
 
 /// Sends one task's current state as `notifications/tasks`, when the listener may see it and

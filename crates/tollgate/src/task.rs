@@ -1335,6 +1335,23 @@ fn ack(context: &RequestContext) -> Reply {
     }
 }
 
+/// The gate, the task id and the caller's own task, or the reply that ends the request.
+async fn own_task<'p>(
+    endpoint: &Endpoint,
+    tasks: &Tasks,
+    params: &'p JsonObject,
+    context: &RequestContext,
+) -> Result<(&'p str, TaskRecord), Reply> {
+    gate(context)?;
+    let id = task_id(params).ok_or_else(|| no_task(context))?;
+    let owner = owner_of(endpoint, context);
+    match tasks.lookup_for_client(id, &owner).await {
+        Lookup::Found(record) => Ok((id, record)),
+        Lookup::Absent => Err(no_task(context)),
+        Lookup::StoreFailed => Err(internal(context)),
+    }
+}
+
 /// `tasks/get`: the detailed task, with the outstanding input requests (when the client can
 /// answer every kind), the result or the error.
 pub(crate) async fn get(
@@ -1343,17 +1360,9 @@ pub(crate) async fn get(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
-    if let Err(reply) = gate(context) {
-        return reply;
-    }
-    let Some(id) = task_id(params) else {
-        return no_task(context);
-    };
-    let owner = owner_of(endpoint, context);
-    let record = match tasks.lookup_for_client(id, &owner).await {
-        Lookup::Found(r) => r,
-        Lookup::Absent => return no_task(context),
-        Lookup::StoreFailed => return internal(context),
+    let record = match own_task(endpoint, tasks, params, context).await {
+        Ok((_, record)) => record,
+        Err(reply) => return reply,
     };
     if record.status == TaskStatus::InputRequired {
         // Every outstanding request's capability, all missing ones reported together.
@@ -1440,11 +1449,9 @@ pub(crate) async fn update(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
-    if let Err(reply) = gate(context) {
-        return reply;
-    }
-    let Some(id) = task_id(params) else {
-        return no_task(context);
+    let id = match own_task(endpoint, tasks, params, context).await {
+        Ok((id, _)) => id,
+        Err(reply) => return reply,
     };
     let Some(JsonValue::Object(responses)) = params.get("inputResponses") else {
         return fail(
@@ -1454,12 +1461,6 @@ pub(crate) async fn update(
             None,
         );
     };
-    let owner = owner_of(endpoint, context);
-    match tasks.lookup_for_client(id, &owner).await {
-        Lookup::Found(_) => {}
-        Lookup::Absent => return no_task(context),
-        Lookup::StoreFailed => return internal(context),
-    }
     let updated = tasks
         .update(id, |r| {
             if r.status != TaskStatus::InputRequired {
@@ -1506,18 +1507,10 @@ pub(crate) async fn cancel(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
-    if let Err(reply) = gate(context) {
-        return reply;
-    }
-    let Some(id) = task_id(params) else {
-        return no_task(context);
+    let id = match own_task(endpoint, tasks, params, context).await {
+        Ok((id, _)) => id,
+        Err(reply) => return reply,
     };
-    let owner = owner_of(endpoint, context);
-    match tasks.lookup_for_client(id, &owner).await {
-        Lookup::Found(_) => {}
-        Lookup::Absent => return no_task(context),
-        Lookup::StoreFailed => return internal(context),
-    }
     let updated = tasks
         .update(id, |r| {
             if r.status.is_terminal() {

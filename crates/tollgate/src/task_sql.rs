@@ -35,6 +35,16 @@ fn unsigned(value: i64) -> u64 {
 /// Implements [`TaskStore`] for a sqlx pool type with its placeholder syntax.
 macro_rules! sql_task_store {
     ($store:ident, $db:ty, $insert:expr, $load:expr, $replace:expr, $purge:expr) => {
+        impl $store {
+            /// Holds at most `capacity` rows (at least one; default
+            /// [`DEFAULT_SQL_TASK_CAPACITY`]).
+            #[must_use]
+            pub fn with_capacity(mut self, capacity: u64) -> Self {
+                self.capacity = capacity.max(1);
+                self
+            }
+        }
+
         impl TaskStore for $store {
             fn insert<'a>(&'a self, row: TaskRow) -> StoreFuture<'a, ()> {
                 Box::pin(async move {
@@ -189,14 +199,6 @@ impl SqliteTaskStore {
             capacity: DEFAULT_SQL_TASK_CAPACITY,
         })
     }
-
-    /// Holds at most `capacity` rows (at least one; default
-    /// [`DEFAULT_SQL_TASK_CAPACITY`]).
-    #[must_use]
-    pub fn with_capacity(mut self, capacity: u64) -> Self {
-        self.capacity = capacity.max(1);
-        self
-    }
 }
 
 #[cfg(feature = "sqlite")]
@@ -273,14 +275,6 @@ impl PostgresTaskStore {
             pool,
             capacity: DEFAULT_SQL_TASK_CAPACITY,
         })
-    }
-
-    /// Holds at most `capacity` rows (at least one; default
-    /// [`DEFAULT_SQL_TASK_CAPACITY`]).
-    #[must_use]
-    pub fn with_capacity(mut self, capacity: u64) -> Self {
-        self.capacity = capacity.max(1);
-        self
     }
 }
 
