@@ -25,10 +25,22 @@ use crate::protocol::{Reply, Transport, fail, result_reply_json};
 use crate::task::TASKS_EXTENSION;
 
 /// The most streams one endpoint keeps open at once (past it: 503 / -32603 `Server busy`).
+///
+/// ```
+/// assert_eq!(tollgate::MAX_LISTEN_STREAMS, 1024);
+/// ```
 pub const MAX_LISTEN_STREAMS: usize = 1024;
 /// The most resource URIs, and separately task ids, one stream may name.
+///
+/// ```
+/// assert_eq!(tollgate::MAX_SUBSCRIPTION_ENTRIES, 256);
+/// ```
 pub const MAX_SUBSCRIPTION_ENTRIES: usize = 256;
 /// The longest resource URI a stream may name, in bytes.
+///
+/// ```
+/// assert_eq!(tollgate::MAX_SUBSCRIPTION_URI_BYTES, 8192);
+/// ```
 pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8192;
 
 /// Something a listening client may want to hear about.
