@@ -122,6 +122,19 @@ pub(crate) fn fail(
     reply
 }
 
+/// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
+/// `missing`, each with an empty settings object.
+pub(crate) fn missing_capabilities<'a>(
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+    missing: impl Iterator<Item = &'a ClientCapability>,
+) -> Reply {
+    let data = JsonObject::builder()
+        .insert("requiredCapabilities", required_capabilities(missing))
+        .build();
+    fail(revision, id, Fault::MissingCapability, Some(data.into()))
+}
+
 /// A fault as a JSON-RPC error response. `data` is only ever framework-built.
 pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<JsonValue>) -> Reply {
     let mut error = JsonObject::builder()
@@ -964,17 +977,15 @@ pub(crate) async fn tools_call(
             .any(|c| !caps.declares(c))
     {
         let extension = ClientCapability::Extension(crate::task::TASKS_EXTENSION.into());
-        let missing = required_capabilities(
+        return missing_capabilities(
+            revision,
+            id,
             tool.inner
                 .required_capabilities
                 .iter()
                 .filter(|c| !caps.declares(c))
                 .chain(tasks_missing.then_some(&extension)),
         );
-        let data = JsonObject::builder()
-            .insert("requiredCapabilities", missing)
-            .build();
-        return fail(revision, id, Fault::MissingCapability, Some(data.into()));
     }
     // Mirrored arguments agree with their headers (HTTP only: other transports have none).
     if let Some(headers) = transport.headers() {
@@ -1247,13 +1258,7 @@ fn input_required(
         }
     }
     if !missing.is_empty() {
-        let data = JsonObject::builder()
-            .insert(
-                "requiredCapabilities",
-                required_capabilities(missing.into_iter()),
-            )
-            .build();
-        return fail(revision, id, Fault::MissingCapability, Some(data.into()));
+        return missing_capabilities(revision, id, missing.into_iter());
     }
     let round = context.input_round().saturating_add(1);
     if round > crate::state::MAX_REQUEST_STATE_ROUNDS {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
-use crate::context::{ClientCapability, RequestContext, required_capabilities};
+use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
 use crate::fault::Fault;
 use crate::features::{CancellationToken, NotificationSink};
@@ -157,13 +157,7 @@ pub(crate) async fn listen(
         return invalid();
     };
     if !task_ids.is_empty() && !context.client_capabilities.extension(TASKS_EXTENSION) {
-        let data = JsonObject::builder()
-            .insert(
-                "requiredCapabilities",
-                required_capabilities([ClientCapability::Extension(TASKS_EXTENSION.into())].iter()),
-            )
-            .build();
-        return fail(revision, id, Fault::MissingCapability, Some(data.into()));
+        return crate::task::missing_extension(context);
     }
     let (Some(sink), Some(request_id)) = (transport.sink(), id) else {
         return fail(revision, id, Fault::Internal, None);
@@ -193,14 +187,13 @@ pub(crate) async fn listen(
             }
         }
     }
-    let subscription_meta = || {
-        JsonObject::builder()
-            .insert(
-                "io.modelcontextprotocol/subscriptionId",
-                request_id.to_json(),
-            )
-            .build()
-    };
+    // Every message on the stream names it: the listen request's id.
+    let meta = JsonObject::builder()
+        .insert(
+            "io.modelcontextprotocol/subscriptionId",
+            request_id.to_json(),
+        )
+        .build();
     let mut acknowledged = JsonObject::builder();
     if !uris.is_empty() {
         acknowledged.push("resourceSubscriptions", sorted(&uris));
@@ -211,7 +204,7 @@ pub(crate) async fn listen(
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
-            .insert("_meta", subscription_meta())
+            .insert("_meta", meta.clone())
             .insert("notifications", acknowledged.build())
             .build(),
     );
@@ -223,19 +216,26 @@ pub(crate) async fn listen(
             event = events.recv() => event,
             () = listeners.closing.cancelled() => break,
         };
-        match event {
-            Ok(Event::ResourceUpdated(uri)) if uris.contains(&uri) => {
-                sink.notify(
-                    "notifications/resources/updated",
-                    JsonObject::builder()
-                        .insert("_meta", subscription_meta())
-                        .insert("uri", &*uri)
-                        .build(),
-                );
+        let relay: Vec<Arc<str>> = match event {
+            Ok(Event::ResourceUpdated(uri)) => {
+                if uris.contains(&uri) {
+                    sink.notify(
+                        "notifications/resources/updated",
+                        JsonObject::builder()
+                            .insert("_meta", meta.clone())
+                            .insert("uri", &*uri)
+                            .build(),
+                    );
+                }
+                continue;
             }
-            Ok(Event::TaskChanged(task_id))
-                if tasks.contains(&task_id) && !finished.contains(&task_id) =>
-            {
+            Ok(Event::TaskChanged(task_id)) => vec![task_id],
+            // Events were lost: send every watched task's current state instead.
+            Err(broadcast::error::RecvError::Lagged(_)) => tasks.iter().cloned().collect(),
+            Err(broadcast::error::RecvError::Closed) => break,
+        };
+        for task_id in relay {
+            if tasks.contains(&task_id) && !finished.contains(&task_id) {
                 relay_task(
                     endpoint,
                     context,
@@ -243,33 +243,15 @@ pub(crate) async fn listen(
                     &owner,
                     &task_id,
                     &mut finished,
-                    &subscription_meta(),
+                    &meta,
                 )
                 .await;
             }
-            Ok(_) => {}
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                // Events were lost: send every watched task's current state instead.
-                let pending: Vec<Arc<str>> = tasks.difference(&finished).cloned().collect();
-                for task_id in pending {
-                    relay_task(
-                        endpoint,
-                        context,
-                        sink,
-                        &owner,
-                        &task_id,
-                        &mut finished,
-                        &subscription_meta(),
-                    )
-                    .await;
-                }
-            }
-            Err(broadcast::error::RecvError::Closed) => break,
         }
     }
     let result = JsonObject::builder()
         .insert("resultType", "complete")
-        .insert("_meta", subscription_meta())
+        .insert("_meta", meta.clone())
         .build();
     result_reply_json(id, &result.into(), revision)
 }
@@ -311,5 +293,98 @@ async fn relay_task(
     sink.notify("notifications/tasks", params.build());
     if terminal {
         finished.insert(task_id.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{ClientCapabilities, RequestFacts, RequestId};
+    use crate::version::ProtocolVersion;
+    use crate::{Endpoint, Implementation};
+
+    fn context(n: u64) -> RequestContext {
+        RequestContext::admitted(
+            "/mcp".into(),
+            &"subscriptions/listen".into(),
+            Some(RequestId::Integer(n.into())),
+            RequestFacts {
+                protocol_version: ProtocolVersion::V2026_07_28,
+                client_info: None,
+                client_capabilities: ClientCapabilities::default(),
+                meta: JsonObject::new(),
+                log_level: None,
+            },
+        )
+    }
+
+    /// `MAX_LISTEN_STREAMS` streams stay open; one more is refused (503 / -32603), and a
+    /// stream that ends gives its place back.
+    #[tokio::test]
+    async fn open_streams_are_bounded() {
+        let endpoint = Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("bound", "1"),
+        )
+        .build()
+        .unwrap_or_else(|_| unreachable!("a valid endpoint"));
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4 * MAX_LISTEN_STREAMS);
+        let params = JsonObject::builder()
+            .insert("notifications", JsonObject::new())
+            .build();
+        let mut open = Vec::new();
+        for n in 0..MAX_LISTEN_STREAMS as u64 {
+            let (endpoint, params, tx) = (endpoint.clone(), params.clone(), tx.clone());
+            open.push(tokio::spawn(async move {
+                let sink = NotificationSink::Lines(tx);
+                listen(
+                    &endpoint,
+                    Transport::Stdio(Some(&sink)),
+                    &params,
+                    &context(n),
+                )
+                .await
+            }));
+            // Each stream is open once it has acknowledged.
+            assert!(rx.recv().await.is_some());
+        }
+        assert_eq!(
+            endpoint.inner.listeners.open.load(Ordering::Acquire),
+            MAX_LISTEN_STREAMS
+        );
+        let sink = NotificationSink::Lines(tx.clone());
+        let past = listen(
+            &endpoint,
+            Transport::Stdio(Some(&sink)),
+            &params,
+            &context(9999),
+        )
+        .await;
+        assert_eq!(past.status, http::StatusCode::SERVICE_UNAVAILABLE);
+        let body = String::from_utf8(past.body.unwrap_or_default()).unwrap_or_default();
+        assert!(body.contains("-32603"), "{body}");
+        // Ending one stream makes room for another.
+        if let Some(first) = open.first() {
+            first.abort();
+        }
+        for _ in 0..100 {
+            if endpoint.inner.listeners.open.load(Ordering::Acquire) < MAX_LISTEN_STREAMS {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            endpoint.inner.listeners.open.load(Ordering::Acquire),
+            MAX_LISTEN_STREAMS - 1
+        );
+        endpoint.inner.listeners.close_all();
+        for stream in open.into_iter().skip(1) {
+            let reply = stream
+                .await
+                .unwrap_or_else(|_| unreachable!("the stream ends"));
+            assert_eq!(reply.status, http::StatusCode::OK);
+        }
+        assert_eq!(endpoint.inner.listeners.open.load(Ordering::Acquire), 0);
     }
 }

@@ -23,12 +23,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 use tollgate_json::{JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice, to_string};
 
-use crate::context::{ClientCapability, RequestContext, RequestId, required_capabilities};
+use crate::context::{ClientCapability, RequestContext, RequestId};
 use crate::endpoint::Endpoint;
 use crate::fault::Fault;
 use crate::features::CancellationToken;
 use crate::input::{InputRequest, MAX_INPUT_REQUESTS};
-use crate::protocol::{Reply, fail, guarded, input_response_shape, result_reply};
+use crate::protocol::{
+    Reply, fail, guarded, input_response_shape, missing_capabilities, result_reply,
+};
 use crate::result::CompleteResult;
 use crate::tool::BoxFuture;
 use crate::version::ProtocolVersion;
@@ -532,6 +534,27 @@ impl TaskRecord {
         })
     }
 
+    /// The capabilities the outstanding input requests need that `declared` lacks, each once;
+    /// `None` when a stored request names a method Tollgate never asks (a corrupt record).
+    fn missing_capabilities(
+        &self,
+        declared: &crate::context::ClientCapabilities,
+    ) -> Option<Vec<ClientCapability>> {
+        let mut missing = Vec::new();
+        for (_, request) in self.requests.iter() {
+            let capability = match request.get("method").and_then(JsonValue::as_str)? {
+                "elicitation/create" => ClientCapability::Elicitation,
+                "sampling/createMessage" => ClientCapability::Sampling,
+                "roots/list" => ClientCapability::Roots,
+                _ => return None,
+            };
+            if !declared.declares(&capability) && !missing.contains(&capability) {
+                missing.push(capability);
+            }
+        }
+        Some(missing)
+    }
+
     /// The fields every task shape shares, in wire order.
     fn push_common(&self, b: &mut tollgate_json::JsonObjectBuilder) {
         b.push("taskId", &*self.id);
@@ -813,15 +836,8 @@ impl Tasks {
         record.push_common(&mut b);
         match record.status {
             TaskStatus::InputRequired => {
-                let answerable = record.requests.iter().all(|(_, request)| {
-                    match request.get("method").and_then(JsonValue::as_str) {
-                        Some("elicitation/create") => capabilities.elicitation(),
-                        Some("sampling/createMessage") => capabilities.sampling(),
-                        Some("roots/list") => capabilities.roots(),
-                        _ => false,
-                    }
-                });
-                if !answerable {
+                // Sent only to a listener that can answer every request.
+                if !record.missing_capabilities(capabilities)?.is_empty() {
                     return None;
                 }
                 b.push("inputRequests", record.requests.clone());
@@ -1297,16 +1313,10 @@ fn gate(context: &RequestContext) -> Result<(), Reply> {
 
 /// HTTP 400 / -32021 naming the tasks extension.
 pub(crate) fn missing_extension(context: &RequestContext) -> Reply {
-    let required =
-        required_capabilities([ClientCapability::Extension(TASKS_EXTENSION.into())].iter());
-    let data = JsonObject::builder()
-        .insert("requiredCapabilities", required)
-        .build();
-    fail(
+    missing_capabilities(
         context.protocol_version,
         context.request_id.as_ref(),
-        Fault::MissingCapability,
-        Some(data.into()),
+        [ClientCapability::Extension(TASKS_EXTENSION.into())].iter(),
     )
 }
 
@@ -1366,32 +1376,16 @@ pub(crate) async fn get(
     };
     if record.status == TaskStatus::InputRequired {
         // Every outstanding request's capability, all missing ones reported together.
-        let mut missing: Vec<ClientCapability> = Vec::new();
-        for (_, request) in record.requests.iter() {
-            let capability = match request.get("method").and_then(JsonValue::as_str) {
-                Some("elicitation/create") => ClientCapability::Elicitation,
-                Some("sampling/createMessage") => ClientCapability::Sampling,
-                Some("roots/list") => ClientCapability::Roots,
-                _ => return internal(context),
-            };
-            if !context.client_capabilities.declares(&capability) && !missing.contains(&capability)
-            {
-                missing.push(capability);
+        match record.missing_capabilities(&context.client_capabilities) {
+            None => return internal(context),
+            Some(missing) if !missing.is_empty() => {
+                return missing_capabilities(
+                    context.protocol_version,
+                    context.request_id.as_ref(),
+                    missing.iter(),
+                );
             }
-        }
-        if !missing.is_empty() {
-            let data = JsonObject::builder()
-                .insert(
-                    "requiredCapabilities",
-                    required_capabilities(missing.iter()),
-                )
-                .build();
-            return fail(
-                context.protocol_version,
-                context.request_id.as_ref(),
-                Fault::MissingCapability,
-                Some(data.into()),
-            );
+            Some(_) => {}
         }
     }
     let Some(request_id) = context.request_id.as_ref() else {
@@ -1416,7 +1410,7 @@ fn write_detailed(record: &TaskRecord, id: &RequestId, limits: &OutputLimits) ->
     tollgate_json::write_into(&id.to_json(), &mut body, limits).ok()?;
     body.extend_from_slice(br#","result":"#);
     // The head ends with '}': reopen it for the payload.
-    body.extend_from_slice(head.get(..head.len() - 1)?.as_bytes());
+    body.extend_from_slice(head.strip_suffix('}')?.as_bytes());
     match (record.status, &record.result, &record.error) {
         (TaskStatus::Completed, Some(result), _) => {
             body.extend_from_slice(br#","result":"#);
@@ -1585,6 +1579,22 @@ mod tests {
     #[test]
     fn config_bounds() {
         assert!(TaskConfig::default().is_valid());
+        // At each bound, then just past it.
+        let (ttl_lo, ttl_hi) = TaskConfig::TTL_RANGE;
+        let (poll_lo, poll_hi) = TaskConfig::POLL_INTERVAL_RANGE;
+        let at = |ttl, poll| {
+            TaskConfig::default()
+                .ttl(ttl)
+                .poll_interval(poll)
+                .is_valid()
+        };
+        assert!(at(ttl_lo, poll_lo));
+        assert!(at(ttl_hi, poll_hi));
+        assert!(!at(ttl_lo - Duration::from_millis(1), poll_lo));
+        assert!(!at(ttl_hi, poll_hi + Duration::from_millis(1)));
+        // The poll interval never exceeds the TTL.
+        assert!(at(Duration::from_secs(2), Duration::from_secs(2)));
+        assert!(!at(Duration::from_secs(2), Duration::from_millis(2001)));
         assert!(
             !TaskConfig::default()
                 .ttl(Duration::from_millis(999))

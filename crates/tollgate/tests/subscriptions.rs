@@ -221,6 +221,17 @@ async fn the_filter_is_checked_and_bounded() {
         refused(addr, r#"{"resourceSubscriptions":[1]}"#, false).await,
         (400, -32602)
     );
+    // Task ids: at most MAX_TASK_ID_BYTES; a longer one is refused, one at the bound opens the
+    // stream (and is not acknowledged: no such task).
+    let id_past = "f".repeat(tollgate::MAX_TASK_ID_BYTES + 1);
+    assert_eq!(
+        refused(addr, &format!(r#"{{"taskIds":["{id_past}"]}}"#), true).await,
+        (400, -32602)
+    );
+    let id_at = "f".repeat(tollgate::MAX_TASK_ID_BYTES);
+    let mut with_id = listen(addr, 8, &format!(r#"{{"taskIds":["{id_at}"]}}"#), true).await;
+    assert_eq!(with_id.status, 200);
+    assert!(with_id.until(r#""notifications":{}"#).await);
     let uri_at = format!(
         "test://{}",
         "u".repeat(tollgate::MAX_SUBSCRIPTION_URI_BYTES - 7)
