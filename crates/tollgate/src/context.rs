@@ -12,12 +12,19 @@ use tollgate_json::{JsonNumber, JsonObject, JsonString, JsonValue};
 use crate::version::ProtocolVersion;
 
 /// The kind of operation a request performs, so application code need not compare method
-/// strings.
+/// strings. Every method Tollgate serves has a variant of its own; so do the HTTP requests that
+/// carry no JSON-RPC method (a stream `GET`, a session `DELETE`, a client's response).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum OperationType {
     /// `server/discover`.
     Discover,
+    /// `initialize` (the 2025 revisions).
+    Initialize,
+    /// `ping`.
+    Ping,
+    /// `logging/setLevel` (the 2025 revisions).
+    LoggingSetLevel,
     /// `tools/list`.
     ToolsList,
     /// `tools/call`.
@@ -34,6 +41,28 @@ pub enum OperationType {
     ResourcesTemplatesList,
     /// `resources/read`.
     ResourcesRead,
+    /// `resources/subscribe` (the 2025 revisions).
+    ResourcesSubscribe,
+    /// `resources/unsubscribe` (the 2025 revisions).
+    ResourcesUnsubscribe,
+    /// `subscriptions/listen` (2026-07-28).
+    SubscriptionsListen,
+    /// `tasks/get`.
+    TasksGet,
+    /// `tasks/update`.
+    TasksUpdate,
+    /// `tasks/cancel`.
+    TasksCancel,
+    /// A notification (`notifications/...`, no id); the method is in
+    /// [`RequestContext::json_rpc_method`].
+    Notification,
+    /// A client's JSON-RPC response to a server-to-client request (2025 sessions); the method
+    /// is empty.
+    ClientResponse,
+    /// An HTTP `GET` opening or resuming a 2025 session's event stream; the method is empty.
+    OpenStream,
+    /// An HTTP `DELETE` ending a 2025 session; the method is empty.
+    EndSession,
     /// Any other method, kept exactly as received.
     Other(JsonString),
 }
@@ -42,6 +71,9 @@ impl OperationType {
     pub(crate) fn of(method: &JsonString) -> Self {
         match method.as_str() {
             "server/discover" => Self::Discover,
+            "initialize" => Self::Initialize,
+            "ping" => Self::Ping,
+            "logging/setLevel" => Self::LoggingSetLevel,
             "tools/list" => Self::ToolsList,
             "tools/call" => Self::ToolsCall,
             "prompts/list" => Self::PromptsList,
@@ -50,10 +82,34 @@ impl OperationType {
             "resources/list" => Self::ResourcesList,
             "resources/templates/list" => Self::ResourcesTemplatesList,
             "resources/read" => Self::ResourcesRead,
+            "resources/subscribe" => Self::ResourcesSubscribe,
+            "resources/unsubscribe" => Self::ResourcesUnsubscribe,
+            "subscriptions/listen" => Self::SubscriptionsListen,
+            "tasks/get" => Self::TasksGet,
+            "tasks/update" => Self::TasksUpdate,
+            "tasks/cancel" => Self::TasksCancel,
+            m if m.starts_with("notifications/") => Self::Notification,
             _ => Self::Other(method.clone()),
         }
     }
 }
+
+/// The address of the peer a request came from, as an HTTP request extension. The built-in
+/// [`Server`](crate::Server) inserts it; a service mounted in another server can insert it from
+/// that server's connection information (in axum, from `ConnectInfo`) so that policy can use
+/// it (see [`EndpointBuilder::refused_admission_limiter`](crate::EndpointBuilder::refused_admission_limiter)).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::PeerAddr;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(PeerAddr(([127, 0, 0, 1], 40_000).into()));
+/// assert!(request.extensions().get::<PeerAddr>().is_some());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PeerAddr(pub std::net::SocketAddr);
 
 /// A JSON-RPC request id: a string or an integer, kept exactly.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -299,6 +355,20 @@ pub(crate) struct RequestFacts {
     pub(crate) log_level: Option<crate::features::LogLevel>,
 }
 
+impl RequestFacts {
+    /// A request that says nothing about its client (notifications, method-less HTTP requests,
+    /// a 2025 request before its session is found).
+    pub(crate) fn bare(protocol_version: ProtocolVersion) -> Self {
+        Self {
+            protocol_version,
+            client_info: None,
+            client_capabilities: ClientCapabilities::default(),
+            meta: JsonObject::new(),
+            log_level: None,
+        }
+    }
+}
+
 impl RequestContext {
     /// The context of a validated request to `endpoint_path`. Admission admits every caller
     /// anonymously until a controller is configured.
@@ -322,6 +392,19 @@ impl RequestContext {
             log_level: facts.log_level,
             input: None,
         }
+    }
+
+    /// The context of an HTTP request that carries no JSON-RPC method (a stream `GET`, a session
+    /// `DELETE`, a client's response): only what admission needs.
+    pub(crate) fn without_method(
+        endpoint_path: Arc<str>,
+        operation: OperationType,
+        protocol_version: ProtocolVersion,
+    ) -> Self {
+        let mut context = Self::for_test("", protocol_version);
+        context.endpoint_path = endpoint_path;
+        context.operation = operation;
+        context
     }
 
     /// A context for unit-testing application code: the given method and revision, no id, no

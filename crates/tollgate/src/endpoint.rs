@@ -271,7 +271,7 @@ pub(crate) struct EndpointInner {
     pub(crate) supported_json: JsonValue,
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
     /// all).
-    pub(crate) sessions: Option<SessionStore>,
+    pub(crate) sessions: Option<Arc<SessionStore>>,
     /// Whether handlers may send log messages (the `logging` capability).
     pub(crate) logging: bool,
     /// Keep-alives, replay and resumption of event streams.
@@ -556,6 +556,18 @@ impl EndpointBuilder {
         self
     }
 
+    /// Throttles refused admissions by peer address, so credentials cannot be guessed at
+    /// speed: each refusal takes a token from its peer's bucket, and a peer with none left is
+    /// answered 429 (`Retry-After`, -31999) before its credentials are tried again. `None` turns
+    /// the throttle off. Default: 30 refusals, refilled at 30 a minute. The peer address is
+    /// known to the built-in [`Server`](crate::Server); a service mounted elsewhere supplies it
+    /// as a [`PeerAddr`](crate::PeerAddr) request extension, and without one nothing is
+    /// throttled (callers behind one proxy would otherwise share a bucket).
+    pub fn refused_admission_limiter(mut self, limiter: Option<crate::TokenBucket>) -> Self {
+        self.policy.refusals = limiter.map(Arc::new);
+        self
+    }
+
     /// Charges every request (after admission) to `limiter`.
     pub fn request_rate_limiter(mut self, limiter: impl RateLimiter) -> Self {
         self.policy.request_limiter = Some(Arc::new(limiter));
@@ -808,7 +820,8 @@ impl EndpointBuilder {
             fingerprint,
             supported_json,
             sessions: if self.revisions.iter().any(is_legacy) {
-                self.sessions.map(SessionStore::new)
+                self.sessions
+                    .map(|config| Arc::new(SessionStore::new(config)))
             } else {
                 None
             },

@@ -12,17 +12,22 @@
 //! 2026-07-28 at all. Everything else takes the 2026-07-28 path. Inside a session, a request
 //! without the header is then refused (400 -32600): clients must send it after `initialize`.
 
+use std::sync::Arc;
+
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId};
+use crate::context::{
+    ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestFacts, RequestId,
+};
 use crate::endpoint::{Endpoint, is_legacy, revision_slot};
 use crate::fault::Fault;
 use crate::features::{LogLevel, NotificationSink};
 use crate::headers;
+use crate::policy::Caller;
 use crate::protocol::{Envelope, Reply, Transport, fail, fault_reply, tools_call, tools_list};
 use crate::session::{CreateFailure, Session};
-use crate::stream::{AttachFailure, Connection, SessionStreams};
+use crate::stream::{AttachFailure, Connection, SessionStreams, Subscribed};
 use crate::version::ProtocolVersion;
 
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
@@ -76,15 +81,72 @@ fn unsupported(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&Reque
     fail(revision, id, Fault::UnsupportedVersion, Some(data.into()))
 }
 
-/// Handles one 2025-revision message.
+/// The revision a 2025 request names before its session is found: its header's, else the
+/// newest served.
+fn named_revision(endpoint: &Endpoint, headers: Option<&HeaderMap>) -> ProtocolVersion {
+    headers
+        .and_then(|h| headers::single(h, headers::PROTOCOL_VERSION).ok().flatten())
+        .and_then(ProtocolVersion::from_wire)
+        .filter(|r| is_legacy(*r) && endpoint.inner.revisions.contains(*r))
+        .or_else(|| newest_legacy(endpoint))
+        .unwrap_or(ProtocolVersion::V2025_11_25)
+}
+
+/// Admission for a 2025 message before anything of its session is looked at: the context says
+/// what the message says of itself (its method, id, revision and operation name); what its
+/// session remembers is added once the session is found as the admitted principal's.
+pub(crate) fn admit_message(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    message: &Envelope,
+    revision: ProtocolVersion,
+) -> Result<RequestContext, Reply> {
+    let empty = JsonObject::new();
+    let params = message.params.as_ref().unwrap_or(&empty);
+    let mut facts = RequestFacts::bare(revision);
+    if let Some(JsonValue::Object(meta)) = params.get("_meta") {
+        facts.meta = meta.clone();
+    }
+    let mut context = RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        message.id.clone(),
+        facts,
+    );
+    context.operation_name = crate::protocol::operation_name(&message.method, params);
+    crate::protocol::admit(endpoint, transport.caller(), &mut context)?;
+    Ok(context)
+}
+
+/// Admission for an HTTP request that carries no JSON-RPC method (a stream `GET`, a session
+/// `DELETE`, a client's response).
+fn admit_bare(
+    endpoint: &Endpoint,
+    caller: Caller<'_>,
+    operation: OperationType,
+) -> Result<RequestContext, Reply> {
+    let mut context = RequestContext::without_method(
+        endpoint.inner.path.clone(),
+        operation,
+        named_revision(endpoint, caller.headers),
+    );
+    crate::protocol::admit(endpoint, caller, &mut context)?;
+    Ok(context)
+}
+
+/// Handles one 2025-revision message over HTTP. Every message, notifications included, is
+/// admitted before its session is looked up; a session is found only by the principal that
+/// opened it (anyone else gets the same 404 as for a session that does not exist).
 pub(crate) async fn handle(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
+    transport: Transport<'_>,
     message: Envelope,
     selection: Selection,
-    sink: Option<&crate::features::NotificationSink>,
 ) -> Reply {
     let Some(newest) = newest_legacy(endpoint) else {
+        return fault_reply(message.id.as_ref(), Fault::Internal, None);
+    };
+    let Some(headers) = transport.headers() else {
         return fault_reply(message.id.as_ref(), Fault::Internal, None);
     };
     let id = message.id.clone();
@@ -95,7 +157,7 @@ pub(crate) async fn handle(
             message,
             newest,
             endpoint.inner.sessions.as_ref(),
-            Some(headers),
+            transport.caller(),
         )
         .0;
     }
@@ -107,12 +169,21 @@ pub(crate) async fn handle(
             _ => return unsupported(endpoint, newest, id),
         },
     };
-    let (revision, session) = match &endpoint.inner.sessions {
+    let notification = message.id.is_none();
+    let (revision, session, context) = match &endpoint.inner.sessions {
         Some(store) => {
             let Ok(Some(session_id)) = headers::single(headers, SESSION_ID) else {
                 return fail(newest, id, Fault::SessionRequired, None);
             };
-            let Some(session) = store.touch(session_id) else {
+            let revision = header_revision.unwrap_or(newest);
+            let context = match admit_message(endpoint, transport, &message, revision) {
+                Ok(context) => context,
+                Err(reply) => return reply,
+            };
+            let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
+                if notification {
+                    return Reply::empty(StatusCode::NOT_FOUND);
+                }
                 return fail(newest, id, Fault::SessionNotFound, None);
             };
             if header_revision != Some(session.revision) {
@@ -121,15 +192,18 @@ pub(crate) async fn handle(
                 // not mix revisions.
                 return fail(session.revision, id, Fault::InvalidRequest, None);
             }
-            (session.revision, Some(session))
+            (session.revision, Some(session), context)
         }
         None => match header_revision {
-            Some(r) => (r, None),
+            Some(r) => match admit_message(endpoint, transport, &message, r) {
+                Ok(context) => (r, None, context),
+                Err(reply) => return reply,
+            },
             None => return unsupported(endpoint, newest, id),
         },
     };
     if let Some(session) = &session {
-        if message.id.is_none() {
+        if notification {
             // `notifications/cancelled` stops the named request of this session if it still
             // runs; no response is then sent for it.
             if message.method.as_str() == "notifications/cancelled" {
@@ -142,27 +216,21 @@ pub(crate) async fn handle(
                     session.streams.cancel(&cancelled);
                 }
             }
-        } else if let Some(NotificationSink::Stream(stream)) = sink {
+        } else if let Some(NotificationSink::Stream(stream)) = transport.sink() {
             // The answer may stream: number it in the session so it can be resumed.
             session.streams.adopt(stream, message.id.as_ref());
         }
     }
     if message.method.as_str() == "logging/setLevel" {
         let session_id = headers::single(headers, SESSION_ID).ok().flatten();
+        let principal = context.admission.principal_name();
         return set_level(endpoint, &message, revision, |level| {
             session_id
                 .zip(endpoint.inner.sessions.as_ref())
-                .is_some_and(|(id, store)| store.set_log_level(id, level))
+                .is_some_and(|(id, store)| store.set_log_level(id, principal, level))
         });
     }
-    dispatch(
-        endpoint,
-        Transport::Http(headers, sink),
-        message,
-        revision,
-        session,
-    )
-    .await
+    dispatch(endpoint, transport, message, session, context).await
 }
 
 /// `logging/setLevel`: only where logging is on and a session can remember the level (`store`
@@ -192,13 +260,13 @@ pub(crate) fn set_level(
     }
 }
 
-/// Serves one 2025-revision message once its revision (and session, if any) is known.
+/// Serves one admitted 2025-revision message once its session (if any) is known.
 pub(crate) async fn dispatch(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     message: Envelope,
-    revision: ProtocolVersion,
     session: Option<Session>,
+    mut context: RequestContext,
 ) -> Reply {
     let id = message.id.clone();
     let id = id.as_ref();
@@ -207,6 +275,10 @@ pub(crate) async fn dispatch(
         // nothing this server acts on here; the stdio transport handles cancellation itself.
         return Reply::empty(StatusCode::ACCEPTED);
     }
+    let revision = session
+        .as_ref()
+        .map_or(context.protocol_version, |s| s.revision);
+    with_session_facts(&mut context, revision, session.as_ref());
     let empty = JsonObject::new();
     let params = message.params.as_ref().unwrap_or(&empty);
     // The methods of a capability not advertised on this revision do not exist here.
@@ -225,15 +297,6 @@ pub(crate) async fn dispatch(
     };
     if !offered {
         return fail(revision, id, Fault::MethodNotFound, None);
-    }
-    let mut context = context_for(endpoint, &message, revision, session.as_ref(), params);
-    // Admission and the request limiter; a tool call runs them after its capability check.
-    if message.method.as_str() != "tools/call" {
-        if let Err(reply) =
-            crate::protocol::police(endpoint, transport.headers(), &mut context, None)
-        {
-            return reply;
-        }
     }
     match message.method.as_str() {
         "ping" => {
@@ -257,39 +320,24 @@ pub(crate) async fn dispatch(
     }
 }
 
-/// The context of a 2025 request: what its session remembers, or nothing without one.
-fn context_for(
-    endpoint: &Endpoint,
-    message: &Envelope,
+/// What a session remembers (the client's capabilities, implementation and log level), added to
+/// an admitted context; without a session the client declared nothing.
+fn with_session_facts(
+    context: &mut RequestContext,
     revision: ProtocolVersion,
     session: Option<&Session>,
-    params: &JsonObject,
-) -> RequestContext {
-    let (capabilities, client_info, log_level) = match session {
-        Some(s) => (s.capabilities.clone(), s.client_info.clone(), s.log_level),
-        None => (ClientCapabilities::default(), None, None),
-    };
-    let meta = match params.get("_meta") {
-        Some(JsonValue::Object(m)) => m.clone(),
-        _ => JsonObject::new(),
-    };
-    let facts = RequestFacts {
-        protocol_version: revision,
-        client_info,
-        client_capabilities: capabilities,
-        meta,
-        log_level,
-    };
-    RequestContext::admitted(
-        endpoint.inner.path.clone(),
-        &message.method,
-        message.id.clone(),
-        facts,
-    )
+) {
+    context.protocol_version = revision;
+    if let Some(s) = session {
+        context.client_capabilities = s.capabilities.clone();
+        context.client_info = s.client_info.clone();
+        context.log_level = s.log_level;
+    }
 }
 
 /// `resources/subscribe` and `resources/unsubscribe`: the URI must name a resource served on
-/// this revision (an exact one, or a template match); a session holds at most 1,024.
+/// this revision (an exact one, or a template match), of at most 8,192 bytes; a session holds at
+/// most 1,024, of at most 256 KiB together.
 fn subscription(
     endpoint: &Endpoint,
     message: &Envelope,
@@ -308,13 +356,18 @@ fn subscription(
     else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
+    if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
     let inner = &endpoint.inner;
     if crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
         return fail(revision, id, Fault::ResourceNotFound2025, None);
     }
     if message.method.as_str() == "resources/subscribe" {
-        if !session.streams.subscribe(uri) {
-            return fail(revision, id, Fault::Busy, None);
+        match session.streams.subscribe(uri) {
+            Subscribed::Yes => {}
+            Subscribed::TooLong => return fail(revision, id, Fault::InvalidParams, None),
+            Subscribed::Full => return fail(revision, id, Fault::Busy, None),
         }
     } else {
         session.streams.unsubscribe(uri);
@@ -329,8 +382,8 @@ pub(crate) fn initialize(
     endpoint: &Endpoint,
     message: Envelope,
     newest: ProtocolVersion,
-    store: Option<&crate::session::SessionStore>,
-    headers: Option<&HeaderMap>,
+    store: Option<&Arc<crate::session::SessionStore>>,
+    caller: Caller<'_>,
 ) -> (Reply, Option<Session>) {
     let Some(id) = message.id.as_ref() else {
         return (Reply::empty(StatusCode::BAD_REQUEST), None);
@@ -373,19 +426,20 @@ pub(crate) fn initialize(
             log_level: None,
         },
     );
-    if let Err(reply) = crate::protocol::police(endpoint, headers, &mut context, None) {
+    if let Err(reply) = crate::protocol::admit(endpoint, caller, &mut context) {
         return (reply, None);
     }
     let idle_timeout = store.map_or_else(
         || crate::SessionConfig::default().get_idle_timeout(),
-        crate::session::SessionStore::idle_timeout,
+        |store| store.idle_timeout(),
     );
     let session = Session {
+        owner: context.admission.principal_name().map(Arc::from),
         revision,
         capabilities: ClientCapabilities::from_json(capabilities.clone()),
         client_info: Some(client_info),
         log_level: None,
-        streams: std::sync::Arc::new(SessionStreams::new(
+        streams: Arc::new(SessionStreams::new(
             endpoint.inner.streams,
             revision,
             idle_timeout,
@@ -405,24 +459,33 @@ pub(crate) fn initialize(
     (reply, Some(session))
 }
 
-/// `DELETE` with `Mcp-Session-Id`: ends the session (200), or 404 when it is unknown; 405 when
-/// the endpoint keeps no sessions.
-pub(crate) fn end_session(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
-    let Some(store) = &endpoint.inner.sessions else {
+/// `DELETE` with `Mcp-Session-Id`, admitted first: ends the admitted principal's session (200),
+/// or 404 when it has none by that id; 405 when the endpoint keeps no sessions.
+pub(crate) fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Reply {
+    let (Some(store), Some(headers)) = (&endpoint.inner.sessions, caller.headers) else {
         return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
     };
-    match headers::single(headers, SESSION_ID) {
-        Ok(Some(id)) if store.end(id) => Reply::empty(StatusCode::OK),
-        Ok(Some(_)) => Reply::empty(StatusCode::NOT_FOUND),
-        _ => Reply::empty(StatusCode::BAD_REQUEST),
+    let session_id = match headers::single(headers, SESSION_ID) {
+        Ok(Some(id)) => id,
+        _ => return Reply::empty(StatusCode::BAD_REQUEST),
+    };
+    let context = match admit_bare(endpoint, caller, OperationType::EndSession) {
+        Ok(context) => context,
+        Err(reply) => return reply,
+    };
+    if store.end(session_id, context.admission.principal_name()) {
+        Reply::empty(StatusCode::OK)
+    } else {
+        Reply::empty(StatusCode::NOT_FOUND)
     }
 }
 
-/// `GET`: opens the session's standalone event stream, or resumes a stream after the event
-/// `Last-Event-ID` names. Only a 2025 session has streams to open: without `Mcp-Session-Id` (a
-/// 2026-07-28 client, or an endpoint without sessions) the answer is 405.
-pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Connection, Reply> {
-    let Some(store) = &endpoint.inner.sessions else {
+/// `GET`, admitted first: opens the admitted principal's session's standalone event stream, or
+/// resumes one of its streams after the event `Last-Event-ID` names. Only a 2025 session has
+/// streams to open: without `Mcp-Session-Id` (a 2026-07-28 client, or an endpoint without
+/// sessions) the answer is 405.
+pub(crate) fn open_stream(endpoint: &Endpoint, caller: Caller<'_>) -> Result<Connection, Reply> {
+    let (Some(store), Some(headers)) = (&endpoint.inner.sessions, caller.headers) else {
         return Err(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
     };
     let session_id = match headers::single(headers, SESSION_ID) {
@@ -442,7 +505,11 @@ pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Co
         }
         Err(_) => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
     };
-    let Some(session) = store.touch(session_id) else {
+    let Ok(last_event_id) = headers::single(headers, LAST_EVENT_ID) else {
+        return Err(Reply::empty(StatusCode::BAD_REQUEST));
+    };
+    let context = admit_bare(endpoint, caller, OperationType::OpenStream)?;
+    let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
         return Err(Reply::empty(StatusCode::NOT_FOUND));
     };
     match headers::single(headers, headers::PROTOCOL_VERSION) {
@@ -451,10 +518,6 @@ pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Co
         // opened by a request naming another.
         _ => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
     }
-    let last_event_id = match headers::single(headers, LAST_EVENT_ID) {
-        Ok(id) => id,
-        Err(_) => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
-    };
     match session.streams.open(last_event_id) {
         Ok(connection) => Ok(connection),
         Err(AttachFailure::UnknownEvent) => Err(Reply::empty(StatusCode::BAD_REQUEST)),
@@ -464,22 +527,26 @@ pub(crate) fn open_stream(endpoint: &Endpoint, headers: &HeaderMap) -> Result<Co
 
 const LAST_EVENT_ID: http::HeaderName = http::HeaderName::from_static("last-event-id");
 
-/// A POSTed JSON-RPC response carrying `Mcp-Session-Id`: delivered to the server-to-client
-/// request of the session that is waiting for it (202), else refused (400; 404 for an unknown
-/// session).
+/// A POSTed JSON-RPC response carrying `Mcp-Session-Id`, admitted first: delivered to the
+/// server-to-client request of the admitted principal's session that is waiting for it (202),
+/// else refused (400; 404 when the principal has no session by that id).
 pub(crate) fn client_response(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
+    caller: Caller<'_>,
     response: &JsonObject,
 ) -> Reply {
     let refused = Reply::empty(StatusCode::BAD_REQUEST);
-    let Some(store) = &endpoint.inner.sessions else {
+    let (Some(store), Some(headers)) = (&endpoint.inner.sessions, caller.headers) else {
         return refused;
     };
     let Ok(Some(session_id)) = headers::single(headers, SESSION_ID) else {
         return refused;
     };
-    let Some(session) = store.touch(session_id) else {
+    let context = match admit_bare(endpoint, caller, OperationType::ClientResponse) {
+        Ok(context) => context,
+        Err(reply) => return reply,
+    };
+    let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
         return Reply::empty(StatusCode::NOT_FOUND);
     };
     match headers::single(headers, headers::PROTOCOL_VERSION) {

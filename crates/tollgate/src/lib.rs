@@ -92,7 +92,7 @@ pub use content::{
     MAX_INLINE_BYTES, ResourceContents, ResourceLink, Role, TextContent, Theme,
 };
 pub use context::{
-    AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType,
+    AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType, PeerAddr,
     RequestContext, RequestId,
 };
 #[cfg(feature = "num-bigint")]

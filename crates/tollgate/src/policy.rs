@@ -1,13 +1,16 @@
 //! Policy: who may make a request (admission) and how often (rate limits).
 //!
 //! Owns [`AdmissionController`] and its decision, [`RateLimiter`] and the built-in
-//! [`TokenBucket`], and the order they run in: admission, then the endpoint's request limiter,
-//! then (for `tools/call`) the tool's limiter. Knows nothing of JSON-RPC framing; the protocol
-//! paths call [`police`](crate::policy) once a request is validated far enough to describe
-//! itself, and render its refusals with the fixed codes of `fault.rs`.
+//! [`TokenBucket`], the throttle on refused admissions, and the order they run in: the refusal
+//! throttle and admission, then the endpoint's request limiter ([`admit`], for every request and
+//! notification, before anything looks at the endpoint's state), then, once a tool is known,
+//! its limiter ([`charge_tool`]). Knows nothing of JSON-RPC framing; the request pipeline calls
+//! these stages and renders their refusals with the fixed codes of `fault.rs`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -126,8 +129,11 @@ impl AdmissionDecision {
 }
 
 /// Decides whether a validated request may proceed, and under which identity. Runs for every
-/// request before any catalog is rendered or handler runs (for `tools/call`, after the tool's
-/// required client capabilities are checked). A panicking controller refuses the request.
+/// request, notification, client response, stream `GET` and session `DELETE`, once the request
+/// is well-formed and before anything answers from the endpoint's state: before any catalog,
+/// tool, prompt, resource, task or session is looked up, any client capability is checked or any
+/// handler runs. The context names the operation (tool or prompt name, resource URI,
+/// completion reference) when the method has one. A panicking controller refuses the request.
 ///
 /// Any `Fn(&AdmissionRequest<'_>) -> AdmissionDecision` is a controller.
 pub trait AdmissionController: Send + Sync + 'static {
@@ -165,9 +171,9 @@ pub trait RateLimiter: Send + Sync + 'static {
 
 /// A token bucket per admitted principal (anonymous callers share one bucket): `capacity`
 /// tokens, refilled continuously at `refill_tokens` per `refill_interval` (default 60 per
-/// minute). At most `max_partitions` buckets are kept (default 100,000); when full, buckets
-/// that have refilled completely are dropped first, and if none has, a new partition is refused
-/// rather than let memory grow.
+/// minute). At most `max_partitions` buckets are kept (default 100,000), in 16 shards each with
+/// a lock of its own; a shard that is full evicts its oldest partition to make room, so a
+/// newcomer is never refused because the table is full and no request scans the table.
 ///
 /// # Examples
 ///
@@ -187,7 +193,16 @@ pub struct TokenBucket {
     capacity: f64,
     per_second: f64,
     max_partitions: usize,
-    buckets: Mutex<HashMap<Option<Arc<str>>, Bucket>>,
+    shards: Box<[Mutex<Shard>]>,
+}
+
+const SHARDS: usize = 16;
+
+/// One shard: its buckets and the order they were made in (oldest first), for eviction.
+#[derive(Default)]
+struct Shard {
+    buckets: HashMap<Option<Arc<str>>, Bucket>,
+    order: VecDeque<Option<Arc<str>>>,
 }
 
 #[derive(Clone, Copy)]
@@ -212,7 +227,7 @@ impl TokenBucket {
             capacity: f64::from(capacity.max(1)),
             per_second: 1.0,
             max_partitions: 100_000,
-            buckets: Mutex::new(HashMap::new()),
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
         }
     }
 
@@ -224,7 +239,8 @@ impl TokenBucket {
         self
     }
 
-    /// The most partitions (principals) kept at once (at least 1).
+    /// The most partitions (principals) kept at once (at least 1; spread over the shards, each
+    /// keeping at least one). Past it the oldest partition of a shard is evicted.
     #[must_use]
     pub fn max_partitions(mut self, n: usize) -> Self {
         self.max_partitions = n.max(1);
@@ -239,26 +255,49 @@ impl TokenBucket {
     fn retry_after(&self, tokens: f64) -> Duration {
         Duration::from_secs_f64(((1.0 - tokens) / self.per_second).max(0.001))
     }
-}
 
-impl RateLimiter for TokenBucket {
-    fn try_acquire(&self, identity: &AdmissionIdentity) -> RateLimitDecision {
+    fn shard(&self, key: Option<&str>) -> std::sync::MutexGuard<'_, Shard> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut hasher);
+        let index = usize::try_from(hasher.finish() % SHARDS as u64).unwrap_or(0);
+        // Every update is a single insert, removal or field store: a poisoned shard is still
+        // consistent.
+        self.shards[index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn per_shard(&self) -> usize {
+        self.max_partitions.div_ceil(SHARDS).max(1)
+    }
+
+    /// Takes a token from the partition `key` (a principal, or anonymous), making the partition
+    /// (full) when it is new.
+    pub(crate) fn acquire_key(&self, key: Option<&str>) -> RateLimitDecision {
         let now = Instant::now();
-        // Every update is a single insert or field store: a poisoned map is still consistent.
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = identity.principal_name().map(Arc::from);
-        if !buckets.contains_key(&key) && buckets.len() >= self.max_partitions {
-            buckets.retain(|_, b| self.refilled(*b, now) < self.capacity);
-            if buckets.len() >= self.max_partitions {
-                return RateLimitDecision::Denied {
-                    retry_after: self.retry_after(0.0),
+        let mut shard = self.shard(key);
+        let owned = key.map(Arc::from);
+        if !shard.buckets.contains_key(&owned) {
+            while shard.buckets.len() >= self.per_shard() {
+                let Some(oldest) = shard.order.pop_front() else {
+                    break;
                 };
+                shard.buckets.remove(&oldest);
             }
+            shard.buckets.insert(
+                owned.clone(),
+                Bucket {
+                    tokens: self.capacity,
+                    at: now,
+                },
+            );
+            shard.order.push_back(owned.clone());
         }
-        let bucket = buckets.entry(key).or_insert(Bucket {
-            tokens: self.capacity,
-            at: now,
-        });
+        let Some(bucket) = shard.buckets.get_mut(&owned) else {
+            return RateLimitDecision::Denied {
+                retry_after: self.retry_after(0.0),
+            };
+        };
         let tokens = self.refilled(*bucket, now);
         if tokens >= 1.0 {
             *bucket = Bucket {
@@ -273,18 +312,69 @@ impl RateLimiter for TokenBucket {
             }
         }
     }
+
+    /// When the partition `key` has no token left, how long until it has one (takes nothing).
+    pub(crate) fn exhausted(&self, key: Option<&str>) -> Option<Duration> {
+        let now = Instant::now();
+        let shard = self.shard(key);
+        let bucket = shard.buckets.get(&key.map(Arc::from))?;
+        let tokens = self.refilled(*bucket, now);
+        (tokens < 1.0).then(|| self.retry_after(tokens))
+    }
+
+    #[cfg(test)]
+    fn partitions(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| {
+                s.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .buckets
+                    .len()
+            })
+            .sum()
+    }
+}
+
+impl RateLimiter for TokenBucket {
+    fn try_acquire(&self, identity: &AdmissionIdentity) -> RateLimitDecision {
+        self.acquire_key(identity.principal_name())
+    }
+}
+
+/// The default throttle on refused admissions: 30 refusals per peer address, refilled at 30 a
+/// minute.
+pub(crate) fn default_refusal_limiter() -> TokenBucket {
+    TokenBucket::with_capacity(30)
+        .refill(30, Duration::from_secs(60))
+        .max_partitions(100_000)
 }
 
 /// An endpoint's policy: its controller and limiters.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Policy {
     pub(crate) admission: Option<Arc<dyn AdmissionController>>,
     pub(crate) request_limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) tool_limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) named: HashMap<Arc<str>, Arc<dyn RateLimiter>>,
+    /// Charged once per refused admission, by peer address; a peer out of tokens is refused
+    /// (429) before its credentials are looked at again.
+    pub(crate) refusals: Option<Arc<TokenBucket>>,
 }
 
-/// Why [`police`] refused a request.
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            admission: None,
+            request_limiter: None,
+            tool_limiter: None,
+            named: HashMap::new(),
+            refusals: Some(Arc::new(default_refusal_limiter())),
+        }
+    }
+}
+
+/// Why [`admit`] or [`charge_tool`] refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {
     Unauthorized(Option<HeaderValue>),
@@ -294,43 +384,78 @@ pub(crate) enum Refusal {
     Failed,
 }
 
-/// Admission, then the request limiter, then (for a tool call) the tool's limiter, resolved as
-/// the tool's named limiter or the endpoint's tool limiter. On success the context carries the
-/// admitted identity.
-pub(crate) fn police(
+/// Who is asking, as far as the transport knows: the request's headers (HTTP only) and the
+/// peer's address (when the server knows it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Caller<'a> {
+    pub(crate) headers: Option<&'a HeaderMap>,
+    pub(crate) peer: Option<IpAddr>,
+}
+
+/// The first stage of policy, for every request: the refusal throttle, admission, then the
+/// endpoint's request limiter. On success the context carries the admitted identity.
+pub(crate) fn admit(
     policy: &Policy,
-    headers: Option<&HeaderMap>,
+    caller: Caller<'_>,
     context: &mut RequestContext,
-    tool_limiter: Option<Option<&str>>,
 ) -> Result<(), Refusal> {
     if let Some(controller) = &policy.admission {
-        let request = AdmissionRequest { context, headers };
+        // A peer that was refused too often waits before its credentials are tried again.
+        let peer = caller.peer.map(|ip| ip.to_string());
+        let throttle = policy.refusals.as_deref().zip(peer.as_deref());
+        if let Some(retry_after) = throttle.and_then(|(t, p)| t.exhausted(Some(p))) {
+            return Err(Refusal::RateLimited(retry_after));
+        }
+        let request = AdmissionRequest {
+            context,
+            headers: caller.headers,
+        };
         let decision =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| controller.admit(&request)))
                 .map_err(|_| Refusal::Failed)?;
-        match decision.0 {
-            Decision::Admit(identity) => context.admission = identity,
-            Decision::Unauthorized(challenge) => return Err(Refusal::Unauthorized(challenge)),
-            Decision::Forbidden => return Err(Refusal::Forbidden),
-        }
-    }
-    let charge = |limiter: &Arc<dyn RateLimiter>| match limiter.try_acquire(&context.admission) {
-        RateLimitDecision::Allowed => Ok(()),
-        RateLimitDecision::Denied { retry_after } => Err(Refusal::RateLimited(retry_after)),
-    };
-    if let Some(limiter) = &policy.request_limiter {
-        charge(limiter)?;
-    }
-    if let Some(name) = tool_limiter {
-        let limiter = match name {
-            Some(name) => policy.named.get(name),
-            None => policy.tool_limiter.as_ref(),
+        let refusal = match decision.0 {
+            Decision::Admit(identity) => {
+                context.admission = identity;
+                None
+            }
+            Decision::Unauthorized(challenge) => Some(Refusal::Unauthorized(challenge)),
+            Decision::Forbidden => Some(Refusal::Forbidden),
         };
-        if let Some(limiter) = limiter {
-            charge(limiter)?;
+        if let Some(refusal) = refusal {
+            if let Some((throttle, peer)) = throttle {
+                let _ = throttle.acquire_key(Some(peer));
+            }
+            return Err(refusal);
         }
+    }
+    if let Some(limiter) = &policy.request_limiter {
+        charge(limiter.as_ref(), &context.admission)?;
     }
     Ok(())
+}
+
+/// The operation stage of policy, for a tool call once its tool is known: the tool's named
+/// limiter, else the endpoint's tool limiter.
+pub(crate) fn charge_tool(
+    policy: &Policy,
+    context: &RequestContext,
+    named: Option<&str>,
+) -> Result<(), Refusal> {
+    let limiter = match named {
+        Some(name) => policy.named.get(name),
+        None => policy.tool_limiter.as_ref(),
+    };
+    match limiter {
+        Some(limiter) => charge(limiter.as_ref(), &context.admission),
+        None => Ok(()),
+    }
+}
+
+fn charge(limiter: &dyn RateLimiter, identity: &AdmissionIdentity) -> Result<(), Refusal> {
+    match limiter.try_acquire(identity) {
+        RateLimitDecision::Allowed => Ok(()),
+        RateLimitDecision::Denied { retry_after } => Err(Refusal::RateLimited(retry_after)),
+    }
 }
 
 #[cfg(test)]
@@ -338,28 +463,87 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buckets_refill_and_are_bounded() {
+    fn buckets_refill_and_full_tables_evict_the_oldest() {
         let limiter = TokenBucket::with_capacity(1)
             .refill(1, Duration::from_millis(50))
-            .max_partitions(2);
+            .max_partitions(1);
         let id = |n: &str| AdmissionIdentity::principal(n);
         assert_eq!(limiter.try_acquire(&id("a")), RateLimitDecision::Allowed);
         let RateLimitDecision::Denied { retry_after } = limiter.try_acquire(&id("a")) else {
             unreachable!("the bucket is empty");
         };
         assert!(retry_after <= Duration::from_millis(50));
-        assert_eq!(limiter.try_acquire(&id("b")), RateLimitDecision::Allowed);
-        // Two partitions kept, both drained: a third principal is refused, not stored.
-        assert!(matches!(
-            limiter.try_acquire(&id("c")),
-            RateLimitDecision::Denied { .. }
-        ));
-        std::thread::sleep(Duration::from_millis(60));
-        // Refilled buckets give way.
-        assert_eq!(limiter.try_acquire(&id("c")), RateLimitDecision::Allowed);
+        // One partition per shard at most: newcomers are never refused for room.
+        for n in 0..200 {
+            assert_eq!(
+                limiter.try_acquire(&id(&format!("p{n}"))),
+                RateLimitDecision::Allowed
+            );
+        }
+        assert!(limiter.partitions() <= SHARDS, "{}", limiter.partitions());
         assert_eq!(
             limiter.try_acquire(&AdmissionIdentity::anonymous()),
             RateLimitDecision::Allowed
         );
+    }
+
+    #[test]
+    fn the_partition_bound_at_and_past() {
+        let limiter = TokenBucket::with_capacity(1).max_partitions(SHARDS * 4);
+        for n in 0..SHARDS * 64 {
+            let _ = limiter.try_acquire(&AdmissionIdentity::principal(format!("p{n}")));
+        }
+        assert!(limiter.partitions() <= SHARDS * 4);
+        // A drained partition is still drained while it is kept.
+        let a = AdmissionIdentity::principal("kept");
+        assert_eq!(limiter.try_acquire(&a), RateLimitDecision::Allowed);
+        assert!(limiter.exhausted(Some("kept")).is_some());
+        assert!(matches!(
+            limiter.try_acquire(&a),
+            RateLimitDecision::Denied { .. }
+        ));
+    }
+
+    #[test]
+    fn refused_admissions_are_throttled_per_peer() {
+        let policy = Policy {
+            admission: Some(Arc::new(|_: &AdmissionRequest<'_>| {
+                AdmissionDecision::unauthorized()
+            })),
+            refusals: Some(Arc::new(
+                TokenBucket::with_capacity(2).refill(1, Duration::from_secs(3600)),
+            )),
+            ..Policy::default()
+        };
+        let mut context =
+            RequestContext::for_test("tools/list", crate::ProtocolVersion::V2026_07_28);
+        let peer = |last: u8| Caller {
+            headers: None,
+            peer: Some(IpAddr::from([10, 0, 0, last])),
+        };
+        assert_eq!(
+            admit(&policy, peer(1), &mut context),
+            Err(Refusal::Unauthorized(None))
+        );
+        assert_eq!(
+            admit(&policy, peer(1), &mut context),
+            Err(Refusal::Unauthorized(None))
+        );
+        // The third refusal from that peer is throttled before the controller runs.
+        assert!(matches!(
+            admit(&policy, peer(1), &mut context),
+            Err(Refusal::RateLimited(_))
+        ));
+        // Another peer, and a caller with no known address, are not.
+        assert_eq!(
+            admit(&policy, peer(2), &mut context),
+            Err(Refusal::Unauthorized(None))
+        );
+        for _ in 0..5 {
+            assert_eq!(
+                admit(&policy, Caller::default(), &mut context),
+                Err(Refusal::Unauthorized(None))
+            );
+        }
     }
 }

@@ -6,6 +6,7 @@
 //! service hands it headers and a body that already passed the transport checks.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -29,7 +30,7 @@ use crate::features::{
     CancelOnDrop, CancellationToken, InvocationFeatures, NotificationSink, ProgressReporter,
 };
 use crate::headers;
-use crate::policy::Refusal;
+use crate::policy::{Caller, Refusal};
 use crate::prompt::{Completion, CompletionRequest, PromptArguments, PromptOutcome};
 use crate::resource::{ResourceOutcome, ResourceRequest, Route};
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
@@ -76,36 +77,54 @@ impl Reply {
     }
 }
 
-/// Runs the endpoint's policy for a validated request (see `policy.rs`); a refusal becomes its
-/// fixed reply. `tool_limiter` is `Some(name)` for a tool call (`None` inside: the endpoint's
-/// tool limiter).
-pub(crate) fn police(
+/// The admission stage for a well-formed request (see `policy.rs`): the refusal throttle,
+/// admission and the request limiter. A refusal becomes its fixed reply.
+pub(crate) fn admit(
     endpoint: &Endpoint,
-    headers: Option<&HeaderMap>,
+    caller: Caller<'_>,
     context: &mut RequestContext,
-    tool_limiter: Option<Option<&str>>,
 ) -> Result<(), Reply> {
-    let refusal =
-        match crate::policy::police(&endpoint.inner.policy, headers, context, tool_limiter) {
-            Ok(()) => return Ok(()),
-            Err(refusal) => refusal,
-        };
+    crate::policy::admit(&endpoint.inner.policy, caller, context)
+        .map_err(|refusal| refusal_reply(context, refusal))
+}
+
+/// The operation limiter of a tool call: the tool's named limiter, else the endpoint's.
+fn charge_tool(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    named: Option<&str>,
+) -> Result<(), Reply> {
+    crate::policy::charge_tool(&endpoint.inner.policy, context, named)
+        .map_err(|refusal| refusal_reply(context, refusal))
+}
+
+/// A policy refusal as its fixed reply, with `WWW-Authenticate` or `Retry-After` where it has
+/// one. A notification gets the status and header alone.
+pub(crate) fn refusal_reply(context: &RequestContext, refusal: Refusal) -> Reply {
     let (revision, id) = (context.protocol_version, context.request_id.as_ref());
-    Err(match refusal {
-        Refusal::Unauthorized(challenge) => {
-            let mut reply = fail(revision, id, Fault::Unauthorized, None);
-            reply.extra = challenge.map(|c| (http::header::WWW_AUTHENTICATE, c));
-            reply
-        }
-        Refusal::Forbidden => fail(revision, id, Fault::Forbidden, None),
+    let (fault, extra) = match refusal {
+        Refusal::Unauthorized(challenge) => (
+            Fault::Unauthorized,
+            challenge.map(|c| (http::header::WWW_AUTHENTICATE, c)),
+        ),
+        Refusal::Forbidden => (Fault::Forbidden, None),
         Refusal::RateLimited(retry_after) => {
-            let mut reply = fail(revision, id, Fault::RateLimited, None);
             let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
-            reply.extra = Some((http::header::RETRY_AFTER, http::HeaderValue::from(seconds)));
-            reply
+            (
+                Fault::RateLimited,
+                Some((http::header::RETRY_AFTER, http::HeaderValue::from(seconds))),
+            )
         }
-        Refusal::Failed => fail(revision, id, Fault::Internal, None),
-    })
+        Refusal::Failed => (Fault::Internal, None),
+    };
+    let mut reply = match id {
+        Some(_) => fail(revision, id, fault, None),
+        // Notifications, stream `GET`s, session `DELETE`s and client responses have no id to
+        // answer: the status alone.
+        None => Reply::empty(fault.status()),
+    };
+    reply.extra = extra;
+    reply
 }
 
 /// A fault, with the status the request's revision gives it.
@@ -291,25 +310,46 @@ fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &
     fault_reply(id, Fault::UnsupportedVersion, Some(data.into()))
 }
 
-/// Where a message came from: an HTTP POST (with its headers) or a stdio line.
+/// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
+/// its notifications go.
 #[derive(Clone, Copy)]
-pub(crate) enum Transport<'a> {
-    Http(&'a HeaderMap, Option<&'a NotificationSink>),
-    Stdio(Option<&'a NotificationSink>),
+pub(crate) struct Transport<'a> {
+    caller: Caller<'a>,
+    sink: Option<&'a NotificationSink>,
 }
 
 impl<'a> Transport<'a> {
-    pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
-        match self {
-            Self::Http(h, _) => Some(h),
-            Self::Stdio(_) => None,
+    pub(crate) fn http(
+        headers: &'a HeaderMap,
+        peer: Option<IpAddr>,
+        sink: Option<&'a NotificationSink>,
+    ) -> Self {
+        Self {
+            caller: Caller {
+                headers: Some(headers),
+                peer,
+            },
+            sink,
         }
     }
 
-    pub(crate) fn sink(self) -> Option<&'a NotificationSink> {
-        match self {
-            Self::Http(_, sink) | Self::Stdio(sink) => sink,
+    pub(crate) fn stdio(sink: Option<&'a NotificationSink>) -> Self {
+        Self {
+            caller: Caller::default(),
+            sink,
         }
+    }
+
+    pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
+        self.caller.headers
+    }
+
+    pub(crate) fn caller(self) -> Caller<'a> {
+        self.caller
+    }
+
+    pub(crate) fn sink(self) -> Option<&'a NotificationSink> {
+        self.sink
     }
 }
 
@@ -331,9 +371,11 @@ pub(crate) fn asks_for_progress(value: &JsonValue) -> bool {
 pub(crate) async fn handle_value(
     endpoint: &Endpoint,
     headers: &HeaderMap,
+    peer: Option<IpAddr>,
     value: &JsonValue,
     sink: Option<&NotificationSink>,
 ) -> Reply {
+    let transport = Transport::http(headers, peer, sink);
     // A client's response to a server-to-client request (2025 sessions only; elsewhere a
     // response is an invalid request).
     if let (Some(object), true) = (
@@ -344,7 +386,7 @@ pub(crate) async fn handle_value(
             && object.contains_key("id")
             && (object.contains_key("result") || object.contains_key("error"))
         {
-            return crate::legacy::client_response(endpoint, headers, object);
+            return crate::legacy::client_response(endpoint, transport.caller(), object);
         }
     }
     // 2. Envelope.
@@ -355,12 +397,12 @@ pub(crate) async fn handle_value(
     // The 2025 revisions, when served: `initialize`, or a request naming one of them (in its
     // header, or through its session).
     if let Some(revision) = crate::legacy::selects(endpoint, headers, &message) {
-        return crate::legacy::handle(endpoint, headers, message, revision, sink).await;
+        return crate::legacy::handle(endpoint, transport, message, revision).await;
     }
     if message.id.is_none() {
-        return notification(endpoint, headers);
+        return notification(endpoint, transport, &message);
     }
-    modern(endpoint, Transport::Http(headers, sink), message).await
+    modern(endpoint, transport, message).await
 }
 
 /// A 2026-07-28 request (it has an id). Over HTTP its headers are checked against the body; over
@@ -443,14 +485,20 @@ pub(crate) async fn modern(
         meta: meta.clone(),
         log_level,
     };
-    let context = RequestContext::admitted(
+    let mut context = RequestContext::admitted(
         endpoint.inner.path.clone(),
         &message.method,
         message.id.clone(),
         facts,
     );
-    // A method whose capability this endpoint does not advertise on this revision does not
-    // exist here.
+    // 8. Admission and the request limiter, for every method, seeing the operation's name, and
+    //    before anything below answers from the endpoint's state.
+    context.operation_name = operation_name(&message.method, params);
+    if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
+        return reply;
+    }
+    // 9. A method whose capability this endpoint does not advertise on this revision does not
+    //    exist here.
     let offered = match method {
         Method::PromptsList | Method::PromptsGet => endpoint.offers_prompts(revision),
         Method::Complete => endpoint.offers_completions(revision),
@@ -465,13 +513,7 @@ pub(crate) async fn modern(
     if !offered {
         return fault_reply(id, Fault::MethodNotFound, None);
     }
-    // Admission and the request limiter; a tool call runs them after its capability check.
-    let mut context = context;
-    if method != Method::ToolsCall {
-        if let Err(reply) = police(endpoint, transport.headers(), &mut context, None) {
-            return reply;
-        }
-    }
+    // 10. The method's handler: lookup, operation checks and limiter, validation, invocation.
     match method {
         Method::Discover => discover(endpoint, revision, id),
         Method::ToolsList => tools_list(endpoint, revision, params, id),
@@ -538,17 +580,45 @@ fn standard_headers<'h>(
 }
 
 /// A notification: this revision defines none over HTTP, so an accepted one is a bare 202.
-/// Its protocol version header must still name a served revision.
-fn notification(endpoint: &Endpoint, headers: &HeaderMap) -> Reply {
-    let served = matches!(
-        headers::single(headers, headers::PROTOCOL_VERSION),
-        Ok(Some(v)) if ProtocolVersion::from_wire(v).is_some_and(|v| endpoint.inner.revisions.contains(v))
+/// Its protocol version header must still name a served revision, and it is admitted like any
+/// request (a refusal is the status alone).
+fn notification(endpoint: &Endpoint, transport: Transport<'_>, message: &Envelope) -> Reply {
+    let served = transport
+        .headers()
+        .and_then(|h| headers::single(h, headers::PROTOCOL_VERSION).ok().flatten())
+        .and_then(ProtocolVersion::from_wire)
+        .filter(|v| endpoint.inner.revisions.contains(*v));
+    let Some(revision) = served else {
+        return Reply::empty(StatusCode::BAD_REQUEST);
+    };
+    let mut context = RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        None,
+        RequestFacts::bare(revision),
     );
-    Reply::empty(if served {
-        StatusCode::ACCEPTED
-    } else {
-        StatusCode::BAD_REQUEST
-    })
+    match admit(endpoint, transport.caller(), &mut context) {
+        Ok(()) => Reply::empty(StatusCode::ACCEPTED),
+        Err(reply) => reply,
+    }
+}
+
+/// The name of the operation a request names in its parameters, as sent (before any lookup):
+/// the tool or prompt name, the resource URI, the completion reference's name or URI.
+pub(crate) fn operation_name(method: &JsonString, params: &JsonObject) -> Option<JsonString> {
+    let from = |object: &JsonObject, key: &str| match object.get(key) {
+        Some(JsonValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    match method.as_str() {
+        "tools/call" | "prompts/get" => from(params, "name"),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => from(params, "uri"),
+        "completion/complete" => match params.get("ref") {
+            Some(JsonValue::Object(r)) => from(r, "name").or_else(|| from(r, "uri")),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 pub(crate) fn discover(
@@ -948,7 +1018,7 @@ pub(crate) async fn tools_call(
         Ok(retry) => retry,
         Err(fault) => return fail(revision, id, fault, None),
     };
-    // Tool lookup (after admission, which admits every caller today).
+    // Tool lookup (admission already ran, seeing the name as sent).
     let Some(tool) = endpoint.tool(name, revision) else {
         return fail(revision, id, Fault::UnknownTool, None);
     };
@@ -997,13 +1067,8 @@ pub(crate) async fn tools_call(
             return fail(revision, id, Fault::HeaderMismatch, None);
         }
     }
-    // Admission, the request limiter and the tool's limiter.
-    if let Err(reply) = police(
-        endpoint,
-        transport.headers(),
-        &mut context,
-        Some(tool.inner.rate_limiter.as_deref()),
-    ) {
+    // The tool's limiter.
+    if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
         return reply;
     }
     // Request state: opened and verified against this request before anything else uses it.

@@ -168,7 +168,7 @@ impl Server {
                     Err(_) => break,
                 },
             };
-            let (stream, _) = tokio::select! {
+            let (stream, peer) = tokio::select! {
                 () = &mut shutdown => break,
                 accepted = self.listener.accept() => match accepted {
                     Ok(a) => a,
@@ -183,8 +183,10 @@ impl Server {
             let service = self.service.clone();
             let connection = builder.serve_connection(
                 TokioIo::new(stream),
-                service_fn(move |request| {
+                service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
                     let service = service.clone();
+                    // Policy may key on the peer (the refused-admission throttle).
+                    request.extensions_mut().insert(crate::PeerAddr(peer));
                     async move { Ok::<_, std::convert::Infallible>(service.serve(request).await) }
                 }),
             );

@@ -20,6 +20,7 @@ use crate::endpoint::Endpoint;
 use crate::error::{BuildError, BuildErrorKind};
 use crate::fault::Fault;
 use crate::features::NotificationSink;
+use crate::policy::Caller;
 use crate::protocol::{self, Reply};
 use crate::stream::{Answer, Connection, EventStream, FinishOnDrop};
 use crate::tool::BoxFuture;
@@ -214,6 +215,14 @@ impl McpService {
         if header_bytes > self.inner.max_header_bytes {
             return Outcome::Reply(Reply::empty(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE));
         }
+        // One Host and at most one Origin: a repeated field could make two checks see two
+        // different values (RFC 9112 §3.2 answers a repeated Host with 400).
+        if parts.headers.get_all(HOST).iter().nth(1).is_some() {
+            return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
+        }
+        if parts.headers.get_all(ORIGIN).iter().nth(1).is_some() {
+            return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
+        }
         if !self.host_allowed(&parts) {
             return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
         }
@@ -230,6 +239,11 @@ impl McpService {
                 return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
             }
         }
+        let peer = parts.extensions.get::<crate::PeerAddr>().map(|p| p.0.ip());
+        let caller = Caller {
+            headers: Some(&parts.headers),
+            peer,
+        };
         // Only an endpoint keeping 2025 sessions has streams to open and sessions to end.
         let allow = if endpoint.inner.sessions.is_some() {
             "GET, POST, DELETE"
@@ -240,7 +254,7 @@ impl McpService {
             if !accepts(&parts.headers, Wanted::Sse) {
                 return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
             }
-            return match crate::legacy::open_stream(endpoint, &parts.headers) {
+            return match crate::legacy::open_stream(endpoint, caller) {
                 Ok(connection) => Outcome::Stream(McpBody::events(connection, AbortOnDrop(None))),
                 Err(reply) if reply.status == StatusCode::METHOD_NOT_ALLOWED => {
                     Outcome::MethodNotAllowed(allow)
@@ -249,7 +263,7 @@ impl McpService {
             };
         }
         if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
-            return Outcome::Reply(crate::legacy::end_session(endpoint, &parts.headers));
+            return Outcome::Reply(crate::legacy::end_session(endpoint, caller));
         }
         if parts.method != Method::POST {
             return Outcome::MethodNotAllowed(allow);
@@ -282,10 +296,10 @@ impl McpService {
         };
         if !may_stream(endpoint, &parts.headers, &value) {
             return Outcome::Reply(
-                protocol::handle_value(endpoint, &parts.headers, &value, None).await,
+                protocol::handle_value(endpoint, &parts.headers, peer, &value, None).await,
             );
         }
-        answer_in_task(endpoint.clone(), parts.headers, value).await
+        answer_in_task(endpoint.clone(), parts.headers, peer, value).await
     }
 
     fn host_allowed(&self, parts: &http::request::Parts) -> bool {
@@ -326,10 +340,24 @@ fn is_loopback_origin(origin: &str) -> bool {
     (authority.len() == host.len() || port_ok) && is_loopback_host(&host.to_ascii_lowercase())
 }
 
-/// The host part of `host[:port]`, keeping IPv6 brackets.
+/// The host part of `host[:port]`, keeping IPv6 brackets. A bracketed host may be followed by
+/// nothing or by `:` and a port; anything else (`[::1]x`) is not a host, and the whole
+/// authority is returned so that it matches no allowed name.
 fn host_of(authority: &str) -> &str {
     if authority.starts_with('[') {
-        return authority.find(']').map_or(authority, |i| &authority[..=i]);
+        let Some(end) = authority.find(']') else {
+            return authority;
+        };
+        let rest = &authority[end + 1..];
+        let port_ok = rest.is_empty()
+            || rest.strip_prefix(':').is_some_and(|p| {
+                !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+            });
+        return if port_ok {
+            &authority[..=end]
+        } else {
+            authority
+        };
     }
     match authority.rsplit_once(':') {
         Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
@@ -377,13 +405,14 @@ fn may_stream(
 async fn answer_in_task(
     endpoint: Endpoint,
     headers: http::HeaderMap,
+    peer: Option<std::net::IpAddr>,
     value: tollgate_json::JsonValue,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
     let sink = NotificationSink::Stream(Arc::clone(&stream));
     let finish = FinishOnDrop(Arc::clone(&stream));
     let task = tokio::spawn(async move {
-        let reply = protocol::handle_value(&endpoint, &headers, &value, Some(&sink)).await;
+        let reply = protocol::handle_value(&endpoint, &headers, peer, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
     });
@@ -645,6 +674,9 @@ mod tests {
             "http://localhost:",
             "http://localhost/x",
             "http://localhost:80x",
+            "http://[::1]evil",
+            "http://[::1]:80x",
+            "http://[::1]:",
         ] {
             assert!(!is_loopback_origin(bad), "{bad}");
         }
@@ -655,5 +687,10 @@ mod tests {
         assert_eq!(host_of("localhost:8080"), "localhost");
         assert_eq!(host_of("[::1]:8080"), "[::1]");
         assert_eq!(host_of("example.com"), "example.com");
+        // Nothing but a port may follow a bracketed host.
+        assert_eq!(host_of("[::1]x"), "[::1]x");
+        assert_eq!(host_of("[::1]:80x"), "[::1]:80x");
+        assert_eq!(host_of("[::1]:"), "[::1]:");
+        assert!(!is_loopback_host(host_of("[::1]x")));
     }
 }

@@ -24,6 +24,8 @@ pub const MAX_REQUEST_STATE_ROUNDS: u8 = 10;
 pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
 
 const VERSION: u8 = 1;
+/// The fewest distinct byte values a configured secret may have.
+const MIN_DISTINCT_SECRET_BYTES: usize = 8;
 const NONCE_BYTES: usize = 12;
 
 /// The secret request state is sealed with. Every instance serving one endpoint must share it
@@ -34,8 +36,13 @@ const NONCE_BYTES: usize = 12;
 /// ```
 /// use tollgate::RequestStateKey;
 ///
-/// let key = RequestStateKey::from_secret(&[7u8; 32])?;
+/// // 32 bytes from a secret store (here, fixed for the example).
+/// let secret: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(97) ^ 0x5a).collect();
+/// let key = RequestStateKey::from_secret(&secret)?;
 /// assert!(RequestStateKey::from_secret(b"too short").is_err());
+/// // A secret with little entropy (all zeros, one repeated byte, a short pattern) is refused.
+/// assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
+/// assert!(RequestStateKey::from_secret(&[7u8; 64]).is_err());
 /// // Debug never shows the secret.
 /// assert_eq!(format!("{key:?}"), "RequestStateKey(..)");
 /// # Ok::<(), tollgate::BuildError>(())
@@ -45,6 +52,12 @@ pub struct RequestStateKey {
     secret: [u8; 32],
 }
 
+impl Drop for RequestStateKey {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.secret);
+    }
+}
+
 impl fmt::Debug for RequestStateKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("RequestStateKey(..)")
@@ -52,13 +65,23 @@ impl fmt::Debug for RequestStateKey {
 }
 
 impl RequestStateKey {
-    /// A key from at least 32 bytes of secret (longer secrets are condensed with SHA-256).
+    /// A key from at least 32 bytes of secret (longer secrets are condensed with SHA-256). The
+    /// secret must not be plainly weak: at least 8 distinct byte values (a random 32-byte secret
+    /// has about 27, its hex spelling about 16). This refuses placeholders, not guessable
+    /// secrets: generate the secret with a cryptographic random source. The key's bytes are
+    /// zeroed when it is dropped.
     ///
     /// # Errors
     ///
-    /// [`BuildErrorKind::InvalidConfiguration`] for fewer than 32 bytes.
+    /// [`BuildErrorKind::InvalidConfiguration`] for fewer than 32 bytes, or a secret with fewer
+    /// than 8 distinct byte values (all zeros, a repeated byte, a short pattern).
     pub fn from_secret(secret: &[u8]) -> Result<Self, BuildError> {
-        if secret.len() < 32 {
+        let mut seen = [false; 256];
+        for b in secret {
+            seen[usize::from(*b)] = true;
+        }
+        let distinct = seen.iter().filter(|s| **s).count();
+        if secret.len() < 32 || distinct < MIN_DISTINCT_SECRET_BYTES {
             return Err(BuildError::new(BuildErrorKind::InvalidConfiguration));
         }
         let mut key = [0u8; 32];
@@ -119,19 +142,21 @@ mod aead {
 
     pub(super) fn cipher(key: &RequestStateKey, endpoint: &str) -> Option<Aes256Gcm> {
         let hk = Hkdf::<Sha256>::new(Some(b"tollgate/request-state/v1"), &key.secret);
-        let mut okm = [0u8; 32];
-        hk.expand(endpoint.as_bytes(), &mut okm).ok()?;
-        Aes256Gcm::new_from_slice(&okm).ok()
+        let mut okm = zeroize::Zeroizing::new([0u8; 32]);
+        hk.expand(endpoint.as_bytes(), okm.as_mut()).ok()?;
+        Aes256Gcm::new_from_slice(okm.as_ref()).ok()
     }
 
-    /// The associated data: a digest of every bound field, each length-prefixed.
-    pub(super) fn aad(binding: &Binding<'_>, arguments: &[u8]) -> [u8; 32] {
+    /// The associated data: a digest of every bound field, each length-prefixed; the arguments
+    /// as the digest of their canonical form.
+    pub(super) fn aad(binding: &Binding<'_>) -> [u8; 32] {
+        let arguments: [u8; 32] = super::canonical_digest(binding.arguments);
         let mut h = Sha256::new();
         for part in [
             binding.endpoint.as_bytes(),
             binding.method.as_bytes(),
             binding.name.as_bytes(),
-            arguments,
+            &arguments[..],
             binding.principal.unwrap_or("").as_bytes(),
             if binding.principal.is_some() {
                 b"p"
@@ -168,29 +193,82 @@ mod aead {
     }
 }
 
-/// The arguments in a canonical spelling (object members sorted), so a retry that re-orders them
-/// still matches.
-fn canonical(arguments: &JsonObject) -> Vec<u8> {
-    fn sorted(value: &JsonValue) -> JsonValue {
-        match value {
-            JsonValue::Object(o) => {
-                let mut members: Vec<_> = o.iter().collect();
-                members.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-                let mut b = JsonObject::builder();
-                for (k, v) in members {
-                    b.push(k.as_str(), sorted(v));
-                }
-                b.build().into()
-            }
-            JsonValue::Array(a) => JsonValue::from(a.iter().map(sorted).collect::<Vec<_>>()),
-            other => other.clone(),
+/// The SHA-256 digest of the arguments in a canonical form, streamed with no size cap (so two
+/// argument objects of any size bind alike only when they are equal): object members sorted by
+/// name, every string length-prefixed, numbers by value whatever their spelling (`1.0` binds as
+/// `1`), and a tag before each value so no two shapes share an encoding.
+#[cfg(feature = "request-state")]
+fn canonical_digest(arguments: &JsonObject) -> [u8; 32] {
+    use sha2::Digest;
+    use std::hash::Hash;
+
+    /// Feeds `Hash` writes into SHA-256, every integer big-endian, so the digest is the same on
+    /// every platform.
+    struct Feed(sha2::Sha256);
+
+    impl std::hash::Hasher for Feed {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+        fn write_u8(&mut self, i: u8) {
+            self.0.update([i]);
+        }
+        fn write_u32(&mut self, i: u32) {
+            self.0.update(i.to_be_bytes());
+        }
+        fn write_u64(&mut self, i: u64) {
+            self.0.update(i.to_be_bytes());
+        }
+        fn write_i64(&mut self, i: i64) {
+            self.0.update(i.to_be_bytes());
         }
     }
-    to_vec(
-        &sorted(&JsonValue::Object(arguments.clone())),
-        &OutputLimits::default(),
-    )
-    .unwrap_or_default()
+
+    fn text(feed: &mut Feed, s: &str) {
+        feed.0.update((s.len() as u64).to_be_bytes());
+        feed.0.update(s.as_bytes());
+    }
+
+    fn value(feed: &mut Feed, v: &JsonValue) {
+        match v {
+            JsonValue::Null => feed.0.update(b"z"),
+            JsonValue::Bool(b) => feed.0.update(if *b { b"t" } else { b"f" }),
+            JsonValue::Number(n) => {
+                feed.0.update(b"n");
+                n.hash(feed);
+            }
+            JsonValue::String(s) => {
+                feed.0.update(b"s");
+                text(feed, s.as_str());
+            }
+            JsonValue::Array(a) => {
+                feed.0.update(b"a");
+                feed.0.update((a.len() as u64).to_be_bytes());
+                for item in a.iter() {
+                    value(feed, item);
+                }
+            }
+            JsonValue::Object(o) => object(feed, o),
+        }
+    }
+
+    fn object(feed: &mut Feed, o: &JsonObject) {
+        let mut members: Vec<_> = o.iter().collect();
+        members.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        feed.0.update(b"o");
+        feed.0.update((members.len() as u64).to_be_bytes());
+        for (k, v) in members {
+            text(feed, k.as_str());
+            value(feed, v);
+        }
+    }
+
+    let mut feed = Feed(sha2::Sha256::new());
+    object(&mut feed, arguments);
+    feed.0.finalize().into()
 }
 
 fn now_secs(now: SystemTime) -> u64 {
@@ -224,7 +302,7 @@ pub(crate) fn seal(
             .build();
         let plain = to_vec(&plain.into(), &OutputLimits::default()).ok()?;
         let cipher = aead::cipher(key, binding.endpoint)?;
-        let aad = aead::aad(binding, &canonical(binding.arguments));
+        let aad = aead::aad(binding);
         let mut nonce = [0u8; NONCE_BYTES];
         getrandom::fill(&mut nonce).ok()?;
         let sealed = aead::seal(&cipher, &nonce, &aad, &plain)?;
@@ -261,7 +339,7 @@ pub(crate) fn open(
         }
         let (nonce, sealed) = envelope[1..].split_at(NONCE_BYTES);
         let cipher = aead::cipher(key, binding.endpoint).ok_or(Unopenable)?;
-        let aad = aead::aad(binding, &canonical(binding.arguments));
+        let aad = aead::aad(binding);
         let plain = aead::open(&cipher, nonce, &aad, sealed).ok_or(Unopenable)?;
         let value = from_slice(&plain, &JsonLimits::default()).map_err(|_| Unopenable)?;
         let exp = value
@@ -322,6 +400,13 @@ mod tests {
         }
     }
 
+    /// A secret with enough distinct bytes, different for each `seed`.
+    fn test_secret(seed: u8) -> Vec<u8> {
+        (0u8..32)
+            .map(|i| i.wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)))
+            .collect()
+    }
+
     fn opened() -> Opened {
         Opened {
             round: 1,
@@ -332,7 +417,7 @@ mod tests {
 
     #[test]
     fn a_state_opens_only_where_it_was_bound() {
-        let key = RequestStateKey::from_secret(&[1u8; 32]).unwrap_or_else(|_| unreachable!());
+        let key = RequestStateKey::from_secret(&test_secret(1)).unwrap_or_else(|_| unreachable!());
         let args = JsonObject::builder().insert("a", 1).insert("b", 2).build();
         let now = SystemTime::now();
         let sealed = seal(&key, &binding(&args, Some("alice")), &opened(), now).unwrap_or_default();
@@ -349,7 +434,8 @@ mod tests {
         assert!(open(&key, &binding(&other, Some("alice")), &sealed, now).is_err());
         assert!(open(&key, &binding(&args, Some("bob")), &sealed, now).is_err());
         assert!(open(&key, &binding(&args, None), &sealed, now).is_err());
-        let other_key = RequestStateKey::from_secret(&[2u8; 32]).unwrap_or_else(|_| unreachable!());
+        let other_key =
+            RequestStateKey::from_secret(&test_secret(2)).unwrap_or_else(|_| unreachable!());
         assert!(open(&other_key, &binding(&args, Some("alice")), &sealed, now).is_err());
         let later = now + REQUEST_STATE_LIFETIME + Duration::from_secs(2);
         assert!(open(&key, &binding(&args, Some("alice")), &sealed, later).is_err());
@@ -370,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_state_past_the_size_bound_is_not_sealed() {
-        let key = RequestStateKey::from_secret(&[1u8; 32]).unwrap_or_else(|_| unreachable!());
+        let key = RequestStateKey::from_secret(&test_secret(1)).unwrap_or_else(|_| unreachable!());
         let args = JsonObject::new();
         let mut big = opened();
         big.state = JsonValue::from("x".repeat(MAX_REQUEST_STATE_BYTES));
@@ -378,5 +464,60 @@ mod tests {
         let mut fits = opened();
         fits.state = JsonValue::from("x".repeat(40 * 1024));
         assert!(seal(&key, &binding(&args, None), &fits, SystemTime::now()).is_some());
+    }
+
+    #[test]
+    fn arguments_of_any_size_bind_exactly() {
+        let key = RequestStateKey::from_secret(&test_secret(3)).unwrap_or_else(|_| unreachable!());
+        // Two argument objects over 4 MiB that differ only in their last character.
+        let big = |last: &str| {
+            JsonObject::builder()
+                .insert("text", format!("{}{last}", "x".repeat(5 * 1024 * 1024)))
+                .build()
+        };
+        let (a, b) = (big("a"), big("b"));
+        let now = SystemTime::now();
+        let sealed = seal(&key, &binding(&a, None), &opened(), now).unwrap_or_default();
+        assert!(!sealed.is_empty());
+        assert!(open(&key, &binding(&a, None), &sealed, now).is_ok());
+        assert!(open(&key, &binding(&b, None), &sealed, now).is_err());
+        // Numbers bind by value; shapes never collide.
+        let one = JsonObject::builder().insert("n", 1).build();
+        let one_point_oh = tollgate_json::from_slice(br#"{"n":1.0}"#, &JsonLimits::default())
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default();
+        assert_eq!(canonical_digest(&one), canonical_digest(&one_point_oh));
+        let string_one = JsonObject::builder().insert("n", "1").build();
+        assert_ne!(canonical_digest(&one), canonical_digest(&string_one));
+        let nested = JsonObject::builder()
+            .insert("a", JsonObject::builder().insert("b", "c").build())
+            .build();
+        let flat = JsonObject::builder().insert("a", "bc").build();
+        assert_ne!(canonical_digest(&nested), canonical_digest(&flat));
+    }
+
+    #[test]
+    fn weak_secrets_are_refused() {
+        assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
+        assert!(RequestStateKey::from_secret(&[0xffu8; 48]).is_err());
+        let pattern: Vec<u8> = (0..64).map(|i| b"abcdefg"[i % 7]).collect();
+        assert!(
+            RequestStateKey::from_secret(&pattern).is_err(),
+            "7 distinct bytes"
+        );
+        let eight: Vec<u8> = (0..64).map(|i| b"abcdefgh"[i % 8]).collect();
+        assert!(
+            RequestStateKey::from_secret(&eight).is_ok(),
+            "8 distinct bytes"
+        );
+        assert!(
+            RequestStateKey::from_secret(&test_secret(1)[..31]).is_err(),
+            "31 bytes"
+        );
+        assert!(
+            RequestStateKey::from_secret(&test_secret(1)).is_ok(),
+            "32 bytes"
+        );
     }
 }

@@ -131,8 +131,13 @@ impl StdioServer {
             let newest = legacy::newest_legacy(&endpoint);
             if message.method.as_str() == "initialize" {
                 if let Some(newest) = newest {
-                    let (reply, negotiated) =
-                        legacy::initialize(&endpoint, message, newest, None, None);
+                    let (reply, negotiated) = legacy::initialize(
+                        &endpoint,
+                        message,
+                        newest,
+                        None,
+                        crate::policy::Caller::default(),
+                    );
                     if negotiated.is_some() {
                         session = negotiated;
                     }
@@ -140,6 +145,23 @@ impl StdioServer {
                     continue;
                 }
             }
+            // Every message is admitted, notifications included (over stdio the process's
+            // owner is the caller: the controller sees no headers).
+            let revision = session
+                .as_ref()
+                .map_or_else(|| default_revision(&endpoint), |s| s.revision);
+            let context = match legacy::admit_message(
+                &endpoint,
+                Transport::stdio(None),
+                &message,
+                revision,
+            ) {
+                Ok(context) => context,
+                Err(reply) => {
+                    send(&tx, reply).await;
+                    continue;
+                }
+            };
             if message.id.is_none() {
                 cancel_if_asked(&message, &in_flight);
                 continue;
@@ -147,9 +169,12 @@ impl StdioServer {
             if message.method.as_str() == "logging/setLevel" {
                 if let Some(current) = session.as_mut() {
                     let revision = current.revision;
+                    let owner = current.owner.as_deref() == context.admission.principal_name();
                     let reply = legacy::set_level(&endpoint, &message, revision, |level| {
-                        current.log_level = Some(level);
-                        true
+                        if owner {
+                            current.log_level = Some(level);
+                        }
+                        owner
                     });
                     send(&tx, reply).await;
                     continue;
@@ -172,11 +197,19 @@ impl StdioServer {
             let task = tokio::spawn(async move {
                 // Progress notifications go out as lines before the response.
                 let sink = NotificationSink::Lines(tx.clone());
-                let transport = Transport::Stdio(Some(&sink));
+                let transport = Transport::stdio(Some(&sink));
                 let reply = match legacy_session {
+                    // The process's session is its initializing principal's.
+                    Some(s) if s.owner.as_deref() != context.admission.principal_name() => {
+                        protocol::fail(
+                            s.revision,
+                            message.id.as_ref(),
+                            Fault::SessionNotFound,
+                            None,
+                        )
+                    }
                     Some(s) => {
-                        let revision = s.revision;
-                        legacy::dispatch(&endpoint, transport, message, revision, Some(s)).await
+                        legacy::dispatch(&endpoint, transport, message, Some(s), context).await
                     }
                     None => protocol::modern(&endpoint, transport, message).await,
                 };
@@ -197,6 +230,20 @@ impl StdioServer {
         let _ = permits.acquire_many(MAX_IN_FLIGHT as u32).await;
         drop(tx);
         writer.await.unwrap_or_else(|e| Err(io::Error::other(e)))
+    }
+}
+
+/// The revision a stdio message is admitted under before a session exists: 2026-07-28 when
+/// served, else the newest 2025 revision.
+fn default_revision(endpoint: &Endpoint) -> crate::ProtocolVersion {
+    if endpoint
+        .inner
+        .revisions
+        .contains(crate::ProtocolVersion::V2026_07_28)
+    {
+        crate::ProtocolVersion::V2026_07_28
+    } else {
+        legacy::newest_legacy(endpoint).unwrap_or(crate::ProtocolVersion::V2026_07_28)
     }
 }
 

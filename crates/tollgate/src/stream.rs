@@ -149,6 +149,21 @@ pub(crate) const MAX_PENDING_REQUESTS: usize = 64;
 /// The most resources one session may subscribe to.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 1_024;
 
+/// The longest URI a session may subscribe to (as for `subscriptions/listen`).
+pub(crate) const MAX_SUBSCRIPTION_URI_BYTES: usize =
+    crate::subscription::MAX_SUBSCRIPTION_URI_BYTES;
+
+/// The bytes of URI one session's subscriptions may hold together.
+pub(crate) const MAX_SESSION_SUBSCRIPTION_BYTES: usize = 256 * 1024;
+
+/// The most running requests a session tracks for `notifications/cancelled`; past it (or for
+/// an id longer than [`MAX_TRACKED_ID_BYTES`]) a request still runs and answers, but cannot be
+/// cancelled by notification.
+pub(crate) const MAX_TRACKED_REQUESTS: usize = 1_024;
+
+/// The longest request id (in bytes of its JSON form) a session tracks for cancellation.
+pub(crate) const MAX_TRACKED_ID_BYTES: usize = 256;
+
 /// Notifications a stream without ids holds for a slow connection before dropping new ones.
 const MAX_PENDING_UNNUMBERED: usize = 64;
 
@@ -539,6 +554,8 @@ struct SessionStreamsState {
     standalone: Option<Arc<EventStream>>,
     in_flight: HashMap<RequestId, Weak<EventStream>>,
     subscriptions: std::collections::HashSet<Arc<str>>,
+    /// The bytes of URI in `subscriptions`.
+    subscription_bytes: usize,
     /// Server-to-client requests awaiting the client's response, by id.
     pending: HashMap<Arc<str>, PendingRequest>,
     next_request: u64,
@@ -630,10 +647,13 @@ impl SessionStreams {
         if state.closed {
             return;
         }
-        if let Some(id) = id {
-            state.in_flight.insert(id.clone(), Arc::downgrade(stream));
+        let room = self.prune(&mut state);
+        if let Some(id) = id.filter(|id| trackable(id)) {
+            if state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id) {
+                state.in_flight.insert(id.clone(), Arc::downgrade(stream));
+            }
         }
-        if !self.prune(&mut state) {
+        if !room {
             return;
         }
         let number = state.next_number;
@@ -723,6 +743,8 @@ impl SessionStreams {
             return None;
         }
         state.next_request += 1;
+        // Scoped to the session, which only its principal can reach: a response is delivered
+        // only within the session that sent the request.
         let id: Arc<str> = Arc::from(format!("tollgate-{}", state.next_request));
         state.pending.insert(Arc::clone(&id), pending);
         Some(id)
@@ -738,22 +760,40 @@ impl SessionStreams {
         lock(&self.state).pending.remove(id)
     }
 
-    /// Subscribes the session to updates of `uri`; false past the bound.
-    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+    /// Subscribes the session to updates of `uri`, within the count and byte budgets.
+    pub(crate) fn subscribe(&self, uri: &str) -> Subscribed {
+        if uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+            return Subscribed::TooLong;
+        }
         let mut state = lock(&self.state);
         if state.subscriptions.contains(uri) {
-            return true;
+            return Subscribed::Yes;
         }
-        if state.subscriptions.len() >= MAX_SUBSCRIPTIONS {
-            return false;
+        if state.subscriptions.len() >= MAX_SUBSCRIPTIONS
+            || state.subscription_bytes + uri.len() > MAX_SESSION_SUBSCRIPTION_BYTES
+        {
+            return Subscribed::Full;
         }
         state.subscriptions.insert(Arc::from(uri));
-        true
+        state.subscription_bytes += uri.len();
+        Subscribed::Yes
     }
 
     /// Ends the session's subscription to `uri` (if any).
     pub(crate) fn unsubscribe(&self, uri: &str) {
-        lock(&self.state).subscriptions.remove(uri);
+        let mut state = lock(&self.state);
+        if state.subscriptions.remove(uri) {
+            state.subscription_bytes = state.subscription_bytes.saturating_sub(uri.len());
+        }
+    }
+
+    /// The timed sweep: forgets finished streams past the replay window and requests that
+    /// ended, as a request would.
+    pub(crate) fn sweep(&self) {
+        let mut state = lock(&self.state);
+        if !state.closed {
+            self.prune(&mut state);
+        }
     }
 
     /// Queues `notification` on the standalone stream if the session subscribed to `uri`; it
@@ -809,6 +849,24 @@ impl SessionStreams {
             },
             None => self.standalone(),
         }
+    }
+}
+
+/// What a `resources/subscribe` came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Subscribed {
+    Yes,
+    /// The URI is longer than [`MAX_SUBSCRIPTION_URI_BYTES`].
+    TooLong,
+    /// The session holds its most subscriptions, or its most bytes of them.
+    Full,
+}
+
+/// Whether a request id is short enough to track for cancellation.
+fn trackable(id: &RequestId) -> bool {
+    match id {
+        RequestId::String(s) => s.as_str().len() + 2 <= MAX_TRACKED_ID_BYTES,
+        RequestId::Integer(n) => n.to_string().len() <= MAX_TRACKED_ID_BYTES,
     }
 }
 

@@ -340,7 +340,7 @@ mod tests {
                 let sink = NotificationSink::Lines(tx);
                 listen(
                     &endpoint,
-                    Transport::Stdio(Some(&sink)),
+                    Transport::stdio(Some(&sink)),
                     &params,
                     &context(n),
                 )
@@ -356,7 +356,7 @@ mod tests {
         let sink = NotificationSink::Lines(tx.clone());
         let past = listen(
             &endpoint,
-            Transport::Stdio(Some(&sink)),
+            Transport::stdio(Some(&sink)),
             &params,
             &context(9999),
         )

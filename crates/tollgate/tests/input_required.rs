@@ -136,7 +136,14 @@ fn service() -> McpService {
         Endpoint::with_path("/mcp", both, Implementation::new("input", "1"))
             .legacy_sessions(None)
             .admission(admit)
-            .request_state_key(RequestStateKey::from_secret(&[9u8; 32]).unwrap())
+            .request_state_key(
+                RequestStateKey::from_secret(
+                    &(0u8..32)
+                        .map(|i| i.wrapping_mul(29) ^ 9)
+                        .collect::<Vec<u8>>(),
+                )
+                .unwrap(),
+            )
             .add_tool(tool("greet").handler(greet).build().unwrap())
             .add_tool(tool("other").handler(greet).build().unwrap())
             .add_tool(tool("forever").handler(forever).build().unwrap())

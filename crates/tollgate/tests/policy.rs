@@ -155,10 +155,23 @@ async fn refusals_have_fixed_statuses_codes_and_headers_on_every_revision() {
 }
 
 #[tokio::test]
-async fn capability_checks_come_before_admission() {
+async fn admission_comes_before_capability_checks() {
     let addr = start(McpService::new(endpoint())).await;
-    // The tool needs sampling: the anonymous caller learns that (-32021) before admission.
-    let resp = call(addr, V26, None, "tools/call", Some("needs_sampling")).await;
+    // The tool needs sampling: an anonymous caller learns nothing of that (or of the tool)
+    // before it is admitted.
+    for revision in ALL {
+        let resp = call(addr, revision, None, "tools/call", Some("needs_sampling")).await;
+        assert_eq!((resp.status, resp.code()), (401, -32001), "{revision}");
+    }
+    // Admitted, the capability check answers.
+    let resp = call(
+        addr,
+        V26,
+        Some("alice"),
+        "tools/call",
+        Some("needs_sampling"),
+    )
+    .await;
     assert_eq!((resp.status, resp.code()), (400, -32021));
 }
 
