@@ -135,7 +135,10 @@ pub use state::{
 };
 pub use stdio::StdioServer;
 pub use stream::{ResponseStream, StreamConfig};
-pub use subscription::{MAX_LISTEN_STREAMS, MAX_SUBSCRIPTION_ENTRIES, MAX_SUBSCRIPTION_URI_BYTES};
+pub use subscription::{
+    MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
+    MAX_SUBSCRIPTION_URI_BYTES,
+};
 pub use task::{
     InMemoryTaskStore, MAX_TASK_ID_BYTES, StoreFuture, TASKS_EXTENSION, TaskConfig, TaskContext,
     TaskCreated, TaskCreation, TaskError, TaskInputError, TaskRow, TaskStatus, TaskStore,

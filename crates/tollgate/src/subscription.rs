@@ -30,6 +30,13 @@ use crate::task::TASKS_EXTENSION;
 /// assert_eq!(tollgate::MAX_LISTEN_STREAMS, 1024);
 /// ```
 pub const MAX_LISTEN_STREAMS: usize = 1024;
+/// The most `subscriptions/listen` streams one admitted principal may hold open on an endpoint
+/// (anonymous callers cannot be told apart: they are bounded by [`MAX_LISTEN_STREAMS`] alone).
+///
+/// ```
+/// assert_eq!(tollgate::MAX_LISTEN_STREAMS_PER_PRINCIPAL, 64);
+/// ```
+pub const MAX_LISTEN_STREAMS_PER_PRINCIPAL: usize = 64;
 /// The most resource URIs, and separately task ids, one stream may name.
 ///
 /// ```
@@ -55,6 +62,8 @@ pub(crate) enum Event {
 pub(crate) struct Listeners {
     events: broadcast::Sender<Event>,
     open: AtomicUsize,
+    /// Open streams per admitted principal.
+    owned: std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>,
     closing: CancellationToken,
 }
 
@@ -71,6 +80,7 @@ impl Default for Listeners {
         Self {
             events: broadcast::channel(1024).0,
             open: AtomicUsize::new(0),
+            owned: std::sync::Mutex::default(),
             closing: CancellationToken::new(),
         }
     }
@@ -92,12 +102,56 @@ impl Listeners {
     }
 }
 
-/// Decrements the open-stream count when the stream ends, however it ends.
-struct OpenGuard<'a>(&'a AtomicUsize);
+impl Listeners {
+    fn owned(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<Arc<str>, usize>> {
+        // Every update is one count change: a poisoned map is still consistent.
+        self.owned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes a place for one more stream of `principal`, within the endpoint's bound and the
+    /// principal's; `None` past either.
+    fn open_for(&self, principal: Option<&str>) -> Option<OpenGuard<'_>> {
+        if self.open.fetch_add(1, Ordering::AcqRel) >= MAX_LISTEN_STREAMS {
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let mut guard = OpenGuard {
+            listeners: self,
+            principal: None,
+        };
+        if let Some(principal) = principal {
+            let mut owned = self.owned();
+            let count = owned.entry(Arc::from(principal)).or_insert(0);
+            if *count >= MAX_LISTEN_STREAMS_PER_PRINCIPAL {
+                return None;
+            }
+            *count += 1;
+            guard.principal = Some(Arc::from(principal));
+        }
+        Some(guard)
+    }
+}
+
+/// Gives a stream's place back when the stream ends, however it ends.
+struct OpenGuard<'a> {
+    listeners: &'a Listeners,
+    principal: Option<Arc<str>>,
+}
 
 impl Drop for OpenGuard<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.listeners.open.fetch_sub(1, Ordering::AcqRel);
+        if let Some(principal) = &self.principal {
+            let mut owned = self.listeners.owned();
+            if let Some(n) = owned.get_mut(principal) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    owned.remove(principal);
+                }
+            }
+        }
     }
 }
 
@@ -163,11 +217,9 @@ pub(crate) async fn listen(
         return fail(revision, id, Fault::Internal, None);
     };
     let listeners = &endpoint.inner.listeners;
-    if listeners.open.fetch_add(1, Ordering::AcqRel) >= MAX_LISTEN_STREAMS {
-        listeners.open.fetch_sub(1, Ordering::AcqRel);
+    let Some(_open) = listeners.open_for(context.admission.principal_name()) else {
         return fail(revision, id, Fault::Busy, None);
-    }
-    let _open = OpenGuard(&listeners.open);
+    };
     // Subscribed before the acknowledgement is computed, so nothing between the two is lost.
     let mut events = listeners.events.subscribe();
 
@@ -316,6 +368,40 @@ mod tests {
                 log_level: None,
             },
         )
+    }
+
+    /// One principal holds at most `MAX_LISTEN_STREAMS_PER_PRINCIPAL` streams; others, and
+    /// anonymous callers, are not held back by it, and a refused stream takes no place.
+    #[test]
+    fn streams_are_bounded_per_principal() {
+        let listeners = Listeners::default();
+        let alice: Vec<_> = (0..MAX_LISTEN_STREAMS_PER_PRINCIPAL)
+            .map(|_| listeners.open_for(Some("alice")))
+            .collect();
+        assert!(alice.iter().all(Option::is_some));
+        assert!(
+            listeners.open_for(Some("alice")).is_none(),
+            "one past the bound"
+        );
+        assert_eq!(
+            listeners.open.load(Ordering::Acquire),
+            MAX_LISTEN_STREAMS_PER_PRINCIPAL,
+            "the refusal gave its place back"
+        );
+        let bob = listeners.open_for(Some("bob"));
+        let anonymous: Vec<_> = (0..MAX_LISTEN_STREAMS_PER_PRINCIPAL + 1)
+            .map(|_| listeners.open_for(None))
+            .collect();
+        assert!(bob.is_some() && anonymous.iter().all(Option::is_some));
+        let mut alice = alice;
+        alice.pop();
+        assert!(
+            listeners.open_for(Some("alice")).is_some(),
+            "a place came back"
+        );
+        drop((alice, bob, anonymous));
+        assert_eq!(listeners.open.load(Ordering::Acquire), 0);
+        assert!(listeners.owned().is_empty());
     }
 
     /// `MAX_LISTEN_STREAMS` streams stay open; one more is refused (503 / -32603), and a

@@ -134,6 +134,7 @@ impl TaskStatus {
 pub struct TaskConfig {
     ttl: Duration,
     poll_interval: Duration,
+    max_running_per_principal: usize,
 }
 
 impl TaskConfig {
@@ -164,6 +165,21 @@ impl TaskConfig {
         self
     }
 
+    /// The most tasks one admitted principal may have running on this instance at once
+    /// (default 1,000, at least 1); past it [`TaskCreation::spawn`] fails with
+    /// [`TaskError::internal`]. Anonymous callers cannot be told apart: the store's capacity
+    /// bounds them.
+    #[must_use]
+    pub fn max_running_per_principal(mut self, n: usize) -> Self {
+        self.max_running_per_principal = n.max(1);
+        self
+    }
+
+    /// The per-principal bound on running tasks.
+    pub fn max_running_per_principal_value(&self) -> usize {
+        self.max_running_per_principal
+    }
+
     /// The time to live.
     pub fn ttl_value(&self) -> Duration {
         self.ttl
@@ -188,6 +204,7 @@ impl Default for TaskConfig {
         Self {
             ttl: Self::DEFAULT_TTL,
             poll_interval: Self::DEFAULT_POLL_INTERVAL,
+            max_running_per_principal: 1_000,
         }
     }
 }
@@ -674,12 +691,16 @@ pub(crate) struct Tasks {
     /// Where visible changes are announced to `subscriptions/listen` streams (this process).
     events: Option<tokio::sync::broadcast::Sender<crate::subscription::Event>>,
     running: Mutex<HashMap<Arc<str>, Running>>,
+    /// Tasks running here per admitted principal's owner binding.
+    per_owner: Mutex<HashMap<Arc<str>, usize>>,
     last_purge: AtomicU64,
 }
 
 struct Running {
     cancel: CancellationToken,
     wake: Arc<Notify>,
+    /// The owner binding, when it names a principal (counted in `per_owner`).
+    counted: Option<Arc<str>>,
 }
 
 impl fmt::Debug for Tasks {
@@ -744,6 +765,7 @@ impl Tasks {
             config,
             events,
             running: Mutex::new(HashMap::new()),
+            per_owner: Mutex::new(HashMap::new()),
             last_purge: AtomicU64::new(0),
         }
     }
@@ -752,6 +774,40 @@ impl Tasks {
         self.running
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn per_owner(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, usize>> {
+        self.per_owner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes a running place for `owner` when it names a principal; false at its bound.
+    fn reserve(&self, owner: &Arc<str>) -> bool {
+        if !names_principal(owner) {
+            return true;
+        }
+        let mut counts = self.per_owner();
+        let count = counts.entry(Arc::clone(owner)).or_insert(0);
+        if *count >= self.config.max_running_per_principal {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    /// Gives back a place [`reserve`](Self::reserve) took.
+    fn release(&self, owner: &Arc<str>) {
+        if !names_principal(owner) {
+            return;
+        }
+        let mut counts = self.per_owner();
+        if let Some(n) = counts.get_mut(owner) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(owner);
+            }
+        }
     }
 
     async fn lookup(&self, id: &str, owner: Option<&str>) -> Lookup {
@@ -889,6 +945,11 @@ impl Tasks {
     }
 }
 
+/// Whether an owner binding names an admitted principal (not anonymous).
+fn names_principal(owner: &str) -> bool {
+    owner.split('\n').nth(1) == Some("p")
+}
+
 /// The owner binding of a request: its endpoint and admitted principal.
 pub(crate) fn owner_of(endpoint: &Endpoint, context: &RequestContext) -> Arc<str> {
     let principal = context.admission.principal_name().unwrap_or("");
@@ -971,7 +1032,9 @@ impl TaskCreation {
     ///
     /// # Errors
     ///
-    /// [`TaskError::internal`] when the store refuses the task (full or failing).
+    /// [`TaskError::internal`] when the store refuses the task (full or failing), or when the
+    /// admitted principal already has its most tasks running here
+    /// ([`TaskConfig::max_running_per_principal`]).
     pub async fn spawn<W, F>(&self, work: W) -> Result<TaskCreated, TaskError>
     where
         W: FnOnce(TaskContext) -> F + Send + 'static,
@@ -1010,11 +1073,13 @@ impl TaskCreation {
             error: None,
         };
         let row = record.to_row().ok_or_else(TaskError::internal)?;
-        tasks
-            .store
-            .insert(row)
-            .await
-            .map_err(|_| TaskError::internal())?;
+        if !tasks.reserve(&self.owner) {
+            return Err(TaskError::internal());
+        }
+        if tasks.store.insert(row).await.is_err() {
+            tasks.release(&self.owner);
+            return Err(TaskError::internal());
+        }
         let cancel = CancellationToken::new();
         let wake = Arc::new(Notify::new());
         tasks.running().insert(
@@ -1022,6 +1087,7 @@ impl TaskCreation {
             Running {
                 cancel: cancel.clone(),
                 wake: wake.clone(),
+                counted: names_principal(&self.owner).then(|| self.owner.clone()),
             },
         );
         let context = TaskContext {
@@ -1116,7 +1182,10 @@ async fn run(
             })
             .await;
     }
-    tasks.running().remove(&id);
+    let ended = tasks.running().remove(&id);
+    if let Some(owner) = ended.and_then(|r| r.counted) {
+        tasks.release(&owner);
+    }
 }
 
 /// A created task, returned from a handler as [`OperationResult::TaskCreated`](crate::OperationResult::TaskCreated).

@@ -870,3 +870,57 @@ async fn the_sqlite_store_serves_the_same_flow() {
     assert_eq!(r.code(), -32602);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One admitted principal runs at most `max_running_per_principal` tasks here; the next
+/// creation fails (-32603), others are not held back, and a task that ends gives its place back.
+#[tokio::test]
+async fn running_tasks_are_bounded_per_principal() {
+    let addr = start(McpService::new(endpoint(
+        InMemoryTaskStore::default(),
+        TaskConfig::default()
+            .poll_interval(Duration::from_millis(100))
+            .max_running_per_principal(2),
+    )))
+    .await;
+    let create_as = |user: &'static str, ms: u64| async move {
+        let params =
+            format!(r#""name":"sleepy","arguments":{{"ms":{ms},"label":"quota-{user}-{ms}"}}"#);
+        send(addr, "tools/call", &params, EXT, Some("sleepy"), user).await
+    };
+    let first = create_as("carol", 300).await;
+    assert_eq!(
+        first.result().get("resultType").and_then(JsonValue::as_str),
+        Some("task")
+    );
+    let second = create_as("carol", 60_000).await;
+    assert_eq!(
+        second
+            .result()
+            .get("resultType")
+            .and_then(JsonValue::as_str),
+        Some("task")
+    );
+    let past = create_as("carol", 60_001).await;
+    assert_eq!(past.code(), -32603, "{}", past.text());
+    // Another principal has places of its own.
+    let dave = create_as("dave", 60_000).await;
+    assert_eq!(
+        dave.result().get("resultType").and_then(JsonValue::as_str),
+        Some("task")
+    );
+    // The first task ends (after 300 ms): its place comes back.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let again = create_as("carol", 60_002).await;
+        let kind = again
+            .json()
+            .get("result")
+            .and_then(|r| r.get("resultType"))
+            .cloned();
+        if kind.as_ref().and_then(JsonValue::as_str) == Some("task") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{}", again.text());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
