@@ -3,6 +3,10 @@
 //! defines and, when there is a body, JSON whose error code (if any) is one Tollgate emits.
 //! Input: header lines `Name: value`, an empty line, then the body; a first line `@GET` or
 //! `@DELETE` changes the method (a `GET` that opens an event stream is not read to its end).
+//! The endpoint's admission controller admits callers without `Authorization` anonymously,
+//! `Bearer <name>` as that principal, refuses `Bearer eve` (403) and any other `Authorization`
+//! (401), so the session paths (requests, notifications, responses, `GET`, `DELETE`) run with
+//! refused, foreign and owning principals.
 #![no_main]
 
 use std::convert::Infallible;
@@ -13,11 +17,20 @@ use http_body_util::Full;
 use libfuzzer_sys::fuzz_target;
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
 use tollgate::{
-    CompleteResult, Completion, CompletionRequest, Endpoint, Implementation, InvocationFeatures, McpService,
+    AdmissionDecision, AdmissionIdentity, AdmissionRequest, CompleteResult, Completion, CompletionRequest, Endpoint, Implementation, InvocationFeatures, McpService,
     OperationResult, PromptArgument, PromptArguments, PromptMessage, PromptRegistration, PromptResult,
     ProtocolVersion, RequestContext, ResourceContents, ResourceOutput, ResourceRequest,
     ResourceTemplateRegistration, TextContent, ToolArguments, ToolRegistration,
 };
+
+fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
+    match request.header("authorization").map(|h| h.strip_prefix("Bearer ")) {
+        None => AdmissionDecision::admit(AdmissionIdentity::anonymous()),
+        Some(Some("eve")) => AdmissionDecision::forbidden(),
+        Some(Some(name)) if !name.is_empty() && name.len() <= 16 => AdmissionDecision::admit(AdmissionIdentity::principal(name)),
+        Some(_) => AdmissionDecision::unauthorized(),
+    }
+}
 
 async fn echo(_: &RequestContext, a: ToolArguments<JsonObject>, _: &InvocationFeatures) -> Result<OperationResult, Infallible> {
     Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into())
@@ -53,6 +66,7 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
         let typed = from_str(r#"{"type":"object","properties":{"n":{"type":"integer","minimum":0},"s":{"type":"string"}},"required":["n"],"additionalProperties":false}"#, &limits).unwrap_or(JsonValue::Null);
         let mirrored = from_str(r#"{"type":"object","properties":{"t":{"type":"string","x-mcp-header":"T"},"c":{"type":"integer","x-mcp-header":"C"},"b":{"type":"boolean","x-mcp-header":"B"}}}"#, &limits).unwrap_or(JsonValue::Null);
         let mut endpoint = Endpoint::with_path("/mcp", all, Implementation::new("fuzz", "1"))
+            .admission(admit)
             .tools_page_size(1)
             .task_store(tollgate::InMemoryTaskStore::with_capacity(64));
         if let Ok(t) = ToolRegistration::with_name("job", all).json_object_arguments().handler(job).task_support(tollgate::TaskSupport::Optional).build() {
@@ -83,8 +97,8 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
     })
 }
 
-const ALLOWED_STATUSES: [u16; 10] = [200, 202, 400, 403, 404, 405, 406, 415, 431, 503];
-const ALLOWED_CODES: [i64; 9] = [-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022, -32002];
+const ALLOWED_STATUSES: [u16; 12] = [200, 202, 400, 401, 403, 404, 405, 406, 415, 429, 431, 503];
+const ALLOWED_CODES: [i64; 12] = [-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022, -32002, -32001, -32003, -31999];
 
 fuzz_target!(|data: &[u8]| {
     let split = data.windows(2).position(|w| w == b"\n\n").unwrap_or(data.len());
