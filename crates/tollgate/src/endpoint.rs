@@ -556,13 +556,15 @@ impl EndpointBuilder {
         self
     }
 
-    /// Throttles refused admissions by peer address, so credentials cannot be guessed at
-    /// speed: each refusal takes a token from its peer's bucket, and a peer with none left is
-    /// answered 429 (`Retry-After`, -31999) before its credentials are tried again. `None` turns
-    /// the throttle off. Default: 30 refusals, refilled at 30 a minute. The peer address is
-    /// known to the built-in [`Server`](crate::Server); a service mounted elsewhere supplies it
-    /// as a [`PeerAddr`](crate::PeerAddr) request extension, and without one nothing is
-    /// throttled (callers behind one proxy would otherwise share a bucket).
+    /// Throttles refused admissions by peer address (IPv4, or the IPv6 /64), so credentials
+    /// cannot be guessed at speed: each refusal takes a token from its peer's bucket, and a peer
+    /// with none left is answered 429 (`Retry-After`, -31999) before its credentials are tried
+    /// again. Off by default (`None`). Turn it on where clients connect directly, for example
+    /// `Some(TokenBucket::with_capacity(30).refill(30, Duration::from_secs(60)))`: behind a
+    /// proxy every client shares the proxy's address, so one client's failures would throttle
+    /// everyone; there, insert a [`PeerAddr`](crate::PeerAddr) from the proxy's trusted
+    /// forwarding header instead. The built-in [`Server`](crate::Server) supplies the socket's
+    /// peer; without a `PeerAddr` nothing is throttled.
     pub fn refused_admission_limiter(mut self, limiter: Option<crate::TokenBucket>) -> Self {
         self.policy.refusals = limiter.map(Arc::new);
         self

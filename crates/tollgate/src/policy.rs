@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -194,6 +194,7 @@ pub struct TokenBucket {
     per_second: f64,
     max_partitions: usize,
     shards: Box<[Mutex<Shard>]>,
+    hasher: std::collections::hash_map::RandomState,
 }
 
 const SHARDS: usize = 16;
@@ -228,6 +229,7 @@ impl TokenBucket {
             per_second: 1.0,
             max_partitions: 100_000,
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            hasher: std::collections::hash_map::RandomState::new(),
         }
     }
 
@@ -253,13 +255,13 @@ impl TokenBucket {
     }
 
     fn retry_after(&self, tokens: f64) -> Duration {
-        Duration::from_secs_f64(((1.0 - tokens) / self.per_second).max(0.001))
+        Duration::try_from_secs_f64(((1.0 - tokens) / self.per_second).max(0.001))
+            .unwrap_or(Duration::MAX)
     }
 
     fn shard(&self, key: Option<&str>) -> std::sync::MutexGuard<'_, Shard> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut hasher);
-        let index = usize::try_from(hasher.finish() % SHARDS as u64).unwrap_or(0);
+        // Keyed per limiter, so which partitions share a shard cannot be predicted.
+        let index = usize::try_from(self.hasher.hash_one(key) % SHARDS as u64).unwrap_or(0);
         // Every update is a single insert, removal or field store: a poisoned shard is still
         // consistent.
         self.shards[index]
@@ -342,16 +344,8 @@ impl RateLimiter for TokenBucket {
     }
 }
 
-/// The default throttle on refused admissions: 30 refusals per peer address, refilled at 30 a
-/// minute.
-pub(crate) fn default_refusal_limiter() -> TokenBucket {
-    TokenBucket::with_capacity(30)
-        .refill(30, Duration::from_secs(60))
-        .max_partitions(100_000)
-}
-
 /// An endpoint's policy: its controller and limiters.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) struct Policy {
     pub(crate) admission: Option<Arc<dyn AdmissionController>>,
     pub(crate) request_limiter: Option<Arc<dyn RateLimiter>>,
@@ -360,18 +354,6 @@ pub(crate) struct Policy {
     /// Charged once per refused admission, by peer address; a peer out of tokens is refused
     /// (429) before its credentials are looked at again.
     pub(crate) refusals: Option<Arc<TokenBucket>>,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Self {
-            admission: None,
-            request_limiter: None,
-            tool_limiter: None,
-            named: HashMap::new(),
-            refusals: Some(Arc::new(default_refusal_limiter())),
-        }
-    }
 }
 
 /// Why [`admit`] or [`charge_tool`] refused a request.
@@ -400,8 +382,9 @@ pub(crate) fn admit(
     context: &mut RequestContext,
 ) -> Result<(), Refusal> {
     if let Some(controller) = &policy.admission {
-        // A peer that was refused too often waits before its credentials are tried again.
-        let peer = caller.peer.map(|ip| ip.to_string());
+        // A peer that was refused too often waits before its credentials are tried again. An
+        // IPv6 peer is keyed by its /64, the block one host usually holds.
+        let peer = caller.peer.map(peer_key);
         let throttle = policy.refusals.as_deref().zip(peer.as_deref());
         if let Some(retry_after) = throttle.and_then(|(t, p)| t.exhausted(Some(p))) {
             return Err(Refusal::RateLimited(retry_after));
@@ -432,6 +415,20 @@ pub(crate) fn admit(
         charge(limiter.as_ref(), &context.admission)?;
     }
     Ok(())
+}
+
+/// The throttle's partition for a peer: its IPv4 address, or its IPv6 /64.
+fn peer_key(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
 }
 
 /// The operation stage of policy, for a tool call once its tool is known: the tool's named
@@ -545,5 +542,16 @@ mod tests {
                 Err(Refusal::Unauthorized(None))
             );
         }
+        // Two addresses of one IPv6 /64 share a bucket.
+        let v6 = |last: u16| Caller {
+            headers: None,
+            peer: Some(IpAddr::from([0x2001, 0xdb8, 1, 2, 0, 0, 0, last])),
+        };
+        let _ = admit(&policy, v6(1), &mut context);
+        let _ = admit(&policy, v6(2), &mut context);
+        assert!(matches!(
+            admit(&policy, v6(3), &mut context),
+            Err(Refusal::RateLimited(_))
+        ));
     }
 }

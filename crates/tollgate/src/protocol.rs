@@ -121,7 +121,11 @@ pub(crate) fn refusal_reply(context: &RequestContext, refusal: Refusal) -> Reply
         Some(_) => fail(revision, id, fault, None),
         // Notifications, stream `GET`s, session `DELETE`s and client responses have no id to
         // answer: the status alone.
-        None => Reply::empty(fault.status()),
+        None => Reply::empty(match fault {
+            // A broken controller is a server error, never a success status.
+            Fault::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => fault.status(),
+        }),
     };
     reply.extra = extra;
     reply

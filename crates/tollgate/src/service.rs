@@ -349,10 +349,7 @@ fn host_of(authority: &str) -> &str {
             return authority;
         };
         let rest = &authority[end + 1..];
-        let port_ok = rest.is_empty()
-            || rest.strip_prefix(':').is_some_and(|p| {
-                !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
-            });
+        let port_ok = rest.is_empty() || rest.strip_prefix(':').is_some_and(valid_port);
         return if port_ok {
             &authority[..=end]
         } else {
@@ -360,9 +357,14 @@ fn host_of(authority: &str) -> &str {
         };
     }
     match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        Some((host, port)) if valid_port(port) => host,
         _ => authority,
     }
+}
+
+/// One to five ASCII digits.
+fn valid_port(port: &str) -> bool {
+    !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// What the service answers with: one reply, an event stream, or 405 with its `Allow`.
@@ -692,5 +694,8 @@ mod tests {
         assert_eq!(host_of("[::1]:80x"), "[::1]:80x");
         assert_eq!(host_of("[::1]:"), "[::1]:");
         assert!(!is_loopback_host(host_of("[::1]x")));
+        assert_eq!(host_of("localhost:"), "localhost:");
+        assert_eq!(host_of("localhost:123456"), "localhost:123456");
+        assert_eq!(host_of("localhost:65535"), "localhost");
     }
 }

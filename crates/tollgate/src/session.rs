@@ -149,7 +149,7 @@ impl Entries {
         let expired: Vec<Arc<str>> = self
             .sessions
             .iter()
-            .filter(|(_, s)| s.streams.idle_for(now) >= timeout)
+            .filter(|(_, s)| s.streams.idle_for(now) >= timeout && !s.streams.is_busy())
             .map(|(id, _)| Arc::clone(id))
             .collect();
         for id in expired {

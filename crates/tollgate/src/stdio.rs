@@ -145,29 +145,39 @@ impl StdioServer {
                     continue;
                 }
             }
-            // Every message is admitted, notifications included (over stdio the process's
-            // owner is the caller: the controller sees no headers).
-            let revision = session
+            let names_modern = message
+                .params
                 .as_ref()
-                .map_or_else(|| default_revision(&endpoint), |s| s.revision);
-            let context = match legacy::admit_message(
-                &endpoint,
-                Transport::stdio(None),
-                &message,
-                revision,
-            ) {
-                Ok(context) => context,
-                Err(reply) => {
-                    send(&tx, reply).await;
-                    continue;
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                .is_some();
+            let legacy_session = if names_modern { None } else { session.clone() };
+            // Every message is admitted, notifications included (over stdio the process's
+            // owner is the caller: the controller sees no headers). A 2026-07-28 request is
+            // admitted once, by the request pipeline; every other message here.
+            let context = if message.id.is_none()
+                || legacy_session.is_some()
+                || message.method.as_str() == "logging/setLevel"
+            {
+                let revision = session
+                    .as_ref()
+                    .map_or_else(|| default_revision(&endpoint), |s| s.revision);
+                match legacy::admit_message(&endpoint, Transport::stdio(None), &message, revision) {
+                    Ok(context) => Some(context),
+                    Err(reply) => {
+                        send(&tx, reply).await;
+                        continue;
+                    }
                 }
+            } else {
+                None
             };
             if message.id.is_none() {
                 cancel_if_asked(&message, &in_flight);
                 continue;
             }
             if message.method.as_str() == "logging/setLevel" {
-                if let Some(current) = session.as_mut() {
+                if let (Some(current), Some(context)) = (session.as_mut(), context.as_ref()) {
                     let revision = current.revision;
                     let owner = current.owner.as_deref() == context.admission.principal_name();
                     let reply = legacy::set_level(&endpoint, &message, revision, |level| {
@@ -180,13 +190,6 @@ impl StdioServer {
                     continue;
                 }
             }
-            let names_modern = message
-                .params
-                .as_ref()
-                .and_then(|p| p.get("_meta"))
-                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-                .is_some();
-            let legacy_session = if names_modern { None } else { session.clone() };
             let key = value.get("id").map(id_key).unwrap_or_default();
             let listening = message.method.as_str() == "subscriptions/listen";
             let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
@@ -194,33 +197,38 @@ impl StdioServer {
             };
             let (endpoint, tx, registry) = (endpoint.clone(), tx.clone(), Arc::clone(&in_flight));
             let task_key = key.clone();
-            let task = tokio::spawn(async move {
-                // Progress notifications go out as lines before the response.
-                let sink = NotificationSink::Lines(tx.clone());
-                let transport = Transport::stdio(Some(&sink));
-                let reply = match legacy_session {
-                    // The process's session is its initializing principal's.
-                    Some(s) if s.owner.as_deref() != context.admission.principal_name() => {
-                        protocol::fail(
+            // The entry is made before the task can finish and remove it (the task waits for
+            // the lock), so no finished request leaves an entry behind.
+            {
+                let mut registered = lock(&in_flight);
+                let task = tokio::spawn(async move {
+                    // Progress notifications go out as lines before the response.
+                    let sink = NotificationSink::Lines(tx.clone());
+                    let transport = Transport::stdio(Some(&sink));
+                    let reply = match (legacy_session, context) {
+                        // The process's session is its initializing principal's.
+                        (Some(s), Some(context))
+                            if s.owner.as_deref() == context.admission.principal_name() =>
+                        {
+                            legacy::dispatch(&endpoint, transport, message, Some(s), context).await
+                        }
+                        (Some(s), _) => protocol::fail(
                             s.revision,
                             message.id.as_ref(),
                             Fault::SessionNotFound,
                             None,
-                        )
-                    }
-                    Some(s) => {
-                        legacy::dispatch(&endpoint, transport, message, Some(s), context).await
-                    }
-                    None => protocol::modern(&endpoint, transport, message).await,
-                };
-                lock(&registry).remove(&task_key);
-                send(&tx, reply).await;
-                drop(permit);
-            });
-            if listening {
-                listens.push(task.abort_handle());
+                        ),
+                        (None, _) => protocol::modern(&endpoint, transport, message).await,
+                    };
+                    lock(&registry).remove(&task_key);
+                    send(&tx, reply).await;
+                    drop(permit);
+                });
+                if listening {
+                    listens.push(task.abort_handle());
+                }
+                registered.insert(key, task.abort_handle());
             }
-            lock(&in_flight).insert(key, task.abort_handle());
         }
         // Input ended: subscriptions end with their transport (no response: nobody reads it);
         // let other requests in flight answer, then close the output.

@@ -626,6 +626,7 @@ impl SessionStreams {
     fn prune(&self, state: &mut SessionStreamsState) -> bool {
         let now = Instant::now();
         let window = self.config.replay_window;
+        state.in_flight.retain(|_, s| s.strong_count() > 0);
         state.streams.retain(|(_, s)| !s.expired(now, window));
         while state.streams.len() >= self.config.max_streams {
             match state.streams.iter().position(|(_, s)| s.is_finished()) {
@@ -635,7 +636,6 @@ impl SessionStreams {
                 None => return false,
             }
         }
-        state.in_flight.retain(|_, s| s.strong_count() > 0);
         true
     }
 
@@ -785,6 +785,15 @@ impl SessionStreams {
         if state.subscriptions.remove(uri) {
             state.subscription_bytes = state.subscription_bytes.saturating_sub(uri.len());
         }
+    }
+
+    /// Whether a request of the session is still running (a long call keeps its session
+    /// alive past the idle timeout).
+    pub(crate) fn is_busy(&self) -> bool {
+        lock(&self.state)
+            .in_flight
+            .values()
+            .any(|s| s.strong_count() > 0)
     }
 
     /// The timed sweep: forgets finished streams past the replay window and requests that

@@ -945,6 +945,35 @@ impl Tasks {
     }
 }
 
+/// A running place taken for a task being created: given back on drop unless kept.
+struct Reservation<'a> {
+    tasks: &'a Tasks,
+    owner: &'a Arc<str>,
+    kept: bool,
+}
+
+impl<'a> Reservation<'a> {
+    fn take(tasks: &'a Tasks, owner: &'a Arc<str>) -> Option<Self> {
+        tasks.reserve(owner).then_some(Self {
+            tasks,
+            owner,
+            kept: false,
+        })
+    }
+
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.tasks.release(self.owner);
+        }
+    }
+}
+
 /// Whether an owner binding names an admitted principal (not anonymous).
 fn names_principal(owner: &str) -> bool {
     owner.split('\n').nth(1) == Some("p")
@@ -1073,13 +1102,15 @@ impl TaskCreation {
             error: None,
         };
         let row = record.to_row().ok_or_else(TaskError::internal)?;
-        if !tasks.reserve(&self.owner) {
-            return Err(TaskError::internal());
-        }
-        if tasks.store.insert(row).await.is_err() {
-            tasks.release(&self.owner);
-            return Err(TaskError::internal());
-        }
+        // Given back if the store refuses, or if this future is dropped while it waits.
+        let reservation = Reservation::take(tasks, &self.owner).ok_or_else(TaskError::internal)?;
+        tasks
+            .store
+            .insert(row)
+            .await
+            .map_err(|_| TaskError::internal())?;
+        // From here the place is given back when the work ends.
+        reservation.keep();
         let cancel = CancellationToken::new();
         let wake = Arc::new(Notify::new());
         tasks.running().insert(

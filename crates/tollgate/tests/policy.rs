@@ -283,3 +283,57 @@ fn a_tool_naming_an_unknown_limiter_does_not_build() {
         (BuildErrorKind::UnknownRateLimiter, Some("t"))
     );
 }
+
+#[tokio::test]
+async fn refused_admissions_are_throttled_by_peer_when_asked() {
+    let endpoint = |limiter: Option<TokenBucket>| {
+        Endpoint::with_path("/mcp", ALL, Implementation::new("throttle", "1"))
+            .legacy_sessions(None)
+            .admission(admit)
+            .refused_admission_limiter(limiter)
+            .add_tool(
+                ToolRegistration::with_name("whoami", ALL)
+                    .json_object_arguments()
+                    .handler(whoami)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap()
+    };
+    // Off by default: refusals stay refusals.
+    let open = start(McpService::new(endpoint(None))).await;
+    for _ in 0..5 {
+        let refused = call(open, V26, Some("eve"), "tools/list", None).await;
+        assert_eq!(refused.status, 403);
+    }
+    // On: two refusals from this address, then 429 before the credentials are looked at,
+    // even good ones, on every revision.
+    let addr = start(McpService::new(endpoint(Some(
+        TokenBucket::with_capacity(2).refill(1, Duration::from_secs(3600)),
+    ))))
+    .await;
+    assert_eq!(
+        call(addr, V26, Some("alice"), "tools/list", None)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(call(addr, V26, None, "tools/list", None).await.status, 401);
+    assert_eq!(
+        call(addr, V1125, Some("eve"), "tools/list", None)
+            .await
+            .status,
+        403
+    );
+    for revision in ALL {
+        let throttled = call(addr, revision, Some("alice"), "tools/list", None).await;
+        assert_eq!(
+            (throttled.status, throttled.code()),
+            (429, -31999),
+            "{revision}"
+        );
+        let retry: u64 = throttled.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=3600).contains(&retry), "{retry}");
+    }
+}
