@@ -1012,6 +1012,39 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// At most `MAX_TRACKED_REQUESTS` running requests are tracked for cancellation, each id
+    /// at most `MAX_TRACKED_ID_BYTES`; past either, the request is not tracked.
+    #[test]
+    fn tracked_requests_are_bounded_in_count_and_id_length() {
+        let session = Arc::new(SessionStreams::new(
+            StreamConfig::default(),
+            ProtocolVersion::V2025_11_25,
+            Duration::from_secs(60),
+        ));
+        let id = |s: String| RequestId::String(tollgate_json::JsonString::from(s.as_str()));
+        // An id of exactly the largest length (two quotes included) is tracked; one more is not.
+        let at = EventStream::new(StreamConfig::default());
+        session.adopt(&at, Some(&id("x".repeat(MAX_TRACKED_ID_BYTES - 2))));
+        let past = EventStream::new(StreamConfig::default());
+        session.adopt(&past, Some(&id("x".repeat(MAX_TRACKED_ID_BYTES - 1))));
+        assert_eq!(lock(&session.state).in_flight.len(), 1);
+        let mut alive = vec![at, past];
+        for n in 1..=MAX_TRACKED_REQUESTS {
+            let stream = EventStream::new(StreamConfig::default());
+            session.adopt(&stream, Some(&id(format!("r{n}"))));
+            alive.push(stream);
+        }
+        assert_eq!(lock(&session.state).in_flight.len(), MAX_TRACKED_REQUESTS);
+        // Requests that ended give their places back (the session itself keeps only the
+        // streams it may replay).
+        alive.truncate(2);
+        let stream = EventStream::new(StreamConfig::default());
+        session.adopt(&stream, Some(&id("after".to_owned())));
+        let state = lock(&session.state);
+        assert!(state.in_flight.len() <= StreamConfig::default().get_max_streams() + 3);
+        assert!(state.in_flight.contains_key(&id("after".to_owned())));
+    }
     use http::StatusCode;
 
     fn reply(body: &str) -> Reply {
