@@ -11,8 +11,8 @@ use std::sync::Arc;
 use tollgate_json::{JsonArray, JsonNumber, JsonObject, JsonObjectBuilder, JsonValue};
 
 use crate::error::{ContentError, ContentErrorKind};
-use crate::syntax;
 use crate::version::ProtocolVersion;
+use crate::wire::syntax;
 
 /// The most raw bytes one image, audio or blob item may carry on the wire: its base64 form then
 /// fills the 1,048,576-character JSON string ceiling exactly.

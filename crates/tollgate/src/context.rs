@@ -68,28 +68,12 @@ pub enum OperationType {
 }
 
 impl OperationType {
+    /// The operation a JSON-RPC method names, from the one method table.
     pub(crate) fn of(method: &JsonString) -> Self {
-        match method.as_str() {
-            "server/discover" => Self::Discover,
-            "initialize" => Self::Initialize,
-            "ping" => Self::Ping,
-            "logging/setLevel" => Self::LoggingSetLevel,
-            "tools/list" => Self::ToolsList,
-            "tools/call" => Self::ToolsCall,
-            "prompts/list" => Self::PromptsList,
-            "prompts/get" => Self::PromptsGet,
-            "completion/complete" => Self::Complete,
-            "resources/list" => Self::ResourcesList,
-            "resources/templates/list" => Self::ResourcesTemplatesList,
-            "resources/read" => Self::ResourcesRead,
-            "resources/subscribe" => Self::ResourcesSubscribe,
-            "resources/unsubscribe" => Self::ResourcesUnsubscribe,
-            "subscriptions/listen" => Self::SubscriptionsListen,
-            "tasks/get" => Self::TasksGet,
-            "tasks/update" => Self::TasksUpdate,
-            "tasks/cancel" => Self::TasksCancel,
-            m if m.starts_with("notifications/") => Self::Notification,
-            _ => Self::Other(method.clone()),
+        match crate::wire::method::Method::of(method.as_str()) {
+            Some(m) => m.operation_type(),
+            None if method.as_str().starts_with("notifications/") => Self::Notification,
+            None => Self::Other(method.clone()),
         }
     }
 }

@@ -20,20 +20,15 @@ use crate::prompt::PromptRegistration;
 use crate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::session::{SessionConfig, SessionStore};
 use crate::stream::StreamConfig;
-use crate::syntax;
 use crate::tool::ToolRegistration;
-use crate::version::{ProtocolVersion, ProtocolVersions};
+use crate::version::{ProtocolVersion, ProtocolVersions, is_legacy};
+use crate::wire::syntax;
 
 /// The revisions this version of Tollgate serves on the wire.
 pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty()
     .with(ProtocolVersion::V2026_07_28)
     .with(ProtocolVersion::V2025_11_25)
     .with(ProtocolVersion::V2025_06_18);
-
-/// Whether `revision` is one of the initialize-era (2025) revisions.
-pub(crate) const fn is_legacy(revision: ProtocolVersion) -> bool {
-    !matches!(revision, ProtocolVersion::V2026_07_28)
-}
 
 /// The server's self-description (`io.modelcontextprotocol/serverInfo`).
 ///

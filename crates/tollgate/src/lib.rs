@@ -62,16 +62,15 @@ mod decimal;
 mod derive;
 mod endpoint;
 mod error;
-mod fault;
 mod features;
-mod headers;
 mod input;
-mod legacy;
+mod methods;
+mod pipeline;
 mod policy;
 mod prompt;
-mod protocol;
 mod resource;
 mod result;
+mod revision;
 mod server;
 mod service;
 mod session;
@@ -79,12 +78,12 @@ mod state;
 mod stdio;
 mod stream;
 mod subscription;
-mod syntax;
 mod task;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod task_sql;
 mod tool;
 mod version;
+mod wire;
 
 pub use client_request::{ClientRequestError, ClientRequests};
 pub use content::{
@@ -102,12 +101,10 @@ pub use endpoint::{
     CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation,
 };
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
-pub use fault::INVALID_ARGUMENTS_TEXT;
 pub use features::{
     CancellationToken, InvocationFeatures, LogLevel, MissingFeature, ProgressError,
     ProgressReporter, RequestLogger,
 };
-pub use headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
 pub use input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
 pub use policy::{
     AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
@@ -155,6 +152,8 @@ pub use tool::{
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,
 };
 pub use version::{ProtocolVersion, ProtocolVersions};
+pub use wire::fault::INVALID_ARGUMENTS_TEXT;
+pub use wire::headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
 
 #[cfg(feature = "macros")]
 pub use tollgate_macros::{tool, tools};

@@ -560,7 +560,7 @@ impl<K> ResourceBuilder<K> {
             return Err(fail(BuildErrorKind::InvalidResource));
         }
         if let Some(m) = &self.metadata.mime_type {
-            if !crate::syntax::is_media_type(m) {
+            if !crate::wire::syntax::is_media_type(m) {
                 return Err(fail(BuildErrorKind::InvalidResource));
             }
         }
@@ -587,7 +587,7 @@ impl ResourceBuilder<Exact> {
     pub fn build(self) -> Result<ResourceRegistration, BuildError> {
         let uri = self.address.0.clone();
         let fail = |kind| BuildError::new(kind).resource(&uri);
-        if uri.len() > 1_048_576 || !crate::syntax::is_absolute_uri(&uri) {
+        if uri.len() > 1_048_576 || !crate::wire::syntax::is_absolute_uri(&uri) {
             return Err(fail(BuildErrorKind::InvalidResource));
         }
         let (Exact(uri), inner) = self.inner(fail)?;
@@ -706,7 +706,7 @@ impl UriTemplate {
         match parts.first() {
             Some(Part::Literal(l))
                 if l.split_once(':')
-                    .is_some_and(|(s, _)| crate::syntax::is_scheme(s)) => {}
+                    .is_some_and(|(s, _)| crate::wire::syntax::is_scheme(s)) => {}
             _ => return None,
         }
         Some(Self {

@@ -8,7 +8,7 @@ use tollgate_json::{JsonObject, JsonValue};
 
 use crate::content::{ContentBlock, TextContent};
 use crate::error::{ContentError, ContentErrorKind};
-use crate::syntax;
+use crate::wire::syntax;
 
 /// A tool's output: ordered content blocks, optional structured JSON, and whether it reports an
 /// application-level error.

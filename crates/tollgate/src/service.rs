@@ -18,12 +18,14 @@ use http_body_util::{BodyExt, Limited};
 
 use crate::endpoint::Endpoint;
 use crate::error::{BuildError, BuildErrorKind};
-use crate::fault::Fault;
 use crate::features::NotificationSink;
+use crate::pipeline::envelope::{asks_for_progress, parse};
 use crate::policy::Caller;
-use crate::protocol::{self, Reply};
+use crate::revision::handle_value;
 use crate::stream::{Answer, Connection, EventStream, FinishOnDrop};
 use crate::tool::BoxFuture;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fault_reply};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -254,7 +256,7 @@ impl McpService {
             if !accepts(&parts.headers, Wanted::Sse) {
                 return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
             }
-            return match crate::legacy::open_stream(endpoint, caller) {
+            return match crate::revision::legacy::open_stream(endpoint, caller) {
                 Ok(connection) => Outcome::Stream(McpBody::events(connection, AbortOnDrop(None))),
                 Err(reply) if reply.status == StatusCode::METHOD_NOT_ALLOWED => {
                     Outcome::MethodNotAllowed(allow)
@@ -263,7 +265,7 @@ impl McpService {
             };
         }
         if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
-            return Outcome::Reply(crate::legacy::end_session(endpoint, caller));
+            return Outcome::Reply(crate::revision::legacy::end_session(endpoint, caller));
         }
         if parts.method != Method::POST {
             return Outcome::MethodNotAllowed(allow);
@@ -281,22 +283,22 @@ impl McpService {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > max as u64) {
-            return Outcome::Reply(protocol::fault_reply(None, Fault::Parse, None));
+            return Outcome::Reply(fault_reply(None, Fault::Parse, None));
         }
         let bytes = match Limited::new(body, max).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                return Outcome::Reply(protocol::fault_reply(None, Fault::Parse, None));
+                return Outcome::Reply(fault_reply(None, Fault::Parse, None));
             }
             Err(_) => return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST)),
         };
-        let value = match protocol::parse(endpoint, &bytes) {
+        let value = match parse(endpoint, &bytes) {
             Ok(value) => value,
             Err(reply) => return Outcome::Reply(reply),
         };
         if !may_stream(endpoint, &parts.headers, &value) {
             return Outcome::Reply(
-                protocol::handle_value(endpoint, &parts.headers, peer, &value, None).await,
+                handle_value(endpoint, &parts.headers, peer, &value, None).await,
             );
         }
         answer_in_task(endpoint.clone(), parts.headers, peer, value).await
@@ -390,9 +392,9 @@ fn may_stream(
         .and_then(tollgate_json::JsonValue::as_str);
     method == Some("subscriptions/listen")
         || endpoint.inner.logging
-        || protocol::asks_for_progress(value)
+        || asks_for_progress(value)
         || (endpoint.inner.sessions.is_some()
-            && headers.contains_key(crate::legacy::SESSION_ID)
+            && headers.contains_key(crate::revision::legacy::SESSION_ID)
             && value
                 .get("method")
                 .and_then(tollgate_json::JsonValue::as_str)
@@ -414,7 +416,7 @@ async fn answer_in_task(
     let sink = NotificationSink::Stream(Arc::clone(&stream));
     let finish = FinishOnDrop(Arc::clone(&stream));
     let task = tokio::spawn(async move {
-        let reply = protocol::handle_value(&endpoint, &headers, peer, &value, Some(&sink)).await;
+        let reply = handle_value(&endpoint, &headers, peer, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
     });
@@ -597,7 +599,7 @@ fn respond(reply: Reply) -> Response<McpBody> {
         .as_deref()
         .and_then(|s| HeaderValue::from_str(s).ok())
     {
-        headers.insert(crate::legacy::SESSION_ID, session);
+        headers.insert(crate::revision::legacy::SESSION_ID, session);
     }
     if let Some((name, value)) = reply.extra {
         headers.insert(name, value);

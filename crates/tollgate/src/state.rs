@@ -310,7 +310,7 @@ pub(crate) fn seal(
         envelope.push(VERSION);
         envelope.extend_from_slice(&nonce);
         envelope.extend_from_slice(&sealed);
-        let text = crate::syntax::base64_encode(&envelope);
+        let text = crate::wire::syntax::base64_encode(&envelope);
         (text.len() <= MAX_REQUEST_STATE_BYTES).then_some(text)
     }
     #[cfg(not(feature = "request-state"))]
@@ -332,7 +332,7 @@ pub(crate) fn open(
         if text.len() > MAX_REQUEST_STATE_BYTES {
             return Err(Unopenable);
         }
-        let envelope = crate::syntax::base64_decode(text.as_bytes(), MAX_REQUEST_STATE_BYTES)
+        let envelope = crate::wire::syntax::base64_decode(text.as_bytes(), MAX_REQUEST_STATE_BYTES)
             .ok_or(Unopenable)?;
         if envelope.len() < 1 + NONCE_BYTES + 16 || envelope[0] != VERSION {
             return Err(Unopenable);

@@ -17,11 +17,14 @@ use tokio::task::AbortHandle;
 use tollgate_json::{JsonValue, from_slice};
 
 use crate::endpoint::Endpoint;
-use crate::fault::Fault;
 use crate::features::NotificationSink;
-use crate::legacy;
-use crate::protocol::{self, Envelope, Transport};
+use crate::pipeline::Transport;
+use crate::pipeline::envelope::{Envelope, envelope};
+use crate::revision::legacy;
+use crate::revision::modern::modern;
 use crate::session::Session;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail, fault_reply};
 
 const MAX_IN_FLIGHT: usize = 64;
 
@@ -104,7 +107,7 @@ impl StdioServer {
                 break;
             }
             if oversized {
-                send(&tx, protocol::fault_reply(None, Fault::Parse, None)).await;
+                send(&tx, fault_reply(None, Fault::Parse, None)).await;
                 continue;
             }
             while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
@@ -114,17 +117,13 @@ impl StdioServer {
                 continue;
             }
             let Ok(value) = from_slice(&line, &endpoint.inner.limits.json) else {
-                send(&tx, protocol::fault_reply(None, Fault::Parse, None)).await;
+                send(&tx, fault_reply(None, Fault::Parse, None)).await;
                 continue;
             };
-            let message = match protocol::envelope(&value) {
+            let message = match envelope(&value) {
                 Ok(m) => m,
                 Err(id) => {
-                    send(
-                        &tx,
-                        protocol::fault_reply(id.as_ref(), Fault::InvalidRequest, None),
-                    )
-                    .await;
+                    send(&tx, fault_reply(id.as_ref(), Fault::InvalidRequest, None)).await;
                     continue;
                 }
             };
@@ -212,13 +211,13 @@ impl StdioServer {
                         {
                             legacy::dispatch(&endpoint, transport, message, Some(s), context).await
                         }
-                        (Some(s), _) => protocol::fail(
+                        (Some(s), _) => fail(
                             s.revision,
                             message.id.as_ref(),
                             Fault::SessionNotFound,
                             None,
                         ),
-                        (None, _) => protocol::modern(&endpoint, transport, message).await,
+                        (None, _) => modern(&endpoint, transport, message).await,
                     };
                     lock(&registry).remove(&task_key);
                     send(&tx, reply).await;
@@ -255,7 +254,7 @@ fn default_revision(endpoint: &Endpoint) -> crate::ProtocolVersion {
     }
 }
 
-async fn send(tx: &mpsc::Sender<Vec<u8>>, reply: protocol::Reply) {
+async fn send(tx: &mpsc::Sender<Vec<u8>>, reply: Reply) {
     if let Some(body) = reply.body {
         let _ = tx.send(body).await;
     }

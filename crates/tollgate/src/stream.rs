@@ -27,8 +27,8 @@ use bytes::Bytes;
 use tokio::task::AbortHandle;
 
 use crate::context::RequestId;
-use crate::protocol::Reply;
 use crate::version::ProtocolVersion;
+use crate::wire::reply::Reply;
 
 /// Settings of server-sent event streams.
 ///

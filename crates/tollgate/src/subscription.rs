@@ -19,10 +19,11 @@ use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
-use crate::fault::Fault;
 use crate::features::{CancellationToken, NotificationSink};
-use crate::protocol::{Reply, Transport, fail, result_reply_json};
+use crate::pipeline::Transport;
 use crate::task::TASKS_EXTENSION;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail, result_reply_json};
 
 /// The most streams one endpoint keeps open at once (past it: 503 / -32603 `Server busy`).
 ///

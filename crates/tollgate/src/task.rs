@@ -25,15 +25,15 @@ use tollgate_json::{JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice,
 
 use crate::context::{ClientCapability, RequestContext, RequestId};
 use crate::endpoint::Endpoint;
-use crate::fault::Fault;
 use crate::features::CancellationToken;
 use crate::input::{InputRequest, MAX_INPUT_REQUESTS};
-use crate::protocol::{
-    Reply, fail, guarded, input_response_shape, missing_capabilities, result_reply,
-};
+use crate::pipeline::guard::guarded;
+use crate::pipeline::retry::input_response_shape;
 use crate::result::CompleteResult;
 use crate::tool::BoxFuture;
 use crate::version::ProtocolVersion;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail, missing_capabilities, result_reply};
 
 /// The extension's identifier, as clients declare it and `server/discover` advertises it.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -1182,7 +1182,7 @@ async fn run(
     };
     if let Some(outcome) = outcome {
         let (result, error) = match outcome {
-            Some(Ok(result)) => match crate::protocol::render_tool_result(
+            Some(Ok(result)) => match crate::wire::tool_result::render_tool_result(
                 &endpoint.inner.limits.output,
                 ProtocolVersion::V2026_07_28,
                 &result,

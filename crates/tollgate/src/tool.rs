@@ -21,8 +21,8 @@ use crate::context::{ClientCapability, RequestContext};
 use crate::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 use crate::features::InvocationFeatures;
 use crate::result::OperationResult;
-use crate::syntax;
 use crate::version::{ProtocolVersion, ProtocolVersions};
+use crate::wire::syntax;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -151,3 +151,9 @@ impl fmt::Display for ProtocolVersions {
         Ok(())
     }
 }
+
+/// Whether `revision` is one of the 2025 revisions (sessions, `initialize`, their projection and
+/// statuses) rather than 2026-07-28.
+pub(crate) const fn is_legacy(revision: ProtocolVersion) -> bool {
+    !matches!(revision, ProtocolVersion::V2026_07_28)
+}

@@ -1,9 +1,10 @@
-//! The 2025-11-25 and 2025-06-18 request path: `initialize`, sessions, `ping`, and tools with
-//! those revisions' projection.
+//! The 2025-11-25 and 2025-06-18 gate: `initialize`, sessions owned by the principal admitted at
+//! it, `logging/setLevel`, the session's stream `GET`, `DELETE` and client responses; then the
+//! shared pipeline (admission before the session is looked up, the one dispatch).
 //!
 //! Owns how one endpoint tells a 2025 request from a 2026-07-28 one (the rule below), the
-//! session checks, and the legacy lifecycle methods. Tool listing and calling are shared with the
-//! 2026-07-28 path, which applies each revision's result projection.
+//! session checks, and the lifecycle methods. Every other method is the pipeline's, whose
+//! handlers apply each revision's projection.
 //!
 //! The rule: on an endpoint that serves a 2025 revision, a request is a 2025 request when its
 //! method is `initialize` (unless its header names 2026-07-28), when its `MCP-Protocol-Version`
@@ -20,15 +21,19 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::context::{
     ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestFacts, RequestId,
 };
-use crate::endpoint::{Endpoint, is_legacy, revision_slot};
-use crate::fault::Fault;
+use crate::endpoint::{Endpoint, revision_slot};
 use crate::features::{LogLevel, NotificationSink};
-use crate::headers;
+use crate::pipeline::Transport;
+use crate::pipeline::admission::admit;
+use crate::pipeline::envelope::Envelope;
 use crate::policy::Caller;
-use crate::protocol::{Envelope, Reply, Transport, fail, fault_reply, tools_call, tools_list};
 use crate::session::{CreateFailure, Session};
-use crate::stream::{AttachFailure, Connection, SessionStreams, Subscribed};
-use crate::version::ProtocolVersion;
+use crate::stream::{AttachFailure, Connection, SessionStreams};
+use crate::version::{ProtocolVersion, is_legacy};
+use crate::wire::fault::Fault;
+use crate::wire::headers;
+use crate::wire::method::Method;
+use crate::wire::reply::{Reply, fail, fault_reply, result_reply, result_reply_json};
 
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
@@ -113,8 +118,8 @@ pub(crate) fn admit_message(
         message.id.clone(),
         facts,
     );
-    context.operation_name = crate::protocol::operation_name(&message.method, params);
-    crate::protocol::admit(endpoint, transport.caller(), &mut context)?;
+    context.operation_name = Method::of(&message.method).and_then(|m| m.operation_name(params));
+    admit(endpoint, transport.caller(), &mut context)?;
     Ok(context)
 }
 
@@ -130,7 +135,7 @@ fn admit_bare(
         operation,
         named_revision(endpoint, caller.headers),
     );
-    crate::protocol::admit(endpoint, caller, &mut context)?;
+    admit(endpoint, caller, &mut context)?;
     Ok(context)
 }
 
@@ -254,7 +259,7 @@ pub(crate) fn set_level(
     match level {
         None => fail(revision, id, Fault::InvalidParams, None),
         Some(level) if store(level) => {
-            crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
+            result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
         }
         Some(_) => fail(revision, id, Fault::MethodNotFound, None),
     }
@@ -281,43 +286,20 @@ pub(crate) async fn dispatch(
     with_session_facts(&mut context, revision, session.as_ref());
     let empty = JsonObject::new();
     let params = message.params.as_ref().unwrap_or(&empty);
-    // The methods of a capability not advertised on this revision do not exist here.
-    let offered = match message.method.as_str() {
-        "ping" | "tools/list" | "tools/call" => true,
-        "prompts/list" | "prompts/get" => endpoint.offers_prompts(revision),
-        "completion/complete" => endpoint.offers_completions(revision),
-        "resources/list" | "resources/templates/list" | "resources/read" => {
-            endpoint.offers_resources(revision)
-        }
-        // Updates reach a session on its standalone stream: without sessions there are none.
-        "resources/subscribe" | "resources/unsubscribe" => {
-            endpoint.offers_resources(revision) && session.is_some()
-        }
-        _ => false,
-    };
-    if !offered {
+    // Methods this revision does not have are -32601; the dispatcher answers for those the
+    // endpoint does not offer.
+    let Some(method) = Method::on(&message.method, revision) else {
         return fail(revision, id, Fault::MethodNotFound, None);
-    }
-    match message.method.as_str() {
-        "ping" => {
-            crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
-        }
-        "tools/list" => tools_list(endpoint, revision, params, id),
-        "prompts/list" => crate::protocol::prompts_list(endpoint, revision, params, id),
-        "resources/list" => {
-            crate::protocol::one_page(revision, params, id, &endpoint.inner.resource_pages)
-        }
-        "resources/templates/list" => {
-            crate::protocol::one_page(revision, params, id, &endpoint.inner.template_pages)
-        }
-        "resources/subscribe" | "resources/unsubscribe" => {
-            subscription(endpoint, &message, revision, session.as_ref())
-        }
-        "tools/call" => tools_call(endpoint, transport, params, context).await,
-        "prompts/get" => crate::protocol::prompts_get(endpoint, transport, params, context).await,
-        "resources/read" => crate::protocol::resources_read(endpoint, params, context).await,
-        _ => crate::protocol::completion_complete(endpoint, params, context).await,
-    }
+    };
+    crate::pipeline::dispatch(
+        endpoint,
+        transport,
+        method,
+        params,
+        context,
+        session.as_ref(),
+    )
+    .await
 }
 
 /// What a session remembers (the client's capabilities, implementation and log level), added to
@@ -333,46 +315,6 @@ fn with_session_facts(
         context.client_info = s.client_info.clone();
         context.log_level = s.log_level;
     }
-}
-
-/// `resources/subscribe` and `resources/unsubscribe`: the URI must name a resource served on
-/// this revision (an exact one, or a template match), of at most 8,192 bytes; a session holds at
-/// most 1,024, of at most 256 KiB together.
-fn subscription(
-    endpoint: &Endpoint,
-    message: &Envelope,
-    revision: ProtocolVersion,
-    session: Option<&Session>,
-) -> Reply {
-    let id = message.id.as_ref();
-    let Some(session) = session else {
-        return fail(revision, id, Fault::MethodNotFound, None);
-    };
-    let Some(uri) = message
-        .params
-        .as_ref()
-        .and_then(|p| p.get("uri"))
-        .and_then(JsonValue::as_str)
-    else {
-        return fail(revision, id, Fault::InvalidParams, None);
-    };
-    if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
-        return fail(revision, id, Fault::InvalidParams, None);
-    }
-    let inner = &endpoint.inner;
-    if crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
-        return fail(revision, id, Fault::ResourceNotFound2025, None);
-    }
-    if message.method.as_str() == "resources/subscribe" {
-        match session.streams.subscribe(uri) {
-            Subscribed::Yes => {}
-            Subscribed::TooLong => return fail(revision, id, Fault::InvalidParams, None),
-            Subscribed::Full => return fail(revision, id, Fault::Busy, None),
-        }
-    } else {
-        session.streams.unsubscribe(uri);
-    }
-    crate::protocol::result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
 }
 
 /// `initialize`: negotiates the revision (the client's when served, else the newest 2025
@@ -426,7 +368,7 @@ pub(crate) fn initialize(
             log_level: None,
         },
     );
-    if let Err(reply) = crate::protocol::admit(endpoint, caller, &mut context) {
+    if let Err(reply) = admit(endpoint, caller, &mut context) {
         return (reply, None);
     }
     let idle_timeout = store.map_or_else(
@@ -454,7 +396,7 @@ pub(crate) fn initialize(
             }
         },
     };
-    let mut reply = crate::protocol::result_reply(id, result);
+    let mut reply = result_reply(id, result);
     reply.session = session_id;
     (reply, Some(session))
 }

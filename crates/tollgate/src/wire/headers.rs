@@ -10,7 +10,7 @@ use http::header::{AsHeaderName, HeaderName};
 use tollgate_json::{JsonNumber, JsonObject, JsonValue};
 use tollgate_schema::{HeaderValueType, MirroredHeader};
 
-use crate::syntax;
+use crate::wire::syntax;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");

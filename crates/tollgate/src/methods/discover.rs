@@ -1,0 +1,20 @@
+//! `server/discover` (2026-07-28): the result rendered when the endpoint was built, with the
+//! request's id spliced in.
+
+use crate::context::RequestId;
+use crate::endpoint::{Endpoint, revision_slot};
+use crate::version::ProtocolVersion;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fault_reply, result_reply};
+
+/// `server/discover`: the revision's pre-rendered result.
+pub(crate) fn discover(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+) -> Reply {
+    match (&endpoint.inner.discover[revision_slot(revision)], id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}

@@ -1,0 +1,36 @@
+//! The methods' handlers, one per method for every revision: each takes an admitted request
+//! (its context says the revision), looks up what it names, runs its handler through the
+//! pipeline's guard, and writes its result in the revision's projection. They know no
+//! transport framing and no revision envelope.
+
+pub(crate) mod discover;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod tools;
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::context::RequestId;
+use crate::endpoint::revision_slot;
+use crate::version::ProtocolVersion;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail, fault_reply, result_reply};
+
+/// A catalog rendered as one page per revision when the endpoint was built: any cursor is one
+/// this endpoint did not issue.
+pub(crate) fn one_page(
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+    pages: &[Option<Vec<u8>>; 3],
+) -> Reply {
+    match params.get("cursor") {
+        None => {}
+        Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
+    }
+    match (&pages[revision_slot(revision)], id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}

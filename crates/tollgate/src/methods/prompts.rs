@@ -1,0 +1,165 @@
+//! `prompts/get` and `completion/complete` (prompt arguments), on every revision; `prompts/list`
+//! is a pre-rendered page (`methods::one_page`).
+
+use std::sync::Arc;
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::context::RequestContext;
+use crate::endpoint::Endpoint;
+use crate::pipeline::guard::{fresh_features, guarded};
+use crate::pipeline::retry::{input_required, open_input, retry_params};
+use crate::prompt::{Completion, CompletionRequest, PromptArguments, PromptOutcome};
+use crate::version::is_legacy;
+use crate::wire::fault::Fault;
+use crate::wire::method::Method;
+use crate::wire::reply::{Reply, fail, tree_reply};
+
+/// `prompts/get`: the prompt, its arguments checked against its declarations (missing,
+/// unknown and non-string ones are -32602 before any handler runs), the handler, the messages.
+pub(crate) async fn get(
+    endpoint: &Endpoint,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let Some(JsonValue::String(name)) = params.get("name") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let retry = match retry_params(params, revision) {
+        Ok(retry) => retry,
+        Err(fault) => return fail(revision, id, fault, None),
+    };
+    let Some(prompt) = endpoint.prompt(name, revision) else {
+        return fail(revision, id, Fault::UnknownPrompt, None);
+    };
+    context.operation_name = Some(name.clone());
+    let Some(arguments) = PromptArguments::check(params.get("arguments"), prompt.arguments())
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    // The arguments as sent, for binding request state.
+    let raw_arguments = match params.get("arguments") {
+        Some(JsonValue::Object(a)) => a.clone(),
+        _ => JsonObject::new(),
+    };
+    if let Some((responses, state)) = retry {
+        match open_input(
+            endpoint,
+            &context,
+            Method::PromptsGet.name(),
+            name,
+            &raw_arguments,
+            responses,
+            state,
+        ) {
+            Ok(input) => context.input = Some(Arc::new(input)),
+            Err(fault) => return fail(revision, id, fault, None),
+        }
+    }
+    let (features, guard) = fresh_features();
+    let invocation = guarded(|| prompt.inner.handler.invoke(&context, arguments, &features))
+        .await
+        .flatten();
+    guard.disarm();
+    let result = match invocation {
+        Some(PromptOutcome::Complete(result)) => result,
+        Some(PromptOutcome::InputRequired(required)) => {
+            return input_required(
+                endpoint,
+                &context,
+                Method::PromptsGet.name(),
+                name,
+                &raw_arguments,
+                &required,
+            );
+        }
+        None => return fail(revision, id, Fault::Internal, None),
+    };
+    let Some(messages) = crate::prompt::render_messages(result.messages(), revision) else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut out = JsonObject::builder();
+    if !is_legacy(revision) {
+        out.push("resultType", "complete");
+    }
+    if let Some(description) = result.get_description() {
+        out.push("description", description);
+    }
+    out.push("messages", messages);
+    tree_reply(&endpoint.inner.limits.output, revision, id, out)
+}
+
+/// `completion/complete` for a prompt argument: the prompt's completion handler, or no values
+/// when it has none. Resource-template references are refused (Tollgate serves no resources).
+pub(crate) async fn complete(
+    endpoint: &Endpoint,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let (Some(JsonValue::Object(reference)), Some(JsonValue::Object(argument))) =
+        (params.get("ref"), params.get("argument"))
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let (Some(JsonValue::String(argument_name)), Some(JsonValue::String(value))) =
+        (argument.get("name"), argument.get("value"))
+    else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let (Some("ref/prompt"), Some(JsonValue::String(name))) = (
+        reference.get("type").and_then(JsonValue::as_str),
+        reference.get("name"),
+    ) else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let Some(prompt) = endpoint.prompt(name, revision) else {
+        return fail(revision, id, Fault::UnknownPrompt, None);
+    };
+    if !prompt
+        .arguments()
+        .iter()
+        .any(|a| a.name() == argument_name.as_str())
+    {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    // Context: already-chosen values of the prompt's other declared arguments, all strings.
+    let mut chosen = Vec::new();
+    match params.get("context").map(|c| c.get("arguments")) {
+        None | Some(None) => {}
+        Some(Some(JsonValue::Object(given))) => {
+            for (k, v) in given.iter() {
+                let declared = prompt.arguments().iter().any(|a| a.name() == k.as_str());
+                match v.as_str() {
+                    Some(v) if declared => chosen.push((Arc::from(k.as_str()), Arc::from(v))),
+                    _ => return fail(revision, id, Fault::InvalidParams, None),
+                }
+            }
+        }
+        Some(Some(_)) => return fail(revision, id, Fault::InvalidParams, None),
+    }
+    context.operation_name = Some(name.clone());
+    let completion = match &prompt.inner.completion {
+        None => Some(Completion::empty()),
+        Some(handler) => {
+            let request = CompletionRequest::new(argument_name, value, chosen);
+            guarded(|| handler.invoke(&context, request))
+                .await
+                .flatten()
+        }
+    };
+    let Some(completion) = completion else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut out = JsonObject::builder();
+    if !is_legacy(revision) {
+        out.push("resultType", "complete");
+    }
+    out.push("completion", completion.render());
+    tree_reply(&endpoint.inner.limits.output, revision, id, out)
+}

@@ -1,0 +1,147 @@
+//! `resources/read` on every revision, and the 2025 session's `resources/subscribe` and
+//! `resources/unsubscribe`; the catalogs are pre-rendered pages (`methods::one_page`).
+
+use std::sync::Arc;
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::context::RequestContext;
+use crate::endpoint::Endpoint;
+use crate::pipeline::guard::{fresh_features, guarded};
+use crate::pipeline::retry::{input_required, open_input, retry_params};
+use crate::resource::{ResourceOutcome, ResourceRequest, Route};
+use crate::session::Session;
+use crate::stream::Subscribed;
+use crate::version::is_legacy;
+use crate::wire::fault::Fault;
+use crate::wire::method::Method;
+use crate::wire::reply::{Reply, fail, result_reply_json, tree_reply};
+
+/// `resources/read`: an exact resource, else the first matching template; its handler; the
+/// contents (never empty). An unknown URI is "Resource not found" in each revision's code, and
+/// the URI is not echoed.
+pub(crate) async fn read(
+    endpoint: &Endpoint,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let Some(JsonValue::String(uri)) = params.get("uri") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    let retry = match retry_params(params, revision) {
+        Ok(retry) => retry,
+        Err(fault) => return fail(revision, id, fault, None),
+    };
+    let not_found = if is_legacy(revision) {
+        Fault::ResourceNotFound2025
+    } else {
+        Fault::ResourceNotFound
+    };
+    let inner = &endpoint.inner;
+    let (registration, request) =
+        match crate::resource::route(uri, revision, &inner.resources, &inner.templates) {
+            Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
+            Some(Route::Template(t, variables)) => {
+                (&t.inner, ResourceRequest::routed(uri, variables))
+            }
+            None => return fail(revision, id, not_found, None),
+        };
+    context.operation_name = Some(uri.clone());
+    // Request state for a read is bound to its URI (it has no other arguments).
+    let bound = JsonObject::new();
+    if let Some((responses, state)) = retry {
+        match open_input(
+            endpoint,
+            &context,
+            Method::ResourcesRead.name(),
+            uri,
+            &bound,
+            responses,
+            state,
+        ) {
+            Ok(input) => context.input = Some(Arc::new(input)),
+            Err(fault) => return fail(revision, id, fault, None),
+        }
+    }
+    let (features, guard) = fresh_features();
+    let invocation = guarded(|| registration.handler.invoke(&context, request, &features))
+        .await
+        .flatten();
+    guard.disarm();
+    let output = match invocation {
+        Some(ResourceOutcome::Complete(output)) => output,
+        Some(ResourceOutcome::InputRequired(required)) => {
+            return input_required(
+                endpoint,
+                &context,
+                Method::ResourcesRead.name(),
+                uri,
+                &bound,
+                &required,
+            );
+        }
+        None => return fail(revision, id, Fault::Internal, None),
+    };
+    if output.is_not_found() {
+        return fail(revision, id, not_found, None);
+    }
+    let mut contents = Vec::with_capacity(output.contents().len());
+    for c in output.contents() {
+        match c.render() {
+            Ok(value) => contents.push(value),
+            Err(_) => return fail(revision, id, Fault::Internal, None),
+        }
+    }
+    let mut out = JsonObject::builder();
+    if !is_legacy(revision) {
+        out.push("resultType", "complete");
+    }
+    out.push("contents", JsonValue::from(contents));
+    if !is_legacy(revision) {
+        registration
+            .cache()
+            .unwrap_or(inner.cache)
+            .push_into(&mut out);
+    }
+    tree_reply(&endpoint.inner.limits.output, revision, id, out)
+}
+
+/// `resources/subscribe` and `resources/unsubscribe`: the URI must name a resource served on
+/// this revision (an exact one, or a template match), of at most 8,192 bytes; a session holds at
+/// most 1,024, of at most 256 KiB together.
+pub(crate) fn subscription(
+    endpoint: &Endpoint,
+    method: Method,
+    params: &JsonObject,
+    context: &RequestContext,
+    session: Option<&Session>,
+) -> Reply {
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
+    let Some(session) = session else {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    };
+    let Some(uri) = params.get("uri").and_then(JsonValue::as_str) else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    let inner = &endpoint.inner;
+    if crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
+        return fail(revision, id, Fault::ResourceNotFound2025, None);
+    }
+    if method == Method::ResourcesSubscribe {
+        match session.streams.subscribe(uri) {
+            Subscribed::Yes => {}
+            Subscribed::TooLong => return fail(revision, id, Fault::InvalidParams, None),
+            Subscribed::Full => return fail(revision, id, Fault::Busy, None),
+        }
+    } else {
+        session.streams.unsubscribe(uri);
+    }
+    result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
+}

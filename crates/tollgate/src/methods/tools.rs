@@ -1,0 +1,338 @@
+//! `tools/list` and `tools/call`, one handler each for every revision. A call goes through its
+//! stages in order: parameters; the tool's lookup, its required client capabilities (tasks
+//! included) and mirrored `Mcp-Param-*` headers; the tool's limiter; request state; input
+//! validation; the handler with its invocation features; then the outcome, validated and written
+//! in the request's revision.
+
+use std::sync::Arc;
+
+use tollgate_json::{JsonObject, JsonString, JsonValue};
+use tollgate_schema::ValidationErrorKind;
+
+use crate::content::TextContent;
+use crate::context::{ClientCapability, RequestContext, RequestId};
+use crate::endpoint::{Endpoint, revision_slot};
+use crate::features::{InvocationFeatures, NotificationSink, ProgressReporter};
+use crate::pipeline::Transport;
+use crate::pipeline::admission::charge_tool;
+use crate::pipeline::guard::{fresh_features, guarded};
+use crate::pipeline::retry::{Retry, input_required, open_input, retry_params};
+use crate::result::{CompleteResult, OperationResult, ToolOutput};
+use crate::task::{TASKS_EXTENSION, TaskSupport, Tasks};
+use crate::tool::{Invocation, InvokeFailure, ToolRegistration};
+use crate::version::{ProtocolVersion, is_legacy};
+use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};
+use crate::wire::headers;
+use crate::wire::method::Method;
+use crate::wire::reply::{
+    Reply, fail, fault_reply, missing_capabilities, result_reply, tree_reply,
+};
+use crate::wire::tool_result::complete;
+
+/// `tools/list`: the page the cursor names (issued by this catalog), pre-rendered per revision.
+pub(crate) fn list(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+) -> Reply {
+    let pages = &endpoint.inner.tool_pages[revision_slot(revision)];
+    let page = match params.get("cursor") {
+        None => 0,
+        Some(JsonValue::String(cursor)) => match endpoint.page_of(cursor, pages.len()) {
+            Some(page) => page,
+            None => return fail(revision, id, Fault::InvalidCursor, None),
+        },
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
+    };
+    match (pages.get(page), id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}
+
+/// What a `tools/call` names: the tool, its arguments (an object, empty when absent) and a
+/// retry's responses and state.
+struct Call<'p> {
+    name: &'p JsonString,
+    arguments: JsonObject,
+    retry: Option<Retry<'p>>,
+}
+
+impl<'p> Call<'p> {
+    fn read(params: &'p JsonObject, revision: ProtocolVersion) -> Result<Self, Fault> {
+        let Some(JsonValue::String(name)) = params.get("name") else {
+            return Err(Fault::InvalidParams);
+        };
+        let arguments = match params.get("arguments") {
+            None => JsonObject::new(),
+            Some(JsonValue::Object(a)) => a.clone(),
+            Some(_) => return Err(Fault::InvalidParams),
+        };
+        let retry = retry_params(params, revision)?;
+        Ok(Self {
+            name,
+            arguments,
+            retry,
+        })
+    }
+}
+
+/// `tools/call`, once admitted.
+pub(crate) async fn call(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    params: &JsonObject,
+    mut context: RequestContext,
+) -> Reply {
+    let limits = &endpoint.inner.limits;
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    let revision = context.protocol_version;
+    let call = match Call::read(params, revision) {
+        Ok(call) => call,
+        Err(fault) => return fail(revision, id, fault, None),
+    };
+    let (tool, tasks) = match select(endpoint, transport, &call, &context) {
+        Ok(selected) => selected,
+        Err(reply) => return reply,
+    };
+    context.operation_name = Some(call.name.clone());
+    if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
+        return reply;
+    }
+    // Request state: opened and verified against this request before anything else uses it.
+    if let Some((responses, state)) = call.retry {
+        // A typed tool always completes: it never issued state to come back to.
+        if tool.inner.output.is_some() {
+            return fail(revision, id, Fault::InvalidRequestState, None);
+        }
+        let method = Method::ToolsCall.name();
+        match open_input(
+            endpoint,
+            &context,
+            method,
+            call.name,
+            &call.arguments,
+            responses,
+            state,
+        ) {
+            Ok(input) => context.input = Some(Arc::new(input)),
+            Err(fault) => return fail(revision, id, fault, None),
+        }
+    }
+    // Input validation.
+    let arguments_value = JsonValue::Object(call.arguments.clone());
+    match tool
+        .inner
+        .input
+        .validate_in(&arguments_value, limits.gate())
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == ValidationErrorKind::Busy => {
+            return fail(revision, id, Fault::Busy, None);
+        }
+        Err(_) => return invalid_arguments(endpoint, revision, id),
+    }
+    let JsonValue::Object(validated) = arguments_value else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    // Handler.
+    let (features, guard) = fresh_features();
+    let (features, task_serial) =
+        features_for(endpoint, transport, tool, &context, tasks, features);
+    let invocation = guarded(|| {
+        tool.inner
+            .invoker
+            .invoke(&context, validated, &features, &limits.bind)
+    })
+    .await;
+    guard.disarm();
+    outcome(endpoint, tool, &call, &context, task_serial, invocation)
+}
+
+/// The tool a call names on this revision, once its required client capabilities (all missing
+/// ones reported together, the tasks extension included) and its mirrored `Mcp-Param-*` headers
+/// (HTTP only) agree; with the endpoint's tasks when this call may create one.
+fn select<'e>(
+    endpoint: &'e Endpoint,
+    transport: Transport<'_>,
+    call: &Call<'_>,
+    context: &RequestContext,
+) -> Result<(&'e ToolRegistration, Option<Arc<Tasks>>), Reply> {
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
+    let Some(tool) = endpoint.tool(call.name, revision) else {
+        return Err(fail(revision, id, Fault::UnknownTool, None));
+    };
+    let caps = &context.client_capabilities;
+    // Tasks: offered on 2026-07-28, by an endpoint with a store, to a client declaring the
+    // extension on this call; a tool that requires them refuses a call that cannot have one.
+    let tasks = match &endpoint.inner.tasks {
+        Some(tasks)
+            if !is_legacy(revision)
+                && tool.inner.task_support != TaskSupport::Forbidden
+                && caps.extension(TASKS_EXTENSION) =>
+        {
+            Some(tasks.clone())
+        }
+        _ => None,
+    };
+    let tasks_missing = tool.inner.task_support == TaskSupport::Required && tasks.is_none();
+    let required = &tool.inner.required_capabilities;
+    if tasks_missing || required.iter().any(|c| !caps.declares(c)) {
+        let extension = ClientCapability::Extension(TASKS_EXTENSION.into());
+        let missing = required
+            .iter()
+            .filter(|c| !caps.declares(c))
+            .chain(tasks_missing.then_some(&extension));
+        return Err(missing_capabilities(revision, id, missing));
+    }
+    if let Some(headers) = transport.headers() {
+        let mirrored = tool.inner.input.mirrored_headers();
+        if !headers::mirrored_arguments_agree(headers, mirrored, &call.arguments) {
+            return Err(fail(revision, id, Fault::HeaderMismatch, None));
+        }
+    }
+    Ok((tool, tasks))
+}
+
+/// The invocation features of a call: progress and logging where the transport can carry them,
+/// the response stream and server-to-client requests inside a 2025 session, and task creation
+/// where this call may create one (with the serial its handle must carry back).
+fn features_for(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    tool: &ToolRegistration,
+    context: &RequestContext,
+    tasks: Option<Arc<Tasks>>,
+    mut features: InvocationFeatures,
+) -> (InvocationFeatures, Option<u64>) {
+    let progress_token = context.meta.get("progressToken").filter(|t| {
+        matches!(t, JsonValue::String(_))
+            || t.as_number()
+                .is_some_and(tollgate_json::JsonNumber::is_integer)
+    });
+    if let (Some(token), Some(sink)) = (progress_token, transport.sink()) {
+        features = features.with(ProgressReporter::new(token.clone(), sink.clone()));
+    }
+    if let (true, Some(level), Some(sink)) =
+        (endpoint.inner.logging, context.log_level, transport.sink())
+    {
+        features = features.with(crate::features::RequestLogger::new(level, sink.clone()));
+    }
+    if let Some(NotificationSink::Stream(stream)) = transport.sink() {
+        if stream.may_close_connection() {
+            features = features.with(crate::stream::ResponseStream::new(stream.clone()));
+        }
+        // A 2025 session can carry server-to-client requests on this call's stream.
+        if let (true, Some(session)) = (is_legacy(context.protocol_version), stream.session()) {
+            features = features.with(crate::client_request::ClientRequests::new(
+                stream.clone(),
+                session,
+                context.client_capabilities.clone(),
+            ));
+        }
+    }
+    let mut task_serial = None;
+    if let Some(tasks) = tasks {
+        let creation = crate::task::TaskCreation::new(
+            tasks,
+            endpoint.clone(),
+            crate::task::owner_of(endpoint, context),
+            tool.inner.name.clone(),
+        );
+        task_serial = Some(creation.serial());
+        features = features.with(creation);
+    }
+    (features, task_serial)
+}
+
+/// What the handler's invocation comes to: a completed result (typed output validated first),
+/// an `input_required` result, the task this very call created, or a fixed failure.
+fn outcome(
+    endpoint: &Endpoint,
+    tool: &ToolRegistration,
+    call: &Call<'_>,
+    context: &RequestContext,
+    task_serial: Option<u64>,
+    invocation: Option<Result<Invocation, InvokeFailure>>,
+) -> Reply {
+    let limits = &endpoint.inner.limits;
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
+    let result = match invocation {
+        Some(Ok(Invocation::Structured(value))) => match structured(tool, value, limits) {
+            Ok(result) => result,
+            Err(fault) => return fail(revision, id, fault, None),
+        },
+        Some(Ok(Invocation::Operation(OperationResult::Complete(result)))) => result,
+        Some(Ok(Invocation::Operation(OperationResult::InputRequired(required)))) => {
+            let method = Method::ToolsCall.name();
+            return input_required(
+                endpoint,
+                context,
+                method,
+                call.name,
+                &call.arguments,
+                &required,
+            );
+        }
+        Some(Ok(Invocation::Operation(OperationResult::TaskCreated(created)))) => {
+            // Only a task this very call created: a handle kept from another call, or made
+            // where tasks were not offered, is an application contract failure.
+            if task_serial != Some(created.serial) {
+                return fail(revision, id, Fault::Internal, None);
+            }
+            let rendered = crate::task::created_result(&created).to_builder();
+            return tree_reply(&limits.output, revision, id, rendered);
+        }
+        Some(Err(InvokeFailure::InvalidArguments)) => {
+            return invalid_arguments(endpoint, revision, id);
+        }
+        Some(Err(InvokeFailure::Handler)) | None => {
+            return fail(revision, id, Fault::Internal, None);
+        }
+    };
+    complete(&limits.output, revision, id, &result)
+}
+
+/// Arguments that fail the schema, its budget or binding: the fixed `isError` result, except on
+/// 2025-06-18, which keeps its JSON-RPC -32602.
+fn invalid_arguments(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+) -> Reply {
+    if revision == ProtocolVersion::V2025_06_18 {
+        return fail(revision, id, Fault::InvalidParams, None);
+    }
+    complete(
+        &endpoint.inner.limits.output,
+        revision,
+        id,
+        &CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT),
+    )
+}
+
+/// A typed tool's output: validated against the derived output schema, then wrapped with its
+/// optional text mirror.
+fn structured(
+    tool: &ToolRegistration,
+    value: JsonValue,
+    limits: &crate::endpoint::EndpointLimits,
+) -> Result<CompleteResult, Fault> {
+    if let Some(schema) = &tool.inner.output {
+        match schema.validate_in(&value, limits.gate()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(Fault::Busy),
+            Err(_) => return Err(Fault::Internal),
+        }
+    }
+    let mut output = ToolOutput::builder();
+    if tool.inner.text_mirror {
+        let text = tollgate_json::to_string(&value, &limits.output).map_err(|_| Fault::Internal)?;
+        output = output.add_content(TextContent::new(text));
+    }
+    Ok(CompleteResult::with_tool_output(output.structured_content(value).build()).build())
+}

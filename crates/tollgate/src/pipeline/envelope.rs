@@ -1,0 +1,64 @@
+//! The first stages after transport framing: strict JSON under every input limit, and the
+//! JSON-RPC envelope read into its parts.
+
+use tollgate_json::{JsonObject, JsonString, JsonValue, from_slice};
+
+use crate::context::RequestId;
+use crate::endpoint::Endpoint;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fault_reply};
+
+/// Strict JSON under every input limit.
+pub(crate) fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<JsonValue, Reply> {
+    from_slice(body, &endpoint.inner.limits.json).map_err(|_| fault_reply(None, Fault::Parse, None))
+}
+
+/// Whether a parsed request asks for progress (`params._meta.progressToken`).
+pub(crate) fn asks_for_progress(value: &JsonValue) -> bool {
+    value
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("progressToken"))
+        .is_some()
+}
+
+/// The readable parts of a JSON-RPC message.
+pub(crate) struct Envelope {
+    pub(crate) id: Option<RequestId>,
+    pub(crate) method: JsonString,
+    pub(crate) params: Option<JsonObject>,
+}
+
+/// Classifies the body. `Err` carries the id when it was readable.
+pub(crate) fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
+    let Some(object) = value.as_object() else {
+        return Err(None);
+    };
+    let id = match object.get("id") {
+        None => None,
+        Some(raw) => Some(RequestId::from_json(raw).ok_or(None)?),
+    };
+    let fail = || Err(id.clone());
+    if object.get("jsonrpc").and_then(JsonValue::as_str) != Some("2.0") {
+        return fail();
+    }
+    if object
+        .keys()
+        .any(|k| !matches!(k, "jsonrpc" | "id" | "method" | "params"))
+    {
+        return fail();
+    }
+    let Some(JsonValue::String(method)) = object.get("method") else {
+        return fail();
+    };
+    let params = match object.get("params") {
+        None => None,
+        Some(JsonValue::Object(p)) => Some(p.clone()),
+        Some(_) => return fail(),
+    };
+    Ok(Envelope {
+        id,
+        method: method.clone(),
+        params,
+    })
+}

@@ -1,0 +1,162 @@
+//! The request pipeline: the ordered stages every request goes through once its revision's gate
+//! (`revision/`) has read its envelope, written once and shared by every revision and transport.
+//!
+//! ```text
+//! transport framing (transport: server, service, stdio)        ─┐
+//! parse, bounded (envelope)                                      │ above
+//! revision gate and envelope checks (revision: modern, legacy) ─┘
+//! admission and the request limiter (admission)      ◀── every method, before any lookup
+//! routing by the one method table (dispatch, wire::method)
+//! operation lookup, capability and header checks      ┐
+//! operation limiter (admission::charge_tool)          │ in the method's handler (methods/)
+//! request state (retry), input validation and binding │
+//! handler (guard: panics caught, cancellation)        │
+//! output validation, revision projection, reply (wire)┘
+//! ```
+//!
+//! Owns [`Transport`] (where a message came from and where its notifications go), the stages
+//! above, and [`dispatch`]. Knows nothing of sockets or sessions' storage; the method handlers
+//! below it know nothing of revisions' envelopes.
+
+pub(crate) mod admission;
+pub(crate) mod envelope;
+pub(crate) mod guard;
+pub(crate) mod retry;
+
+use std::net::IpAddr;
+
+use http::HeaderMap;
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::context::RequestContext;
+use crate::endpoint::Endpoint;
+use crate::features::NotificationSink;
+use crate::methods;
+use crate::policy::Caller;
+use crate::session::Session;
+use crate::version::ProtocolVersion;
+use crate::wire::fault::Fault;
+use crate::wire::method::Method;
+use crate::wire::reply::{Reply, fail, result_reply_json};
+
+/// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
+/// its notifications go.
+#[derive(Clone, Copy)]
+pub(crate) struct Transport<'a> {
+    caller: Caller<'a>,
+    sink: Option<&'a NotificationSink>,
+}
+
+impl<'a> Transport<'a> {
+    pub(crate) fn http(
+        headers: &'a HeaderMap,
+        peer: Option<IpAddr>,
+        sink: Option<&'a NotificationSink>,
+    ) -> Self {
+        Self {
+            caller: Caller {
+                headers: Some(headers),
+                peer,
+            },
+            sink,
+        }
+    }
+
+    pub(crate) fn stdio(sink: Option<&'a NotificationSink>) -> Self {
+        Self {
+            caller: Caller::default(),
+            sink,
+        }
+    }
+
+    pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
+        self.caller.headers
+    }
+
+    pub(crate) fn caller(self) -> Caller<'a> {
+        self.caller
+    }
+
+    pub(crate) fn sink(self) -> Option<&'a NotificationSink> {
+        self.sink
+    }
+}
+
+/// Whether this endpoint offers `method` on `revision`: the method exists there, and its
+/// capability is advertised (prompts, completions and resources where registered, tasks with a
+/// store, resource subscriptions inside a 2025 session).
+fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, session: bool) -> bool {
+    if !method.exists_on(revision) {
+        return false;
+    }
+    match method {
+        Method::PromptsList | Method::PromptsGet => endpoint.offers_prompts(revision),
+        Method::Complete => endpoint.offers_completions(revision),
+        Method::ResourcesList | Method::ResourcesTemplatesList | Method::ResourcesRead => {
+            endpoint.offers_resources(revision)
+        }
+        // Updates reach a session on its standalone stream: without sessions there are none.
+        Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+            endpoint.offers_resources(revision) && session
+        }
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            endpoint.inner.tasks.is_some()
+        }
+        // The revision's gate answers these before dispatch.
+        Method::Initialize | Method::LoggingSetLevel => false,
+        _ => true,
+    }
+}
+
+/// Routes an admitted request to its method's handler: one table and one handler per method
+/// for every revision (what differs per revision is the handlers' projection, read from the
+/// context). A method the endpoint does not offer here is -32601.
+pub(crate) async fn dispatch(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    method: Method,
+    params: &JsonObject,
+    context: RequestContext,
+    session: Option<&Session>,
+) -> Reply {
+    let revision = context.protocol_version;
+    let id = context.request_id.clone();
+    let id = id.as_ref();
+    if !offered(endpoint, method, revision, session.is_some()) {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    }
+    let inner = &endpoint.inner;
+    match method {
+        Method::Discover => methods::discover::discover(endpoint, revision, id),
+        Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
+        Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
+        Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
+        Method::PromptsList => methods::one_page(revision, params, id, &inner.prompt_pages),
+        Method::PromptsGet => methods::prompts::get(endpoint, params, context).await,
+        Method::Complete => methods::prompts::complete(endpoint, params, context).await,
+        Method::ResourcesList => methods::one_page(revision, params, id, &inner.resource_pages),
+        Method::ResourcesTemplatesList => {
+            methods::one_page(revision, params, id, &inner.template_pages)
+        }
+        Method::ResourcesRead => methods::resources::read(endpoint, params, context).await,
+        Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+            methods::resources::subscription(endpoint, method, params, &context, session)
+        }
+        Method::SubscriptionsListen => {
+            crate::subscription::listen(endpoint, transport, params, &context).await
+        }
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            let Some(tasks) = inner.tasks.as_deref() else {
+                return fail(revision, id, Fault::MethodNotFound, None);
+            };
+            match method {
+                Method::TasksGet => crate::task::get(endpoint, tasks, params, &context).await,
+                Method::TasksUpdate => crate::task::update(endpoint, tasks, params, &context).await,
+                _ => crate::task::cancel(endpoint, tasks, params, &context).await,
+            }
+        }
+        Method::Initialize | Method::LoggingSetLevel => {
+            fail(revision, id, Fault::MethodNotFound, None)
+        }
+    }
+}

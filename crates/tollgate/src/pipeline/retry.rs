@@ -1,0 +1,182 @@
+//! The request-state stage (2026-07-28 multi-round-trip requests): a retry's `inputResponses`
+//! and sealed `requestState` read and opened before the handler, and an `input_required` result
+//! sealed and rendered after it.
+
+use tollgate_json::{JsonObject, JsonString, JsonValue};
+
+use crate::context::RequestContext;
+use crate::endpoint::Endpoint;
+use crate::version::{ProtocolVersion, is_legacy};
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail, missing_capabilities, tree_reply};
+
+/// A retry's `inputResponses` and `requestState`, each when sent.
+pub(crate) type Retry<'p> = (Option<&'p JsonObject>, Option<&'p JsonString>);
+
+/// A retry's fields: `inputResponses` an object, `requestState` a string, and only where
+/// multi-round-trip requests exist (2026-07-28). Responses without state are the protocol's
+/// ephemeral flow: client input like the arguments, unbound to any request Tollgate issued.
+pub(crate) fn retry_params(
+    params: &JsonObject,
+    revision: ProtocolVersion,
+) -> Result<Option<Retry<'_>>, Fault> {
+    match (params.get("inputResponses"), params.get("requestState")) {
+        (None, None) => Ok(None),
+        _ if is_legacy(revision) => Err(Fault::InvalidParams),
+        (Some(JsonValue::Object(responses)), Some(JsonValue::String(state))) => {
+            Ok(Some((Some(responses), Some(state))))
+        }
+        (None, Some(JsonValue::String(state))) => Ok(Some((None, Some(state)))),
+        (Some(JsonValue::Object(responses)), None) => Ok(Some((Some(responses), None))),
+        _ => Err(Fault::InvalidParams),
+    }
+}
+
+/// Opens a retry's `requestState` for this tool call and keeps the responses to the inputs it
+/// asked for (shape-checked; other keys are ignored, as the protocol asks).
+pub(crate) fn open_input(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    method: &str,
+    name: &str,
+    arguments: &JsonObject,
+    responses: Option<&JsonObject>,
+    state: Option<&JsonString>,
+) -> Result<crate::context::InputContext, Fault> {
+    let Some(state) = state else {
+        // No state: every response must at least be an object; the handler reads what it
+        // recognises and ignores the rest.
+        let responses = responses.cloned().unwrap_or_default();
+        if responses.iter().any(|(_, v)| v.as_object().is_none()) {
+            return Err(Fault::InvalidParams);
+        }
+        return Ok(crate::context::InputContext {
+            responses,
+            state: JsonValue::Null,
+            round: 0,
+            verified: false,
+        });
+    };
+    let key = endpoint
+        .inner
+        .state_key
+        .as_ref()
+        .ok_or(Fault::InvalidRequestState)?;
+    let binding = crate::state::Binding {
+        endpoint: &endpoint.inner.path,
+        method,
+        name,
+        arguments,
+        principal: context.admission.principal_name(),
+    };
+    let opened = crate::state::open(key, &binding, state, std::time::SystemTime::now())
+        .map_err(|_| Fault::InvalidRequestState)?;
+    let mut kept = JsonObject::builder();
+    if let Some(responses) = responses {
+        for (key, method) in &opened.asked {
+            let Some(response) = responses.get(key) else {
+                continue;
+            };
+            if !input_response_shape(method, response) {
+                return Err(Fault::InvalidParams);
+            }
+            kept.push(key.as_str(), response.clone());
+        }
+    }
+    Ok(crate::context::InputContext {
+        responses: kept.build(),
+        state: opened.state,
+        round: opened.round,
+        verified: true,
+    })
+}
+
+/// The minimal shape of each kind of input response: an elicitation result's `action` (with
+/// `content` an object when accepted), a sampling result's `role` and `content`, a roots
+/// result's `roots` array.
+pub(crate) fn input_response_shape(method: &str, response: &JsonValue) -> bool {
+    let Some(object) = response.as_object() else {
+        return false;
+    };
+    match method {
+        "elicitation/create" => match object.get("action").and_then(JsonValue::as_str) {
+            Some("accept") => object
+                .get("content")
+                .is_none_or(|c| c.as_object().is_some()),
+            Some("decline" | "cancel") => true,
+            _ => false,
+        },
+        "sampling/createMessage" => {
+            matches!(
+                object.get("role").and_then(JsonValue::as_str),
+                Some("user" | "assistant")
+            ) && object.get("content").is_some()
+        }
+        "roots/list" => object.get("roots").and_then(JsonValue::as_array).is_some(),
+        _ => false,
+    }
+}
+
+/// Renders an `input_required` result: 2026-07-28 only; every input's client capability
+/// declared (all missing ones reported together, -32021); a sealed `requestState` always, one
+/// round further, within the round limit.
+pub(crate) fn input_required(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    method: &str,
+    name: &str,
+    arguments: &JsonObject,
+    required: &crate::input::InputRequiredResult,
+) -> Reply {
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
+    if is_legacy(revision) || !required.is_well_formed() {
+        return fail(revision, id, Fault::Internal, None);
+    }
+    let caps = &context.client_capabilities;
+    let mut missing: Vec<&crate::context::ClientCapability> = Vec::new();
+    for (_, request) in required.input_requests() {
+        if !caps.declares(request.capability()) && !missing.contains(&request.capability()) {
+            missing.push(request.capability());
+        }
+    }
+    if !missing.is_empty() {
+        return missing_capabilities(revision, id, missing.into_iter());
+    }
+    let round = context.input_round().saturating_add(1);
+    if round > crate::state::MAX_REQUEST_STATE_ROUNDS {
+        return fail(revision, id, Fault::InvalidRequestState, None);
+    }
+    let Some(key) = endpoint.inner.state_key.as_ref() else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let binding = crate::state::Binding {
+        endpoint: &endpoint.inner.path,
+        method,
+        name,
+        arguments,
+        principal: context.admission.principal_name(),
+    };
+    let opened = crate::state::Opened {
+        round,
+        asked: required
+            .input_requests()
+            .map(|(k, r)| (k.to_owned(), r.method().to_owned()))
+            .collect(),
+        state: required.state.clone().unwrap_or(JsonValue::Null),
+    };
+    let Some(sealed) = crate::state::seal(key, &binding, &opened, std::time::SystemTime::now())
+    else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    let mut out = JsonObject::builder().insert("resultType", "input_required");
+    if required.input_requests().next().is_some() {
+        let mut requests = JsonObject::builder();
+        for (key, request) in required.input_requests() {
+            requests.push(key, request.render());
+        }
+        out.push("inputRequests", requests.build());
+    }
+    out.push("requestState", sealed);
+    tree_reply(&endpoint.inner.limits.output, revision, id, out)
+}

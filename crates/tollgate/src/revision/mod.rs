@@ -1,0 +1,61 @@
+//! The revisions' gates: which revision a message belongs to on an endpoint serving several, and
+//! what each revision requires before the shared pipeline takes the message. 2026-07-28 is
+//! stateless (`modern`); 2025-11-25 and 2025-06-18 have `initialize`, sessions owned by their
+//! principal, the session's streams and server-to-client requests (`legacy`).
+//!
+//! Owns the rule that tells them apart and the entry for a parsed HTTP body
+//! ([`handle_value`]). Knows nothing of sockets; below it, the pipeline knows nothing of
+//! revisions' envelopes.
+
+pub(crate) mod legacy;
+pub(crate) mod modern;
+
+use std::net::IpAddr;
+
+use http::HeaderMap;
+use tollgate_json::JsonValue;
+
+use crate::endpoint::Endpoint;
+use crate::features::NotificationSink;
+use crate::pipeline::Transport;
+use crate::pipeline::envelope::envelope;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fault_reply};
+
+/// Handles a parsed body.
+pub(crate) async fn handle_value(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    peer: Option<IpAddr>,
+    value: &JsonValue,
+    sink: Option<&NotificationSink>,
+) -> Reply {
+    let transport = Transport::http(headers, peer, sink);
+    // A client's response to a server-to-client request (2025 sessions only; elsewhere a
+    // response is an invalid request).
+    if let (Some(object), true) = (
+        value.as_object(),
+        endpoint.inner.sessions.is_some() && headers.contains_key(legacy::SESSION_ID),
+    ) {
+        if !object.contains_key("method")
+            && object.contains_key("id")
+            && (object.contains_key("result") || object.contains_key("error"))
+        {
+            return legacy::client_response(endpoint, transport.caller(), object);
+        }
+    }
+    // 2. Envelope.
+    let message = match envelope(value) {
+        Ok(m) => m,
+        Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
+    };
+    // The 2025 revisions, when served: `initialize`, or a request naming one of them (in its
+    // header, or through its session).
+    if let Some(revision) = legacy::selects(endpoint, headers, &message) {
+        return legacy::handle(endpoint, transport, message, revision).await;
+    }
+    if message.id.is_none() {
+        return modern::notification(endpoint, transport, &message);
+    }
+    modern::modern(endpoint, transport, message).await
+}

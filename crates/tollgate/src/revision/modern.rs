@@ -1,0 +1,209 @@
+//! The 2026-07-28 gate: what a stateless request must carry before the pipeline takes it. A
+//! revision header naming a served revision, a method of this revision's table, `Mcp-Method`
+//! and `Mcp-Name` agreeing with the body (HTTP), the required `_meta` (revision, client
+//! capabilities, optional client information and log level) and the revision selected from them.
+//! Then admission and dispatch, shared with every revision.
+
+use http::{HeaderMap, StatusCode};
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId};
+use crate::endpoint::Endpoint;
+use crate::features::LogLevel;
+use crate::pipeline::admission::admit;
+use crate::pipeline::envelope::Envelope;
+use crate::pipeline::{Transport, dispatch};
+use crate::version::{ProtocolVersion, is_legacy};
+use crate::wire::fault::Fault;
+use crate::wire::headers;
+use crate::wire::method::Method;
+use crate::wire::reply::{Reply, fault_reply};
+
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// `requested` for the unsupported-version error: the header value when it is a short,
+/// plain token, otherwise empty (the field is required by the schema; an arbitrary value is
+/// never echoed).
+fn requested_version(value: &str) -> &str {
+    let plain = value.len() <= 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    if plain { value } else { "" }
+}
+
+/// 400 / -32022 with the revisions to retry from and the requested one (when plain).
+fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &str) -> Reply {
+    let data = JsonObject::builder()
+        .insert("supported", endpoint.inner.supported_json.clone())
+        .insert("requested", requested_version(requested))
+        .build();
+    fault_reply(id, Fault::UnsupportedVersion, Some(data.into()))
+}
+
+/// A 2026-07-28 request (it has an id): the gate, then admission (seeing the operation name as
+/// sent), then dispatch. Over HTTP its headers are checked against the body; over stdio the
+/// body's `_meta` alone names the revision.
+pub(crate) async fn modern(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    message: Envelope,
+) -> Reply {
+    let (method, mut context) = match gate(endpoint, transport, &message) {
+        Ok(admissible) => admissible,
+        Err(reply) => return reply,
+    };
+    let empty = JsonObject::new();
+    let params = message.params.as_ref().unwrap_or(&empty);
+    context.operation_name = method.operation_name(params);
+    if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
+        return reply;
+    }
+    dispatch(endpoint, transport, method, params, context, None).await
+}
+
+/// The gate, in order (the first failure wins): an unserved revision header (answered with the
+/// list to retry from, whatever the method); the method (unknown and removed ones 404 / -32601);
+/// the standard headers; the required `_meta`; the revision the header and body agree on.
+fn gate(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    message: &Envelope,
+) -> Result<(Method, RequestContext), Reply> {
+    let id = message.id.as_ref();
+    if let Some(headers) = transport.headers() {
+        if let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION) {
+            let served = ProtocolVersion::from_wire(version)
+                .is_some_and(|v| endpoint.inner.revisions.contains(v));
+            if !served {
+                return Err(unsupported_version(endpoint, id, version));
+            }
+        }
+    }
+    let Some(method) = Method::on(&message.method, ProtocolVersion::V2026_07_28) else {
+        return Err(fault_reply(id, Fault::MethodNotFound, None));
+    };
+    let version_header = match transport.headers() {
+        Some(headers) => match standard_headers(headers, message, method, &endpoint.inner.limits) {
+            Ok(version) => Some(version),
+            Err(()) => return Err(fault_reply(id, Fault::HeaderMismatch, None)),
+        },
+        None => None,
+    };
+    let meta = message
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(JsonValue::as_object);
+    let Some((body_version, mut facts)) = meta.and_then(read_meta) else {
+        return Err(fault_reply(id, Fault::InvalidParams, None));
+    };
+    // The revision: the header's (which the body must repeat), or the body's on stdio.
+    let requested = match version_header {
+        Some(header) if body_version != header => {
+            return Err(fault_reply(id, Fault::HeaderMismatch, None));
+        }
+        Some(header) => header,
+        None => body_version,
+    };
+    facts.protocol_version = match ProtocolVersion::from_wire(requested) {
+        Some(v) if endpoint.inner.revisions.contains(v) && !is_legacy(v) => v,
+        _ => return Err(unsupported_version(endpoint, id, requested)),
+    };
+    let context = RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        message.id.clone(),
+        facts,
+    );
+    Ok((method, context))
+}
+
+/// The required `_meta`: a string revision and object client capabilities; client information,
+/// if sent, an object with string `name` and `version`; a log level, if sent, one of the
+/// protocol's. Returns the body's revision and what the request says of its client.
+fn read_meta(meta: &JsonObject) -> Option<(&str, RequestFacts)> {
+    let (Some(JsonValue::String(body_version)), Some(JsonValue::Object(capabilities))) = (
+        meta.get(META_PROTOCOL_VERSION),
+        meta.get(META_CLIENT_CAPABILITIES),
+    ) else {
+        return None;
+    };
+    let client_info = match meta.get(META_CLIENT_INFO) {
+        None => None,
+        Some(JsonValue::Object(info)) => Some(ClientInfo::from_object(info.clone())?),
+        Some(_) => return None,
+    };
+    let log_level = match meta.get(META_LOG_LEVEL) {
+        None => None,
+        Some(v) => Some(v.as_str().and_then(LogLevel::from_wire)?),
+    };
+    let mut facts = RequestFacts::bare(ProtocolVersion::V2026_07_28);
+    facts.client_info = client_info;
+    facts.client_capabilities = ClientCapabilities::from_json(capabilities.clone());
+    facts.meta = meta.clone();
+    facts.log_level = log_level;
+    Some((body_version.as_str(), facts))
+}
+
+/// `MCP-Protocol-Version` and `Mcp-Method` once each, `Mcp-Method` equal to the body's method,
+/// and `Mcp-Name` equal (after base64-sentinel decoding) to the parameter the method table names.
+/// Returns the revision header's value.
+fn standard_headers<'h>(
+    headers: &'h HeaderMap,
+    message: &Envelope,
+    method: Method,
+    limits: &crate::endpoint::EndpointLimits,
+) -> Result<&'h str, ()> {
+    let version = headers::single(headers, headers::PROTOCOL_VERSION)?.ok_or(())?;
+    let method_header = headers::single(headers, headers::METHOD)?.ok_or(())?;
+    if method_header != message.method.as_str() {
+        return Err(());
+    }
+    if let Some(source) = method.mcp_name_source() {
+        // `Mcp-Name` mirrors `params.name`, `params.uri` for a resource read, `params.taskId`
+        // for the tasks methods.
+        let body_name = message
+            .params
+            .as_ref()
+            .and_then(|p| p.get(source))
+            .and_then(JsonValue::as_str)
+            .ok_or(())?;
+        let header = headers::single(headers, headers::NAME)?.ok_or(())?;
+        if !headers::agrees(header, body_name, limits.json.max_input_bytes()) {
+            return Err(());
+        }
+    }
+    Ok(version)
+}
+
+/// A notification: this revision defines none over HTTP, so an accepted one is a bare 202.
+/// Its protocol version header must still name a served revision, and it is admitted like any
+/// request (a refusal is the status alone).
+pub(crate) fn notification(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    message: &Envelope,
+) -> Reply {
+    let served = transport
+        .headers()
+        .and_then(|h| headers::single(h, headers::PROTOCOL_VERSION).ok().flatten())
+        .and_then(ProtocolVersion::from_wire)
+        .filter(|v| endpoint.inner.revisions.contains(*v));
+    let Some(revision) = served else {
+        return Reply::empty(StatusCode::BAD_REQUEST);
+    };
+    let mut context = RequestContext::admitted(
+        endpoint.inner.path.clone(),
+        &message.method,
+        None,
+        RequestFacts::bare(revision),
+    );
+    match admit(endpoint, transport.caller(), &mut context) {
+        Ok(()) => Reply::empty(StatusCode::ACCEPTED),
+        Err(reply) => reply,
+    }
+}

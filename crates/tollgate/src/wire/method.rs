@@ -1,0 +1,299 @@
+//! The one table of the methods Tollgate serves. Each method's wire name, its
+//! [`OperationType`](crate::OperationType), the revisions it exists on, the parameter
+//! `Mcp-Name` mirrors on 2026-07-28, and where its operation name is read from all live here;
+//! dispatch, the header checks, admission and the request context read them from this table and
+//! nowhere else.
+
+use tollgate_json::{JsonObject, JsonString, JsonValue};
+
+use crate::context::OperationType;
+use crate::version::{ProtocolVersion, is_legacy};
+
+/// A method Tollgate serves on some revision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Method {
+    Discover,
+    Initialize,
+    Ping,
+    LoggingSetLevel,
+    ToolsList,
+    ToolsCall,
+    PromptsList,
+    PromptsGet,
+    Complete,
+    ResourcesList,
+    ResourcesTemplatesList,
+    ResourcesRead,
+    ResourcesSubscribe,
+    ResourcesUnsubscribe,
+    SubscriptionsListen,
+    TasksGet,
+    TasksUpdate,
+    TasksCancel,
+}
+
+/// Where a method exists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Revisions {
+    /// 2026-07-28 only.
+    Modern,
+    /// The 2025 revisions only.
+    Legacy,
+    /// Every revision.
+    All,
+}
+
+/// One row of the table.
+struct Row {
+    method: Method,
+    name: &'static str,
+    operation: fn() -> OperationType,
+    revisions: Revisions,
+    /// The parameter `Mcp-Name` mirrors (2026-07-28).
+    mcp_name: Option<&'static str>,
+}
+
+const fn row(
+    method: Method,
+    name: &'static str,
+    operation: fn() -> OperationType,
+    revisions: Revisions,
+    mcp_name: Option<&'static str>,
+) -> Row {
+    Row {
+        method,
+        name,
+        operation,
+        revisions,
+        mcp_name,
+    }
+}
+
+use Revisions::{All, Legacy, Modern};
+
+/// The table, in the order of [`Method`].
+const TABLE: [Row; 18] = [
+    row(
+        Method::Discover,
+        "server/discover",
+        || OperationType::Discover,
+        Modern,
+        None,
+    ),
+    row(
+        Method::Initialize,
+        "initialize",
+        || OperationType::Initialize,
+        Legacy,
+        None,
+    ),
+    row(Method::Ping, "ping", || OperationType::Ping, Legacy, None),
+    row(
+        Method::LoggingSetLevel,
+        "logging/setLevel",
+        || OperationType::LoggingSetLevel,
+        Legacy,
+        None,
+    ),
+    row(
+        Method::ToolsList,
+        "tools/list",
+        || OperationType::ToolsList,
+        All,
+        None,
+    ),
+    row(
+        Method::ToolsCall,
+        "tools/call",
+        || OperationType::ToolsCall,
+        All,
+        Some("name"),
+    ),
+    row(
+        Method::PromptsList,
+        "prompts/list",
+        || OperationType::PromptsList,
+        All,
+        None,
+    ),
+    row(
+        Method::PromptsGet,
+        "prompts/get",
+        || OperationType::PromptsGet,
+        All,
+        Some("name"),
+    ),
+    row(
+        Method::Complete,
+        "completion/complete",
+        || OperationType::Complete,
+        All,
+        None,
+    ),
+    row(
+        Method::ResourcesList,
+        "resources/list",
+        || OperationType::ResourcesList,
+        All,
+        None,
+    ),
+    row(
+        Method::ResourcesTemplatesList,
+        "resources/templates/list",
+        || OperationType::ResourcesTemplatesList,
+        All,
+        None,
+    ),
+    row(
+        Method::ResourcesRead,
+        "resources/read",
+        || OperationType::ResourcesRead,
+        All,
+        Some("uri"),
+    ),
+    row(
+        Method::ResourcesSubscribe,
+        "resources/subscribe",
+        || OperationType::ResourcesSubscribe,
+        Legacy,
+        None,
+    ),
+    row(
+        Method::ResourcesUnsubscribe,
+        "resources/unsubscribe",
+        || OperationType::ResourcesUnsubscribe,
+        Legacy,
+        None,
+    ),
+    row(
+        Method::SubscriptionsListen,
+        "subscriptions/listen",
+        || OperationType::SubscriptionsListen,
+        Modern,
+        None,
+    ),
+    row(
+        Method::TasksGet,
+        "tasks/get",
+        || OperationType::TasksGet,
+        Modern,
+        Some("taskId"),
+    ),
+    row(
+        Method::TasksUpdate,
+        "tasks/update",
+        || OperationType::TasksUpdate,
+        Modern,
+        Some("taskId"),
+    ),
+    row(
+        Method::TasksCancel,
+        "tasks/cancel",
+        || OperationType::TasksCancel,
+        Modern,
+        Some("taskId"),
+    ),
+];
+
+impl Method {
+    fn row(self) -> &'static Row {
+        // The table has one row per variant, in the enum's order (tested below).
+        &TABLE[self as usize]
+    }
+
+    /// The method a wire name names, on any revision.
+    pub(crate) fn of(name: &str) -> Option<Self> {
+        TABLE.iter().find(|r| r.name == name).map(|r| r.method)
+    }
+
+    /// The method a wire name names when it exists on `revision`.
+    pub(crate) fn on(name: &str, revision: ProtocolVersion) -> Option<Self> {
+        Self::of(name).filter(|m| m.exists_on(revision))
+    }
+
+    /// The wire name.
+    pub(crate) fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    /// The operation type handlers and admission see.
+    pub(crate) fn operation_type(self) -> OperationType {
+        (self.row().operation)()
+    }
+
+    /// Whether the method exists on `revision` (whether an endpoint offers it is the
+    /// dispatcher's question).
+    pub(crate) fn exists_on(self, revision: ProtocolVersion) -> bool {
+        match self.row().revisions {
+            Modern => !is_legacy(revision),
+            Legacy => is_legacy(revision),
+            All => true,
+        }
+    }
+
+    /// The parameter `Mcp-Name` must mirror on 2026-07-28, if any.
+    pub(crate) fn mcp_name_source(self) -> Option<&'static str> {
+        self.row().mcp_name
+    }
+
+    /// The name of the operation the parameters name, as sent (before any lookup): the tool or
+    /// prompt name, the resource URI, the completion reference's name or URI.
+    pub(crate) fn operation_name(self, params: &JsonObject) -> Option<JsonString> {
+        let from = |object: &JsonObject, key: &str| match object.get(key) {
+            Some(JsonValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        match self {
+            Self::ToolsCall | Self::PromptsGet => from(params, "name"),
+            Self::ResourcesRead | Self::ResourcesSubscribe | Self::ResourcesUnsubscribe => {
+                from(params, "uri")
+            }
+            Self::Complete => match params.get("ref") {
+                Some(JsonValue::Object(r)) => from(r, "name").or_else(|| from(r, "uri")),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_enum_order_and_names_are_unique() {
+        for (i, row) in TABLE.iter().enumerate() {
+            assert_eq!(row.method as usize, i, "{}", row.name);
+            assert_eq!(Method::of(row.name), Some(row.method));
+            assert_eq!(row.method.name(), row.name);
+        }
+        assert_eq!(Method::of("tasks/list"), None);
+        assert_eq!(Method::of("notifications/cancelled"), None);
+    }
+
+    #[test]
+    fn each_revision_has_its_methods() {
+        let modern = ProtocolVersion::V2026_07_28;
+        let legacy = ProtocolVersion::V2025_11_25;
+        for name in ["server/discover", "subscriptions/listen", "tasks/get"] {
+            assert!(Method::on(name, modern).is_some() && Method::on(name, legacy).is_none());
+        }
+        for name in [
+            "initialize",
+            "ping",
+            "logging/setLevel",
+            "resources/subscribe",
+        ] {
+            assert!(Method::on(name, legacy).is_some() && Method::on(name, modern).is_none());
+        }
+        for name in [
+            "tools/call",
+            "prompts/get",
+            "resources/read",
+            "completion/complete",
+        ] {
+            assert!(Method::on(name, legacy).is_some() && Method::on(name, modern).is_some());
+        }
+    }
+}

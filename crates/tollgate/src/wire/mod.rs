@@ -1,0 +1,13 @@
+//! The bottom room: what goes on the wire, and nothing else. Fixed faults (every code, message
+//! and status), replies and the writers that render them under output limits, the standard and
+//! mirrored headers, syntax helpers, and the one table of the methods Tollgate serves.
+//!
+//! Knows no endpoint, registry, handler or transport: every room above may use it, and it uses
+//! none of them (only the request id and capability names from the request model).
+
+pub(crate) mod fault;
+pub(crate) mod headers;
+pub(crate) mod method;
+pub(crate) mod reply;
+pub(crate) mod syntax;
+pub(crate) mod tool_result;
