@@ -158,9 +158,7 @@ pub(crate) fn deliver(session: &SessionStreams, response: &JsonObject) -> bool {
         return false;
     };
     let result = match (response.get("result"), response.get("error")) {
-        (Some(result), None)
-            if crate::pipeline::retry::input_response_shape(pending.method, result) =>
-        {
+        (Some(result), None) if crate::input::input_response_shape(pending.method, result) => {
             Some(result.clone())
         }
         _ => None,

@@ -13,6 +13,7 @@ use tollgate_json::{
 };
 use tollgate_schema::EvaluationGate;
 
+use crate::cache::CachePolicy;
 use crate::content::{Icon, render_icons};
 use crate::error::{BuildError, BuildErrorKind};
 use crate::policy::{AdmissionController, Policy, RateLimiter};
@@ -116,44 +117,6 @@ impl Implementation {
             }
         }
         b.build().into()
-    }
-}
-
-/// Who may cache a cacheable result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum CacheScope {
-    /// Only within the same authorization context (the default).
-    #[default]
-    Private,
-    /// Any client or shared cache, across callers.
-    Public,
-}
-
-/// The caching hints (`ttlMs`, `cacheScope`) on discovery and list results. The default is
-/// conservative: immediately stale and private. HTTP responses stay `Cache-Control: no-store`
-/// whatever this says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct CachePolicy {
-    ttl_ms: u64,
-    scope: CacheScope,
-}
-
-impl CachePolicy {
-    /// A time to live in milliseconds and a scope.
-    pub const fn new(ttl_ms: u64, scope: CacheScope) -> Self {
-        Self { ttl_ms, scope }
-    }
-
-    pub(crate) fn push_into(self, b: &mut tollgate_json::JsonObjectBuilder) {
-        b.push("ttlMs", self.ttl_ms);
-        b.push(
-            "cacheScope",
-            if self.scope == CacheScope::Public {
-                "public"
-            } else {
-                "private"
-            },
-        );
     }
 }
 
@@ -273,7 +236,7 @@ pub(crate) struct EndpointInner {
     pub(crate) streams: StreamConfig,
     /// The tasks extension (2026-07-28): present when a task store is configured and the
     /// endpoint serves 2026-07-28.
-    pub(crate) tasks: Option<Arc<crate::task::Tasks>>,
+    pub(crate) tasks: Option<Arc<crate::task::runner::Tasks>>,
     /// `subscriptions/listen` streams: the event bus and the shutdown signal.
     pub(crate) listeners: crate::subscription::Listeners,
 }
@@ -327,7 +290,7 @@ impl Endpoint {
             logging: false,
             streams: StreamConfig::default(),
             task_store: None,
-            task_config: crate::task::TaskConfig::default(),
+            task_config: crate::task::model::TaskConfig::default(),
         }
     }
 
@@ -485,8 +448,8 @@ pub struct EndpointBuilder {
     sessions: Option<SessionConfig>,
     logging: bool,
     streams: StreamConfig,
-    task_store: Option<Arc<dyn crate::task::TaskStore>>,
-    task_config: crate::task::TaskConfig,
+    task_store: Option<Arc<dyn crate::task::store::TaskStore>>,
+    task_config: crate::task::model::TaskConfig,
 }
 
 impl EndpointBuilder {
@@ -498,14 +461,14 @@ impl EndpointBuilder {
     /// [`TaskSupport`](crate::TaskSupport) may create tasks, and `tasks/get`, `tasks/update`
     /// and `tasks/cancel` are served. Without a store those methods do not exist here and a
     /// tool supporting tasks refuses to build ([`BuildErrorKind::TasksNotConfigured`]).
-    pub fn task_store(mut self, store: impl crate::task::TaskStore) -> Self {
+    pub fn task_store(mut self, store: impl crate::task::store::TaskStore) -> Self {
         self.task_store = Some(Arc::new(store));
         self
     }
 
     /// Task lifetimes (default [`TaskConfig::default`](crate::TaskConfig)); out-of-range
     /// values refuse to build ([`BuildErrorKind::TasksNotConfigured`]).
-    pub fn task_config(mut self, config: crate::task::TaskConfig) -> Self {
+    pub fn task_config(mut self, config: crate::task::model::TaskConfig) -> Self {
         self.task_config = config;
         self
     }
@@ -699,7 +662,7 @@ impl EndpointBuilder {
                     return Err(err(BuildErrorKind::UnknownRateLimiter).tool_name(tool.name()));
                 }
             }
-            if tool.inner.task_support != crate::task::TaskSupport::Forbidden
+            if tool.inner.task_support != crate::task::model::TaskSupport::Forbidden
                 && self.task_store.is_none()
             {
                 return Err(err(BuildErrorKind::TasksNotConfigured).tool_name(tool.name()));
@@ -791,7 +754,7 @@ impl EndpointBuilder {
             &self.task_store,
             self.revisions.contains(ProtocolVersion::V2026_07_28),
         ) {
-            (Some(store), true) => Some(Arc::new(crate::task::Tasks::new(
+            (Some(store), true) => Some(Arc::new(crate::task::runner::Tasks::new(
                 store.clone(),
                 self.task_config,
                 Some(listeners.sender()),
@@ -888,7 +851,7 @@ impl EndpointBuilder {
                 capabilities.push(
                     "extensions",
                     JsonObject::builder()
-                        .insert(crate::task::TASKS_EXTENSION, JsonObject::new())
+                        .insert(crate::task::model::TASKS_EXTENSION, JsonObject::new())
                         .build(),
                 );
             }

@@ -188,8 +188,28 @@ impl InputRequiredResult {
     }
 }
 
-impl From<InputRequiredResult> for crate::result::OperationResult {
-    fn from(result: InputRequiredResult) -> Self {
-        Self::InputRequired(result)
+/// The minimal shape of each kind of input response: an elicitation result's `action` (with
+/// `content` an object when accepted), a sampling result's `role` and `content`, a roots
+/// result's `roots` array.
+pub(crate) fn input_response_shape(method: &str, response: &JsonValue) -> bool {
+    let Some(object) = response.as_object() else {
+        return false;
+    };
+    match method {
+        "elicitation/create" => match object.get("action").and_then(JsonValue::as_str) {
+            Some("accept") => object
+                .get("content")
+                .is_none_or(|c| c.as_object().is_some()),
+            Some("decline" | "cancel") => true,
+            _ => false,
+        },
+        "sampling/createMessage" => {
+            matches!(
+                object.get("role").and_then(JsonValue::as_str),
+                Some("user" | "assistant")
+            ) && object.get("content").is_some()
+        }
+        "roots/list" => object.get("roots").and_then(JsonValue::as_array).is_some(),
+        _ => false,
     }
 }

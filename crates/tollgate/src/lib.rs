@@ -55,6 +55,7 @@ struct ReadmeExamples;
 #[doc = include_str!("../../../docs/guide/tasks.md")]
 struct TasksGuideExamples;
 
+mod cache;
 mod client_request;
 mod content;
 mod context;
@@ -63,10 +64,13 @@ mod derive;
 mod endpoint;
 mod error;
 mod features;
+mod guard;
 mod input;
 mod methods;
+mod origin;
 mod pipeline;
 mod policy;
+mod projection;
 mod prompt;
 mod resource;
 mod result;
@@ -79,27 +83,24 @@ mod stdio;
 mod stream;
 mod subscription;
 mod task;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-mod task_sql;
 mod tool;
 mod version;
 mod wire;
 
+pub use cache::{CachePolicy, CacheScope};
 pub use client_request::{ClientRequestError, ClientRequests};
 pub use content::{
     Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent,
     MAX_INLINE_BYTES, ResourceContents, ResourceLink, Role, TextContent, Theme,
 };
 pub use context::{
-    AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, OperationType, PeerAddr,
-    RequestContext, RequestId,
+    AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, PeerAddr, RequestContext,
+    RequestId,
 };
 #[cfg(feature = "num-bigint")]
 pub use decimal::BigInteger;
 pub use decimal::Decimal;
-pub use endpoint::{
-    CachePolicy, CacheScope, Endpoint, EndpointBuilder, EndpointLimits, Implementation,
-};
+pub use endpoint::{Endpoint, EndpointBuilder, EndpointLimits, Implementation};
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use features::{
     CancellationToken, InvocationFeatures, LogLevel, MissingFeature, ProgressError,
@@ -131,22 +132,25 @@ pub use state::{
     MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
 };
 pub use stdio::StdioServer;
-pub use stream::{ResponseStream, StreamConfig};
+pub use stream::{MAX_SUBSCRIPTION_URI_BYTES, ResponseStream, StreamConfig};
 pub use subscription::{
     MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
-    MAX_SUBSCRIPTION_URI_BYTES,
 };
-pub use task::{
-    InMemoryTaskStore, MAX_TASK_ID_BYTES, StoreFuture, TASKS_EXTENSION, TaskConfig, TaskContext,
-    TaskCreated, TaskCreation, TaskError, TaskInputError, TaskRow, TaskStatus, TaskStore,
-    TaskStoreError, TaskStoreErrorKind, TaskSupport,
+pub use task::model::{
+    MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError, TaskInputError, TaskStatus,
+    TaskSupport,
 };
+pub use task::record::TaskCreated;
+pub use task::runner::{TaskContext, TaskCreation};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use task_sql::DEFAULT_SQL_TASK_CAPACITY;
+pub use task::sql::DEFAULT_SQL_TASK_CAPACITY;
 #[cfg(feature = "postgres")]
-pub use task_sql::PostgresTaskStore;
+pub use task::sql::PostgresTaskStore;
 #[cfg(feature = "sqlite")]
-pub use task_sql::SqliteTaskStore;
+pub use task::sql::SqliteTaskStore;
+pub use task::store::{
+    InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
+};
 pub use tool::{
     AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,
@@ -154,6 +158,7 @@ pub use tool::{
 pub use version::{ProtocolVersion, ProtocolVersions};
 pub use wire::fault::INVALID_ARGUMENTS_TEXT;
 pub use wire::headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
+pub use wire::method::OperationType;
 
 #[cfg(feature = "macros")]
 pub use tollgate_macros::{tool, tools};
@@ -162,7 +167,7 @@ pub use tollgate_macros::{tool, tools};
 #[doc(hidden)]
 pub mod __private {
     #[cfg(feature = "postgres")]
-    pub use crate::task_sql::check_store_contract;
+    pub use crate::task::sql::check_store_contract;
     pub use schemars;
     pub use serde;
 

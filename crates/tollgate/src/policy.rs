@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use http::{HeaderMap, HeaderValue};
 
 use crate::context::{AdmissionIdentity, RequestContext};
+use crate::origin::Caller;
 
 /// What admission sees of a request: its validated context (operation, method, operation name,
 /// revision, informational client information, `_meta`) and, over HTTP, its headers.
@@ -364,14 +365,6 @@ pub(crate) enum Refusal {
     RateLimited(Duration),
     /// The controller panicked: refused, as an internal error.
     Failed,
-}
-
-/// Who is asking, as far as the transport knows: the request's headers (HTTP only) and the
-/// peer's address (when the server knows it).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Caller<'a> {
-    pub(crate) headers: Option<&'a HeaderMap>,
-    pub(crate) peer: Option<IpAddr>,
 }
 
 /// The first stage of policy, for every request: the refusal throttle, admission, then the

@@ -17,7 +17,7 @@ use crate::content::{ContentBlock, Icon, Role, render_icons};
 use crate::context::RequestContext;
 use crate::error::{BuildError, BuildErrorKind};
 use crate::features::InvocationFeatures;
-use crate::tool::BoxFuture;
+use crate::guard::BoxFuture;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 /// The most values one completion carries (the protocol's limit).

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue};
 
+use crate::cache::CachePolicy;
 use crate::content::{Icon, ResourceContents, render_icons};
 use crate::context::RequestContext;
-use crate::endpoint::CachePolicy;
 use crate::error::{BuildError, BuildErrorKind};
 use crate::features::InvocationFeatures;
-use crate::tool::BoxFuture;
+use crate::guard::BoxFuture;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 /// The longest URI template source, in bytes.

@@ -214,11 +214,23 @@ pub enum OperationResult {
     /// error).
     InputRequired(crate::input::InputRequiredResult),
     /// The operation continues as a task (tools on 2026-07-28 with the tasks extension).
-    TaskCreated(crate::task::TaskCreated),
+    TaskCreated(crate::task::record::TaskCreated),
 }
 
 impl From<CompleteResult> for OperationResult {
     fn from(result: CompleteResult) -> Self {
         Self::Complete(result)
+    }
+}
+
+impl From<crate::input::InputRequiredResult> for OperationResult {
+    fn from(result: crate::input::InputRequiredResult) -> Self {
+        Self::InputRequired(result)
+    }
+}
+
+impl From<crate::task::record::TaskCreated> for OperationResult {
+    fn from(created: crate::task::record::TaskCreated) -> Self {
+        Self::TaskCreated(created)
     }
 }

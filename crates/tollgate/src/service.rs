@@ -19,11 +19,11 @@ use http_body_util::{BodyExt, Limited};
 use crate::endpoint::Endpoint;
 use crate::error::{BuildError, BuildErrorKind};
 use crate::features::NotificationSink;
+use crate::guard::BoxFuture;
+use crate::origin::Caller;
 use crate::pipeline::envelope::{asks_for_progress, parse};
-use crate::policy::Caller;
 use crate::revision::handle_value;
 use crate::stream::{Answer, Connection, EventStream, FinishOnDrop};
-use crate::tool::BoxFuture;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fault_reply};
 

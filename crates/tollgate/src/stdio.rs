@@ -18,7 +18,7 @@ use tollgate_json::{JsonValue, from_slice};
 
 use crate::endpoint::Endpoint;
 use crate::features::NotificationSink;
-use crate::pipeline::Transport;
+use crate::origin::Transport;
 use crate::pipeline::envelope::{Envelope, envelope};
 use crate::revision::legacy;
 use crate::revision::modern::modern;
@@ -135,7 +135,7 @@ impl StdioServer {
                         message,
                         newest,
                         None,
-                        crate::policy::Caller::default(),
+                        crate::origin::Caller::default(),
                     );
                     if negotiated.is_some() {
                         session = negotiated;

@@ -149,9 +149,13 @@ pub(crate) const MAX_PENDING_REQUESTS: usize = 64;
 /// The most resources one session may subscribe to.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 1_024;
 
-/// The longest URI a session may subscribe to (as for `subscriptions/listen`).
-pub(crate) const MAX_SUBSCRIPTION_URI_BYTES: usize =
-    crate::subscription::MAX_SUBSCRIPTION_URI_BYTES;
+/// The longest resource URI a `subscriptions/listen` stream or a 2025 session may subscribe to,
+/// in bytes.
+///
+/// ```
+/// assert_eq!(tollgate::MAX_SUBSCRIPTION_URI_BYTES, 8192);
+/// ```
+pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8192;
 
 /// The bytes of URI one session's subscriptions may hold together.
 pub(crate) const MAX_SESSION_SUBSCRIPTION_BYTES: usize = 256 * 1024;

@@ -7,7 +7,6 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -20,11 +19,10 @@ use crate::content::{Icon, render_icons};
 use crate::context::{ClientCapability, RequestContext};
 use crate::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 use crate::features::InvocationFeatures;
+use crate::guard::BoxFuture;
 use crate::result::OperationResult;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
-
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The arguments a handler receives: the converted value and the immutable validated JSON
 /// object it came from.
@@ -325,7 +323,7 @@ pub(crate) struct ToolInner {
     /// The endpoint rate limiter this tool's calls are charged to, by name.
     pub(crate) rate_limiter: Option<Arc<str>>,
     /// Whether the handler may (or must) answer with a task.
-    pub(crate) task_support: crate::task::TaskSupport,
+    pub(crate) task_support: crate::task::model::TaskSupport,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -602,7 +600,7 @@ pub struct ToolBuilder {
     text_mirror: bool,
     required_capabilities: Vec<ClientCapability>,
     rate_limiter: Option<Arc<str>>,
-    task_support: crate::task::TaskSupport,
+    task_support: crate::task::model::TaskSupport,
 }
 
 impl ToolBuilder {
@@ -626,7 +624,7 @@ impl ToolBuilder {
             text_mirror: true,
             required_capabilities: Vec::new(),
             rate_limiter: None,
-            task_support: crate::task::TaskSupport::Forbidden,
+            task_support: crate::task::model::TaskSupport::Forbidden,
         }
     }
 
@@ -698,7 +696,7 @@ impl ToolBuilder {
     /// client that did not is refused (HTTP 400 / -32021) before the handler. Only advanced
     /// handlers can return a task, and a required-task tool may select only 2026-07-28
     /// ([`BuildErrorKind::InvalidTaskSupport`]); its endpoint needs a task store.
-    pub fn task_support(mut self, support: crate::task::TaskSupport) -> Self {
+    pub fn task_support(mut self, support: crate::task::model::TaskSupport) -> Self {
         self.task_support = support;
         self
     }
@@ -743,9 +741,9 @@ impl ToolBuilder {
                 .tool_name(&self.name)
                 .with_revisions(self.revisions));
         }
-        if self.task_support != crate::task::TaskSupport::Forbidden
+        if self.task_support != crate::task::model::TaskSupport::Forbidden
             && (self.output.is_some()
-                || (self.task_support == crate::task::TaskSupport::Required && legacy))
+                || (self.task_support == crate::task::model::TaskSupport::Required && legacy))
         {
             return fail(BuildErrorKind::InvalidTaskSupport);
         }

@@ -4,8 +4,11 @@
 //! transport framing and no revision envelope.
 
 pub(crate) mod discover;
+pub(crate) mod listen;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+pub(crate) mod state;
+pub(crate) mod tasks;
 pub(crate) mod tools;
 
 use tollgate_json::{JsonObject, JsonValue};

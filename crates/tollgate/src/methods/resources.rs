@@ -7,8 +7,8 @@ use tollgate_json::{JsonObject, JsonValue};
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
-use crate::pipeline::guard::{fresh_features, guarded};
-use crate::pipeline::retry::{input_required, open_input, retry_params};
+use crate::guard::{fresh_features, guarded};
+use crate::methods::state::{input_required, open_input, retry_params};
 use crate::resource::{ResourceOutcome, ResourceRequest, Route};
 use crate::session::Session;
 use crate::stream::Subscribed;

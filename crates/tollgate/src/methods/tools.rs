@@ -13,12 +13,15 @@ use crate::content::TextContent;
 use crate::context::{ClientCapability, RequestContext, RequestId};
 use crate::endpoint::{Endpoint, revision_slot};
 use crate::features::{InvocationFeatures, NotificationSink, ProgressReporter};
-use crate::pipeline::Transport;
+use crate::guard::{fresh_features, guarded};
+use crate::methods::state::{Retry, input_required, open_input, retry_params};
+use crate::origin::Transport;
 use crate::pipeline::admission::charge_tool;
-use crate::pipeline::guard::{fresh_features, guarded};
-use crate::pipeline::retry::{Retry, input_required, open_input, retry_params};
+use crate::projection::complete;
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
-use crate::task::{TASKS_EXTENSION, TaskSupport, Tasks};
+use crate::task::model::TASKS_EXTENSION;
+use crate::task::model::TaskSupport;
+use crate::task::runner::Tasks;
 use crate::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};
@@ -27,7 +30,6 @@ use crate::wire::method::Method;
 use crate::wire::reply::{
     Reply, fail, fault_reply, missing_capabilities, result_reply, tree_reply,
 };
-use crate::wire::tool_result::complete;
 
 /// `tools/list`: the page the cursor names (issued by this catalog), pre-rendered per revision.
 pub(crate) fn list(
@@ -236,10 +238,10 @@ fn features_for(
     }
     let mut task_serial = None;
     if let Some(tasks) = tasks {
-        let creation = crate::task::TaskCreation::new(
+        let creation = crate::task::runner::TaskCreation::new(
             tasks,
-            endpoint.clone(),
-            crate::task::owner_of(endpoint, context),
+            endpoint.inner.limits.output,
+            crate::task::runner::owner_of(&endpoint.inner.path, context),
             tool.inner.name.clone(),
         );
         task_serial = Some(creation.serial());
@@ -284,7 +286,7 @@ fn outcome(
             if task_serial != Some(created.serial) {
                 return fail(revision, id, Fault::Internal, None);
             }
-            let rendered = crate::task::created_result(&created).to_builder();
+            let rendered = crate::methods::tasks::created_result(&created).to_builder();
             return tree_reply(&limits.output, revision, id, rendered);
         }
         Some(Err(InvokeFailure::InvalidArguments)) => {

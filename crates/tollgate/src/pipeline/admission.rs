@@ -6,7 +6,8 @@ use http::StatusCode;
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
-use crate::policy::{Caller, Refusal};
+use crate::origin::Caller;
+use crate::policy::Refusal;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail};
 

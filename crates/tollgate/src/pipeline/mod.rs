@@ -14,73 +14,23 @@
 //! output validation, revision projection, reply (wire)┘
 //! ```
 //!
-//! Owns [`Transport`] (where a message came from and where its notifications go), the stages
-//! above, and [`dispatch`]. Knows nothing of sockets or sessions' storage; the method handlers
+//! Owns the stages above and [`dispatch`]. Knows nothing of sockets or sessions' storage; the method handlers
 //! below it know nothing of revisions' envelopes.
 
 pub(crate) mod admission;
 pub(crate) mod envelope;
-pub(crate) mod guard;
-pub(crate) mod retry;
 
-use std::net::IpAddr;
-
-use http::HeaderMap;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
-use crate::features::NotificationSink;
 use crate::methods;
-use crate::policy::Caller;
+use crate::origin::Transport;
 use crate::session::Session;
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, result_reply_json};
-
-/// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
-/// its notifications go.
-#[derive(Clone, Copy)]
-pub(crate) struct Transport<'a> {
-    caller: Caller<'a>,
-    sink: Option<&'a NotificationSink>,
-}
-
-impl<'a> Transport<'a> {
-    pub(crate) fn http(
-        headers: &'a HeaderMap,
-        peer: Option<IpAddr>,
-        sink: Option<&'a NotificationSink>,
-    ) -> Self {
-        Self {
-            caller: Caller {
-                headers: Some(headers),
-                peer,
-            },
-            sink,
-        }
-    }
-
-    pub(crate) fn stdio(sink: Option<&'a NotificationSink>) -> Self {
-        Self {
-            caller: Caller::default(),
-            sink,
-        }
-    }
-
-    pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
-        self.caller.headers
-    }
-
-    pub(crate) fn caller(self) -> Caller<'a> {
-        self.caller
-    }
-
-    pub(crate) fn sink(self) -> Option<&'a NotificationSink> {
-        self.sink
-    }
-}
 
 /// Whether this endpoint offers `method` on `revision`: the method exists there, and its
 /// capability is advertised (prompts, completions and resources where registered, tasks with a
@@ -143,16 +93,20 @@ pub(crate) async fn dispatch(
             methods::resources::subscription(endpoint, method, params, &context, session)
         }
         Method::SubscriptionsListen => {
-            crate::subscription::listen(endpoint, transport, params, &context).await
+            crate::methods::listen::listen(endpoint, transport, params, &context).await
         }
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             let Some(tasks) = inner.tasks.as_deref() else {
                 return fail(revision, id, Fault::MethodNotFound, None);
             };
             match method {
-                Method::TasksGet => crate::task::get(endpoint, tasks, params, &context).await,
-                Method::TasksUpdate => crate::task::update(endpoint, tasks, params, &context).await,
-                _ => crate::task::cancel(endpoint, tasks, params, &context).await,
+                Method::TasksGet => {
+                    crate::methods::tasks::get(endpoint, tasks, params, &context).await
+                }
+                Method::TasksUpdate => {
+                    crate::methods::tasks::update(endpoint, tasks, params, &context).await
+                }
+                _ => crate::methods::tasks::cancel(endpoint, tasks, params, &context).await,
             }
         }
         Method::Initialize | Method::LoggingSetLevel => {

@@ -18,21 +18,20 @@ use std::sync::Arc;
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{
-    ClientCapabilities, ClientInfo, OperationType, RequestContext, RequestFacts, RequestId,
-};
+use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId};
 use crate::endpoint::{Endpoint, revision_slot};
 use crate::features::{LogLevel, NotificationSink};
-use crate::pipeline::Transport;
+use crate::origin::Caller;
+use crate::origin::Transport;
 use crate::pipeline::admission::admit;
 use crate::pipeline::envelope::Envelope;
-use crate::policy::Caller;
 use crate::session::{CreateFailure, Session};
 use crate::stream::{AttachFailure, Connection, SessionStreams};
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
 use crate::wire::headers;
 use crate::wire::method::Method;
+use crate::wire::method::OperationType;
 use crate::wire::reply::{Reply, fail, fault_reply, result_reply, result_reply_json};
 
 pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");

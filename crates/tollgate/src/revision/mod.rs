@@ -17,7 +17,7 @@ use tollgate_json::JsonValue;
 
 use crate::endpoint::Endpoint;
 use crate::features::NotificationSink;
-use crate::pipeline::Transport;
+use crate::origin::Transport;
 use crate::pipeline::envelope::envelope;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fault_reply};

@@ -1,13 +1,79 @@
-//! The one table of the methods Tollgate serves. Each method's wire name, its
-//! [`OperationType`](crate::OperationType), the revisions it exists on, the parameter
+//! The one table of the methods Tollgate serves, and [`OperationType`], its public face. Each
+//! method's wire name, its operation type, the revisions it exists on, the parameter
 //! `Mcp-Name` mirrors on 2026-07-28, and where its operation name is read from all live here;
 //! dispatch, the header checks, admission and the request context read them from this table and
 //! nowhere else.
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
-use crate::context::OperationType;
 use crate::version::{ProtocolVersion, is_legacy};
+
+/// The kind of operation a request performs, so application code need not compare method
+/// strings. Every method Tollgate serves has a variant of its own; so do the HTTP requests that
+/// carry no JSON-RPC method (a stream `GET`, a session `DELETE`, a client's response).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OperationType {
+    /// `server/discover`.
+    Discover,
+    /// `initialize` (the 2025 revisions).
+    Initialize,
+    /// `ping`.
+    Ping,
+    /// `logging/setLevel` (the 2025 revisions).
+    LoggingSetLevel,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// `prompts/list`.
+    PromptsList,
+    /// `prompts/get`.
+    PromptsGet,
+    /// `completion/complete`.
+    Complete,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourcesTemplatesList,
+    /// `resources/read`.
+    ResourcesRead,
+    /// `resources/subscribe` (the 2025 revisions).
+    ResourcesSubscribe,
+    /// `resources/unsubscribe` (the 2025 revisions).
+    ResourcesUnsubscribe,
+    /// `subscriptions/listen` (2026-07-28).
+    SubscriptionsListen,
+    /// `tasks/get`.
+    TasksGet,
+    /// `tasks/update`.
+    TasksUpdate,
+    /// `tasks/cancel`.
+    TasksCancel,
+    /// A notification (`notifications/...`, no id); the method is in
+    /// [`RequestContext::json_rpc_method`].
+    Notification,
+    /// A client's JSON-RPC response to a server-to-client request (2025 sessions); the method
+    /// is empty.
+    ClientResponse,
+    /// An HTTP `GET` opening or resuming a 2025 session's event stream; the method is empty.
+    OpenStream,
+    /// An HTTP `DELETE` ending a 2025 session; the method is empty.
+    EndSession,
+    /// Any other method, kept exactly as received.
+    Other(JsonString),
+}
+
+impl OperationType {
+    /// The operation a JSON-RPC method names, from the one method table.
+    pub(crate) fn of(method: &JsonString) -> Self {
+        match Method::of(method.as_str()) {
+            Some(m) => m.operation_type(),
+            None if method.as_str().starts_with("notifications/") => Self::Notification,
+            None => Self::Other(method.clone()),
+        }
+    }
+}
 
 /// A method Tollgate serves on some revision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

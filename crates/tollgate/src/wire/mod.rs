@@ -10,4 +10,3 @@ pub(crate) mod headers;
 pub(crate) mod method;
 pub(crate) mod reply;
 pub(crate) mod syntax;
-pub(crate) mod tool_result;

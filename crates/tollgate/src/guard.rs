@@ -1,4 +1,4 @@
-//! The handler stage's guard: a handler's future driven with its panics caught, and the
+//! The handler guard: a handler's future driven with its panics caught, and the
 //! invocation features whose cancellation fires when the request is abandoned.
 
 use std::future::Future;
@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::features::{CancelOnDrop, CancellationToken, InvocationFeatures};
-use crate::tool::BoxFuture;
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Starts a handler's future and drives it to its end, turning a panic (while starting or while
 /// polling) into `None`.

@@ -1,4 +1,4 @@
-//! The request-state stage (2026-07-28 multi-round-trip requests): a retry's `inputResponses`
+//! The request-state stage of the handlers (2026-07-28 multi-round-trip requests): a retry's `inputResponses`
 //! and sealed `requestState` read and opened before the handler, and an `input_required` result
 //! sealed and rendered after it.
 
@@ -77,7 +77,7 @@ pub(crate) fn open_input(
             let Some(response) = responses.get(key) else {
                 continue;
             };
-            if !input_response_shape(method, response) {
+            if !crate::input::input_response_shape(method, response) {
                 return Err(Fault::InvalidParams);
             }
             kept.push(key.as_str(), response.clone());
@@ -89,32 +89,6 @@ pub(crate) fn open_input(
         round: opened.round,
         verified: true,
     })
-}
-
-/// The minimal shape of each kind of input response: an elicitation result's `action` (with
-/// `content` an object when accepted), a sampling result's `role` and `content`, a roots
-/// result's `roots` array.
-pub(crate) fn input_response_shape(method: &str, response: &JsonValue) -> bool {
-    let Some(object) = response.as_object() else {
-        return false;
-    };
-    match method {
-        "elicitation/create" => match object.get("action").and_then(JsonValue::as_str) {
-            Some("accept") => object
-                .get("content")
-                .is_none_or(|c| c.as_object().is_some()),
-            Some("decline" | "cancel") => true,
-            _ => false,
-        },
-        "sampling/createMessage" => {
-            matches!(
-                object.get("role").and_then(JsonValue::as_str),
-                Some("user" | "assistant")
-            ) && object.get("content").is_some()
-        }
-        "roots/list" => object.get("roots").and_then(JsonValue::as_array).is_some(),
-        _ => false,
-    }
 }
 
 /// Renders an `input_required` result: 2026-07-28 only; every input's client capability

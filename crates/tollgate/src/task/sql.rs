@@ -6,7 +6,11 @@
 //! every transition is a compare-and-swap on `version` decided in `task.rs`. Database errors
 //! become [`TaskStoreErrorKind::Backend`] without their text (which could quote row data).
 
-use crate::task::{StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind};
+use crate::task::store::StoreFuture;
+use crate::task::store::TaskRow;
+use crate::task::store::TaskStore;
+use crate::task::store::TaskStoreError;
+use crate::task::store::TaskStoreErrorKind;
 
 /// The most rows a SQL store holds by default: 1,000,000 (expired rows are purged first).
 pub const DEFAULT_SQL_TASK_CAPACITY: u64 = 1_000_000;
@@ -61,7 +65,7 @@ macro_rules! sql_task_store {
                             Ok(r) if r.rows_affected() == 1 => return Ok(()),
                             Ok(_) if attempt == 0 => {
                                 // Full: make room from expired rows once, then retry.
-                                self.purge_expired(crate::task::now_ms()).await?;
+                                self.purge_expired(crate::task::model::now_ms()).await?;
                             }
                             Ok(_) => {}
                             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {

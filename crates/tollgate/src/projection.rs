@@ -1,4 +1,4 @@
-//! The `CallToolResult` writer: a completed tool result rendered straight to bytes, with each
+//! The `CallToolResult` projection: a completed tool result rendered straight to bytes, with each
 //! revision's projection, under the output limits (no tree is built for the envelope).
 
 use std::sync::Arc;

@@ -1,0 +1,246 @@
+//! `tasks/get`, `tasks/update` and `tasks/cancel` (2026-07-28, an endpoint with a task store):
+//! one prologue (the extension declared, the id, the caller's own task), then the detailed task,
+//! the partial answers, or the cancellation.
+
+use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
+
+use crate::context::{ClientCapability, RequestContext, RequestId};
+use crate::endpoint::Endpoint;
+use crate::input::input_response_shape;
+use crate::task::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
+use crate::task::record::{TaskCreated, TaskRecord};
+use crate::task::runner::Lookup;
+use crate::task::runner::{Tasks, owner_of};
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail, missing_capabilities, result_reply};
+
+/// Reads and checks `params.taskId`.
+fn task_id(params: &JsonObject) -> Option<&str> {
+    params
+        .get("taskId")
+        .and_then(JsonValue::as_str)
+        .filter(|id| !id.is_empty() && id.len() <= MAX_TASK_ID_BYTES)
+}
+
+/// The request's gate for every `tasks/*` method: the client declared the extension.
+fn gate(context: &RequestContext) -> Result<(), Reply> {
+    if context.client_capabilities.extension(TASKS_EXTENSION) {
+        return Ok(());
+    }
+    Err(missing_extension(context))
+}
+
+/// HTTP 400 / -32021 naming the tasks extension.
+pub(crate) fn missing_extension(context: &RequestContext) -> Reply {
+    missing_capabilities(
+        context.protocol_version,
+        context.request_id.as_ref(),
+        [ClientCapability::Extension(TASKS_EXTENSION.into())].iter(),
+    )
+}
+
+fn no_task(context: &RequestContext) -> Reply {
+    fail(
+        context.protocol_version,
+        context.request_id.as_ref(),
+        Fault::TaskNotFound,
+        None,
+    )
+}
+
+fn internal(context: &RequestContext) -> Reply {
+    fail(
+        context.protocol_version,
+        context.request_id.as_ref(),
+        Fault::Internal,
+        None,
+    )
+}
+
+fn ack(context: &RequestContext) -> Reply {
+    match context.request_id.as_ref() {
+        Some(id) => result_reply(id, br#"{"resultType":"complete"}"#),
+        None => internal(context),
+    }
+}
+
+/// The gate, the task id and the caller's own task, or the reply that ends the request.
+async fn own_task<'p>(
+    endpoint: &Endpoint,
+    tasks: &Tasks,
+    params: &'p JsonObject,
+    context: &RequestContext,
+) -> Result<(&'p str, TaskRecord), Reply> {
+    gate(context)?;
+    let id = task_id(params).ok_or_else(|| no_task(context))?;
+    let owner = owner_of(&endpoint.inner.path, context);
+    match tasks.lookup_for_client(id, &owner).await {
+        Lookup::Found(record) => Ok((id, record)),
+        Lookup::Absent => Err(no_task(context)),
+        Lookup::StoreFailed => Err(internal(context)),
+    }
+}
+
+/// `tasks/get`: the detailed task, with the outstanding input requests (when the client can
+/// answer every kind), the result or the error.
+pub(crate) async fn get(
+    endpoint: &Endpoint,
+    tasks: &Tasks,
+    params: &JsonObject,
+    context: &RequestContext,
+) -> Reply {
+    let record = match own_task(endpoint, tasks, params, context).await {
+        Ok((_, record)) => record,
+        Err(reply) => return reply,
+    };
+    if record.status == TaskStatus::InputRequired {
+        // Every outstanding request's capability, all missing ones reported together.
+        match record.missing_capabilities(&context.client_capabilities) {
+            None => return internal(context),
+            Some(missing) if !missing.is_empty() => {
+                return missing_capabilities(
+                    context.protocol_version,
+                    context.request_id.as_ref(),
+                    missing.iter(),
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(request_id) = context.request_id.as_ref() else {
+        return internal(context);
+    };
+    match write_detailed(&record, request_id, &endpoint.inner.limits.output) {
+        Some(body) => Reply::ok(body),
+        None => internal(context),
+    }
+}
+
+/// The `tasks/get` response: the envelope written around the stored result or error text.
+fn write_detailed(record: &TaskRecord, id: &RequestId, limits: &OutputLimits) -> Option<Vec<u8>> {
+    let mut b = JsonObject::builder().insert("resultType", "complete");
+    record.push_common(&mut b);
+    if record.status == TaskStatus::InputRequired {
+        b.push("inputRequests", record.requests.clone());
+    }
+    let head = to_string(&b.build().into(), limits).ok()?;
+    let mut body = Vec::with_capacity(head.len() + 64);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    tollgate_json::write_into(&id.to_json(), &mut body, limits).ok()?;
+    body.extend_from_slice(br#","result":"#);
+    // The head ends with '}': reopen it for the payload.
+    body.extend_from_slice(head.strip_suffix('}')?.as_bytes());
+    match (record.status, &record.result, &record.error) {
+        (TaskStatus::Completed, Some(result), _) => {
+            body.extend_from_slice(br#","result":"#);
+            body.extend_from_slice(result.as_bytes());
+        }
+        (TaskStatus::Failed, _, Some(error)) => {
+            body.extend_from_slice(br#","error":"#);
+            body.extend_from_slice(error.as_bytes());
+        }
+        (TaskStatus::Completed | TaskStatus::Failed, _, _) => return None,
+        _ => {}
+    }
+    body.extend_from_slice(b"}}");
+    (body.len() <= limits.max_output_bytes()).then_some(body)
+}
+
+/// The `CreateTaskResult` for a new task (flat: `resultType` and the task's fields).
+pub(crate) fn created_result(created: &TaskCreated) -> JsonObject {
+    let mut b = JsonObject::builder().insert("resultType", "task");
+    created.record.push_common(&mut b);
+    b.build()
+}
+
+/// `tasks/update`: answers for outstanding requests are kept (each shape-checked for its
+/// request's method); unknown, answered and malformed ones are ignored. Acknowledged with an
+/// empty result.
+pub(crate) async fn update(
+    endpoint: &Endpoint,
+    tasks: &Tasks,
+    params: &JsonObject,
+    context: &RequestContext,
+) -> Reply {
+    let id = match own_task(endpoint, tasks, params, context).await {
+        Ok((id, _)) => id,
+        Err(reply) => return reply,
+    };
+    let Some(JsonValue::Object(responses)) = params.get("inputResponses") else {
+        return fail(
+            context.protocol_version,
+            context.request_id.as_ref(),
+            Fault::InvalidParams,
+            None,
+        );
+    };
+    let updated = tasks
+        .update(id, |r| {
+            if r.status != TaskStatus::InputRequired {
+                return false;
+            }
+            let mut kept = r.responses.to_builder();
+            let mut outstanding = JsonObject::builder();
+            let mut changed = false;
+            for (key, request) in r.requests.iter() {
+                let method = request
+                    .get("method")
+                    .and_then(JsonValue::as_str)
+                    .unwrap_or("");
+                match responses.get(key.as_str()) {
+                    Some(answer) if input_response_shape(method, answer) => {
+                        kept.push(key.clone(), answer.clone());
+                        changed = true;
+                    }
+                    _ => outstanding.push(key.clone(), request.clone()),
+                }
+            }
+            if !changed {
+                return false;
+            }
+            r.responses = kept.build();
+            r.requests = outstanding.build();
+            true
+        })
+        .await;
+    match updated {
+        Ok(_) => {
+            tasks.wake(id);
+            ack(context)
+        }
+        Err(_) => internal(context),
+    }
+}
+
+/// `tasks/cancel`: a task not yet terminal becomes `cancelled` and its work (here) is
+/// stopped; a terminal one is left as it is. Acknowledged with an empty result either way.
+pub(crate) async fn cancel(
+    endpoint: &Endpoint,
+    tasks: &Tasks,
+    params: &JsonObject,
+    context: &RequestContext,
+) -> Reply {
+    let id = match own_task(endpoint, tasks, params, context).await {
+        Ok((id, _)) => id,
+        Err(reply) => return reply,
+    };
+    let updated = tasks
+        .update(id, |r| {
+            if r.status.is_terminal() {
+                return false;
+            }
+            r.status = TaskStatus::Cancelled;
+            r.message = None;
+            r.requests = JsonObject::new();
+            r.responses = JsonObject::new();
+            true
+        })
+        .await;
+    match updated {
+        Ok(_) => {
+            tasks.cancel_local(id);
+            ack(context)
+        }
+        Err(_) => internal(context),
+    }
+}

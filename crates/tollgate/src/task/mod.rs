@@ -1,0 +1,203 @@
+//! Tasks: the `io.modelcontextprotocol/tasks` extension on 2026-07-28. Durable task records,
+//! the stores that keep them and the in-process runner; the `tasks/get`, `tasks/update` and
+//! `tasks/cancel` methods are `methods/tasks.rs`.
+//!
+//! - `model`: what applications name ([`TaskSupport`](model::TaskSupport), statuses,
+//!   [`TaskConfig`](model::TaskConfig), [`TaskError`](model::TaskError)) and timestamps;
+//! - `store`: the [`TaskStore`](store::TaskStore) contract (a store is a dumb versioned row
+//!   keeper: every transition rule lives in `runner`, so an in-memory map and a SQL table behave
+//!   the same) and [`InMemoryTaskStore`](store::InMemoryTaskStore);
+//! - `record`: a task's record, its encoding to a row, and the [`TaskCreated`](record::TaskCreated)
+//!   handle;
+//! - `runner`: the endpoint's tasks, the handler-facing [`TaskCreation`](runner::TaskCreation),
+//!   the work-facing [`TaskContext`](runner::TaskContext), leases and per-principal bounds;
+//! - `sql`: SQLite and PostgreSQL stores (features `sqlite`, `postgres`).
+//!
+//! A task record is created (durably, in the store) before its handle is returned; its work
+//! runs on this process's runtime; every later read and write goes through the store, so any
+//! instance sharing the store answers `tasks/get`, `tasks/update` and `tasks/cancel`, and a
+//! worker notices a cancellation made elsewhere on its next poll. Knows nothing of transports,
+//! revisions or endpoints.
+
+pub(crate) mod model;
+pub(crate) mod record;
+pub(crate) mod runner;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod sql;
+pub(crate) mod store;
+
+#[cfg(test)]
+mod tests {
+    use super::model::*;
+    use super::record::*;
+    use super::runner::*;
+    use super::store::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tollgate_json::{JsonObject, JsonValue};
+
+    fn record() -> TaskRecord {
+        TaskRecord {
+            id: "abc".into(),
+            version: 3,
+            owner: "/mcp\na\n".into(),
+            tool: "t".into(),
+            status: TaskStatus::InputRequired,
+            message: Some("waiting".into()),
+            created_ms: 1_700_000_000_123,
+            updated_ms: 1_700_000_001_000,
+            ttl_ms: 60_000,
+            poll_ms: 1000,
+            lease_ms: 1_700_000_011_000,
+            requests: JsonObject::builder()
+                .insert(
+                    "k",
+                    JsonObject::builder().insert("method", "roots/list").build(),
+                )
+                .build(),
+            asked: vec![JsonValue::from("k")],
+            responses: JsonObject::new(),
+            result: Some(r#"{"content":[]}"#.into()),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn records_round_trip_through_rows() {
+        let r = record();
+        let row = r.to_row().expect("encodes");
+        assert_eq!(row.expires_at_ms, 1_700_000_060_123);
+        assert_eq!(TaskRecord::from_row(&row), Some(r));
+        let broken = TaskRow {
+            data: "{".into(),
+            ..row
+        };
+        assert_eq!(TaskRecord::from_row(&broken), None);
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_005), "2000-02-29T00:00:00.005Z");
+        assert_eq!(iso8601(1_796_256_000_000), "2026-12-03T00:00:00.000Z");
+    }
+
+    #[test]
+    fn config_bounds() {
+        assert!(TaskConfig::default().is_valid());
+        // At each bound, then just past it.
+        let (ttl_lo, ttl_hi) = TaskConfig::TTL_RANGE;
+        let (poll_lo, poll_hi) = TaskConfig::POLL_INTERVAL_RANGE;
+        let at = |ttl, poll| {
+            TaskConfig::default()
+                .ttl(ttl)
+                .poll_interval(poll)
+                .is_valid()
+        };
+        assert!(at(ttl_lo, poll_lo));
+        assert!(at(ttl_hi, poll_hi));
+        assert!(!at(ttl_lo - Duration::from_millis(1), poll_lo));
+        assert!(!at(ttl_hi, poll_hi + Duration::from_millis(1)));
+        // The poll interval never exceeds the TTL.
+        assert!(at(Duration::from_secs(2), Duration::from_secs(2)));
+        assert!(!at(Duration::from_secs(2), Duration::from_millis(2001)));
+        assert!(
+            !TaskConfig::default()
+                .ttl(Duration::from_millis(999))
+                .is_valid()
+        );
+        assert!(
+            !TaskConfig::default()
+                .poll_interval(Duration::from_millis(49))
+                .is_valid()
+        );
+        assert!(
+            TaskConfig::default()
+                .ttl(Duration::from_secs(7 * 24 * 3600))
+                .is_valid()
+        );
+        assert!(
+            !TaskConfig::default()
+                .ttl(Duration::from_secs(7 * 24 * 3600 + 1))
+                .is_valid()
+        );
+    }
+
+    #[test]
+    fn application_errors_stay_outside_the_reserved_range() {
+        assert!(TaskError::application(-32000, "x").is_none());
+        assert!(TaskError::application(-32768, "x").is_none());
+        assert!(TaskError::application(-31999, "x").is_some());
+        assert!(TaskError::application(1, "x".repeat(1025)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_task_whose_worker_is_gone_fails_when_read() {
+        let store = Arc::new(InMemoryTaskStore::default());
+        let tasks = Tasks::new(store.clone(), TaskConfig::default(), None);
+        let now = now_ms();
+        let mut r = record();
+        r.status = TaskStatus::Working;
+        r.requests = JsonObject::new();
+        r.result = None;
+        r.created_ms = now;
+        r.updated_ms = now;
+        r.lease_ms = now + 60_000;
+        let mut orphan = r.clone();
+        orphan.id = "orphan".into();
+        orphan.lease_ms = now - 1;
+        store
+            .insert(r.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        store
+            .insert(orphan.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        let owner = r.owner.clone();
+        match tasks.lookup_for_client("abc", &owner).await {
+            Lookup::Found(live) => assert_eq!(live.status, TaskStatus::Working),
+            _ => unreachable!("the live task is found"),
+        }
+        match tasks.lookup_for_client("orphan", &owner).await {
+            Lookup::Found(dead) => {
+                assert_eq!(dead.status, TaskStatus::Failed);
+                assert_eq!(
+                    dead.error.as_deref(),
+                    Some(r#"{"code":-32603,"message":"Internal error"}"#)
+                );
+            }
+            _ => unreachable!("the orphan is found, failed"),
+        }
+        // Another owner sees neither.
+        assert!(matches!(
+            tasks.lookup_for_client("abc", "/mcp\np\nmallory").await,
+            Lookup::Absent
+        ));
+    }
+
+    #[tokio::test]
+    async fn memory_store_is_bounded_and_versioned() {
+        let store = InMemoryTaskStore::with_capacity(1);
+        let mut row = record().to_row().expect("encodes");
+        row.expires_at_ms = u64::MAX;
+        store.insert(row.clone()).await.expect("first fits");
+        let mut other = row.clone();
+        other.id = "other".into();
+        assert_eq!(
+            store.insert(other).await.map_err(|e| e.kind()),
+            Err(TaskStoreErrorKind::Full)
+        );
+        assert_eq!(
+            store.insert(row.clone()).await.map_err(|e| e.kind()),
+            Err(TaskStoreErrorKind::Duplicate)
+        );
+        let mut next = row.clone();
+        next.version = 4;
+        assert_eq!(store.replace(next.clone(), 2).await, Ok(false));
+        assert_eq!(store.replace(next.clone(), 3).await, Ok(true));
+        assert_eq!(store.load("abc").await, Ok(Some(next)));
+        assert_eq!(store.purge_expired(u64::MAX).await, Ok(1));
+        assert_eq!(store.load("abc").await, Ok(None));
+    }
+}
