@@ -14,7 +14,9 @@ use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
 
 use crate::context::ClientCapabilities;
 use crate::input::InputRequest;
-use crate::stream::{EventStream, PendingRequest, SessionStreams};
+use crate::stream::event::EventStream;
+use crate::stream::session::PendingRequest;
+use crate::stream::session::SessionStreams;
 
 /// Why a server-to-client request got no result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

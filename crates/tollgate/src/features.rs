@@ -226,7 +226,7 @@ pub(crate) enum NotificationSink {
     /// Lines for the stdio writer.
     Lines(tokio::sync::mpsc::Sender<Vec<u8>>),
     /// The event stream of an HTTP answer.
-    Stream(std::sync::Arc<crate::stream::EventStream>),
+    Stream(std::sync::Arc<crate::stream::event::EventStream>),
 }
 
 impl NotificationSink {

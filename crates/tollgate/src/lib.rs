@@ -132,7 +132,8 @@ pub use state::{
     MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
 };
 pub use stdio::StdioServer;
-pub use stream::{MAX_SUBSCRIPTION_URI_BYTES, ResponseStream, StreamConfig};
+pub use stream::event::ResponseStream;
+pub use stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
 pub use subscription::{
     MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
 };

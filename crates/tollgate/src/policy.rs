@@ -4,8 +4,9 @@
 //! [`TokenBucket`], the throttle on refused admissions, and the order they run in: the refusal
 //! throttle and admission, then the endpoint's request limiter ([`admit`], for every request and
 //! notification, before anything looks at the endpoint's state), then, once a tool is known,
-//! its limiter ([`charge_tool`]). Knows nothing of JSON-RPC framing; the request pipeline calls
-//! these stages and renders their refusals with the fixed codes of `fault.rs`.
+//! its limiter ([`charge_tool`]); and how a refusal is answered ([`refusal_reply`], with the
+//! fixed faults of `wire`). Knows nothing of JSON-RPC framing beyond that: the request pipeline
+//! and the tool-call handler call these stages.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -14,10 +15,12 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderValue, StatusCode};
 
 use crate::context::{AdmissionIdentity, RequestContext};
 use crate::origin::Caller;
+use crate::wire::fault::Fault;
+use crate::wire::reply::{Reply, fail};
 
 /// What admission sees of a request: its validated context (operation, method, operation name,
 /// revision, informational client information, `_meta`) and, over HTTP, its headers.
@@ -446,6 +449,39 @@ fn charge(limiter: &dyn RateLimiter, identity: &AdmissionIdentity) -> Result<(),
         RateLimitDecision::Allowed => Ok(()),
         RateLimitDecision::Denied { retry_after } => Err(Refusal::RateLimited(retry_after)),
     }
+}
+
+/// A policy refusal as its fixed reply, with `WWW-Authenticate` or `Retry-After` where it has
+/// one. A notification gets the status and header alone.
+pub(crate) fn refusal_reply(context: &RequestContext, refusal: Refusal) -> Reply {
+    let (revision, id) = (context.protocol_version, context.request_id.as_ref());
+    let (fault, extra) = match refusal {
+        Refusal::Unauthorized(challenge) => (
+            Fault::Unauthorized,
+            challenge.map(|c| (http::header::WWW_AUTHENTICATE, c)),
+        ),
+        Refusal::Forbidden => (Fault::Forbidden, None),
+        Refusal::RateLimited(retry_after) => {
+            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+            (
+                Fault::RateLimited,
+                Some((http::header::RETRY_AFTER, http::HeaderValue::from(seconds))),
+            )
+        }
+        Refusal::Failed => (Fault::Internal, None),
+    };
+    let mut reply = match id {
+        Some(_) => fail(revision, id, fault, None),
+        // Notifications, stream `GET`s, session `DELETE`s and client responses have no id to
+        // answer: the status alone.
+        None => Reply::empty(match fault {
+            // A broken controller is a server error, never a success status.
+            Fault::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => fault.status(),
+        }),
+    };
+    reply.extra = extra;
+    reply
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ use crate::guard::BoxFuture;
 use crate::origin::Caller;
 use crate::pipeline::envelope::{asks_for_progress, parse};
 use crate::revision::handle_value;
-use crate::stream::{Answer, Connection, EventStream, FinishOnDrop};
+use crate::stream::event::Answer;
+use crate::stream::event::Connection;
+use crate::stream::event::EventStream;
+use crate::stream::event::FinishOnDrop;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fault_reply};
 

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use crate::context::{ClientCapabilities, ClientInfo};
-use crate::stream::SessionStreams;
+use crate::stream::session::SessionStreams;
 use crate::version::ProtocolVersion;
 
 /// Bounds on the session store.

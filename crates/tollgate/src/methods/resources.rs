@@ -11,7 +11,7 @@ use crate::guard::{fresh_features, guarded};
 use crate::methods::state::{input_required, open_input, retry_params};
 use crate::resource::{ResourceOutcome, ResourceRequest, Route};
 use crate::session::Session;
-use crate::stream::Subscribed;
+use crate::stream::session::Subscribed;
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;

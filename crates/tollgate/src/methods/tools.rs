@@ -16,7 +16,7 @@ use crate::features::{InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::guard::{fresh_features, guarded};
 use crate::methods::state::{Retry, input_required, open_input, retry_params};
 use crate::origin::Transport;
-use crate::pipeline::admission::charge_tool;
+use crate::policy::refusal_reply;
 use crate::projection::complete;
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::task::model::TASKS_EXTENSION;
@@ -153,6 +153,16 @@ pub(crate) async fn call(
     outcome(endpoint, tool, &call, &context, task_serial, invocation)
 }
 
+/// The operation limiter of a tool call: the tool's named limiter, else the endpoint's.
+fn charge_tool(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    named: Option<&str>,
+) -> Result<(), Reply> {
+    crate::policy::charge_tool(&endpoint.inner.policy, context, named)
+        .map_err(|refusal| refusal_reply(context, refusal))
+}
+
 /// The tool a call names on this revision, once its required client capabilities (all missing
 /// ones reported together, the tasks extension included) and its mirrored `Mcp-Param-*` headers
 /// (HTTP only) agree; with the endpoint's tasks when this call may create one.
@@ -225,7 +235,7 @@ fn features_for(
     }
     if let Some(NotificationSink::Stream(stream)) = transport.sink() {
         if stream.may_close_connection() {
-            features = features.with(crate::stream::ResponseStream::new(stream.clone()));
+            features = features.with(crate::stream::event::ResponseStream::new(stream.clone()));
         }
         // A 2025 session can carry server-to-client requests on this call's stream.
         if let (true, Some(session)) = (is_legacy(context.protocol_version), stream.session()) {

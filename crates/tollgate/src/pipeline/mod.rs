@@ -8,8 +8,8 @@
 //! admission and the request limiter (admission)      ◀── every method, before any lookup
 //! routing by the one method table (dispatch, wire::method)
 //! operation lookup, capability and header checks      ┐
-//! operation limiter (admission::charge_tool)          │ in the method's handler (methods/)
-//! request state (retry), input validation and binding │
+//! operation limiter (policy::charge_tool)             │ in the method's handler (methods/)
+//! request state (methods::state), input validation    │
 //! handler (guard: panics caught, cancellation)        │
 //! output validation, revision projection, reply (wire)┘
 //! ```

@@ -1,0 +1,490 @@
+//! One event stream: the frames a request's notifications and response travel in, its numbering
+//! and replay buffer inside a session, keep-alives, and the connection that carries it (one at a
+//! time: attaching a new one ends the old one).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future as _;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::task::AbortHandle;
+
+use crate::stream::session::SessionStreams;
+use crate::stream::{KEEP_ALIVE_FRAME, MAX_PENDING_UNNUMBERED, StreamConfig, frame, lock};
+use crate::wire::reply::Reply;
+
+/// What a stream knows once a session adopted it.
+pub(crate) struct Numbering {
+    pub(crate) number: u64,
+    /// 2025-11-25: the first frame of a POST stream is a priming event with the reconnection
+    /// delay, and the handler may close the connection early.
+    pub(crate) priming: bool,
+}
+
+pub(crate) struct Event {
+    pub(crate) seq: u64,
+    pub(crate) frame: Bytes,
+    pub(crate) response: bool,
+}
+
+pub(crate) struct StreamState {
+    pub(crate) numbering: Option<Numbering>,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) next_seq: u64,
+    /// The highest event handed to a connection.
+    pub(crate) delivered: u64,
+    pub(crate) notification_bytes: usize,
+    /// The answer is a stream: a notification, or a closed connection, came before the reply.
+    pub(crate) started: bool,
+    /// The reply, while the answer may still be a single JSON document.
+    pub(crate) reply: Option<Reply>,
+    pub(crate) finished: Option<Instant>,
+    /// The connection allowed to carry the stream; attaching a new one ends the old.
+    pub(crate) generation: u64,
+    /// The handler asked to close this connection (by generation).
+    pub(crate) close_generation: Option<u64>,
+    /// The session ended or the server is shutting down: every connection ends.
+    pub(crate) closed: bool,
+    pub(crate) waker: Option<Waker>,
+    pub(crate) task: Option<AbortHandle>,
+    pub(crate) cancelled: bool,
+}
+
+/// The events of one answer (a request's notifications then its response), or of a session's
+/// standalone stream.
+pub(crate) struct EventStream {
+    pub(crate) state: Mutex<StreamState>,
+    pub(crate) config: StreamConfig,
+    /// The session that adopted it (server-to-client requests are answered through it).
+    pub(crate) session: Mutex<Option<Weak<SessionStreams>>>,
+}
+
+impl fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventStream").finish_non_exhaustive()
+    }
+}
+
+/// How a request is answered once the stream knows.
+pub(crate) enum Answer {
+    /// The request finished before notifying: one JSON reply.
+    Json(Reply),
+    /// The answer is an event stream.
+    Stream,
+}
+
+impl EventStream {
+    pub(crate) fn new(config: StreamConfig) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(StreamState {
+                numbering: None,
+                events: VecDeque::new(),
+                next_seq: 1,
+                delivered: 0,
+                notification_bytes: 0,
+                started: false,
+                reply: None,
+                finished: None,
+                generation: 0,
+                close_generation: None,
+                closed: false,
+                waker: None,
+                task: None,
+                cancelled: false,
+            }),
+            config,
+            session: Mutex::new(None),
+        })
+    }
+
+    /// The session that adopted this stream, if it is still live.
+    pub(crate) fn session(&self) -> Option<Arc<SessionStreams>> {
+        lock(&self.session).as_ref().and_then(Weak::upgrade)
+    }
+
+    pub(crate) fn wake(state: &mut StreamState) {
+        if let Some(waker) = state.waker.take() {
+            waker.wake();
+        }
+    }
+
+    /// Whether a session adopted this stream (its events carry ids and can be replayed).
+    pub(crate) fn is_numbered(&self) -> bool {
+        lock(&self.state).numbering.is_some()
+    }
+
+    /// Whether the handler may close the connection early (2025-11-25 session streams).
+    pub(crate) fn may_close_connection(&self) -> bool {
+        lock(&self.state)
+            .numbering
+            .as_ref()
+            .is_some_and(|n| n.priming)
+    }
+
+    /// Records the task answering the request, so cancellation can abort it.
+    pub(crate) fn set_task(&self, task: AbortHandle) {
+        let mut state = lock(&self.state);
+        if state.cancelled {
+            task.abort();
+        } else if state.finished.is_none() {
+            state.task = Some(task);
+        }
+    }
+
+    /// Aborts the request's task (`notifications/cancelled`, or the end of its session).
+    pub(crate) fn cancel(&self) {
+        let task = {
+            let mut state = lock(&self.state);
+            state.cancelled = true;
+            state.task.take()
+        };
+        if let Some(task) = task {
+            task.abort();
+        }
+    }
+
+    /// Queues a notification. After the reply, or once the stream ended, it is dropped.
+    pub(crate) fn push_notification(&self, json: &[u8]) {
+        let mut state = lock(&self.state);
+        if state.finished.is_some() || state.closed {
+            return;
+        }
+        let id = state.numbering.as_ref().map(|n| (n.number, state.next_seq));
+        let frame = frame(id, json);
+        if id.is_some() {
+            // Numbered: evict the oldest notifications past the replay budget.
+            state.notification_bytes += frame.len();
+            while state.notification_bytes > self.config.replay_bytes {
+                match state.events.pop_front() {
+                    Some(old) => {
+                        state.notification_bytes =
+                            state.notification_bytes.saturating_sub(old.frame.len());
+                    }
+                    None => {
+                        // A single notification larger than the budget is still delivered.
+                        break;
+                    }
+                }
+            }
+        } else if state.events.len() >= MAX_PENDING_UNNUMBERED
+            || state.notification_bytes + frame.len() > self.config.replay_bytes
+        {
+            // Not resumable: a connection this far behind loses the newest notification.
+            return;
+        } else {
+            state.notification_bytes += frame.len();
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        state.events.push_back(Event {
+            seq,
+            frame,
+            response: false,
+        });
+        state.started = true;
+        Self::wake(&mut state);
+    }
+
+    /// Records the reply: the last event of a stream, or the whole answer if nothing streamed.
+    pub(crate) fn finish(&self, reply: Reply) {
+        let mut state = lock(&self.state);
+        if state.finished.is_some() {
+            return;
+        }
+        state.finished = Some(Instant::now());
+        state.task = None;
+        if state.started {
+            if let Some(body) = &reply.body {
+                let id = state.numbering.as_ref().map(|n| (n.number, state.next_seq));
+                let seq = state.next_seq;
+                state.next_seq += 1;
+                let frame = frame(id, body);
+                state.events.push_back(Event {
+                    seq,
+                    frame,
+                    response: true,
+                });
+            }
+        } else {
+            state.reply = Some(reply);
+        }
+        Self::wake(&mut state);
+    }
+
+    /// Ends the stream without a reply (its task was cancelled or failed to run).
+    pub(crate) fn finish_without_reply(&self) {
+        let mut state = lock(&self.state);
+        if state.finished.is_none() {
+            state.finished = Some(Instant::now());
+            state.task = None;
+            Self::wake(&mut state);
+        }
+    }
+
+    /// Ends the current connection but not the stream (2025-11-25): the client resumes with
+    /// `GET` and `Last-Event-ID`.
+    pub(crate) fn close_connection(&self) {
+        let mut state = lock(&self.state);
+        if state.numbering.as_ref().is_some_and(|n| n.priming) && state.finished.is_none() {
+            state.started = true;
+            state.close_generation = Some(state.generation);
+            Self::wake(&mut state);
+        }
+    }
+
+    /// Ends every connection and refuses new ones (the session ended).
+    pub(crate) fn close(&self) {
+        let mut state = lock(&self.state);
+        state.closed = true;
+        Self::wake(&mut state);
+    }
+
+    /// Ends the attached connection (server shutdown); the stream stays resumable.
+    pub(crate) fn detach(&self) {
+        let mut state = lock(&self.state);
+        state.generation += 1;
+        Self::wake(&mut state);
+    }
+
+    /// Waits until the answer's shape is known: a JSON reply, or a stream.
+    pub(crate) fn poll_answer(&self, cx: &mut Context<'_>) -> Poll<Answer> {
+        let mut state = lock(&self.state);
+        if state.started {
+            return Poll::Ready(Answer::Stream);
+        }
+        if let Some(reply) = state.reply.take() {
+            return Poll::Ready(Answer::Json(reply));
+        }
+        if state.finished.is_some() || state.closed {
+            // Cancelled before anything was sent: an empty stream, no response.
+            return Poll::Ready(Answer::Stream);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// The frame a POST connection opens with: a priming event (2025-11-25 session streams).
+    pub(crate) fn priming_frame(&self) -> Option<Bytes> {
+        let state = lock(&self.state);
+        let numbering = state.numbering.as_ref().filter(|n| n.priming)?;
+        Some(Bytes::from(format!(
+            "id: {}-0\nretry: {}\ndata: \n\n",
+            numbering.number,
+            self.config.retry.as_millis()
+        )))
+    }
+
+    /// Attaches a new connection resuming after event `after`, ending any other.
+    pub(crate) fn attach(&self, after: u64) -> Option<(u64, u64)> {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return None;
+        }
+        state.generation += 1;
+        Self::wake(&mut state);
+        Some((state.generation, after.saturating_add(1)))
+    }
+
+    /// The next frame for the connection `generation` whose next event is `cursor`; `None` when
+    /// that connection ends.
+    pub(crate) fn poll_frame(
+        &self,
+        cx: &mut Context<'_>,
+        generation: u64,
+        cursor: &mut u64,
+    ) -> Poll<Option<Bytes>> {
+        let mut state = lock(&self.state);
+        if state.closed || state.generation != generation {
+            return Poll::Ready(None);
+        }
+        let numbered = state.numbering.is_some();
+        if numbered {
+            if let Some(front) = state.events.front() {
+                // Evicted events are skipped.
+                *cursor = (*cursor).max(front.seq);
+                let index = usize::try_from(*cursor - front.seq).unwrap_or(usize::MAX);
+                if let Some(event) = state.events.get(index) {
+                    let (seq, frame) = (event.seq, event.frame.clone());
+                    *cursor += 1;
+                    state.delivered = state.delivered.max(seq);
+                    return Poll::Ready(Some(frame));
+                }
+            }
+        } else if let Some(event) = state.events.pop_front() {
+            if !event.response {
+                state.notification_bytes =
+                    state.notification_bytes.saturating_sub(event.frame.len());
+            }
+            return Poll::Ready(Some(event.frame));
+        }
+        if state.finished.is_some() {
+            return Poll::Ready(None);
+        }
+        if state.close_generation == Some(generation) {
+            state.close_generation = None;
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Whether a finished stream has been kept past `window`.
+    pub(crate) fn expired(&self, now: Instant, window: Duration) -> bool {
+        lock(&self.state)
+            .finished
+            .is_some_and(|at| now.duration_since(at) >= window)
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        lock(&self.state).finished.is_some()
+    }
+}
+
+/// Finishes the stream without a reply if the request's task ends before finishing it
+/// (aborted by cancellation, or by its connection going away).
+pub(crate) struct FinishOnDrop(pub(crate) Arc<EventStream>);
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        self.0.finish_without_reply();
+    }
+}
+
+/// A handler's handle on the stream carrying its response (2025-11-25 sessions over HTTP).
+///
+/// Found in [`InvocationFeatures`](crate::InvocationFeatures) when the request may be resumed:
+/// a 2025-11-25 request inside a session, over Streamable HTTP. A long-running handler may close
+/// the HTTP connection early to free it; the client reconnects with `GET` and `Last-Event-ID`
+/// after the delay announced in the stream's first event, and receives what followed, including
+/// the response.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{InvocationFeatures, ResponseStream};
+///
+/// fn free_the_connection(features: &InvocationFeatures) {
+///     if let Some(stream) = features.find::<ResponseStream>() {
+///         stream.close_connection();
+///     }
+/// }
+/// # free_the_connection(&InvocationFeatures::for_test());
+/// ```
+pub struct ResponseStream {
+    pub(crate) stream: Arc<EventStream>,
+}
+
+impl fmt::Debug for ResponseStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseStream").finish_non_exhaustive()
+    }
+}
+
+impl ResponseStream {
+    pub(crate) fn new(stream: Arc<EventStream>) -> Self {
+        Self { stream }
+    }
+
+    /// Closes the HTTP connection carrying the response, without ending the stream: the answer
+    /// becomes an event stream (if it was not one already) whose connection ends after the
+    /// events sent so far. Notifications and the response sent later wait in the replay buffer.
+    pub fn close_connection(&self) {
+        self.stream.close_connection();
+    }
+}
+
+/// One HTTP connection carrying a stream: frames in order, keep-alive comments when quiet.
+pub(crate) struct Connection {
+    pub(crate) stream: Arc<EventStream>,
+    pub(crate) generation: u64,
+    pub(crate) cursor: u64,
+    pub(crate) prelude: Option<Bytes>,
+    pub(crate) keep_alive: Pin<Box<tokio::time::Sleep>>,
+    pub(crate) interval: Duration,
+    pub(crate) ended: bool,
+    /// A `GET` connection's session: the connection ends when the session idles out.
+    pub(crate) session: Option<Weak<SessionStreams>>,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        stream: Arc<EventStream>,
+        generation: u64,
+        cursor: u64,
+        prelude: Option<Bytes>,
+    ) -> Self {
+        let interval = stream.config.keep_alive;
+        Self {
+            stream,
+            generation,
+            cursor,
+            prelude,
+            keep_alive: Box::pin(tokio::time::sleep(interval)),
+            interval,
+            ended: false,
+            session: None,
+        }
+    }
+
+    pub(crate) fn in_session(mut self, session: &Arc<SessionStreams>) -> Self {
+        self.session = Some(Arc::downgrade(session));
+        self
+    }
+
+    /// The connection of a POST answer that became a stream (generation 0, from the first
+    /// event), opening with the priming event where the revision has one.
+    pub(crate) fn for_post(stream: Arc<EventStream>) -> Self {
+        let prelude = stream.priming_frame();
+        Self::new(stream, 0, 1, prelude)
+    }
+
+    pub(crate) fn is_ended(&self) -> bool {
+        self.ended && self.prelude.is_none()
+    }
+
+    pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(prelude) = self.prelude.take() {
+            return Poll::Ready(Some(prelude));
+        }
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        match self
+            .stream
+            .poll_frame(cx, self.generation, &mut self.cursor)
+        {
+            Poll::Ready(Some(frame)) => {
+                self.reset_keep_alive();
+                Poll::Ready(Some(frame))
+            }
+            Poll::Ready(None) => {
+                self.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => match self.keep_alive.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    let session_over = self
+                        .session
+                        .as_ref()
+                        .is_some_and(|s| s.upgrade().is_none_or(|s| s.idled_out()));
+                    if session_over {
+                        self.ended = true;
+                        return Poll::Ready(None);
+                    }
+                    self.reset_keep_alive();
+                    Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE_FRAME)))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    pub(crate) fn reset_keep_alive(&mut self) {
+        let deadline = tokio::time::Instant::now() + self.interval;
+        self.keep_alive.as_mut().reset(deadline);
+    }
+}

@@ -1,0 +1,362 @@
+//! The streams of one 2025 session: numbering, the standalone stream, resumption after an event
+//! id, the requests still running (for `notifications/cancelled`), server-to-client requests
+//! waiting for answers, and resource subscriptions, each bounded; pruned by requests and by the
+//! session store's timed sweep.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use crate::context::RequestId;
+use crate::stream::event::{Connection, EventStream, Numbering};
+use crate::stream::{
+    MAX_PENDING_REQUESTS, MAX_SESSION_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTION_URI_BYTES,
+    MAX_SUBSCRIPTIONS, MAX_TRACKED_ID_BYTES, MAX_TRACKED_REQUESTS, StreamConfig, lock,
+    parse_event_id,
+};
+use crate::version::ProtocolVersion;
+
+/// The streams and in-flight requests of one 2025 session.
+pub(crate) struct SessionStreams {
+    pub(crate) config: StreamConfig,
+    pub(crate) revision: ProtocolVersion,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) born: Instant,
+    /// Milliseconds after `born` of the session's last request.
+    pub(crate) last_seen: AtomicU64,
+    pub(crate) state: Mutex<SessionStreamsState>,
+}
+
+#[derive(Default)]
+pub(crate) struct SessionStreamsState {
+    pub(crate) next_number: u64,
+    pub(crate) streams: VecDeque<(u64, Arc<EventStream>)>,
+    pub(crate) standalone: Option<Arc<EventStream>>,
+    pub(crate) in_flight: HashMap<RequestId, Weak<EventStream>>,
+    pub(crate) subscriptions: std::collections::HashSet<Arc<str>>,
+    /// The bytes of URI in `subscriptions`.
+    pub(crate) subscription_bytes: usize,
+    /// Server-to-client requests awaiting the client's response, by id.
+    pub(crate) pending: HashMap<Arc<str>, PendingRequest>,
+    pub(crate) next_request: u64,
+    pub(crate) closed: bool,
+}
+
+/// A server-to-client request awaiting its response.
+pub(crate) struct PendingRequest {
+    pub(crate) method: &'static str,
+    pub(crate) reply: tokio::sync::oneshot::Sender<Option<tollgate_json::JsonValue>>,
+}
+
+impl fmt::Debug for SessionStreams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionStreams").finish_non_exhaustive()
+    }
+}
+
+/// Why a `GET` could not attach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AttachFailure {
+    /// `Last-Event-ID` names no stream this session keeps.
+    UnknownEvent,
+    /// The session ended.
+    Closed,
+}
+
+impl SessionStreams {
+    pub(crate) fn new(
+        config: StreamConfig,
+        revision: ProtocolVersion,
+        idle_timeout: Duration,
+    ) -> Self {
+        Self {
+            config,
+            revision,
+            idle_timeout,
+            born: Instant::now(),
+            last_seen: AtomicU64::new(0),
+            state: Mutex::new(SessionStreamsState {
+                next_number: 1,
+                ..SessionStreamsState::default()
+            }),
+        }
+    }
+
+    /// Records a request at `now`.
+    pub(crate) fn touch(&self, now: Instant) {
+        let ms =
+            u64::try_from(now.saturating_duration_since(self.born).as_millis()).unwrap_or(u64::MAX);
+        self.last_seen.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long since the session's last request.
+    pub(crate) fn idle_for(&self, now: Instant) -> Duration {
+        let seen = self.born + Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
+        now.saturating_duration_since(seen)
+    }
+
+    /// Whether the session has gone without a request for its idle timeout (the store ends it
+    /// at its next use; its `GET` connections end at their next keep-alive).
+    pub(crate) fn idled_out(&self) -> bool {
+        self.idle_for(Instant::now()) >= self.idle_timeout
+    }
+
+    /// Forgets finished streams past the replay window, then the oldest finished ones past the
+    /// count bound. Returns whether there is room for one more.
+    pub(crate) fn prune(&self, state: &mut SessionStreamsState) -> bool {
+        let now = Instant::now();
+        let window = self.config.replay_window;
+        state.in_flight.retain(|_, s| s.strong_count() > 0);
+        state.streams.retain(|(_, s)| !s.expired(now, window));
+        while state.streams.len() >= self.config.max_streams {
+            match state.streams.iter().position(|(_, s)| s.is_finished()) {
+                Some(i) => {
+                    state.streams.remove(i);
+                }
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Numbers `stream` in this session and registers it as the answer to request `id`.
+    /// Without room the stream stays unnumbered (it still streams, without resumption).
+    pub(crate) fn adopt(self: &Arc<Self>, stream: &Arc<EventStream>, id: Option<&RequestId>) {
+        *lock(&stream.session) = Some(Arc::downgrade(self));
+        let mut state = lock(&self.state);
+        if state.closed {
+            return;
+        }
+        let room = self.prune(&mut state);
+        if let Some(id) = id.filter(|id| trackable(id)) {
+            if state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id) {
+                state.in_flight.insert(id.clone(), Arc::downgrade(stream));
+            }
+        }
+        if !room {
+            return;
+        }
+        let number = state.next_number;
+        state.next_number += 1;
+        lock(&stream.state).numbering = Some(Numbering {
+            number,
+            priming: self.revision == ProtocolVersion::V2025_11_25,
+        });
+        state.streams.push_back((number, Arc::clone(stream)));
+    }
+
+    /// `notifications/cancelled`: aborts the request `id` if it is still running here.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        let stream = lock(&self.state)
+            .in_flight
+            .remove(id)
+            .and_then(|s| s.upgrade());
+        if let Some(stream) = stream {
+            stream.cancel();
+        }
+    }
+
+    /// `GET` with `Last-Event-ID`: attaches a connection to the stream the id names, to replay
+    /// what followed it.
+    pub(crate) fn resume(
+        self: &Arc<Self>,
+        stream_number: u64,
+        after: u64,
+    ) -> Result<Connection, AttachFailure> {
+        let stream = {
+            let mut state = lock(&self.state);
+            if state.closed {
+                return Err(AttachFailure::Closed);
+            }
+            self.prune(&mut state);
+            state
+                .streams
+                .iter()
+                .find(|(n, _)| *n == stream_number)
+                .map(|(_, s)| Arc::clone(s))
+                .ok_or(AttachFailure::UnknownEvent)?
+        };
+        let (generation, cursor) = stream.attach(after).ok_or(AttachFailure::Closed)?;
+        Ok(Connection::new(stream, generation, cursor, None).in_session(self))
+    }
+
+    /// The session's standalone stream, made on first use.
+    pub(crate) fn standalone_stream(&self) -> Option<Arc<EventStream>> {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return None;
+        }
+        if let Some(s) = &state.standalone {
+            return Some(Arc::clone(s));
+        }
+        let stream = EventStream::new(self.config);
+        let number = state.next_number;
+        state.next_number += 1;
+        {
+            let mut inner = lock(&stream.state);
+            inner.numbering = Some(Numbering {
+                number,
+                priming: false,
+            });
+            inner.started = true;
+        }
+        // The standalone stream is kept outside the count bound: it never finishes.
+        state.standalone = Some(Arc::clone(&stream));
+        Some(stream)
+    }
+
+    /// `GET` without `Last-Event-ID`: the session's standalone stream, for messages unrelated to
+    /// any request, from the first event no connection has taken yet. A new `GET` takes it over
+    /// from an older connection.
+    pub(crate) fn standalone(self: &Arc<Self>) -> Result<Connection, AttachFailure> {
+        let stream = self.standalone_stream().ok_or(AttachFailure::Closed)?;
+        let delivered = lock(&stream.state).delivered;
+        let (generation, cursor) = stream.attach(delivered).ok_or(AttachFailure::Closed)?;
+        Ok(Connection::new(stream, generation, cursor, None).in_session(self))
+    }
+
+    /// Registers a server-to-client request and returns its id, or `None` past the bound (or
+    /// when the session ended).
+    pub(crate) fn register_request(&self, pending: PendingRequest) -> Option<Arc<str>> {
+        let mut state = lock(&self.state);
+        if state.closed || state.pending.len() >= MAX_PENDING_REQUESTS {
+            return None;
+        }
+        state.next_request += 1;
+        // Scoped to the session, which only its principal can reach: a response is delivered
+        // only within the session that sent the request.
+        let id: Arc<str> = Arc::from(format!("tollgate-{}", state.next_request));
+        state.pending.insert(Arc::clone(&id), pending);
+        Some(id)
+    }
+
+    /// Forgets a request whose caller stopped waiting.
+    pub(crate) fn forget_request(&self, id: &str) {
+        lock(&self.state).pending.remove(id);
+    }
+
+    /// Takes the request a client's response answers.
+    pub(crate) fn take_request(&self, id: &str) -> Option<PendingRequest> {
+        lock(&self.state).pending.remove(id)
+    }
+
+    /// Subscribes the session to updates of `uri`, within the count and byte budgets.
+    pub(crate) fn subscribe(&self, uri: &str) -> Subscribed {
+        if uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+            return Subscribed::TooLong;
+        }
+        let mut state = lock(&self.state);
+        if state.subscriptions.contains(uri) {
+            return Subscribed::Yes;
+        }
+        if state.subscriptions.len() >= MAX_SUBSCRIPTIONS
+            || state.subscription_bytes + uri.len() > MAX_SESSION_SUBSCRIPTION_BYTES
+        {
+            return Subscribed::Full;
+        }
+        state.subscriptions.insert(Arc::from(uri));
+        state.subscription_bytes += uri.len();
+        Subscribed::Yes
+    }
+
+    /// Ends the session's subscription to `uri` (if any).
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        let mut state = lock(&self.state);
+        if state.subscriptions.remove(uri) {
+            state.subscription_bytes = state.subscription_bytes.saturating_sub(uri.len());
+        }
+    }
+
+    /// Whether a request of the session is still running (a long call keeps its session
+    /// alive past the idle timeout).
+    pub(crate) fn is_busy(&self) -> bool {
+        lock(&self.state)
+            .in_flight
+            .values()
+            .any(|s| s.strong_count() > 0)
+    }
+
+    /// The timed sweep: forgets finished streams past the replay window and requests that
+    /// ended, as a request would.
+    pub(crate) fn sweep(&self) {
+        let mut state = lock(&self.state);
+        if !state.closed {
+            self.prune(&mut state);
+        }
+    }
+
+    /// Queues `notification` on the standalone stream if the session subscribed to `uri`; it
+    /// waits in the replay buffer until a `GET` takes it.
+    pub(crate) fn resource_updated(&self, uri: &str, notification: &[u8]) {
+        if !lock(&self.state).subscriptions.contains(uri) {
+            return;
+        }
+        if let Some(stream) = self.standalone_stream() {
+            stream.push_notification(notification);
+        }
+    }
+
+    pub(crate) fn all_streams(&self) -> Vec<Arc<EventStream>> {
+        let state = lock(&self.state);
+        let mut all: Vec<_> = state.streams.iter().map(|(_, s)| Arc::clone(s)).collect();
+        all.extend(state.standalone.iter().cloned());
+        all.extend(state.in_flight.values().filter_map(Weak::upgrade));
+        all
+    }
+
+    /// The session ended: every connection ends and every request still running is cancelled.
+    pub(crate) fn close(&self) {
+        lock(&self.state).closed = true;
+        for stream in self.all_streams() {
+            stream.cancel();
+            stream.close();
+        }
+        let mut state = lock(&self.state);
+        state.streams.clear();
+        state.standalone = None;
+        state.in_flight.clear();
+        // Waiting callers see the session end.
+        state.pending.clear();
+    }
+
+    /// Ends every open connection (server shutdown); streams stay resumable.
+    pub(crate) fn detach_all(&self) {
+        for stream in self.all_streams() {
+            stream.detach();
+        }
+    }
+
+    /// Opens a `GET` stream: resuming after `last_event_id`, or the standalone stream.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        last_event_id: Option<&str>,
+    ) -> Result<Connection, AttachFailure> {
+        match last_event_id {
+            Some(id) => match parse_event_id(id) {
+                Some((stream, after)) => self.resume(stream, after),
+                None => Err(AttachFailure::UnknownEvent),
+            },
+            None => self.standalone(),
+        }
+    }
+}
+
+/// What a `resources/subscribe` came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Subscribed {
+    Yes,
+    /// The URI is longer than [`MAX_SUBSCRIPTION_URI_BYTES`].
+    TooLong,
+    /// The session holds its most subscriptions, or its most bytes of them.
+    Full,
+}
+
+/// Whether a request id is short enough to track for cancellation.
+pub(crate) fn trackable(id: &RequestId) -> bool {
+    match id {
+        RequestId::String(s) => s.as_str().len() + 2 <= MAX_TRACKED_ID_BYTES,
+        RequestId::Integer(n) => n.to_string().len() <= MAX_TRACKED_ID_BYTES,
+    }
+}
