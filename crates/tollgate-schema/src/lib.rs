@@ -57,6 +57,7 @@ mod eval;
 mod header;
 mod keywords;
 mod limits;
+mod node;
 mod pointer;
 
 pub use compile::CompiledSchema;

@@ -89,9 +89,11 @@ mod wire;
 
 pub use cache::{CachePolicy, CacheScope};
 pub use client_request::{ClientRequestError, ClientRequests};
+pub use content::checks::MAX_INLINE_BYTES;
+pub use content::icon::{Icon, Theme};
 pub use content::{
-    Annotations, AudioContent, ContentBlock, EmbeddedResource, Icon, ImageContent,
-    MAX_INLINE_BYTES, ResourceContents, ResourceLink, Role, TextContent, Theme,
+    Annotations, AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents,
+    ResourceLink, Role, TextContent,
 };
 pub use context::{
     AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, PeerAddr, RequestContext,
@@ -100,7 +102,8 @@ pub use context::{
 #[cfg(feature = "num-bigint")]
 pub use decimal::BigInteger;
 pub use decimal::Decimal;
-pub use endpoint::{Endpoint, EndpointBuilder, EndpointLimits, Implementation};
+pub use endpoint::builder::EndpointBuilder;
+pub use endpoint::{Endpoint, EndpointLimits, Implementation};
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use features::{
     CancellationToken, InvocationFeatures, LogLevel, MissingFeature, ProgressError,
@@ -111,16 +114,18 @@ pub use policy::{
     AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
     TokenBucket,
 };
+pub use prompt::completion::{Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES};
 pub use prompt::{
-    Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES, PromptArgument,
-    PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage, PromptOutcome,
-    PromptRegistration, PromptResult,
+    PromptArgument, PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage,
+    PromptOutcome, PromptRegistration, PromptResult,
+};
+pub use resource::template::{
+    MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
+    MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES,
 };
 pub use resource::{
-    Exact, MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
-    MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES, ResourceBuilder, ResourceFn,
-    ResourceHandlerStage, ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
-    ResourceTemplateRegistration, Template,
+    Exact, ResourceBuilder, ResourceFn, ResourceHandlerStage, ResourceOutcome, ResourceOutput,
+    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, Template,
 };
 pub use result::{
     CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
@@ -176,7 +181,7 @@ pub mod __private {
     /// a valid Level 1 template, else the variables if `uri` matches.
     #[allow(clippy::type_complexity, reason = "a test hook")]
     pub fn uri_template_match(template: &str, uri: &str) -> Option<Option<Vec<(String, String)>>> {
-        crate::resource::fuzz_match(template, uri)
+        crate::resource::template::fuzz_match(template, uri)
     }
 }
 

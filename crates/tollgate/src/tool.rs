@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use tollgate_json::{BindLimits, JsonObject, JsonValue, from_value, to_value};
 use tollgate_schema::CompiledSchema;
 
-use crate::content::{Icon, render_icons};
+use crate::content::icon::{Icon, render_icons};
 use crate::context::{ClientCapability, RequestContext};
 use crate::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 use crate::features::InvocationFeatures;

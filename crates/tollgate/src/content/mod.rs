@@ -14,44 +14,11 @@ use crate::error::{ContentError, ContentErrorKind};
 use crate::version::ProtocolVersion;
 use crate::wire::syntax;
 
-/// The most raw bytes one image, audio or blob item may carry on the wire: its base64 form then
-/// fills the 1,048,576-character JSON string ceiling exactly.
-pub const MAX_INLINE_BYTES: usize = 786_432;
+pub(crate) mod checks;
+pub(crate) mod icon;
 
-/// A rendering failure: the value cannot be written within the output contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RenderError;
-
-fn check_meta(meta: &JsonObject) -> Result<(), ContentError> {
-    if meta.keys().all(syntax::is_meta_key) {
-        Ok(())
-    } else {
-        Err(ContentError::new(ContentErrorKind::InvalidMetaKey))
-    }
-}
-
-fn media_type(text: &str) -> Result<Arc<str>, ContentError> {
-    if syntax::is_media_type(text) {
-        Ok(Arc::from(text))
-    } else {
-        Err(ContentError::new(ContentErrorKind::InvalidMediaType))
-    }
-}
-
-fn absolute_uri(text: &str) -> Result<Arc<str>, ContentError> {
-    if syntax::is_absolute_uri(text) {
-        Ok(Arc::from(text))
-    } else {
-        Err(ContentError::new(ContentErrorKind::InvalidUri))
-    }
-}
-
-fn inline(data: &[u8]) -> Result<JsonValue, RenderError> {
-    if data.len() > MAX_INLINE_BYTES {
-        return Err(RenderError);
-    }
-    Ok(JsonValue::from(syntax::base64_encode(data)))
-}
+use checks::{RenderError, absolute_uri, check_meta, inline, media_type};
+use icon::{Icon, render_icons};
 
 /// Who a content item is meant for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -156,137 +123,6 @@ impl Annotations {
         }
         b.build().into()
     }
-}
-
-/// The background an icon is designed for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Theme {
-    /// A light background.
-    Light,
-    /// A dark background.
-    Dark,
-}
-
-/// An icon: an absolute source URI plus optional MIME type, sizes and theme.
-///
-/// Tollgate does not fetch icons or inspect their bytes; prefer trusted HTTPS or `data:`
-/// sources.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::{Icon, Theme};
-///
-/// let mut icon = Icon::with_source("https://example.com/icon.png")?.theme(Theme::Dark);
-/// icon.set_sizes(["48x48", "any"])?;
-/// assert!(icon.set_sizes(["48X48"]).is_err());
-/// assert_eq!(icon.sizes(), ["48x48", "any"]); // an invalid replacement keeps the previous value
-/// assert!(Icon::with_source("/relative.png").is_err());
-/// # Ok::<(), tollgate::ContentError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Icon {
-    src: Arc<str>,
-    mime_type: Option<Arc<str>>,
-    sizes: Vec<Arc<str>>,
-    theme: Option<Theme>,
-}
-
-impl Icon {
-    /// An icon from an absolute URI, kept exactly as spelled.
-    ///
-    /// # Errors
-    ///
-    /// [`ContentErrorKind::InvalidUri`] for a relative reference or a URI with spaces or
-    /// controls.
-    pub fn with_source(src: &str) -> Result<Self, ContentError> {
-        Ok(Self {
-            src: absolute_uri(src)?,
-            mime_type: None,
-            sizes: Vec::new(),
-            theme: None,
-        })
-    }
-
-    /// Sets the MIME type; on error the previous value is kept.
-    ///
-    /// # Errors
-    ///
-    /// [`ContentErrorKind::InvalidMediaType`].
-    pub fn set_mime_type(&mut self, mime_type: &str) -> Result<(), ContentError> {
-        self.mime_type = Some(media_type(mime_type)?);
-        Ok(())
-    }
-
-    /// Replaces the sizes (`"48x48"` or `"any"`; order and duplicates kept, empty clears); on
-    /// error the previous sizes are kept.
-    ///
-    /// # Errors
-    ///
-    /// [`ContentErrorKind::InvalidIconSize`].
-    pub fn set_sizes<S: AsRef<str>>(
-        &mut self,
-        sizes: impl IntoIterator<Item = S>,
-    ) -> Result<(), ContentError> {
-        let mut next = Vec::new();
-        for size in sizes {
-            let size = size.as_ref();
-            let valid = size == "any"
-                || size.split_once('x').is_some_and(|(w, h)| {
-                    !w.is_empty()
-                        && !h.is_empty()
-                        && w.bytes().all(|b| b.is_ascii_digit())
-                        && h.bytes().all(|b| b.is_ascii_digit())
-                });
-            if !valid {
-                return Err(ContentError::new(ContentErrorKind::InvalidIconSize));
-            }
-            next.push(Arc::from(size));
-        }
-        self.sizes = next;
-        Ok(())
-    }
-
-    /// Sets the theme.
-    #[must_use]
-    pub fn theme(mut self, theme: Theme) -> Self {
-        self.theme = Some(theme);
-        self
-    }
-
-    /// The source URI as given.
-    pub fn src(&self) -> &str {
-        &self.src
-    }
-
-    /// The sizes, in order.
-    pub fn sizes(&self) -> Vec<&str> {
-        self.sizes.iter().map(|s| &**s).collect()
-    }
-
-    pub(crate) fn render(&self) -> JsonValue {
-        let mut b = JsonObject::builder().insert("src", &*self.src);
-        if let Some(m) = &self.mime_type {
-            b.push("mimeType", &**m);
-        }
-        if !self.sizes.is_empty() {
-            b.push(
-                "sizes",
-                self.sizes
-                    .iter()
-                    .map(|s| JsonValue::from(&**s))
-                    .collect::<JsonArray>(),
-            );
-        }
-        if let Some(t) = self.theme {
-            b.push("theme", if t == Theme::Light { "light" } else { "dark" });
-        }
-        b.build().into()
-    }
-}
-
-pub(crate) fn render_icons(icons: &[Icon]) -> JsonValue {
-    icons.iter().map(Icon::render).collect::<JsonArray>().into()
 }
 
 /// Fields shared by every content block: annotations and `_meta`.
@@ -744,6 +580,7 @@ block_from!(TextContent => Text, ImageContent => Image, AudioContent => Audio,
 
 #[cfg(test)]
 mod tests {
+    use super::checks::MAX_INLINE_BYTES;
     use super::*;
     use tollgate_json::{OutputLimits, to_string};
 
