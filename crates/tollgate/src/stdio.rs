@@ -16,6 +16,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tollgate_json::{JsonValue, from_slice};
 
+use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
 use crate::features::NotificationSink;
 use crate::origin::Transport;
@@ -94,12 +95,16 @@ impl StdioServer {
             }
             Ok::<(), io::Error>(())
         });
-        let in_flight: InFlight = Arc::default();
-        let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
-        let mut session: Option<Session> = None;
+        let mut connection = Lines {
+            endpoint,
+            tx,
+            in_flight: Arc::default(),
+            permits: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            session: None,
+            listens: Vec::new(),
+        };
         let mut reader = BufReader::new(input);
         let mut line = Vec::new();
-        let mut listens: Vec<tokio::task::AbortHandle> = Vec::new();
         loop {
             line.clear();
             let (complete, oversized) = read_line(&mut reader, &mut line, max_line).await?;
@@ -107,7 +112,7 @@ impl StdioServer {
                 break;
             }
             if oversized {
-                send(&tx, fault_reply(None, Fault::Parse, None)).await;
+                send(&connection.tx, fault_reply(None, Fault::Parse, None)).await;
                 continue;
             }
             while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
@@ -116,127 +121,162 @@ impl StdioServer {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let Ok(value) = from_slice(&line, &endpoint.inner.limits.json) else {
-                send(&tx, fault_reply(None, Fault::Parse, None)).await;
-                continue;
-            };
-            let message = match envelope(&value) {
-                Ok(m) => m,
-                Err(id) => {
-                    send(&tx, fault_reply(id.as_ref(), Fault::InvalidRequest, None)).await;
-                    continue;
-                }
-            };
-            let newest = legacy::newest_legacy(&endpoint);
-            if message.method.as_str() == "initialize" {
-                if let Some(newest) = newest {
-                    let (reply, negotiated) = legacy::initialize(
-                        &endpoint,
-                        message,
-                        newest,
-                        None,
-                        crate::origin::Caller::default(),
-                    );
-                    if negotiated.is_some() {
-                        session = negotiated;
-                    }
-                    send(&tx, reply).await;
-                    continue;
-                }
-            }
-            let names_modern = message
-                .params
-                .as_ref()
-                .and_then(|p| p.get("_meta"))
-                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-                .is_some();
-            let legacy_session = if names_modern { None } else { session.clone() };
-            // Every message is admitted, notifications included (over stdio the process's
-            // owner is the caller: the controller sees no headers). A 2026-07-28 request is
-            // admitted once, by the request pipeline; every other message here.
-            let context = if message.id.is_none()
-                || legacy_session.is_some()
-                || message.method.as_str() == "logging/setLevel"
-            {
-                let revision = session
-                    .as_ref()
-                    .map_or_else(|| default_revision(&endpoint), |s| s.revision);
-                match legacy::admit_message(&endpoint, Transport::stdio(None), &message, revision) {
-                    Ok(context) => Some(context),
-                    Err(reply) => {
-                        send(&tx, reply).await;
-                        continue;
-                    }
-                }
-            } else {
-                None
-            };
-            if message.id.is_none() {
-                cancel_if_asked(&message, &in_flight);
-                continue;
-            }
-            if message.method.as_str() == "logging/setLevel" {
-                if let (Some(current), Some(context)) = (session.as_mut(), context.as_ref()) {
-                    let revision = current.revision;
-                    let owner = current.owner.as_deref() == context.admission.principal_name();
-                    let reply = legacy::set_level(&endpoint, &message, revision, |level| {
-                        if owner {
-                            current.log_level = Some(level);
-                        }
-                        owner
-                    });
-                    send(&tx, reply).await;
-                    continue;
-                }
-            }
-            let key = value.get("id").map(id_key).unwrap_or_default();
-            let listening = message.method.as_str() == "subscriptions/listen";
-            let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+            if !connection.line(&line).await {
                 break;
-            };
-            let (endpoint, tx, registry) = (endpoint.clone(), tx.clone(), Arc::clone(&in_flight));
-            let task_key = key.clone();
-            // The entry is made before the task can finish and remove it (the task waits for
-            // the lock), so no finished request leaves an entry behind.
-            {
-                let mut registered = lock(&in_flight);
-                let task = tokio::spawn(async move {
-                    // Progress notifications go out as lines before the response.
-                    let sink = NotificationSink::Lines(tx.clone());
-                    let transport = Transport::stdio(Some(&sink));
-                    let reply = match (legacy_session, context) {
-                        // The process's session is its initializing principal's.
-                        (Some(s), Some(context))
-                            if s.owner.as_deref() == context.admission.principal_name() =>
-                        {
-                            legacy::dispatch(&endpoint, transport, message, Some(s), context).await
-                        }
-                        (Some(s), _) => fail(
-                            s.revision,
-                            message.id.as_ref(),
-                            Fault::SessionNotFound,
-                            None,
-                        ),
-                        (None, _) => modern(&endpoint, transport, message).await,
-                    };
-                    lock(&registry).remove(&task_key);
-                    send(&tx, reply).await;
-                    drop(permit);
-                });
-                if listening {
-                    listens.push(task.abort_handle());
-                }
-                registered.insert(key, task.abort_handle());
             }
         }
         // Input ended: subscriptions end with their transport (no response: nobody reads it);
         // let other requests in flight answer, then close the output.
-        for listen in listens {
+        for listen in connection.listens {
             listen.abort();
         }
-        let _ = permits.acquire_many(MAX_IN_FLIGHT as u32).await;
-        drop(tx);
+        let _ = connection.permits.acquire_many(MAX_IN_FLIGHT as u32).await;
+        drop(connection.tx);
         writer.await.unwrap_or_else(|e| Err(io::Error::other(e)))
+    }
+}
+
+/// One stdio connection's state: where lines go out, the requests in flight, the 2025 session
+/// `initialize` started, and the open `subscriptions/listen` streams.
+struct Lines {
+    endpoint: Endpoint,
+    tx: mpsc::Sender<Vec<u8>>,
+    in_flight: InFlight,
+    permits: Arc<Semaphore>,
+    session: Option<Session>,
+    listens: Vec<AbortHandle>,
+}
+
+impl Lines {
+    /// One line: parsed, framed, admitted and answered (a request in a task of its own).
+    /// False when no more requests can be taken.
+    async fn line(&mut self, line: &[u8]) -> bool {
+        let endpoint = &self.endpoint;
+        let Ok(value) = from_slice(line, &endpoint.inner.limits.json) else {
+            send(&self.tx, fault_reply(None, Fault::Parse, None)).await;
+            return true;
+        };
+        let message = match envelope(&value) {
+            Ok(m) => m,
+            Err(id) => {
+                let reply = fault_reply(id.as_ref(), Fault::InvalidRequest, None);
+                send(&self.tx, reply).await;
+                return true;
+            }
+        };
+        if message.method.as_str() == "initialize" {
+            if let Some(newest) = legacy::newest_legacy(endpoint) {
+                let caller = crate::origin::Caller::default();
+                let (reply, negotiated) =
+                    legacy::initialize(endpoint, message, newest, None, caller);
+                if negotiated.is_some() {
+                    self.session = negotiated;
+                }
+                send(&self.tx, reply).await;
+                return true;
+            }
+        }
+        let names_modern = message
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+            .is_some();
+        let legacy_session = if names_modern {
+            None
+        } else {
+            self.session.clone()
+        };
+        // Every message is admitted, notifications included (over stdio the process's owner is
+        // the caller: the controller sees no headers). A 2026-07-28 request is admitted once,
+        // by the request pipeline; every other message here.
+        let context = if message.id.is_none()
+            || legacy_session.is_some()
+            || message.method.as_str() == "logging/setLevel"
+        {
+            let revision = self
+                .session
+                .as_ref()
+                .map_or_else(|| default_revision(endpoint), |s| s.revision);
+            match legacy::admit_message(endpoint, Transport::stdio(None), &message, revision) {
+                Ok(context) => Some(context),
+                Err(reply) => {
+                    send(&self.tx, reply).await;
+                    return true;
+                }
+            }
+        } else {
+            None
+        };
+        if message.id.is_none() {
+            cancel_if_asked(&message, &self.in_flight);
+            return true;
+        }
+        if message.method.as_str() == "logging/setLevel" {
+            if let (Some(current), Some(context)) = (self.session.as_mut(), context.as_ref()) {
+                let revision = current.revision;
+                let owner = current.owner.as_deref() == context.admission.principal_name();
+                let reply = legacy::set_level(endpoint, &message, revision, |level| {
+                    if owner {
+                        current.log_level = Some(level);
+                    }
+                    owner
+                });
+                send(&self.tx, reply).await;
+                return true;
+            }
+        }
+        let key = value.get("id").map(id_key).unwrap_or_default();
+        self.spawn(key, message, legacy_session, context).await
+    }
+
+    /// Answers a request in a task of its own, registered so `notifications/cancelled` can
+    /// abort it. False when no more requests can be taken.
+    async fn spawn(
+        &mut self,
+        key: String,
+        message: Envelope,
+        legacy_session: Option<Session>,
+        context: Option<RequestContext>,
+    ) -> bool {
+        let listening = message.method.as_str() == "subscriptions/listen";
+        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return false;
+        };
+        let (endpoint, tx) = (self.endpoint.clone(), self.tx.clone());
+        let registry = Arc::clone(&self.in_flight);
+        let task_key = key.clone();
+        // The entry is made before the task can finish and remove it (the task waits for the
+        // lock), so no finished request leaves an entry behind.
+        let mut registered = lock(&self.in_flight);
+        let task = tokio::spawn(async move {
+            // Progress notifications go out as lines before the response.
+            let sink = NotificationSink::Lines(tx.clone());
+            let transport = Transport::stdio(Some(&sink));
+            let reply = match (legacy_session, context) {
+                // The process's session is its initializing principal's.
+                (Some(s), Some(context))
+                    if s.owner.as_deref() == context.admission.principal_name() =>
+                {
+                    legacy::dispatch(&endpoint, transport, message, Some(s), context).await
+                }
+                (Some(s), _) => fail(
+                    s.revision,
+                    message.id.as_ref(),
+                    Fault::SessionNotFound,
+                    None,
+                ),
+                (None, _) => modern(&endpoint, transport, message).await,
+            };
+            lock(&registry).remove(&task_key);
+            send(&tx, reply).await;
+            drop(permit);
+        });
+        if listening {
+            self.listens.push(task.abort_handle());
+        }
+        registered.insert(key, task.abort_handle());
+        true
     }
 }
 

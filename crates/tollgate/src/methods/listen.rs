@@ -14,7 +14,7 @@ use crate::features::NotificationSink;
 use crate::origin::Transport;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
 use crate::subscription::{Event, MAX_SUBSCRIPTION_ENTRIES};
-use crate::task::model::TASKS_EXTENSION;
+use crate::task::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail, result_reply_json};
 
@@ -40,6 +40,45 @@ fn strings(value: Option<&JsonValue>, max_bytes: usize) -> Result<Vec<Arc<str>>,
     Ok(out)
 }
 
+/// A filter's resource URIs and task ids, as sent (checked, not yet routed or looked up).
+type Filter = (Vec<Arc<str>>, Vec<Arc<str>>);
+
+/// The filter: the `*ListChanged` flags booleans when present, resource URIs and task ids
+/// bounded lists of distinct strings, and task ids only from a client declaring the extension.
+fn read_filter(params: &JsonObject, context: &RequestContext) -> Result<Filter, Reply> {
+    let invalid = || {
+        fail(
+            context.protocol_version,
+            context.request_id.as_ref(),
+            Fault::InvalidParams,
+            None,
+        )
+    };
+    let Some(JsonValue::Object(filter)) = params.get("notifications") else {
+        return Err(invalid());
+    };
+    for flag in [
+        "toolsListChanged",
+        "promptsListChanged",
+        "resourcesListChanged",
+    ] {
+        if filter.get(flag).is_some_and(|v| v.as_bool().is_none()) {
+            return Err(invalid());
+        }
+    }
+    let uris = filter.get("resourceSubscriptions");
+    let Ok(uris) = strings(uris, MAX_SUBSCRIPTION_URI_BYTES) else {
+        return Err(invalid());
+    };
+    let Ok(task_ids) = strings(filter.get("taskIds"), MAX_TASK_ID_BYTES) else {
+        return Err(invalid());
+    };
+    if !task_ids.is_empty() && !context.client_capabilities.extension(TASKS_EXTENSION) {
+        return Err(crate::methods::tasks::missing_extension(context));
+    }
+    Ok((uris, task_ids))
+}
+
 /// `subscriptions/listen`: checks the filter, acknowledges what will be honoured, then relays
 /// matching events until the client goes away (the request is dropped) or the server shuts
 /// down (the graceful result).
@@ -51,31 +90,10 @@ pub(crate) async fn listen(
 ) -> Reply {
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
-    let invalid = || fail(revision, id, Fault::InvalidParams, None);
-    let Some(JsonValue::Object(filter)) = params.get("notifications") else {
-        return invalid();
+    let (uris, task_ids) = match read_filter(params, context) {
+        Ok(filter) => filter,
+        Err(reply) => return reply,
     };
-    for flag in [
-        "toolsListChanged",
-        "promptsListChanged",
-        "resourcesListChanged",
-    ] {
-        if filter.get(flag).is_some_and(|v| v.as_bool().is_none()) {
-            return invalid();
-        }
-    }
-    let Ok(uris) = strings(
-        filter.get("resourceSubscriptions"),
-        MAX_SUBSCRIPTION_URI_BYTES,
-    ) else {
-        return invalid();
-    };
-    let Ok(task_ids) = strings(filter.get("taskIds"), crate::task::model::MAX_TASK_ID_BYTES) else {
-        return invalid();
-    };
-    if !task_ids.is_empty() && !context.client_capabilities.extension(TASKS_EXTENSION) {
-        return crate::methods::tasks::missing_extension(context);
-    }
     let (Some(sink), Some(request_id)) = (transport.sink(), id) else {
         return fail(revision, id, Fault::Internal, None);
     };
