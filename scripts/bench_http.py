@@ -16,6 +16,11 @@ ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "32"))
 PINNED = os.environ.get("PINNED", "1") == "1"
 SERVERS = ["tollgate-add", "rmcp-add", "hyper-add"]
+# Earlier builds of the Tollgate server to measure in the same rounds, for a before/after figure:
+# COMPARE="before=/path/to/tollgate-add,mid=/other/tollgate-add". Each is reported as
+# "tollgate-add@LABEL" with its throughput as a fraction of the current build's.
+COMPARE = dict(item.split("=", 1) for item in os.environ.get("COMPARE", "").split(",") if "=" in item)
+SERVERS += [f"tollgate-add@{label}" for label in COMPARE]
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 MODERN_CALL = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "add"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -67,7 +72,8 @@ def to_ms(text):
 
 def start(server, port):
     env = dict(os.environ, PORT=str(port), WORKERS="1")
-    cmd = [os.path.join(BIN, server)]
+    label = server.split("@", 1)[1] if "@" in server else None
+    cmd = [COMPARE[label] if label else os.path.join(BIN, server)]
     if PINNED:
         cmd = ["taskset", "-c", "1"] + cmd
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -141,6 +147,14 @@ def main():
     for name, m in report:
         t, r, h = m["tollgate-add"], m["rmcp-add"], m["hyper-add"]
         print(f"| {name} | {t['rps'] / r['rps']:.2f} | {t['rps'] / h['rps']:.2f} | {t['p99'] / h['p99']:.2f} | {t['rss_mib'] / h['rss_mib']:.2f} |")
+    if COMPARE:
+        print("\n| scenario | build | throughput this/earlier | CPU µs/req this/earlier | p99 this/earlier |")
+        print("| --- | --- | ---: | ---: | ---: |")
+        for name, m in report:
+            t = m["tollgate-add"]
+            for label in COMPARE:
+                e = m[f"tollgate-add@{label}"]
+                print(f"| {name} | {label} | {t['rps'] / e['rps']:.3f} | {t['cpu_us'] / e['cpu_us']:.3f} | {t['p99'] / e['p99']:.3f} |")
 
 
 if __name__ == "__main__":

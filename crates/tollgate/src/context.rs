@@ -296,9 +296,26 @@ impl RequestContext {
         request_id: Option<RequestId>,
         facts: RequestFacts,
     ) -> Self {
+        Self::for_operation(
+            endpoint_path,
+            OperationType::of(method),
+            method,
+            request_id,
+            facts,
+        )
+    }
+
+    /// As [`admitted`](Self::admitted), with the operation already known from the method table.
+    pub(crate) fn for_operation(
+        endpoint_path: Arc<str>,
+        operation: OperationType,
+        method: &JsonString,
+        request_id: Option<RequestId>,
+        facts: RequestFacts,
+    ) -> Self {
         Self {
             endpoint_path,
-            operation: OperationType::of(method),
+            operation,
             method: method.clone(),
             request_id,
             protocol_version: facts.protocol_version,

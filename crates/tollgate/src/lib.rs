@@ -128,7 +128,8 @@ pub use resource::{
     ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, Template,
 };
 pub use result::{
-    CompleteResult, CompleteResultBuilder, OperationResult, ToolOutput, ToolOutputBuilder,
+    CompleteResult, CompleteResultBuilder, OperationResult, TaskCreated, ToolOutput,
+    ToolOutputBuilder,
 };
 pub use server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
@@ -144,9 +145,7 @@ pub use subscription::{
 };
 pub use task::model::{
     MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError, TaskInputError, TaskStatus,
-    TaskSupport,
 };
-pub use task::record::TaskCreated;
 pub use task::runner::{TaskContext, TaskCreation};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use task::sql::DEFAULT_SQL_TASK_CAPACITY;
@@ -158,7 +157,7 @@ pub use task::store::{
     InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
 };
 pub use tool::{
-    AdvancedStage, RawArguments, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
+    AdvancedStage, RawArguments, TaskSupport, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
     ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,
 };
 pub use version::{ProtocolVersion, ProtocolVersions};

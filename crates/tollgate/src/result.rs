@@ -214,7 +214,7 @@ pub enum OperationResult {
     /// error).
     InputRequired(crate::input::InputRequiredResult),
     /// The operation continues as a task (tools on 2026-07-28 with the tasks extension).
-    TaskCreated(crate::task::record::TaskCreated),
+    TaskCreated(TaskCreated),
 }
 
 impl From<CompleteResult> for OperationResult {
@@ -229,8 +229,26 @@ impl From<crate::input::InputRequiredResult> for OperationResult {
     }
 }
 
-impl From<crate::task::record::TaskCreated> for OperationResult {
-    fn from(created: crate::task::record::TaskCreated) -> Self {
+impl From<TaskCreated> for OperationResult {
+    fn from(created: TaskCreated) -> Self {
         Self::TaskCreated(created)
+    }
+}
+
+/// A created task, returned from a handler as [`OperationResult::TaskCreated`]. It can only
+/// come from [`TaskCreation::spawn`](crate::TaskCreation::spawn) on the same call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskCreated {
+    pub(crate) id: std::sync::Arc<str>,
+    /// The `CreateTaskResult`, rendered when the task was stored.
+    pub(crate) result: JsonObject,
+    /// The creating call's serial: a handle from another call is refused.
+    pub(crate) serial: u64,
+}
+
+impl TaskCreated {
+    /// The task id.
+    pub fn task_id(&self) -> &str {
+        &self.id
     }
 }

@@ -222,16 +222,20 @@ impl McpService {
         }
         // One Host and at most one Origin: a repeated field could make two checks see two
         // different values (RFC 9112 §3.2 answers a repeated Host with 400).
-        if parts.headers.get_all(HOST).iter().nth(1).is_some() {
+        let mut hosts = parts.headers.get_all(HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() {
             return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
         }
-        if parts.headers.get_all(ORIGIN).iter().nth(1).is_some() {
+        let mut origins = parts.headers.get_all(ORIGIN).iter();
+        let origin = origins.next();
+        if origins.next().is_some() {
             return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
         }
-        if !self.host_allowed(&parts) {
+        if !self.host_allowed(host, &parts.uri) {
             return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
         }
-        if let Some(origin) = parts.headers.get(ORIGIN) {
+        if let Some(origin) = origin {
             let allowed = origin.to_str().is_ok_and(|o| {
                 is_loopback_origin(o)
                     || self
@@ -307,13 +311,13 @@ impl McpService {
         answer_in_task(endpoint.clone(), parts.headers, peer, value).await
     }
 
-    fn host_allowed(&self, parts: &http::request::Parts) -> bool {
-        let authority = match parts.headers.get(HOST) {
+    fn host_allowed(&self, host: Option<&HeaderValue>, uri: &http::Uri) -> bool {
+        let authority = match host {
             Some(h) => match h.to_str() {
                 Ok(h) => h,
                 Err(_) => return false,
             },
-            None => match parts.uri.authority() {
+            None => match uri.authority() {
                 Some(a) => a.as_str(),
                 None => return false,
             },

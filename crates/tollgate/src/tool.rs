@@ -24,6 +24,29 @@ use crate::result::OperationResult;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
 
+/// How a tool takes part in tasks.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::TaskSupport;
+///
+/// assert_eq!(TaskSupport::default(), TaskSupport::Forbidden);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// The tool always completes inline; its handler never sees a [`TaskCreation`](crate::TaskCreation).
+    #[default]
+    Forbidden,
+    /// The handler may create a task when the client declared the extension on the call
+    /// ([`TaskCreation`](crate::TaskCreation) is then among its features), and completes inline otherwise.
+    Optional,
+    /// The tool cannot complete inline: a call whose client did not declare the extension is
+    /// refused with HTTP 400 / -32021 before the handler runs.
+    Required,
+}
+
 /// The arguments a handler receives: the converted value and the immutable validated JSON
 /// object it came from.
 #[derive(Clone, Debug)]
@@ -323,7 +346,7 @@ pub(crate) struct ToolInner {
     /// The endpoint rate limiter this tool's calls are charged to, by name.
     pub(crate) rate_limiter: Option<Arc<str>>,
     /// Whether the handler may (or must) answer with a task.
-    pub(crate) task_support: crate::task::model::TaskSupport,
+    pub(crate) task_support: crate::tool::TaskSupport,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -600,7 +623,7 @@ pub struct ToolBuilder {
     text_mirror: bool,
     required_capabilities: Vec<ClientCapability>,
     rate_limiter: Option<Arc<str>>,
-    task_support: crate::task::model::TaskSupport,
+    task_support: crate::tool::TaskSupport,
 }
 
 impl ToolBuilder {
@@ -624,7 +647,7 @@ impl ToolBuilder {
             text_mirror: true,
             required_capabilities: Vec::new(),
             rate_limiter: None,
-            task_support: crate::task::model::TaskSupport::Forbidden,
+            task_support: crate::tool::TaskSupport::Forbidden,
         }
     }
 
@@ -696,7 +719,7 @@ impl ToolBuilder {
     /// client that did not is refused (HTTP 400 / -32021) before the handler. Only advanced
     /// handlers can return a task, and a required-task tool may select only 2026-07-28
     /// ([`BuildErrorKind::InvalidTaskSupport`]); its endpoint needs a task store.
-    pub fn task_support(mut self, support: crate::task::model::TaskSupport) -> Self {
+    pub fn task_support(mut self, support: crate::tool::TaskSupport) -> Self {
         self.task_support = support;
         self
     }
@@ -741,9 +764,9 @@ impl ToolBuilder {
                 .tool_name(&self.name)
                 .with_revisions(self.revisions));
         }
-        if self.task_support != crate::task::model::TaskSupport::Forbidden
+        if self.task_support != crate::tool::TaskSupport::Forbidden
             && (self.output.is_some()
-                || (self.task_support == crate::task::model::TaskSupport::Required && legacy))
+                || (self.task_support == crate::tool::TaskSupport::Required && legacy))
         {
             return fail(BuildErrorKind::InvalidTaskSupport);
         }

@@ -8,7 +8,7 @@ use crate::context::{ClientCapability, RequestContext, RequestId};
 use crate::endpoint::Endpoint;
 use crate::input::input_response_shape;
 use crate::task::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
-use crate::task::record::{TaskCreated, TaskRecord};
+use crate::task::record::TaskRecord;
 use crate::task::runner::Lookup;
 use crate::task::runner::{Tasks, owner_of};
 use crate::wire::fault::Fault;
@@ -144,13 +144,6 @@ fn write_detailed(record: &TaskRecord, id: &RequestId, limits: &OutputLimits) ->
     }
     body.extend_from_slice(b"}}");
     (body.len() <= limits.max_output_bytes()).then_some(body)
-}
-
-/// The `CreateTaskResult` for a new task (flat: `resultType` and the task's fields).
-pub(crate) fn created_result(created: &TaskCreated) -> JsonObject {
-    let mut b = JsonObject::builder().insert("resultType", "task");
-    created.record.push_common(&mut b);
-    b.build()
 }
 
 /// `tasks/update`: answers for outstanding requests are kept (each shape-checked for its

@@ -20,8 +20,8 @@ use crate::policy::refusal_reply;
 use crate::projection::complete;
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::task::model::TASKS_EXTENSION;
-use crate::task::model::TaskSupport;
 use crate::task::runner::Tasks;
+use crate::tool::TaskSupport;
 use crate::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};
@@ -99,7 +99,7 @@ pub(crate) async fn call(
         Ok(selected) => selected,
         Err(reply) => return reply,
     };
-    context.operation_name = Some(call.name.clone());
+    // The operation name admission saw is this very name (`Method::operation_name`).
     if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
         return reply;
     }
@@ -296,7 +296,7 @@ fn outcome(
             if task_serial != Some(created.serial) {
                 return fail(revision, id, Fault::Internal, None);
             }
-            let rendered = crate::methods::tasks::created_result(&created).to_builder();
+            let rendered = created.result.to_builder();
             return tree_reply(&limits.output, revision, id, rendered);
         }
         Some(Err(InvokeFailure::InvalidArguments)) => {

@@ -57,8 +57,10 @@ pub(crate) async fn modern(
         Ok(admissible) => admissible,
         Err(reply) => return reply,
     };
-    let empty = JsonObject::new();
-    let params = message.params.as_ref().unwrap_or(&empty);
+    // The gate found `_meta` in the parameters: they are present.
+    let Some(params) = message.params.as_ref() else {
+        return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
+    };
     context.operation_name = method.operation_name(params);
     if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
         return reply;
@@ -114,8 +116,9 @@ fn gate(
         Some(v) if endpoint.inner.revisions.contains(v) && !is_legacy(v) => v,
         _ => return Err(unsupported_version(endpoint, id, requested)),
     };
-    let context = RequestContext::admitted(
+    let context = RequestContext::for_operation(
         endpoint.inner.path.clone(),
+        method.operation_type(),
         &message.method,
         message.id.clone(),
         facts,
@@ -142,11 +145,14 @@ fn read_meta(meta: &JsonObject) -> Option<(&str, RequestFacts)> {
         None => None,
         Some(v) => Some(v.as_str().and_then(LogLevel::from_wire)?),
     };
-    let mut facts = RequestFacts::bare(ProtocolVersion::V2026_07_28);
-    facts.client_info = client_info;
-    facts.client_capabilities = ClientCapabilities::from_json(capabilities.clone());
-    facts.meta = meta.clone();
-    facts.log_level = log_level;
+    let facts = RequestFacts {
+        // Selected by the gate once the header and body agree.
+        protocol_version: ProtocolVersion::V2026_07_28,
+        client_info,
+        client_capabilities: ClientCapabilities::from_json(capabilities.clone()),
+        meta: meta.clone(),
+        log_level,
+    };
     Some((body_version.as_str(), facts))
 }
 

@@ -16,29 +16,6 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// The longest task id accepted in a request (Tollgate's own ids are 32 characters).
 pub const MAX_TASK_ID_BYTES: usize = 128;
 
-/// How a tool takes part in tasks.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::TaskSupport;
-///
-/// assert_eq!(TaskSupport::default(), TaskSupport::Forbidden);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// The tool always completes inline; its handler never sees a [`TaskCreation`].
-    #[default]
-    Forbidden,
-    /// The handler may create a task when the client declared the extension on the call
-    /// ([`TaskCreation`] is then among its features), and completes inline otherwise.
-    Optional,
-    /// The tool cannot complete inline: a call whose client did not declare the extension is
-    /// refused with HTTP 400 / -32021 before the handler runs.
-    Required,
-}
-
 /// A task's status, as the extension names it on the wire.
 ///
 /// # Examples

@@ -1,5 +1,5 @@
 //! A task's record (status, owner binding, lease, input requests and answers, result or error),
-//! its encoding to and from a store row, and the [`TaskCreated`] handle a handler returns.
+//! and its encoding to and from a store row.
 
 use std::sync::Arc;
 
@@ -152,20 +152,5 @@ impl TaskRecord {
         b.push("lastUpdatedAt", iso8601(self.updated_ms));
         b.push("ttlMs", self.ttl_ms);
         b.push("pollIntervalMs", self.poll_ms);
-    }
-}
-
-/// A created task, returned from a handler as [`OperationResult::TaskCreated`](crate::OperationResult::TaskCreated).
-/// It can only come from [`TaskCreation::spawn`] on the same call.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TaskCreated {
-    pub(crate) record: TaskRecord,
-    pub(crate) serial: u64,
-}
-
-impl TaskCreated {
-    /// The task id.
-    pub fn task_id(&self) -> &str {
-        &self.record.id
     }
 }

@@ -16,8 +16,9 @@ use crate::features::CancellationToken;
 use crate::guard::{BoxFuture, guarded};
 use crate::input::{InputRequest, MAX_INPUT_REQUESTS};
 use crate::result::CompleteResult;
+use crate::result::TaskCreated;
 use crate::task::model::{TaskConfig, TaskError, TaskInputError, TaskStatus, now_ms};
-use crate::task::record::{TaskCreated, TaskRecord, record_limits};
+use crate::task::record::{TaskRecord, record_limits};
 use crate::task::store::TaskStoreErrorKind;
 use crate::task::store::{TaskStore, TaskStoreError};
 use crate::version::ProtocolVersion;
@@ -473,8 +474,11 @@ impl TaskCreation {
             cancel,
             Box::pin(work(context)),
         ));
+        let mut result = JsonObject::builder().insert("resultType", "task");
+        record.push_common(&mut result);
         Ok(TaskCreated {
-            record,
+            id: record.id.clone(),
+            result: result.build(),
             serial: self.serial,
         })
     }
