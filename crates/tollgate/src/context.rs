@@ -4,12 +4,12 @@
 //! implementation, capabilities, `_meta`) are informational and never identity; the accepted
 //! [`AdmissionIdentity`] is the only identity.
 
-use std::fmt;
 use std::sync::Arc;
 
-use tollgate_json::{JsonNumber, JsonObject, JsonString, JsonValue};
+use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::version::ProtocolVersion;
+use crate::wire::id::RequestId;
 use crate::wire::method::OperationType;
 
 /// The address of the peer a request came from, as an HTTP request extension. The built-in
@@ -28,41 +28,6 @@ use crate::wire::method::OperationType;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PeerAddr(pub std::net::SocketAddr);
-
-/// A JSON-RPC request id: a string or an integer, kept exactly.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum RequestId {
-    /// A string id.
-    String(JsonString),
-    /// An integer id (any size; compare with [`JsonNumber`]'s accessors).
-    Integer(JsonNumber),
-}
-
-impl RequestId {
-    pub(crate) fn from_json(value: &JsonValue) -> Option<Self> {
-        match value {
-            JsonValue::String(s) => Some(Self::String(s.clone())),
-            JsonValue::Number(n) if n.is_integer() => Some(Self::Integer(n.clone())),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn to_json(&self) -> JsonValue {
-        match self {
-            Self::String(s) => JsonValue::String(s.clone()),
-            Self::Integer(n) => JsonValue::Number(n.clone()),
-        }
-    }
-}
-
-impl fmt::Display for RequestId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::String(s) => write!(f, "{:?}", s.as_str()),
-            Self::Integer(n) => write!(f, "{n}"),
-        }
-    }
-}
 
 /// The client's self-reported implementation (`io.modelcontextprotocol/clientInfo`).
 /// Informational only: never use it for identity or authorization.
@@ -249,7 +214,7 @@ pub struct RequestContext {
     pub(crate) meta: JsonObject,
     pub(crate) admission: AdmissionIdentity,
     /// The least severe log level the client asked for, if any.
-    pub(crate) log_level: Option<crate::features::LogLevel>,
+    pub(crate) log_level: Option<crate::wire::level::LogLevel>,
     /// A retry's input responses and opened request state (2026-07-28).
     pub(crate) input: Option<Arc<InputContext>>,
 }
@@ -270,7 +235,7 @@ pub(crate) struct RequestFacts {
     pub(crate) client_info: Option<ClientInfo>,
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) meta: JsonObject,
-    pub(crate) log_level: Option<crate::features::LogLevel>,
+    pub(crate) log_level: Option<crate::wire::level::LogLevel>,
 }
 
 impl RequestFacts {

@@ -97,7 +97,6 @@ pub use content::{
 };
 pub use context::{
     AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, PeerAddr, RequestContext,
-    RequestId,
 };
 #[cfg(feature = "num-bigint")]
 pub use decimal::BigInteger;
@@ -106,8 +105,8 @@ pub use endpoint::builder::EndpointBuilder;
 pub use endpoint::{Endpoint, EndpointLimits, Implementation};
 pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 pub use features::{
-    CancellationToken, InvocationFeatures, LogLevel, MissingFeature, ProgressError,
-    ProgressReporter, RequestLogger,
+    CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
+    RequestLogger,
 };
 pub use input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
 pub use policy::{
@@ -163,6 +162,8 @@ pub use tool::{
 pub use version::{ProtocolVersion, ProtocolVersions};
 pub use wire::fault::INVALID_ARGUMENTS_TEXT;
 pub use wire::headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
+pub use wire::id::RequestId;
+pub use wire::level::LogLevel;
 pub use wire::method::OperationType;
 
 #[cfg(feature = "macros")]

@@ -1,5 +1,6 @@
-//! Where a request came from: its caller as the transport knows it (HTTP headers, the peer's
-//! address) and where its notifications go (an event stream or stdio lines). Every room below
+//! Where a request came from ([`Transport`]: its caller as the transport knows it, HTTP headers
+//! and the peer's address, see [`Caller`]) and where its notifications go (an event stream or
+//! stdio lines). Every room below
 //! the transports reads it; it knows nothing of what the request asks.
 
 use std::net::IpAddr;
@@ -7,14 +8,7 @@ use std::net::IpAddr;
 use http::HeaderMap;
 
 use crate::features::NotificationSink;
-
-/// Who is asking, as far as the transport knows: the request's headers (HTTP only) and the
-/// peer's address (when the server knows it).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Caller<'a> {
-    pub(crate) headers: Option<&'a HeaderMap>,
-    pub(crate) peer: Option<IpAddr>,
-}
+use crate::policy::Caller;
 
 /// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
 /// its notifications go.

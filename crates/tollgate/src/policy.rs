@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 use crate::context::{AdmissionIdentity, RequestContext};
-use crate::origin::Caller;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail};
 
@@ -368,6 +367,14 @@ pub(crate) enum Refusal {
     RateLimited(Duration),
     /// The controller panicked: refused, as an internal error.
     Failed,
+}
+
+/// Who is asking, as far as the transport knows: the request's headers (HTTP only) and the
+/// peer's address (when the server knows it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Caller<'a> {
+    pub(crate) headers: Option<&'a HeaderMap>,
+    pub(crate) peer: Option<IpAddr>,
 }
 
 /// The first stage of policy, for every request: the refusal throttle, admission, then the

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use http::StatusCode;
 use tollgate_json::{JsonValue, OutputLimits};
 
-use crate::context::RequestId;
 use crate::result::CompleteResult;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
+use crate::wire::id::RequestId;
 use crate::wire::reply::{Overflow, Reply, fail, fault_reply, put};
 
 /// Renders a completed `tools/call` result under the output limits.

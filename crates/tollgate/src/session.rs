@@ -102,7 +102,7 @@ pub(crate) struct Session {
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) client_info: Option<ClientInfo>,
     /// Set by `logging/setLevel`.
-    pub(crate) log_level: Option<crate::features::LogLevel>,
+    pub(crate) log_level: Option<crate::wire::level::LogLevel>,
     /// Its event streams, in-flight requests and idle clock.
     pub(crate) streams: Arc<SessionStreams>,
 }
@@ -293,7 +293,7 @@ impl SessionStore {
         &self,
         id: &str,
         principal: Option<&str>,
-        level: crate::features::LogLevel,
+        level: crate::wire::level::LogLevel,
     ) -> bool {
         match self.lock().sessions.get_mut(id) {
             Some(session) if owns(session, principal) => {
@@ -389,7 +389,7 @@ mod tests {
         for other in [None, Some("bob"), Some("alice ")] {
             assert!(store.touch(&a, other).is_none());
             assert!(!store.end(&a, other));
-            assert!(!store.set_log_level(&a, other, crate::features::LogLevel::Debug));
+            assert!(!store.set_log_level(&a, other, crate::wire::level::LogLevel::Debug));
         }
         assert!(store.touch(&a, Some("alice")).is_some());
         assert!(store.end(&a, Some("alice")));

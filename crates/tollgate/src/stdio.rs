@@ -166,7 +166,7 @@ impl Lines {
         };
         if message.method.as_str() == "initialize" {
             if let Some(newest) = legacy::newest_legacy(endpoint) {
-                let caller = crate::origin::Caller::default();
+                let caller = crate::policy::Caller::default();
                 let (reply, negotiated) =
                     legacy::initialize(endpoint, message, newest, None, caller);
                 if negotiated.is_some() {

@@ -1,10 +1,10 @@
 //! `server/discover` (2026-07-28): the result rendered when the endpoint was built, with the
 //! request's id spliced in.
 
-use crate::context::RequestId;
 use crate::endpoint::{Endpoint, revision_slot};
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
+use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fault_reply, result_reply};
 
 /// `server/discover`: the revision's pre-rendered result.

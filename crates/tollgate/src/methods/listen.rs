@@ -234,9 +234,10 @@ mod tests {
     use super::*;
     use std::sync::atomic::Ordering;
 
-    use crate::context::{ClientCapabilities, RequestFacts, RequestId};
+    use crate::context::{ClientCapabilities, RequestFacts};
     use crate::subscription::MAX_LISTEN_STREAMS;
     use crate::version::ProtocolVersion;
+    use crate::wire::id::RequestId;
     use crate::{Endpoint, Implementation};
 
     fn context(n: u64) -> RequestContext {

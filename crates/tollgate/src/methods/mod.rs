@@ -13,10 +13,11 @@ pub(crate) mod tools;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::RequestId;
+use crate::context::{ClientCapability, required_capabilities};
 use crate::endpoint::revision_slot;
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
+use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, fault_reply, result_reply};
 
 /// A catalog rendered as one page per revision when the endpoint was built: any cursor is one
@@ -36,4 +37,17 @@ pub(crate) fn one_page(
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),
     }
+}
+
+/// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
+/// `missing`, each with an empty settings object.
+pub(crate) fn missing_capabilities<'a>(
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+    missing: impl Iterator<Item = &'a ClientCapability>,
+) -> Reply {
+    let data = JsonObject::builder()
+        .insert("requiredCapabilities", required_capabilities(missing))
+        .build();
+    fail(revision, id, Fault::MissingCapability, Some(data.into()))
 }

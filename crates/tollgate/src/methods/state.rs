@@ -6,9 +6,10 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
+use crate::methods::missing_capabilities;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
-use crate::wire::reply::{Reply, fail, missing_capabilities, tree_reply};
+use crate::wire::reply::{Reply, fail, tree_reply};
 
 /// A retry's `inputResponses` and `requestState`, each when sent.
 pub(crate) type Retry<'p> = (Option<&'p JsonObject>, Option<&'p JsonString>);

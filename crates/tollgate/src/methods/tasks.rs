@@ -4,15 +4,17 @@
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
 
-use crate::context::{ClientCapability, RequestContext, RequestId};
+use crate::context::{ClientCapability, RequestContext};
 use crate::endpoint::Endpoint;
 use crate::input::input_response_shape;
+use crate::methods::missing_capabilities;
 use crate::task::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
 use crate::task::record::TaskRecord;
 use crate::task::runner::Lookup;
 use crate::task::runner::{Tasks, owner_of};
 use crate::wire::fault::Fault;
-use crate::wire::reply::{Reply, fail, missing_capabilities, result_reply};
+use crate::wire::id::RequestId;
+use crate::wire::reply::{Reply, fail, result_reply};
 
 /// Reads and checks `params.taskId`.
 fn task_id(params: &JsonObject) -> Option<&str> {

@@ -10,10 +10,11 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 use tollgate_schema::ValidationErrorKind;
 
 use crate::content::TextContent;
-use crate::context::{ClientCapability, RequestContext, RequestId};
+use crate::context::{ClientCapability, RequestContext};
 use crate::endpoint::{Endpoint, revision_slot};
 use crate::features::{InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::guard::{fresh_features, guarded};
+use crate::methods::missing_capabilities;
 use crate::methods::state::{Retry, input_required, open_input, retry_params};
 use crate::origin::Transport;
 use crate::policy::refusal_reply;
@@ -26,10 +27,9 @@ use crate::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};
 use crate::wire::headers;
+use crate::wire::id::RequestId;
 use crate::wire::method::Method;
-use crate::wire::reply::{
-    Reply, fail, fault_reply, missing_capabilities, result_reply, tree_reply,
-};
+use crate::wire::reply::{Reply, fail, fault_reply, result_reply, tree_reply};
 
 /// `tools/list`: the page the cursor names (issued by this catalog), pre-rendered per revision.
 pub(crate) fn list(

@@ -3,7 +3,7 @@
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
-use crate::origin::Caller;
+use crate::policy::Caller;
 use crate::policy::refusal_reply;
 use crate::wire::reply::Reply;
 

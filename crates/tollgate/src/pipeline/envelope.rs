@@ -3,9 +3,9 @@
 
 use tollgate_json::{JsonObject, JsonString, JsonValue, from_slice};
 
-use crate::context::RequestId;
 use crate::endpoint::Endpoint;
 use crate::wire::fault::Fault;
+use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fault_reply};
 
 /// Strict JSON under every input limit.

@@ -7,9 +7,8 @@
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts, RequestId};
+use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
 use crate::endpoint::Endpoint;
-use crate::features::LogLevel;
 use crate::origin::Transport;
 use crate::pipeline::admission::admit;
 use crate::pipeline::dispatch;
@@ -17,6 +16,8 @@ use crate::pipeline::envelope::Envelope;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
 use crate::wire::headers;
+use crate::wire::id::RequestId;
+use crate::wire::level::LogLevel;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fault_reply};
 

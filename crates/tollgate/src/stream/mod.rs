@@ -210,8 +210,8 @@ mod tests {
     use super::event::*;
     use super::session::*;
     use super::*;
-    use crate::context::RequestId;
     use crate::version::ProtocolVersion;
+    use crate::wire::id::RequestId;
     use crate::wire::reply::Reply;
 
     /// At most `MAX_TRACKED_REQUESTS` running requests are tracked for cancellation, each id

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::context::RequestId;
 use crate::stream::event::{Connection, EventStream, Numbering};
 use crate::stream::{
     MAX_PENDING_REQUESTS, MAX_SESSION_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTION_URI_BYTES,
@@ -17,6 +16,7 @@ use crate::stream::{
     parse_event_id,
 };
 use crate::version::ProtocolVersion;
+use crate::wire::id::RequestId;
 
 /// The streams and in-flight requests of one 2025 session.
 pub(crate) struct SessionStreams {

@@ -7,6 +7,8 @@
 
 pub(crate) mod fault;
 pub(crate) mod headers;
+pub(crate) mod id;
+pub(crate) mod level;
 pub(crate) mod method;
 pub(crate) mod reply;
 pub(crate) mod syntax;

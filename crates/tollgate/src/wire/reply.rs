@@ -5,9 +5,9 @@
 use http::StatusCode;
 use tollgate_json::{JsonObject, JsonObjectBuilder, JsonValue, OutputLimits, to_vec, write_into};
 
-use crate::context::{ClientCapability, RequestId, required_capabilities};
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
+use crate::wire::id::RequestId;
 
 /// One reply: a status and, unless empty, a JSON body.
 #[derive(Debug)]
@@ -57,19 +57,6 @@ pub(crate) fn fail(
         reply.status = fault.legacy_status();
     }
     reply
-}
-
-/// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
-/// `missing`, each with an empty settings object.
-pub(crate) fn missing_capabilities<'a>(
-    revision: ProtocolVersion,
-    id: Option<&RequestId>,
-    missing: impl Iterator<Item = &'a ClientCapability>,
-) -> Reply {
-    let data = JsonObject::builder()
-        .insert("requiredCapabilities", required_capabilities(missing))
-        .build();
-    fail(revision, id, Fault::MissingCapability, Some(data.into()))
 }
 
 /// A fault as a JSON-RPC error response. `data` is only ever framework-built.
