@@ -155,9 +155,10 @@ pub use task::sql::SqliteTaskStore;
 pub use task::store::{
     InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
 };
+pub use tool::options::{TaskSupport, ToolAnnotations};
 pub use tool::{
-    AdvancedStage, RawArguments, TaskSupport, ToolAnnotations, ToolArguments, ToolBuilder, ToolFn,
-    ToolModelStage, ToolRegistration, TypedArguments, TypedCompleteStage,
+    AdvancedStage, RawArguments, ToolArguments, ToolBuilder, ToolFn, ToolModelStage,
+    ToolRegistration, TypedArguments, TypedCompleteStage,
 };
 pub use version::{ProtocolVersion, ProtocolVersions};
 pub use wire::fault::INVALID_ARGUMENTS_TEXT;

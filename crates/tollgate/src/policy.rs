@@ -549,7 +549,7 @@ mod tests {
             ..Policy::default()
         };
         let mut context =
-            RequestContext::for_test("tools/list", crate::ProtocolVersion::V2026_07_28);
+            RequestContext::for_test("tools/list", crate::version::ProtocolVersion::V2026_07_28);
         let peer = |last: u8| Caller {
             headers: None,
             peer: Some(IpAddr::from([10, 0, 0, last])),

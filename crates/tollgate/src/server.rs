@@ -186,7 +186,9 @@ impl Server {
                 service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
                     let service = service.clone();
                     // Policy may key on the peer (the refused-admission throttle).
-                    request.extensions_mut().insert(crate::PeerAddr(peer));
+                    request
+                        .extensions_mut()
+                        .insert(crate::context::PeerAddr(peer));
                     async move { Ok::<_, std::convert::Infallible>(service.serve(request).await) }
                 }),
             );

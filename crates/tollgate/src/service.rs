@@ -248,7 +248,10 @@ impl McpService {
                 return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
             }
         }
-        let peer = parts.extensions.get::<crate::PeerAddr>().map(|p| p.0.ip());
+        let peer = parts
+            .extensions
+            .get::<crate::context::PeerAddr>()
+            .map(|p| p.0.ip());
         let caller = Caller {
             headers: Some(&parts.headers),
             peer,

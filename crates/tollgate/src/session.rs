@@ -351,7 +351,7 @@ mod tests {
             client_info: None,
             log_level: None,
             streams: Arc::new(SessionStreams::new(
-                crate::StreamConfig::default(),
+                crate::stream::StreamConfig::default(),
                 ProtocolVersion::V2025_11_25,
                 Duration::from_secs(60),
             )),

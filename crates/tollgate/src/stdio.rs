@@ -282,15 +282,15 @@ impl Lines {
 
 /// The revision a stdio message is admitted under before a session exists: 2026-07-28 when
 /// served, else the newest 2025 revision.
-fn default_revision(endpoint: &Endpoint) -> crate::ProtocolVersion {
+fn default_revision(endpoint: &Endpoint) -> crate::version::ProtocolVersion {
     if endpoint
         .inner
         .revisions
-        .contains(crate::ProtocolVersion::V2026_07_28)
+        .contains(crate::version::ProtocolVersion::V2026_07_28)
     {
-        crate::ProtocolVersion::V2026_07_28
+        crate::version::ProtocolVersion::V2026_07_28
     } else {
-        legacy::newest_legacy(endpoint).unwrap_or(crate::ProtocolVersion::V2026_07_28)
+        legacy::newest_legacy(endpoint).unwrap_or(crate::version::ProtocolVersion::V2026_07_28)
     }
 }
 

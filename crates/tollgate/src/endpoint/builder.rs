@@ -20,8 +20,8 @@ use crate::state::RequestStateKey;
 use crate::stream::StreamConfig;
 use crate::subscription::Listeners;
 use crate::task::runner::Tasks;
-use crate::tool::TaskSupport;
 use crate::tool::ToolRegistration;
+use crate::tool::options::TaskSupport;
 use crate::version::{ProtocolVersion, ProtocolVersions, is_legacy};
 use crate::wire::syntax;
 
@@ -149,7 +149,10 @@ impl EndpointBuilder {
     /// everyone; there, insert a [`PeerAddr`](crate::PeerAddr) from the proxy's trusted
     /// forwarding header instead. The built-in [`Server`](crate::Server) supplies the socket's
     /// peer; without a `PeerAddr` nothing is throttled.
-    pub fn refused_admission_limiter(mut self, limiter: Option<crate::TokenBucket>) -> Self {
+    pub fn refused_admission_limiter(
+        mut self,
+        limiter: Option<crate::policy::TokenBucket>,
+    ) -> Self {
         self.policy.refusals = limiter.map(Arc::new);
         self
     }

@@ -22,7 +22,7 @@ use crate::projection::complete;
 use crate::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::task::model::TASKS_EXTENSION;
 use crate::task::runner::Tasks;
-use crate::tool::TaskSupport;
+use crate::tool::options::TaskSupport;
 use crate::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};

@@ -375,7 +375,7 @@ pub(crate) fn initialize(
         return (reply, None);
     }
     let idle_timeout = store.map_or_else(
-        || crate::SessionConfig::default().get_idle_timeout(),
+        || crate::session::SessionConfig::default().get_idle_timeout(),
         |store| store.idle_timeout(),
     );
     let session = Session {

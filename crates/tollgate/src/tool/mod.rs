@@ -24,28 +24,9 @@ use crate::result::OperationResult;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
 
-/// How a tool takes part in tasks.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::TaskSupport;
-///
-/// assert_eq!(TaskSupport::default(), TaskSupport::Forbidden);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// The tool always completes inline; its handler never sees a [`TaskCreation`](crate::TaskCreation).
-    #[default]
-    Forbidden,
-    /// The handler may create a task when the client declared the extension on the call
-    /// ([`TaskCreation`](crate::TaskCreation) is then among its features), and completes inline otherwise.
-    Optional,
-    /// The tool cannot complete inline: a call whose client did not declare the extension is
-    /// refused with HTTP 400 / -32021 before the handler runs.
-    Required,
-}
+pub(crate) mod options;
+
+use options::{TaskSupport, ToolAnnotations};
 
 /// The arguments a handler receives: the converted value and the immutable validated JSON
 /// object it came from.
@@ -227,80 +208,6 @@ where
     }
 }
 
-/// Advisory hints about a tool's behaviour. Clients must not trust them from an untrusted
-/// server; Tollgate publishes them as given.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::ToolAnnotations;
-///
-/// let hints = ToolAnnotations::new().read_only_hint(true).idempotent_hint(true);
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToolAnnotations {
-    title: Option<Arc<str>>,
-    read_only: Option<bool>,
-    destructive: Option<bool>,
-    idempotent: Option<bool>,
-    open_world: Option<bool>,
-}
-
-impl ToolAnnotations {
-    /// No hints.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// A display title (the tool's own title takes precedence in clients).
-    #[must_use]
-    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-    /// The tool does not modify its environment.
-    #[must_use]
-    pub fn read_only_hint(mut self, value: bool) -> Self {
-        self.read_only = Some(value);
-        self
-    }
-    /// The tool may perform destructive updates.
-    #[must_use]
-    pub fn destructive_hint(mut self, value: bool) -> Self {
-        self.destructive = Some(value);
-        self
-    }
-    /// Repeated calls with the same arguments have no further effect.
-    #[must_use]
-    pub fn idempotent_hint(mut self, value: bool) -> Self {
-        self.idempotent = Some(value);
-        self
-    }
-    /// The tool interacts with an open world of external entities.
-    #[must_use]
-    pub fn open_world_hint(mut self, value: bool) -> Self {
-        self.open_world = Some(value);
-        self
-    }
-
-    fn render(&self) -> JsonValue {
-        let mut b = JsonObject::builder();
-        if let Some(t) = &self.title {
-            b.push("title", &**t);
-        }
-        for (name, value) in [
-            ("readOnlyHint", self.read_only),
-            ("destructiveHint", self.destructive),
-            ("idempotentHint", self.idempotent),
-            ("openWorldHint", self.open_world),
-        ] {
-            if let Some(v) = value {
-                b.push(name, v);
-            }
-        }
-        b.build().into()
-    }
-}
-
 /// An immutable tool registration: name, revisions, schemas, metadata and handler.
 ///
 /// # Examples
@@ -346,7 +253,7 @@ pub(crate) struct ToolInner {
     /// The endpoint rate limiter this tool's calls are charged to, by name.
     pub(crate) rate_limiter: Option<Arc<str>>,
     /// Whether the handler may (or must) answer with a task.
-    pub(crate) task_support: crate::tool::TaskSupport,
+    pub(crate) task_support: TaskSupport,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -623,7 +530,7 @@ pub struct ToolBuilder {
     text_mirror: bool,
     required_capabilities: Vec<ClientCapability>,
     rate_limiter: Option<Arc<str>>,
-    task_support: crate::tool::TaskSupport,
+    task_support: TaskSupport,
 }
 
 impl ToolBuilder {
@@ -647,7 +554,7 @@ impl ToolBuilder {
             text_mirror: true,
             required_capabilities: Vec::new(),
             rate_limiter: None,
-            task_support: crate::tool::TaskSupport::Forbidden,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -719,7 +626,7 @@ impl ToolBuilder {
     /// client that did not is refused (HTTP 400 / -32021) before the handler. Only advanced
     /// handlers can return a task, and a required-task tool may select only 2026-07-28
     /// ([`BuildErrorKind::InvalidTaskSupport`]); its endpoint needs a task store.
-    pub fn task_support(mut self, support: crate::tool::TaskSupport) -> Self {
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
         self
     }
@@ -764,9 +671,8 @@ impl ToolBuilder {
                 .tool_name(&self.name)
                 .with_revisions(self.revisions));
         }
-        if self.task_support != crate::tool::TaskSupport::Forbidden
-            && (self.output.is_some()
-                || (self.task_support == crate::tool::TaskSupport::Required && legacy))
+        if self.task_support != TaskSupport::Forbidden
+            && (self.output.is_some() || (self.task_support == TaskSupport::Required && legacy))
         {
             return fail(BuildErrorKind::InvalidTaskSupport);
         }
