@@ -245,7 +245,7 @@ macro_rules! binary_methods {
 }
 
 /// An image: bytes (copied) and a media type checked by the ASCII media-type grammar. The bytes
-/// are not inspected; at most [`MAX_INLINE_BYTES`] can be sent.
+/// are not inspected; at most [`MAX_INLINE_BYTES`](crate::MAX_INLINE_BYTES) can be sent.
 ///
 /// # Examples
 ///
@@ -383,7 +383,7 @@ pub enum ResourceContents {
         /// The text.
         text: Arc<str>,
     },
-    /// Binary contents (base64 on the wire, at most [`MAX_INLINE_BYTES`] raw bytes).
+    /// Binary contents (base64 on the wire, at most [`MAX_INLINE_BYTES`](crate::MAX_INLINE_BYTES) raw bytes).
     Blob {
         /// The resource URI.
         uri: Arc<str>,

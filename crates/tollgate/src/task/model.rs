@@ -118,7 +118,7 @@ impl TaskConfig {
     }
 
     /// The most tasks one admitted principal may have running on this instance at once
-    /// (default 1,000, at least 1); past it [`TaskCreation::spawn`] fails with
+    /// (default 1,000, at least 1); past it [`TaskCreation::spawn`](crate::TaskCreation::spawn) fails with
     /// [`TaskError::internal`]. Anonymous callers cannot be told apart: the store's capacity
     /// bounds them.
     #[must_use]
@@ -257,7 +257,7 @@ impl fmt::Display for TaskError {
 
 impl std::error::Error for TaskError {}
 
-/// What ended a [`TaskContext::request_input`] wait without answers.
+/// What ended a [`TaskContext::request_input`](crate::TaskContext::request_input) wait without answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TaskInputError {

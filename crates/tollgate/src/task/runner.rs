@@ -333,8 +333,8 @@ pub(crate) fn owner_of(endpoint_path: &str, context: &RequestContext) -> Arc<str
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
 /// The invocation feature that lets a tool handler create a task. Present only on 2026-07-28,
-/// on an endpoint with a task store, for a tool with [`TaskSupport::Optional`] or
-/// [`TaskSupport::Required`], when the client declared the extension on this call.
+/// on an endpoint with a task store, for a tool with [`TaskSupport::Optional`](crate::TaskSupport::Optional) or
+/// [`TaskSupport::Required`](crate::TaskSupport::Required), when the client declared the extension on this call.
 ///
 /// # Examples
 ///

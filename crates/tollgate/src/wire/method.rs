@@ -51,7 +51,7 @@ pub enum OperationType {
     /// `tasks/cancel`.
     TasksCancel,
     /// A notification (`notifications/...`, no id); the method is in
-    /// [`RequestContext::json_rpc_method`].
+    /// [`RequestContext::json_rpc_method`](crate::RequestContext::json_rpc_method).
     Notification,
     /// A client's JSON-RPC response to a server-to-client request (2025 sessions); the method
     /// is empty.
