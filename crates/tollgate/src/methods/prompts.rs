@@ -8,9 +8,9 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
 use crate::guard::{fresh_features, guarded};
-use crate::methods::state::{input_required, open_input, retry_params};
+use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
+use crate::prompt::PromptArguments;
 use crate::prompt::completion::{Completion, CompletionRequest};
-use crate::prompt::{PromptArguments, PromptOutcome};
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
@@ -46,38 +46,23 @@ pub(crate) async fn get(
         Some(JsonValue::Object(a)) => a.clone(),
         _ => JsonObject::new(),
     };
-    if let Some((responses, state)) = retry {
-        match open_input(
-            endpoint,
-            &context,
-            Method::PromptsGet.name(),
-            name,
-            &raw_arguments,
-            responses,
-            state,
-        ) {
-            Ok(input) => context.input = Some(Arc::new(input)),
-            Err(fault) => return fail(revision, id, fault, None),
-        }
+    let binding = Binding {
+        method: Method::PromptsGet,
+        name,
+        arguments: &raw_arguments,
+    };
+    if let Err(reply) = open_state(endpoint, &mut context, &binding, retry) {
+        return reply;
     }
     let (features, guard) = fresh_features();
     let invocation = guarded(|| prompt.inner.handler.invoke(&context, arguments, &features))
         .await
         .flatten();
     guard.disarm();
-    let result = match invocation {
-        Some(PromptOutcome::Complete(result)) => result,
-        Some(PromptOutcome::InputRequired(required)) => {
-            return input_required(
-                endpoint,
-                &context,
-                Method::PromptsGet.name(),
-                name,
-                &raw_arguments,
-                &required,
-            );
-        }
-        None => return fail(revision, id, Fault::Internal, None),
+    let answer = invocation.map(IntoAnswer::into_answer);
+    let result = match finish(endpoint, &context, &binding, answer) {
+        Ok(result) => result,
+        Err(reply) => return reply,
     };
     let Some(messages) = crate::prompt::render_messages(result.messages(), revision) else {
         return fail(revision, id, Fault::Internal, None);

@@ -1,15 +1,13 @@
 //! `resources/read` on every revision, and the 2025 session's `resources/subscribe` and
 //! `resources/unsubscribe`; the catalogs are pre-rendered pages (`methods::one_page`).
 
-use std::sync::Arc;
-
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
 use crate::guard::{fresh_features, guarded};
-use crate::methods::state::{input_required, open_input, retry_params};
-use crate::resource::{ResourceOutcome, ResourceRequest, Route};
+use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
+use crate::resource::{ResourceRequest, Route};
 use crate::session::Session;
 use crate::stream::session::Subscribed;
 use crate::version::is_legacy;
@@ -52,38 +50,23 @@ pub(crate) async fn read(
     context.operation_name = Some(uri.clone());
     // Request state for a read is bound to its URI (it has no other arguments).
     let bound = JsonObject::new();
-    if let Some((responses, state)) = retry {
-        match open_input(
-            endpoint,
-            &context,
-            Method::ResourcesRead.name(),
-            uri,
-            &bound,
-            responses,
-            state,
-        ) {
-            Ok(input) => context.input = Some(Arc::new(input)),
-            Err(fault) => return fail(revision, id, fault, None),
-        }
+    let binding = Binding {
+        method: Method::ResourcesRead,
+        name: uri,
+        arguments: &bound,
+    };
+    if let Err(reply) = open_state(endpoint, &mut context, &binding, retry) {
+        return reply;
     }
     let (features, guard) = fresh_features();
     let invocation = guarded(|| registration.handler.invoke(&context, request, &features))
         .await
         .flatten();
     guard.disarm();
-    let output = match invocation {
-        Some(ResourceOutcome::Complete(output)) => output,
-        Some(ResourceOutcome::InputRequired(required)) => {
-            return input_required(
-                endpoint,
-                &context,
-                Method::ResourcesRead.name(),
-                uri,
-                &bound,
-                &required,
-            );
-        }
-        None => return fail(revision, id, Fault::Internal, None),
+    let answer = invocation.map(IntoAnswer::into_answer);
+    let output = match finish(endpoint, &context, &binding, answer) {
+        Ok(output) => output,
+        Err(reply) => return reply,
     };
     if output.is_not_found() {
         return fail(revision, id, not_found, None);

@@ -6,9 +6,11 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::context::RequestContext;
 use crate::endpoint::Endpoint;
+use crate::input::InputRequiredResult;
 use crate::methods::missing_capabilities;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
+use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, tree_reply};
 
 /// A retry's `inputResponses` and `requestState`, each when sent.
@@ -154,4 +156,94 @@ pub(crate) fn input_required(
     }
     out.push("requestState", sealed);
     tree_reply(&endpoint.inner.limits.output, revision, id, out)
+}
+
+/// What request state is bound to: the method, the operation's name and its arguments (as sent).
+pub(crate) struct Binding<'a> {
+    pub(crate) method: Method,
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a JsonObject,
+}
+
+/// A handler's answer when it may ask for input before completing.
+pub(crate) enum Answer<T> {
+    Complete(T),
+    InputRequired(InputRequiredResult),
+}
+
+/// An outcome type a handler returns that is either complete or asks for input.
+pub(crate) trait IntoAnswer {
+    type Value;
+    fn into_answer(self) -> Answer<Self::Value>;
+}
+
+/// Before the handler: a retry's state opened against `binding` (its input responses then in
+/// the context), or the fixed reply for state that does not open.
+pub(crate) fn open_state(
+    endpoint: &Endpoint,
+    context: &mut RequestContext,
+    binding: &Binding<'_>,
+    retry: Option<Retry<'_>>,
+) -> Result<(), Reply> {
+    let Some((responses, state)) = retry else {
+        return Ok(());
+    };
+    let method = binding.method.name();
+    let (name, bound) = (binding.name, binding.arguments);
+    match open_input(endpoint, context, method, name, bound, responses, state) {
+        Ok(input) => {
+            context.input = Some(std::sync::Arc::new(input));
+            Ok(())
+        }
+        Err(fault) => {
+            let id = context.request_id.as_ref();
+            Err(fail(context.protocol_version, id, fault, None))
+        }
+    }
+}
+
+/// After the handler: its completed value, or the reply to send instead (an `input_required`
+/// answer sealed against `binding`, or the fixed internal error for a handler that failed or
+/// panicked).
+pub(crate) fn finish<T>(
+    endpoint: &Endpoint,
+    context: &RequestContext,
+    binding: &Binding<'_>,
+    answer: Option<Answer<T>>,
+) -> Result<T, Reply> {
+    match answer {
+        Some(Answer::Complete(value)) => Ok(value),
+        Some(Answer::InputRequired(required)) => Err(input_required(
+            endpoint,
+            context,
+            binding.method.name(),
+            binding.name,
+            binding.arguments,
+            &required,
+        )),
+        None => {
+            let id = context.request_id.as_ref();
+            Err(fail(context.protocol_version, id, Fault::Internal, None))
+        }
+    }
+}
+
+impl IntoAnswer for crate::prompt::PromptOutcome {
+    type Value = crate::prompt::PromptResult;
+    fn into_answer(self) -> Answer<Self::Value> {
+        match self {
+            Self::Complete(result) => Answer::Complete(result),
+            Self::InputRequired(required) => Answer::InputRequired(required),
+        }
+    }
+}
+
+impl IntoAnswer for crate::resource::ResourceOutcome {
+    type Value = crate::resource::ResourceOutput;
+    fn into_answer(self) -> Answer<Self::Value> {
+        match self {
+            Self::Complete(output) => Answer::Complete(output),
+            Self::InputRequired(required) => Answer::InputRequired(required),
+        }
+    }
 }
