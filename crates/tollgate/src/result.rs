@@ -1,7 +1,7 @@
 //! Operation results: what an advanced handler returns, and the tool output it carries.
 //!
 //! Owns the closed result family ([`OperationResult`]) and the tool output value. Rendering to
-//! the wire happens in the protocol module; this module knows no revision rules beyond content
+//! the wire happens in `projection.rs`; this module knows no revision rules beyond content
 //! rendering.
 
 use tollgate_json::{JsonObject, JsonValue};

@@ -3,7 +3,7 @@
 //!
 //! Owns every check that happens before JSON is parsed, and the response headers. Mounts in any
 //! tower-compatible server (the built-in one, or an axum router via `route_service`). Knows
-//! nothing of JSON-RPC beyond handing the body to the protocol module.
+//! nothing of JSON-RPC beyond handing the body to the revisions' gates (`revision/`).
 
 use std::collections::HashMap;
 use std::convert::Infallible;

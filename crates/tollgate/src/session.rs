@@ -7,8 +7,8 @@
 //! the sweep that ends idle sessions and prunes their replay buffers on a timer. A lookup by any
 //! principal but the owner finds nothing and touches nothing. Ending a session, by `DELETE` or by
 //! idling out, ends its streams and cancels its requests still running. Knows nothing of HTTP;
-//! the legacy protocol module decides when to create, look up and end one. 2026-07-28 has no
-//! sessions.
+//! the 2025 gate (`revision/legacy.rs`) decides when to create, look up and end one. 2026-07-28
+//! has no sessions.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};

@@ -7,7 +7,8 @@
 //! inputs asked for, and the handler's state; the binding (endpoint, method, operation name,
 //! a digest of the arguments, the admitted principal) is authenticated as associated data, so
 //! state presented on another request, by another principal, after expiry, or altered in any
-//! bit does not open. Knows nothing of JSON-RPC; the protocol module decides what to seal.
+//! bit does not open. Knows nothing of JSON-RPC; the methods' request-state stage
+//! (`methods/state.rs`) decides what to seal.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -1,7 +1,7 @@
 //! Protocol revisions: the exact `ProtocolVersion` values a tool or endpoint selects.
 //!
 //! Owns the revision names and their wire spelling. Knows nothing of what each revision's
-//! methods are; the protocol modules own that.
+//! methods are; the method table (`wire/method.rs`) and the revisions' gates own that.
 
 use std::fmt;
 

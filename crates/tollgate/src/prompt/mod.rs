@@ -4,7 +4,8 @@
 //! Owns [`PromptRegistration`] (name, metadata, declared arguments, handler, optional completion
 //! handler), the argument check that runs before any handler (missing, unknown and non-string
 //! arguments are refused), [`PromptResult`] and [`Completion`]. Knows nothing of transports; the
-//! protocol module renders descriptors and results per revision.
+//! catalog (`endpoint/catalog.rs`) and the method (`methods/prompts.rs`) render descriptors and
+//! results per revision.
 
 use std::collections::HashSet;
 use std::fmt;

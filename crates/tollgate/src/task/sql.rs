@@ -3,7 +3,7 @@
 //!
 //! Owns the table `tollgate_tasks (id, version, expires_at_ms, data)` and the four statements
 //! the [`TaskStore`] contract needs. Knows nothing of task semantics: rows are opaque, and
-//! every transition is a compare-and-swap on `version` decided in `task.rs`. Database errors
+//! every transition is a compare-and-swap on `version` decided in `task/runner.rs`. Database errors
 //! become [`TaskStoreErrorKind::Backend`] without their text (which could quote row data).
 
 use crate::task::store::StoreFuture;
