@@ -43,12 +43,15 @@ struct Inner {
 }
 
 impl JsonObject {
-    /// An empty object.
+    /// An empty object. Every empty object shares one allocation, made once.
     pub fn new() -> Self {
-        Self(Arc::new(Inner {
-            members: Box::new([]),
-            index: Box::new([]),
-        }))
+        static EMPTY: std::sync::LazyLock<Arc<Inner>> = std::sync::LazyLock::new(|| {
+            Arc::new(Inner {
+                members: Box::new([]),
+                index: Box::new([]),
+            })
+        });
+        Self(Arc::clone(&EMPTY))
     }
 
     /// A builder that keeps insertion order.

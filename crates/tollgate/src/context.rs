@@ -13,7 +13,8 @@ use crate::wire::id::RequestId;
 use crate::wire::method::OperationType;
 
 /// The address of the peer a request came from, as an HTTP request extension. The built-in
-/// [`Server`](crate::Server) inserts it; a service mounted in another server can insert it from
+/// [`Server`](crate::Server) hands its connection's peer to the service directly; a service
+/// mounted in another server reads it from this extension, which that server can insert from
 /// that server's connection information (in axum, from `ConnectInfo`) so that policy can use
 /// it (see [`EndpointBuilder::refused_admission_limiter`](crate::EndpointBuilder::refused_admission_limiter)).
 ///

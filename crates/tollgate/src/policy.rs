@@ -387,7 +387,7 @@ pub(crate) fn admit(
     if let Some(controller) = &policy.admission {
         // A peer that was refused too often waits before its credentials are tried again. An
         // IPv6 peer is keyed by its /64, the block one host usually holds.
-        let peer = caller.peer.map(peer_key);
+        let peer = policy.refusals.as_ref().and(caller.peer).map(peer_key);
         let throttle = policy.refusals.as_deref().zip(peer.as_deref());
         if let Some(retry_after) = throttle.and_then(|(t, p)| t.exhausted(Some(p))) {
             return Err(Refusal::RateLimited(retry_after));

@@ -183,13 +183,13 @@ impl Server {
             let service = self.service.clone();
             let connection = builder.serve_connection(
                 TokioIo::new(stream),
-                service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
+                service_fn(move |request: http::Request<hyper::body::Incoming>| {
                     let service = service.clone();
                     // Policy may key on the peer (the refused-admission throttle).
-                    request
-                        .extensions_mut()
-                        .insert(crate::context::PeerAddr(peer));
-                    async move { Ok::<_, std::convert::Infallible>(service.serve(request).await) }
+                    let peer = Some(peer.ip());
+                    async move {
+                        Ok::<_, std::convert::Infallible>(service.serve_from(request, peer).await)
+                    }
                 }),
             );
             let watched = graceful.watch(connection);

@@ -179,13 +179,34 @@ impl McpService {
         }
     }
 
-    /// Serves one request.
+    /// Serves one request. Its peer, for policy, is the request's [`PeerAddr`] extension when
+    /// it has one.
+    ///
+    /// [`PeerAddr`]: crate::PeerAddr
     pub async fn serve<B>(&self, request: Request<B>) -> Response<McpBody>
     where
         B: Body,
         B::Error: Into<BoxError>,
     {
-        match self.reply(request).await {
+        let peer = request
+            .extensions()
+            .get::<crate::context::PeerAddr>()
+            .map(|p| p.0.ip());
+        self.serve_from(request, peer).await
+    }
+
+    /// Serves one request from a peer the server knows (the built-in server passes its
+    /// connection's, with no request extension to allocate).
+    pub(crate) async fn serve_from<B>(
+        &self,
+        request: Request<B>,
+        peer: Option<std::net::IpAddr>,
+    ) -> Response<McpBody>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        match self.reply(request, peer).await {
             Outcome::Reply(reply) => respond(reply),
             Outcome::MethodNotAllowed(allow) => {
                 let mut response = respond(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
@@ -205,7 +226,7 @@ impl McpService {
         }
     }
 
-    async fn reply<B>(&self, request: Request<B>) -> Outcome
+    async fn reply<B>(&self, request: Request<B>, peer: Option<std::net::IpAddr>) -> Outcome
     where
         B: Body,
         B::Error: Into<BoxError>,
@@ -248,10 +269,6 @@ impl McpService {
                 return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
             }
         }
-        let peer = parts
-            .extensions
-            .get::<crate::context::PeerAddr>()
-            .map(|p| p.0.ip());
         let caller = Caller {
             headers: Some(&parts.headers),
             peer,

@@ -109,10 +109,9 @@ pub(crate) fn admit_message(
     message: &Envelope,
     revision: ProtocolVersion,
 ) -> Result<RequestContext, Reply> {
-    let empty = JsonObject::new();
-    let params = message.params.as_ref().unwrap_or(&empty);
+    let params = message.params.as_ref();
     let mut facts = RequestFacts::bare(revision);
-    if let Some(JsonValue::Object(meta)) = params.get("_meta") {
+    if let Some(JsonValue::Object(meta)) = params.and_then(|p| p.get("_meta")) {
         facts.meta = meta.clone();
     }
     let mut context = RequestContext::admitted(
@@ -121,7 +120,9 @@ pub(crate) fn admit_message(
         message.id.clone(),
         facts,
     );
-    context.operation_name = Method::of(&message.method).and_then(|m| m.operation_name(params));
+    context.operation_name = Method::of(&message.method)
+        .zip(params)
+        .and_then(|(m, p)| m.operation_name(p));
     admit(endpoint, transport.caller(), &mut context)?;
     Ok(context)
 }
