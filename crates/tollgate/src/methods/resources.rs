@@ -9,7 +9,6 @@ use crate::guard::{fresh_features, guarded};
 use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
 use crate::resource::{ResourceRequest, Route};
 use crate::session::Session;
-use crate::stream::session::Subscribed;
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
@@ -118,10 +117,8 @@ pub(crate) fn subscription(
         return fail(revision, id, Fault::ResourceNotFound2025, None);
     }
     if method == Method::ResourcesSubscribe {
-        match session.streams.subscribe(uri) {
-            Subscribed::Yes => {}
-            Subscribed::TooLong => return fail(revision, id, Fault::InvalidParams, None),
-            Subscribed::Full => return fail(revision, id, Fault::Busy, None),
+        if !session.streams.subscribe(uri) {
+            return fail(revision, id, Fault::Busy, None);
         }
     } else {
         session.streams.unsubscribe(uri);

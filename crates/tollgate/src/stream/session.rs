@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::stream::event::{Connection, EventStream, Numbering};
 use crate::stream::{
-    MAX_PENDING_REQUESTS, MAX_SESSION_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTION_URI_BYTES,
-    MAX_SUBSCRIPTIONS, MAX_TRACKED_ID_BYTES, MAX_TRACKED_REQUESTS, StreamConfig, lock,
-    parse_event_id,
+    MAX_PENDING_REQUESTS, MAX_SESSION_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTIONS, MAX_TRACKED_ID_BYTES,
+    MAX_TRACKED_REQUESTS, StreamConfig, lock, parse_event_id,
 };
 use crate::version::ProtocolVersion;
 use crate::wire::id::RequestId;
@@ -242,23 +241,22 @@ impl SessionStreams {
         lock(&self.state).pending.remove(id)
     }
 
-    /// Subscribes the session to updates of `uri`, within the count and byte budgets.
-    pub(crate) fn subscribe(&self, uri: &str) -> Subscribed {
-        if uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
-            return Subscribed::TooLong;
-        }
+    /// Subscribes the session to updates of `uri` (whose length `resources/subscribe` checked
+    /// against [`MAX_SUBSCRIPTION_URI_BYTES`](crate::stream::MAX_SUBSCRIPTION_URI_BYTES) before
+    /// routing it); false past the count or byte budget.
+    pub(crate) fn subscribe(&self, uri: &str) -> bool {
         let mut state = lock(&self.state);
         if state.subscriptions.contains(uri) {
-            return Subscribed::Yes;
+            return true;
         }
         if state.subscriptions.len() >= MAX_SUBSCRIPTIONS
             || state.subscription_bytes + uri.len() > MAX_SESSION_SUBSCRIPTION_BYTES
         {
-            return Subscribed::Full;
+            return false;
         }
         state.subscriptions.insert(Arc::from(uri));
         state.subscription_bytes += uri.len();
-        Subscribed::Yes
+        true
     }
 
     /// Ends the session's subscription to `uri` (if any).
@@ -341,16 +339,6 @@ impl SessionStreams {
             None => self.standalone(),
         }
     }
-}
-
-/// What a `resources/subscribe` came to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Subscribed {
-    Yes,
-    /// The URI is longer than [`MAX_SUBSCRIPTION_URI_BYTES`].
-    TooLong,
-    /// The session holds its most subscriptions, or its most bytes of them.
-    Full,
 }
 
 /// Whether a request id is short enough to track for cancellation.
