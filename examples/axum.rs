@@ -8,8 +8,9 @@ use std::convert::Infallible;
 
 use tollgate::json::JsonObject;
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    tool::{CompleteResult, OperationResult},
 };
 
 async fn echo(

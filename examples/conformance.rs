@@ -10,14 +10,26 @@ use std::net::SocketAddr;
 
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
-    AudioContent, ClientCapability, ClientRequests, CompleteResult, Completion, CompletionRequest,
-    ContentError, EmbeddedResource, Endpoint, EndpointBuilder, ImageContent, Implementation,
-    InMemoryTaskStore, InputRequest, InputRequiredResult, InvocationFeatures, LogLevel, McpService,
-    OperationResult, ProgressReporter, PromptArgument, PromptArguments, PromptMessage,
-    PromptOutcome, PromptRegistration, PromptResult, ProtocolVersion, RequestContext,
-    RequestLogger, ResourceContents, ResourceOutput, ResourceRegistration, ResourceRequest,
-    ResourceTemplateRegistration, ResponseStream, Server, TaskContext, TaskCreation, TaskError,
-    TaskSupport, TextContent, ToolArguments, ToolOutput, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    Server, ToolArguments, ToolRegistration,
+    content::{
+        AudioContent, ContentError, EmbeddedResource, ImageContent, ResourceContents, TextContent,
+    },
+    context::{
+        ClientCapability, ClientRequests, InputRequest, InputRequiredResult, LogLevel,
+        ProgressReporter, RequestLogger,
+    },
+    endpoint::EndpointBuilder,
+    prompt::{
+        Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage,
+        PromptOutcome, PromptRegistration, PromptResult,
+    },
+    resource::{
+        ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
+    },
+    task::{InMemoryTaskStore, TaskContext, TaskCreation, TaskError},
+    tool::{CompleteResult, OperationResult, TaskSupport, ToolOutput},
+    transport::ResponseStream,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;

@@ -128,7 +128,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(60);
     let server = Server::bind(
         "127.0.0.1:0".parse()?,
-        McpService::new(endpoint::endpoint(tollgate::InMemoryTaskStore::default())?),
+        McpService::new(endpoint::endpoint(
+            tollgate::task::InMemoryTaskStore::default(),
+        )?),
     )
     .await?;
     let addr = server.local_addr()?;

@@ -10,13 +10,20 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    ClientRequests, CompleteResult, Completion, CompletionRequest, Endpoint, ImageContent,
-    Implementation, InputRequest, InputRequiredResult, InvocationFeatures, OperationResult,
-    ProgressReporter, PromptArgument, PromptArguments, PromptMessage, PromptRegistration,
-    PromptResult, ProtocolVersion, RequestContext, ResourceContents, ResourceLink, ResourceOutput,
-    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, ResponseStream,
-    TaskContext, TaskCreation, TaskError, TaskStore, TaskSupport, TextContent, ToolAnnotations,
-    ToolArguments, ToolOutput, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
+    content::{ImageContent, ResourceContents, ResourceLink, TextContent},
+    context::{ClientRequests, InputRequest, InputRequiredResult, ProgressReporter},
+    prompt::{
+        Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage,
+        PromptRegistration, PromptResult,
+    },
+    resource::{
+        ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
+    },
+    task::{TaskContext, TaskCreation, TaskError, TaskStore},
+    tool::{CompleteResult, OperationResult, TaskSupport, ToolAnnotations, ToolOutput},
+    transport::ResponseStream,
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -127,7 +134,7 @@ async fn get(
     _: &RequestContext,
     arguments: ToolArguments<GetArguments>,
     _: &InvocationFeatures,
-) -> Result<OperationResult, tollgate::ContentError> {
+) -> Result<OperationResult, tollgate::content::ContentError> {
     let sku = &arguments.converted().sku;
     let Some(item) = ITEMS.iter().find(|item| item.sku == sku) else {
         return Ok(CompleteResult::from_tool_error_text("No item has that SKU.").into());
@@ -504,7 +511,7 @@ async fn price_list(
     _: &RequestContext,
     request: ResourceRequest,
     _: &InvocationFeatures,
-) -> Result<ResourceOutput, tollgate::ContentError> {
+) -> Result<ResourceOutput, tollgate::content::ContentError> {
     let mut csv = String::from("sku,name,price_cents\n");
     for item in ITEMS {
         csv.push_str(&format!(

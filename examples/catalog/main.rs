@@ -24,7 +24,7 @@
 
 use std::net::SocketAddr;
 
-use tollgate::{McpService, Server, SqliteTaskStore, StdioServer};
+use tollgate::{McpService, Server, task::SqliteTaskStore, transport::StdioServer};
 
 mod endpoint;
 use endpoint::{endpoint, task_database};
@@ -38,7 +38,7 @@ enum Listen {
 fn listen() -> Result<Listen, Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {
-        (None, _) => Ok(Listen::Http(tollgate::DEFAULT_ADDR)),
+        (None, _) => Ok(Listen::Http(tollgate::transport::DEFAULT_ADDR)),
         (Some("--addr"), Some(addr)) => Ok(Listen::Http(addr.parse()?)),
         (Some("--stdio"), None) => Ok(Listen::Stdio),
         _ => Err("usage: catalog [--addr HOST:PORT | --stdio]".into()),

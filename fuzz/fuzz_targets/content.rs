@@ -5,7 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use tollgate::json::JsonValue;
-use tollgate::{Annotations, Icon, ImageContent, ResourceLink, encode_mirrored_value};
+use tollgate::{
+    content::{Annotations, Icon, ImageContent, ResourceLink}, tool::encode_mirrored_value,
+};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -17,10 +17,12 @@ use http_body_util::Full;
 use libfuzzer_sys::fuzz_target;
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
 use tollgate::{
-    AdmissionDecision, AdmissionIdentity, AdmissionRequest, CompleteResult, Completion, CompletionRequest, Endpoint, Implementation, InvocationFeatures, McpService,
-    OperationResult, PromptArgument, PromptArguments, PromptMessage, PromptRegistration, PromptResult,
-    ProtocolVersion, RequestContext, ResourceContents, ResourceOutput, ResourceRequest,
-    ResourceTemplateRegistration, TextContent, ToolArguments, ToolRegistration,
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
+    tool::{CompleteResult, OperationResult},
+    prompt::{Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage, PromptRegistration, PromptResult},
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration, content::{ResourceContents, TextContent},
+    resource::{ResourceOutput, ResourceRequest, ResourceTemplateRegistration},
 };
 
 fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
@@ -37,8 +39,8 @@ async fn echo(_: &RequestContext, a: ToolArguments<JsonObject>, _: &InvocationFe
 }
 
 /// A task when the client takes one (finishing at once), inline otherwise.
-async fn job(_: &RequestContext, a: ToolArguments<JsonObject>, f: &InvocationFeatures) -> Result<OperationResult, tollgate::TaskError> {
-    let Some(tasks) = f.find::<tollgate::TaskCreation>() else {
+async fn job(_: &RequestContext, a: ToolArguments<JsonObject>, f: &InvocationFeatures) -> Result<OperationResult, tollgate::task::TaskError> {
+    let Some(tasks) = f.find::<tollgate::task::TaskCreation>() else {
         return Ok(CompleteResult::from_tool_structured_content(a.raw().clone()).into());
     };
     let raw = a.raw().clone();
@@ -53,7 +55,7 @@ async fn complete(_: &RequestContext, r: CompletionRequest) -> Result<Completion
     Ok(Completion::from_values([r.value().to_owned()]))
 }
 
-async fn read(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) -> Result<ResourceOutput, tollgate::ContentError> {
+async fn read(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) -> Result<ResourceOutput, tollgate::content::ContentError> {
     Ok(ResourceOutput::with_contents(ResourceContents::text(r.uri(), None, r.variable("id").unwrap_or_default())?))
 }
 
@@ -68,8 +70,8 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
         let mut endpoint = Endpoint::with_path("/mcp", all, Implementation::new("fuzz", "1"))
             .admission(admit)
             .tools_page_size(1)
-            .task_store(tollgate::InMemoryTaskStore::with_capacity(64));
-        if let Ok(t) = ToolRegistration::with_name("job", all).json_object_arguments().handler(job).task_support(tollgate::TaskSupport::Optional).build() {
+            .task_store(tollgate::task::InMemoryTaskStore::with_capacity(64));
+        if let Ok(t) = ToolRegistration::with_name("job", all).json_object_arguments().handler(job).task_support(tollgate::tool::TaskSupport::Optional).build() {
             endpoint = endpoint.add_tool(t);
         }
         if let Ok(t) = ToolRegistration::with_name("echo", all).json_object_arguments().handler(echo).build() {

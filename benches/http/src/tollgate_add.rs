@@ -7,8 +7,8 @@ use std::convert::Infallible;
 
 use tollgate::json::{JsonLimits, JsonObject, from_str};
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, Server, ToolArguments, ToolRegistration,
+    tool::{CompleteResult, OperationResult}, Endpoint, Implementation, InvocationFeatures,
+    McpService, ProtocolVersion, RequestContext, Server, ToolArguments, ToolRegistration,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -121,7 +121,7 @@ pub(crate) async fn mirrored_headers(
                 }
                 if let Some(encoded) = value
                     .filter(|v| !v.is_null())
-                    .and_then(tollgate::encode_mirrored_value)
+                    .and_then(tollgate::tool::encode_mirrored_value)
                 {
                     headers.push((format!("Mcp-Param-{}", declaration.suffix()), encoded));
                 }
@@ -151,7 +151,8 @@ pub(crate) async fn request(
             r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}{sep}{META}}}}}"#
         );
         let mut headers = vec![("MCP-Protocol-Version", revision), ("Mcp-Method", method)];
-        let encoded_name = name.and_then(|n| tollgate::encode_mirrored_value(&JsonValue::from(n)));
+        let encoded_name =
+            name.and_then(|n| tollgate::tool::encode_mirrored_value(&JsonValue::from(n)));
         if let Some(name) = &encoded_name {
             headers.push(("Mcp-Name", name));
         }

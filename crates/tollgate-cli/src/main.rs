@@ -298,10 +298,12 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             true
         }
         Command::ServeDemo { addr, stdio } => {
-            let tasks = tollgate::SqliteTaskStore::open(demo::task_database()).await?;
+            let tasks = tollgate::task::SqliteTaskStore::open(demo::task_database()).await?;
             let endpoint = demo::endpoint(tasks)?;
             if stdio {
-                tollgate::StdioServer::new(endpoint).serve_stdio().await?;
+                tollgate::transport::StdioServer::new(endpoint)
+                    .serve_stdio()
+                    .await?;
             } else {
                 let server =
                     tollgate::Server::bind(addr, tollgate::McpService::new(endpoint)).await?;

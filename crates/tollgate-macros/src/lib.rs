@@ -397,7 +397,7 @@ fn parts(
             let h = syn::Ident::new(h, *span);
             quote!(.#h(true))
         });
-        metadata.push(quote!(.annotations(::tollgate::ToolAnnotations::new() #(#hints)*)));
+        metadata.push(quote!(.annotations(::tollgate::tool::ToolAnnotations::new() #(#hints)*)));
     }
     let error = match &sig.output {
         ReturnType::Type(_, ty) => match &**ty {
@@ -617,7 +617,7 @@ fn expand_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStrea
             #[allow(non_camel_case_types)]
             struct #handler(::std::sync::Arc<#self_ty>);
 
-            impl<'a> ::tollgate::ToolFn<'a, #args_struct, #output, #error> for #handler {
+            impl<'a> ::tollgate::tool::ToolFn<'a, #args_struct, #output, #error> for #handler {
                 type Future = ::core::pin::Pin<::std::boxed::Box<
                     dyn ::core::future::Future<Output = ::core::result::Result<#output, #error>> + Send + 'a,
                 >>;

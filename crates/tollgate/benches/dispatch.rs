@@ -13,9 +13,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use http_body_util::Full;
 use tollgate::json::JsonObject;
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InMemoryTaskStore, InvocationFeatures, McpService,
-    OperationResult, ProtocolVersion, RequestContext, TaskCreation, TaskError, TaskSupport,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
+    task::{InMemoryTaskStore, TaskCreation, TaskError},
+    tool::{CompleteResult, OperationResult, TaskSupport},
 };
 
 /// Counts allocations (stats_alloc wraps the system allocator; no unsafe code here).

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
 
-use crate::context::ClientCapabilities;
-use crate::input::InputRequest;
+use crate::facts::context::ClientCapabilities;
+use crate::model::input::InputRequest;
 use crate::stream::event::EventStream;
 use crate::stream::session::PendingRequest;
 use crate::stream::session::SessionStreams;
@@ -54,7 +54,7 @@ impl std::error::Error for ClientRequestError {}
 /// # Examples
 ///
 /// ```no_run
-/// use tollgate::{ClientRequests, InputRequest, InvocationFeatures};
+/// use tollgate::{context::{ClientRequests, InputRequest}, InvocationFeatures};
 /// use tollgate::json::JsonObject;
 ///
 /// async fn ask_name(features: &InvocationFeatures) -> Option<String> {
@@ -160,7 +160,9 @@ pub(crate) fn deliver(session: &SessionStreams, response: &JsonObject) -> bool {
         return false;
     };
     let result = match (response.get("result"), response.get("error")) {
-        (Some(result), None) if crate::input::input_response_shape(pending.method, result) => {
+        (Some(result), None)
+            if crate::model::input::input_response_shape(pending.method, result) =>
+        {
             Some(result.clone())
         }
         _ => None,

@@ -13,8 +13,10 @@
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use tollgate::{Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext,
-//!     ToolArguments, ToolRegistration};
+//! use tollgate::{
+//!     Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext,
+//!     ToolArguments, ToolRegistration,
+//! };
 //!
 //! #[derive(Deserialize, schemars::JsonSchema)]
 //! struct Add { a: i64, b: i64 }
@@ -42,7 +44,34 @@
 //!
 //! Bad input never reaches a handler and never comes back in a response: it gets the fixed
 //! error the protocol names (see `docs/protocol.md`). Arguments that fail the input schema
-//! produce a completed `isError` result with the fixed text [`INVALID_ARGUMENTS_TEXT`].
+//! produce a completed `isError` result with the fixed text [`tool::INVALID_ARGUMENTS_TEXT`].
+//!
+//! # Where things are
+//!
+//! The crate root holds what a first server needs. The rest is grouped by theme:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`tool`](mod@tool) | the tool builder and its stages, argument shapes, results, annotations, numbers |
+//! | [`prompt`] | prompt registrations, messages, argument completion |
+//! | [`resource`] | resources and URI templates, their contents |
+//! | [`content`] | content blocks, annotations, icons, cache hints |
+//! | [`context`] | what a handler can read and do: client facts, cancellation, progress, logging, client requests, input requests |
+//! | [`policy`] | admission, rate limits, operation types |
+//! | [`task`] | the tasks extension: configuration, records, stores |
+//! | [`endpoint`] | the endpoint builder and its settings: limits, sessions, streams, request state |
+//! | [`transport`] | the built-in HTTP server, the tower service, stdio |
+//! | [`json`], [`schema`] | the bounded JSON tree and Tool Schema Profile 1 |
+//!
+//! # Feature flags
+//!
+//! | flag | default | what it adds |
+//! |---|---|---|
+//! | `macros` | yes | `#[tool]` and `tools!`: an async fn becomes a tool registration |
+//! | `request-state` | yes | sealed `requestState` for `input_required` results (AES-256-GCM, HKDF-SHA256) |
+//! | `num-bigint` | no | [`tool::BigInteger`]: arbitrary-precision integers as typed fields |
+//! | `sqlite` | no | `task::SqliteTaskStore`: durable tasks in embedded SQLite |
+//! | `postgres` | no | `task::PostgresTaskStore`: tasks shared by many instances through PostgreSQL |
 
 /// The README's examples, compiled (and run, unless marked `no_run`) as doc tests so they stay
 /// true.
@@ -55,117 +84,165 @@ struct ReadmeExamples;
 #[doc = include_str!("../../../docs/guide/tasks.md")]
 struct TasksGuideExamples;
 
-mod cache;
+// The engine: private rooms, top to bottom (see `docs/architecture.md`).
 mod client_request;
-mod content;
-mod context;
-mod decimal;
-mod derive;
-mod endpoint;
-mod error;
-mod features;
-mod guard;
-mod input;
+mod facts;
 mod methods;
-mod origin;
+mod model;
 mod pipeline;
-mod policy;
-mod projection;
-mod prompt;
-mod resource;
-mod result;
+mod registry;
 mod revision;
 mod server;
 mod service;
 mod session;
-mod state;
 mod stdio;
 mod stream;
-mod subscription;
-mod task;
-mod tool;
+mod tasks;
 mod version;
 mod wire;
 
-pub use cache::{CachePolicy, CacheScope};
-pub use client_request::{ClientRequestError, ClientRequests};
-pub use content::checks::MAX_INLINE_BYTES;
-pub use content::icon::{Icon, Theme};
-pub use content::{
-    Annotations, AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents,
-    ResourceLink, Role, TextContent,
-};
-pub use context::{
-    AdmissionIdentity, ClientCapabilities, ClientCapability, ClientInfo, PeerAddr, RequestContext,
-};
-#[cfg(feature = "num-bigint")]
-pub use decimal::BigInteger;
-pub use decimal::Decimal;
-pub use endpoint::builder::EndpointBuilder;
-pub use endpoint::{Endpoint, EndpointLimits, Implementation};
-pub use error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
-pub use features::{
-    CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
-    RequestLogger,
-};
-pub use input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
-pub use policy::{
-    AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
-    TokenBucket,
-};
-pub use prompt::completion::{Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES};
-pub use prompt::{
-    PromptArgument, PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage, PromptMessage,
-    PromptOutcome, PromptRegistration, PromptResult,
-};
-pub use resource::template::{
-    MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
-    MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES,
-};
-pub use resource::{
-    Exact, ResourceBuilder, ResourceFn, ResourceHandlerStage, ResourceOutcome, ResourceOutput,
-    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, Template,
-};
-pub use result::{
-    CompleteResult, CompleteResultBuilder, OperationResult, TaskCreated, ToolOutput,
-    ToolOutputBuilder,
-};
-pub use server::{DEFAULT_ADDR, Server, ServerLimits};
-pub use service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
-pub use session::SessionConfig;
-pub use state::{
-    MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
-};
-pub use stdio::StdioServer;
-pub use stream::event::ResponseStream;
-pub use stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
-pub use subscription::{
-    MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
-};
-pub use task::model::{
-    MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError, TaskInputError, TaskStatus,
-};
-pub use task::runner::{TaskContext, TaskCreation};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub use task::sql::DEFAULT_SQL_TASK_CAPACITY;
-#[cfg(feature = "postgres")]
-pub use task::sql::PostgresTaskStore;
-#[cfg(feature = "sqlite")]
-pub use task::sql::SqliteTaskStore;
-pub use task::store::{
-    InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
-};
-pub use tool::options::{TaskSupport, ToolAnnotations};
-pub use tool::{
-    AdvancedStage, RawArguments, ToolArguments, ToolBuilder, ToolFn, ToolModelStage,
-    ToolRegistration, TypedArguments, TypedCompleteStage,
-};
-pub use version::{ProtocolVersion, ProtocolVersions};
-pub use wire::fault::INVALID_ARGUMENTS_TEXT;
-pub use wire::headers::{MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value};
-pub use wire::id::RequestId;
-pub use wire::level::LogLevel;
-pub use wire::method::OperationType;
+// The root: what a first server names.
+pub use facts::context::RequestContext;
+pub use facts::error::{BuildError, BuildErrorKind};
+pub use model::features::InvocationFeatures;
+pub use model::tool::{ToolArguments, ToolRegistration};
+pub use registry::{Endpoint, Implementation};
+pub use server::Server;
+pub use service::McpService;
+pub use version::ProtocolVersion;
+
+pub mod tool {
+    //! Tools: the staged builder, the argument shapes a handler receives, the results an
+    //! advanced handler returns, annotations and task support, and exact numbers for typed
+    //! fields.
+    #[cfg(feature = "num-bigint")]
+    pub use crate::model::decimal::BigInteger;
+    pub use crate::model::decimal::Decimal;
+    pub use crate::model::result::{
+        CompleteResult, CompleteResultBuilder, OperationResult, TaskCreated, ToolOutput,
+        ToolOutputBuilder,
+    };
+    pub use crate::model::tool::options::{TaskSupport, ToolAnnotations};
+    pub use crate::model::tool::{
+        AdvancedStage, RawArguments, ToolArguments, ToolBuilder, ToolFn, ToolModelStage,
+        ToolRegistration, TypedArguments, TypedCompleteStage,
+    };
+    pub use crate::wire::fault::INVALID_ARGUMENTS_TEXT;
+    pub use crate::wire::headers::{
+        MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value,
+    };
+}
+
+pub mod prompt {
+    //! Prompts: registrations with declared string arguments, the messages they return, and
+    //! completion of argument values (for prompts and resource templates).
+    pub use crate::model::prompt::completion::{
+        Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES,
+    };
+    pub use crate::model::prompt::{
+        PromptArgument, PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage,
+        PromptMessage, PromptOutcome, PromptRegistration, PromptResult,
+    };
+}
+
+pub mod resource {
+    //! Resources: exact-URI and URI-template registrations, the request a read handler
+    //! receives, the contents it returns, and the template bounds.
+    pub use crate::model::resource::template::{
+        MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
+        MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES,
+    };
+    pub use crate::model::resource::{
+        Exact, ResourceBuilder, ResourceFn, ResourceHandlerStage, ResourceOutcome, ResourceOutput,
+        ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, Template,
+    };
+}
+
+pub mod content {
+    //! Content: text, image, audio, resource links and embedded resources, their annotations
+    //! and icons, the checks each value passes at construction, and caching hints.
+    pub use crate::facts::error::{ContentError, ContentErrorKind};
+    pub use crate::model::cache::{CachePolicy, CacheScope};
+    pub use crate::model::content::checks::MAX_INLINE_BYTES;
+    pub use crate::model::content::icon::{Icon, Theme};
+    pub use crate::model::content::{
+        Annotations, AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents,
+        ResourceLink, Role, TextContent,
+    };
+}
+
+pub mod context {
+    //! What a handler can read and do: the request context and the facts the client reported,
+    //! invocation features (cancellation, progress, logging), requests to the client
+    //! (elicitation, sampling, roots) and multi-round-trip input requests.
+    pub use crate::client_request::{ClientRequestError, ClientRequests};
+    pub use crate::facts::context::{
+        ClientCapabilities, ClientCapability, ClientInfo, RequestContext,
+    };
+    pub use crate::model::features::{
+        CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
+        RequestLogger,
+    };
+    pub use crate::model::input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
+    pub use crate::wire::id::RequestId;
+    pub use crate::wire::level::LogLevel;
+}
+
+pub mod policy {
+    //! Policy: who may make a request (admission), how often (rate limits), and the operation
+    //! types a decision can depend on.
+    pub use crate::facts::context::AdmissionIdentity;
+    pub use crate::facts::policy::{
+        AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
+        TokenBucket,
+    };
+    pub use crate::wire::method::OperationType;
+}
+
+pub mod task {
+    //! Tasks (the `io.modelcontextprotocol/tasks` extension on 2026-07-28): configuration,
+    //! statuses and errors, the context a task body runs with, and the stores that keep task
+    //! records.
+    pub use crate::tasks::model::{
+        MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError, TaskInputError, TaskStatus,
+    };
+    pub use crate::tasks::runner::{TaskContext, TaskCreation};
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub use crate::tasks::sql::DEFAULT_SQL_TASK_CAPACITY;
+    #[cfg(feature = "postgres")]
+    pub use crate::tasks::sql::PostgresTaskStore;
+    #[cfg(feature = "sqlite")]
+    pub use crate::tasks::sql::SqliteTaskStore;
+    pub use crate::tasks::store::{
+        InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
+    };
+}
+
+pub mod endpoint {
+    //! The endpoint builder and its settings: limits, revisions, 2025 sessions, event streams,
+    //! subscriptions and sealed request state.
+    pub use crate::facts::state::{
+        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
+    };
+    pub use crate::model::subscription::{
+        MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
+    };
+    pub use crate::registry::builder::EndpointBuilder;
+    pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
+    pub use crate::session::SessionConfig;
+    pub use crate::stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
+    pub use crate::version::ProtocolVersions;
+}
+
+pub mod transport {
+    //! Serving an endpoint: the built-in HTTP server, the tower service (for axum or any
+    //! hyper stack), the stdio server, and the response stream type.
+    pub use crate::facts::context::PeerAddr;
+    pub use crate::server::{DEFAULT_ADDR, Server, ServerLimits};
+    pub use crate::service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
+    pub use crate::stdio::StdioServer;
+    pub use crate::stream::event::ResponseStream;
+}
 
 #[cfg(feature = "macros")]
 pub use tollgate_macros::{tool, tools};
@@ -174,7 +251,7 @@ pub use tollgate_macros::{tool, tools};
 #[doc(hidden)]
 pub mod __private {
     #[cfg(feature = "postgres")]
-    pub use crate::task::sql::check_store_contract;
+    pub use crate::tasks::sql::check_store_contract;
     pub use schemars;
     pub use serde;
 
@@ -182,7 +259,7 @@ pub mod __private {
     /// a valid Level 1 template, else the variables if `uri` matches.
     #[allow(clippy::type_complexity, reason = "a test hook")]
     pub fn uri_template_match(template: &str, uri: &str) -> Option<Option<Vec<(String, String)>>> {
-        crate::resource::template::fuzz_match(template, uri)
+        crate::model::resource::template::fuzz_match(template, uri)
     }
 }
 

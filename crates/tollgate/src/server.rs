@@ -63,7 +63,7 @@ impl ServerLimits {
     /// hyper's read buffer per connection in bytes (at least 8 KiB): a request head larger
     /// than this closes the connection with 431. Bodies stream through it, so a small buffer
     /// slows large requests; the precise aggregate header ceiling is the service's
-    /// ([`McpServiceBuilder::max_header_bytes`](crate::McpServiceBuilder::max_header_bytes)).
+    /// ([`McpServiceBuilder::max_header_bytes`](crate::transport::McpServiceBuilder::max_header_bytes)).
     #[must_use]
     pub fn read_buffer_bytes(mut self, n: usize) -> Self {
         self.read_buffer_bytes = n.max(8 * 1024);
@@ -102,7 +102,7 @@ impl ServerLimits {
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
 ///     Implementation::new("demo", "1.0.0")).build()?;
-/// let server = Server::bind(tollgate::DEFAULT_ADDR, McpService::new(endpoint)).await?;
+/// let server = Server::bind(tollgate::transport::DEFAULT_ADDR, McpService::new(endpoint)).await?;
 /// println!("listening on http://{}/mcp", server.local_addr()?);
 /// server.serve_with_shutdown(async { let _ = tokio::signal::ctrl_c().await; }).await?;
 /// # Ok(()) }

@@ -16,12 +16,12 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
-use crate::endpoint::Endpoint;
-use crate::error::{BuildError, BuildErrorKind};
-use crate::features::NotificationSink;
-use crate::guard::BoxFuture;
+use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::facts::policy::Caller;
+use crate::model::features::NotificationSink;
+use crate::model::guard::BoxFuture;
 use crate::pipeline::envelope::{asks_for_progress, parse};
-use crate::policy::Caller;
+use crate::registry::Endpoint;
 use crate::revision::handle_value;
 use crate::stream::event::Answer;
 use crate::stream::event::Connection;
@@ -182,7 +182,7 @@ impl McpService {
     /// Serves one request. Its peer, for policy, is the request's [`PeerAddr`] extension when
     /// it has one.
     ///
-    /// [`PeerAddr`]: crate::PeerAddr
+    /// [`PeerAddr`]: crate::transport::PeerAddr
     pub async fn serve<B>(&self, request: Request<B>) -> Response<McpBody>
     where
         B: Body,
@@ -190,7 +190,7 @@ impl McpService {
     {
         let peer = request
             .extensions()
-            .get::<crate::context::PeerAddr>()
+            .get::<crate::facts::context::PeerAddr>()
             .map(|p| p.0.ip());
         self.serve_from(request, peer).await
     }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use crate::context::{ClientCapabilities, ClientInfo};
+use crate::facts::context::{ClientCapabilities, ClientInfo};
 use crate::stream::session::SessionStreams;
 use crate::version::ProtocolVersion;
 
@@ -24,7 +24,7 @@ use crate::version::ProtocolVersion;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tollgate::SessionConfig;
+/// use tollgate::endpoint::SessionConfig;
 ///
 /// let config = SessionConfig::new().max_sessions(1_000).idle_timeout(Duration::from_secs(600));
 /// assert_eq!(config.get_max_sessions(), 1_000);

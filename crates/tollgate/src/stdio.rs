@@ -16,11 +16,11 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tollgate_json::{JsonValue, from_slice};
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
-use crate::features::NotificationSink;
-use crate::origin::Transport;
+use crate::facts::context::RequestContext;
+use crate::model::features::NotificationSink;
+use crate::model::origin::Transport;
 use crate::pipeline::envelope::{Envelope, envelope};
+use crate::registry::Endpoint;
 use crate::revision::legacy;
 use crate::revision::modern::modern;
 use crate::session::Session;
@@ -34,7 +34,7 @@ const MAX_IN_FLIGHT: usize = 64;
 /// # Examples
 ///
 /// ```no_run
-/// use tollgate::{Endpoint, Implementation, ProtocolVersion, StdioServer};
+/// use tollgate::{Endpoint, Implementation, ProtocolVersion, transport::StdioServer};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
@@ -166,7 +166,7 @@ impl Lines {
         };
         if message.method.as_str() == "initialize" {
             if let Some(newest) = legacy::newest_legacy(endpoint) {
-                let caller = crate::policy::Caller::default();
+                let caller = crate::facts::policy::Caller::default();
                 let (reply, negotiated) =
                     legacy::initialize(endpoint, message, newest, None, caller);
                 if negotiated.is_some() {

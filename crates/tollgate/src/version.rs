@@ -67,7 +67,7 @@ impl fmt::Display for ProtocolVersion {
 /// # Examples
 ///
 /// ```
-/// use tollgate::{ProtocolVersion, ProtocolVersions};
+/// use tollgate::{ProtocolVersion, endpoint::ProtocolVersions};
 ///
 /// let set: ProtocolVersions = [ProtocolVersion::V2026_07_28].into_iter().collect();
 /// assert!(set.contains(ProtocolVersion::V2026_07_28));

@@ -22,11 +22,15 @@ use std::sync::{Arc, Mutex};
 use support::{Response, post, start};
 use tollgate::json::{JsonLimits, JsonObject, from_str};
 use tollgate::{
-    AdmissionDecision, AdmissionIdentity, AdmissionRequest, ClientCapability, CompleteResult,
-    Endpoint, Implementation, InMemoryTaskStore, InvocationFeatures, McpService, OperationResult,
-    OperationType, PromptArguments, PromptMessage, PromptRegistration, PromptResult,
-    ProtocolVersion, RequestContext, ResourceContents, ResourceOutput, ResourceRegistration,
-    ResourceRequest, TextContent, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    content::{ResourceContents, TextContent},
+    context::ClientCapability,
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest, OperationType},
+    prompt::{PromptArguments, PromptMessage, PromptRegistration, PromptResult},
+    resource::{ResourceOutput, ResourceRegistration, ResourceRequest},
+    task::InMemoryTaskStore,
+    tool::{CompleteResult, OperationResult},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -79,9 +83,9 @@ async fn fixture() -> Fixture {
         r.fetch_add(1, Ordering::SeqCst);
         let uri = req.uri().to_owned();
         async move {
-            Ok::<_, tollgate::ContentError>(ResourceOutput::with_contents(ResourceContents::text(
-                &uri, None, "r",
-            )?))
+            Ok::<_, tollgate::content::ContentError>(ResourceOutput::with_contents(
+                ResourceContents::text(&uri, None, "r")?,
+            ))
         }
     };
     let mirrored = from_str(

@@ -14,8 +14,9 @@ use std::convert::Infallible;
 use support::{call, raw, send};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    tool::{CompleteResult, OperationResult},
 };
 
 async fn echo(

@@ -16,9 +16,10 @@ use std::net::SocketAddr;
 use support::{Open, post, post_request, start};
 use tollgate::json::{JsonObject, to_string};
 use tollgate::{
-    ClientRequestError, ClientRequests, CompleteResult, Endpoint, Implementation, InputRequest,
-    InvocationFeatures, McpService, OperationResult, ProtocolVersion, RequestContext,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
+    context::{ClientRequestError, ClientRequests, InputRequest},
+    tool::{CompleteResult, OperationResult},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;

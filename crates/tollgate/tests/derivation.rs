@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use support::{call, first_text, start};
 use tollgate::json::JsonValue;
 use tollgate::{
-    BuildErrorKind, Endpoint, INVALID_ARGUMENTS_TEXT, Implementation, InvocationFeatures,
-    McpService, ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
+    RequestContext, ToolArguments, ToolRegistration, tool::INVALID_ARGUMENTS_TEXT,
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -377,13 +377,13 @@ fn outputs_and_roots() {
 
 #[tokio::test]
 async fn decimals_travel_exactly() {
-    row::<tollgate::Decimal>(
+    row::<tollgate::tool::Decimal>(
         r#"{"type":"number"}"#,
         &["1", "-0.5", "1e400"],
         &["\"1\"", "null"],
     )
     .await;
-    let tool = registration::<tollgate::Decimal>().unwrap();
+    let tool = registration::<tollgate::tool::Decimal>().unwrap();
     let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("d", "1"))
         .add_tool(tool)
         .build()
@@ -409,7 +409,7 @@ async fn decimals_travel_exactly() {
 #[tokio::test]
 async fn big_integers_within_the_binding_limits() {
     let huge = format!("1{}", "0".repeat(1023)); // 1,024 characters: at the per-integer bound
-    row::<tollgate::BigInteger>(
+    row::<tollgate::tool::BigInteger>(
         r#"{"type":"integer"}"#,
         &[
             "0",
@@ -421,7 +421,7 @@ async fn big_integers_within_the_binding_limits() {
         &["1e1024", "1e9999", "1.5", "\"1\""],
     )
     .await;
-    let tool = registration::<tollgate::BigInteger>().unwrap();
+    let tool = registration::<tollgate::tool::BigInteger>().unwrap();
     let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("d", "1"))
         .add_tool(tool)
         .build()
@@ -443,7 +443,7 @@ async fn big_integers_within_the_binding_limits() {
 async fn the_integer_budget_at_and_past_4_194_304() {
     async fn count(
         _: &RequestContext,
-        args: ToolArguments<Args<Vec<tollgate::BigInteger>>>,
+        args: ToolArguments<Args<Vec<tollgate::tool::BigInteger>>>,
         _: &InvocationFeatures,
     ) -> Result<Args<usize>, Infallible> {
         Ok(Args {
@@ -451,7 +451,7 @@ async fn the_integer_budget_at_and_past_4_194_304() {
         })
     }
     let tool = ToolRegistration::with_name("t", [V])
-        .argument_and_output_types::<Args<Vec<tollgate::BigInteger>>, Args<usize>>()
+        .argument_and_output_types::<Args<Vec<tollgate::tool::BigInteger>>, Args<usize>>()
         .handler(count)
         .build()
         .unwrap();

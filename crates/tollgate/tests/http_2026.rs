@@ -17,9 +17,12 @@ use serde::{Deserialize, Serialize};
 use support::{META, call, first_text, post, raw, request, send, start};
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
-    ClientCapability, CompleteResult, Endpoint, EndpointLimits, INVALID_ARGUMENTS_TEXT,
-    ImageContent, Implementation, InvocationFeatures, McpService, OperationResult, ProtocolVersion,
-    RequestContext, TextContent, ToolArguments, ToolOutput, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    content::{ImageContent, TextContent},
+    context::ClientCapability,
+    endpoint::EndpointLimits,
+    tool::{CompleteResult, INVALID_ARGUMENTS_TEXT, OperationResult, ToolOutput},
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -142,7 +145,7 @@ async fn image(
     _: &RequestContext,
     args: ToolArguments<JsonObject>,
     _: &InvocationFeatures,
-) -> Result<OperationResult, tollgate::ContentError> {
+) -> Result<OperationResult, tollgate::content::ContentError> {
     let n = args
         .raw()
         .get("bytes")
@@ -1365,7 +1368,7 @@ async fn the_aggregate_header_ceiling_at_and_past() {
         + "x-pad".len()
         + 4;
     for (extra, status) in [(0, 200), (1, 431)] {
-        let pad = "p".repeat(tollgate::DEFAULT_MAX_HEADER_BYTES - used + extra);
+        let pad = "p".repeat(tollgate::transport::DEFAULT_MAX_HEADER_BYTES - used + extra);
         let mut head = String::from("POST /mcp HTTP/1.1\r\n");
         for (k, v) in &fixed {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -1386,7 +1389,7 @@ async fn progress(
     args: ToolArguments<JsonObject>,
     features: &InvocationFeatures,
 ) -> Result<OperationResult, Infallible> {
-    let reporter = features.find::<tollgate::ProgressReporter>();
+    let reporter = features.find::<tollgate::context::ProgressReporter>();
     if let Some(p) = reporter {
         assert_eq!(p.report(10.0, Some(100.0), Some("starting")), Ok(()));
         assert_eq!(
@@ -1396,11 +1399,11 @@ async fn progress(
         );
         assert_eq!(
             p.report(5.0, None, None),
-            Err(tollgate::ProgressError::NotIncreasing)
+            Err(tollgate::context::ProgressError::NotIncreasing)
         );
         assert_eq!(
             p.report(f64::NAN, None, None),
-            Err(tollgate::ProgressError::NotFinite)
+            Err(tollgate::context::ProgressError::NotFinite)
         );
         assert_eq!(p.report(100.5, None, None), Ok(()));
     }

@@ -16,9 +16,11 @@ use std::time::Duration;
 use support::{Response, call, post, raw, start};
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
-    CompleteResult, Endpoint, INVALID_ARGUMENTS_TEXT, Icon, Implementation, InvocationFeatures,
-    McpService, OperationResult, ProtocolVersion, RequestContext, ResourceLink, SessionConfig,
-    ToolArguments, ToolOutput, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    content::{Icon, ResourceLink},
+    endpoint::SessionConfig,
+    tool::{CompleteResult, INVALID_ARGUMENTS_TEXT, OperationResult, ToolOutput},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -30,7 +32,7 @@ async fn link(
     ctx: &RequestContext,
     _: ToolArguments<JsonObject>,
     _: &InvocationFeatures,
-) -> Result<OperationResult, tollgate::ContentError> {
+) -> Result<OperationResult, tollgate::content::ContentError> {
     let link = ResourceLink::new("https://example.com/a", "a")?
         .add_icon(Icon::with_source("https://example.com/i.png")?);
     let caps = ctx.client_capabilities().elicitation();
@@ -544,9 +546,9 @@ async fn chatty(
     _: ToolArguments<JsonObject>,
     features: &InvocationFeatures,
 ) -> Result<OperationResult, Infallible> {
-    if let Some(log) = features.find::<tollgate::RequestLogger>() {
-        log.log(tollgate::LogLevel::Debug, "debug detail");
-        log.log_from(tollgate::LogLevel::Warning, "db", "slow query");
+    if let Some(log) = features.find::<tollgate::context::RequestLogger>() {
+        log.log(tollgate::context::LogLevel::Debug, "debug detail");
+        log.log_from(tollgate::context::LogLevel::Warning, "db", "slow query");
     }
     Ok(CompleteResult::from_tool_text("done").into())
 }

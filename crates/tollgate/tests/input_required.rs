@@ -17,10 +17,13 @@ use std::net::SocketAddr;
 use support::{Response, post, start};
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str, to_string};
 use tollgate::{
-    AdmissionDecision, AdmissionIdentity, AdmissionRequest, CompleteResult, ContentErrorKind,
-    Endpoint, Implementation, InputRequest, InputRequiredResult, InvocationFeatures, McpService,
-    OperationResult, ProtocolVersion, RequestContext, RequestStateKey, ToolArguments,
-    ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    content::ContentErrorKind,
+    context::{InputRequest, InputRequiredResult},
+    endpoint::RequestStateKey,
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
+    tool::{CompleteResult, OperationResult},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;

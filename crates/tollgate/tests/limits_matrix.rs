@@ -18,8 +18,10 @@ use std::convert::Infallible;
 use support::{META, Response, post, start};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Endpoint, ImageContent, Implementation, InvocationFeatures, McpService,
-    OperationResult, ProtocolVersion, RequestContext, ToolArguments, ToolOutput, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    content::ImageContent,
+    tool::{CompleteResult, OperationResult, ToolOutput},
 };
 
 const MIB: usize = 1024 * 1024;
@@ -49,7 +51,7 @@ async fn text(
     let mut out = ToolOutput::builder();
     while left > 0 {
         let take = left.min(MIB - 1);
-        out = out.add_content(tollgate::TextContent::new("x".repeat(take)));
+        out = out.add_content(tollgate::content::TextContent::new("x".repeat(take)));
         left -= take;
     }
     Ok(CompleteResult::with_tool_output(out.build()).build().into())
@@ -59,7 +61,7 @@ async fn blob(
     _: &RequestContext,
     args: ToolArguments<JsonObject>,
     _: &InvocationFeatures,
-) -> Result<OperationResult, tollgate::ContentError> {
+) -> Result<OperationResult, tollgate::content::ContentError> {
     let out = ToolOutput::builder()
         .add_content(ImageContent::new(
             &vec![0u8; size(args.raw(), "n")],

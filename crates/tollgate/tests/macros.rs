@@ -14,8 +14,9 @@ use std::convert::Infallible;
 use support::{call, first_text, start};
 use tollgate::json::JsonValue;
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, tool,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    tool,
+    tool::{CompleteResult, OperationResult},
 };
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -287,7 +288,7 @@ async fn impl_blocks_become_tools_over_shared_state() {
                 .await
                 .result()
         ),
-        tollgate::INVALID_ARGUMENTS_TEXT
+        tollgate::tool::INVALID_ARGUMENTS_TEXT
     );
     assert_eq!(shelf.visits.load(std::sync::atomic::Ordering::SeqCst), 1);
 }

@@ -20,8 +20,9 @@ use proptest::prelude::*;
 use support::{META, post, start};
 use tollgate::json::{JsonLimits, JsonObject, from_str};
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    tool::{CompleteResult, OperationResult},
 };
 
 async fn echo(
@@ -34,24 +35,24 @@ async fn echo(
 
 async fn prompt(
     _: &tollgate::RequestContext,
-    _: tollgate::PromptArguments,
+    _: tollgate::prompt::PromptArguments,
     _: &InvocationFeatures,
-) -> Result<tollgate::PromptResult, String> {
+) -> Result<tollgate::prompt::PromptResult, String> {
     Err("a prompt that fails".to_owned())
 }
 
 async fn unreadable(
     _: &RequestContext,
-    r: tollgate::ResourceRequest,
+    r: tollgate::resource::ResourceRequest,
     _: &InvocationFeatures,
-) -> Result<tollgate::ResourceOutput, String> {
+) -> Result<tollgate::resource::ResourceOutput, String> {
     Err(format!("cannot read {}", r.uri()))
 }
 
 async fn completion(
     _: &RequestContext,
-    r: tollgate::CompletionRequest,
-) -> Result<tollgate::Completion, String> {
+    r: tollgate::prompt::CompletionRequest,
+) -> Result<tollgate::prompt::Completion, String> {
     Err(format!("cannot complete {}", r.value()))
 }
 
@@ -80,7 +81,7 @@ fn service() -> McpService {
     )
     .unwrap();
     let endpoint = Endpoint::with_path("/mcp", all, Implementation::new("no-echo", "1"))
-        .task_store(tollgate::InMemoryTaskStore::default())
+        .task_store(tollgate::task::InMemoryTaskStore::default())
         .add_tool(
             ToolRegistration::with_name("strict", all)
                 .input_schema(&strict)
@@ -105,15 +106,15 @@ fn service() -> McpService {
                 .unwrap(),
         )
         .add_prompt(
-            tollgate::PromptRegistration::with_name("p", all)
+            tollgate::prompt::PromptRegistration::with_name("p", all)
                 .handler(prompt)
-                .add_argument(tollgate::PromptArgument::required("a"))
+                .add_argument(tollgate::prompt::PromptArgument::required("a"))
                 .completion(completion)
                 .build()
                 .unwrap(),
         )
         .add_resource_template(
-            tollgate::ResourceTemplateRegistration::with_uri_template(
+            tollgate::resource::ResourceTemplateRegistration::with_uri_template(
                 "test://items/{id}",
                 "i",
                 all,

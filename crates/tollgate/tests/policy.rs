@@ -19,9 +19,12 @@ use support::{META, Response, post, start};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tollgate::json::JsonObject;
 use tollgate::{
-    AdmissionDecision, AdmissionIdentity, AdmissionRequest, BuildErrorKind, ClientCapability,
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, StdioServer, TokenBucket, ToolArguments, ToolRegistration,
+    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
+    RequestContext, ToolArguments, ToolRegistration,
+    context::ClientCapability,
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest, TokenBucket},
+    tool::{CompleteResult, OperationResult},
+    transport::StdioServer,
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;

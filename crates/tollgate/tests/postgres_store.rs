@@ -17,9 +17,10 @@ use std::time::Duration;
 use support::{post, start};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    PostgresTaskStore, ProtocolVersion, RequestContext, TaskConfig, TaskCreation, TaskSupport,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
+    task::{PostgresTaskStore, TaskConfig, TaskCreation},
+    tool::{CompleteResult, OperationResult, TaskSupport},
 };
 
 fn url() -> String {
@@ -42,10 +43,10 @@ async fn slow(
     _: &RequestContext,
     _: ToolArguments<JsonObject>,
     features: &InvocationFeatures,
-) -> Result<OperationResult, tollgate::TaskError> {
+) -> Result<OperationResult, tollgate::task::TaskError> {
     let tasks = features
         .require::<TaskCreation>()
-        .map_err(|_| tollgate::TaskError::internal())?;
+        .map_err(|_| tollgate::task::TaskError::internal())?;
     Ok(tasks
         .spawn(|_| async {
             tokio::time::sleep(Duration::from_millis(300)).await;

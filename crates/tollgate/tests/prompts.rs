@@ -16,9 +16,13 @@ use std::net::SocketAddr;
 use support::{META, Response, post, start};
 use tollgate::json::{JsonValue, to_string};
 use tollgate::{
-    BuildErrorKind, Completion, CompletionRequest, Endpoint, Icon, ImageContent, Implementation,
-    InvocationFeatures, McpService, PromptArgument, PromptArguments, PromptMessage,
-    PromptRegistration, PromptResult, ProtocolVersion, RequestContext, ResourceLink, TextContent,
+    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
+    RequestContext,
+    content::{Icon, ImageContent, ResourceLink, TextContent},
+    prompt::{
+        Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage,
+        PromptRegistration, PromptResult,
+    },
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -504,7 +508,7 @@ async fn needs_topic(
     ctx: &RequestContext,
     _: PromptArguments,
     _: &InvocationFeatures,
-) -> Result<tollgate::PromptOutcome, std::fmt::Error> {
+) -> Result<tollgate::prompt::PromptOutcome, std::fmt::Error> {
     let topic = ctx
         .input_response("topic")
         .and_then(|r| r.get("content"))
@@ -516,9 +520,12 @@ async fn needs_topic(
             "About {topic}"
         ))))
         .into(),
-        None => tollgate::InputRequiredResult::with_input_request(
+        None => tollgate::context::InputRequiredResult::with_input_request(
             "topic",
-            tollgate::InputRequest::elicitation("Topic?", tollgate::json::JsonObject::new()),
+            tollgate::context::InputRequest::elicitation(
+                "Topic?",
+                tollgate::json::JsonObject::new(),
+            ),
         )
         .into(),
     })

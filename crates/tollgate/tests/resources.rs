@@ -18,9 +18,13 @@ use support::{META, Response, post, start};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tollgate::json::{JsonValue, to_string};
 use tollgate::{
-    BuildErrorKind, CachePolicy, CacheScope, Endpoint, Icon, Implementation, InvocationFeatures,
-    McpService, ProtocolVersion, RequestContext, ResourceContents, ResourceOutput,
-    ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, SessionConfig,
+    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
+    RequestContext,
+    content::{CachePolicy, CacheScope, Icon, ResourceContents},
+    endpoint::SessionConfig,
+    resource::{
+        ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
+    },
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -28,7 +32,7 @@ const V1125: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const V0618: ProtocolVersion = ProtocolVersion::V2025_06_18;
 const ALL: [ProtocolVersion; 3] = [V26, V1125, V0618];
 
-type Outcome = Result<ResourceOutput, tollgate::ContentError>;
+type Outcome = Result<ResourceOutput, tollgate::content::ContentError>;
 
 async fn text(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) -> Outcome {
     if r.variable("id") == Some("gone") {
@@ -46,7 +50,7 @@ async fn text(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) ->
 }
 
 async fn big(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) -> Outcome {
-    let data = vec![0u8; tollgate::MAX_INLINE_BYTES + 1];
+    let data = vec![0u8; tollgate::content::MAX_INLINE_BYTES + 1];
     Ok(ResourceOutput::with_contents(ResourceContents::blob(
         r.uri(),
         None,
@@ -472,7 +476,7 @@ fn registration_rules() {
         assert_eq!(err.kind(), BuildErrorKind::InvalidUriTemplate, "{bad}");
         assert_eq!(err.resource_uri(), Some(bad));
     }
-    let build = |b: tollgate::EndpointBuilder| b.build().unwrap_err().kind();
+    let build = |b: tollgate::endpoint::EndpointBuilder| b.build().unwrap_err().kind();
     let base = || Endpoint::with_path("/mcp", [V26], Implementation::new("e", "1"));
     assert_eq!(
         build(
@@ -491,12 +495,12 @@ fn registration_rules() {
         BuildErrorKind::DuplicateResource
     );
     let mut many = base();
-    for i in 0..=tollgate::MAX_TEMPLATES_PER_ENDPOINT {
+    for i in 0..=tollgate::resource::MAX_TEMPLATES_PER_ENDPOINT {
         many = many.add_resource_template(template(&format!("test://t{i}/{{x}}")).unwrap());
     }
     assert_eq!(build(many), BuildErrorKind::TooManyTemplates);
     let mut at_limit = base();
-    for i in 0..tollgate::MAX_TEMPLATES_PER_ENDPOINT {
+    for i in 0..tollgate::resource::MAX_TEMPLATES_PER_ENDPOINT {
         at_limit = at_limit.add_resource_template(template(&format!("test://t{i}/{{x}}")).unwrap());
     }
     assert!(at_limit.build().is_ok());
@@ -514,15 +518,15 @@ async fn gated(
     ctx: &RequestContext,
     r: ResourceRequest,
     _: &InvocationFeatures,
-) -> Result<tollgate::ResourceOutcome, tollgate::ContentError> {
+) -> Result<tollgate::resource::ResourceOutcome, tollgate::content::ContentError> {
     if ctx.input_response("ok").is_some() {
         return Ok(
             ResourceOutput::with_contents(ResourceContents::text(r.uri(), None, "opened")?).into(),
         );
     }
-    Ok(tollgate::InputRequiredResult::with_input_request(
+    Ok(tollgate::context::InputRequiredResult::with_input_request(
         "ok",
-        tollgate::InputRequest::elicitation("Open it?", tollgate::json::JsonObject::new()),
+        tollgate::context::InputRequest::elicitation("Open it?", tollgate::json::JsonObject::new()),
     )
     .into())
 }

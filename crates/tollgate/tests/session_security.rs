@@ -22,10 +22,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use support::{Open, Response, post, raw, start};
 use tollgate::json::{JsonObject, to_string};
 use tollgate::{
-    AdmissionDecision, AdmissionIdentity, AdmissionRequest, ClientRequests, CompleteResult,
-    Endpoint, Implementation, InputRequest, InvocationFeatures, McpService, OperationResult,
-    ProtocolVersion, RequestContext, ResourceContents, ResourceOutput, ResourceRequest,
-    ResourceTemplateRegistration, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    content::ResourceContents,
+    context::{ClientRequests, InputRequest},
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
+    resource::{ResourceOutput, ResourceRequest, ResourceTemplateRegistration},
+    tool::{CompleteResult, OperationResult},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -367,7 +370,7 @@ async fn item(_: &RequestContext, r: ResourceRequest, _: &InvocationFeatures) ->
     )?))
 }
 
-type Outcome = Result<ResourceOutput, tollgate::ContentError>;
+type Outcome = Result<ResourceOutput, tollgate::content::ContentError>;
 
 #[tokio::test]
 async fn subscriptions_are_bounded_per_uri_and_per_session() {
@@ -405,25 +408,29 @@ async fn subscriptions_are_bounded_per_uri_and_per_session() {
         let head = format!("test://items/{n:04}-");
         format!("{head}{}", "x".repeat(len - head.len()))
     };
-    let at = subscribe(uri_of(0, tollgate::MAX_SUBSCRIPTION_URI_BYTES)).await;
+    let at = subscribe(uri_of(0, tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES)).await;
     assert_eq!(at.status, 200, "{}", at.text());
     assert!(at.json().get("error").is_none(), "{}", at.text());
-    let past = subscribe(uri_of(1, tollgate::MAX_SUBSCRIPTION_URI_BYTES + 1)).await;
+    let past = subscribe(uri_of(
+        1,
+        tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES + 1,
+    ))
+    .await;
     assert_eq!(past.code(), -32602);
     assert!(!past.text().contains("xxxx"), "never echoed");
     // 256 KiB of URIs per session: 32 of the largest fit, the 33rd does not.
     for n in 1..32 {
-        let resp = subscribe(uri_of(n, tollgate::MAX_SUBSCRIPTION_URI_BYTES)).await;
+        let resp = subscribe(uri_of(n, tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES)).await;
         assert!(resp.json().get("error").is_none(), "{n}: {}", resp.text());
     }
-    let full = subscribe(uri_of(32, tollgate::MAX_SUBSCRIPTION_URI_BYTES)).await;
+    let full = subscribe(uri_of(32, tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES)).await;
     assert_eq!(full.code(), -32603, "{}", full.text());
     // Unsubscribing gives the bytes back; subscribing again to a held URI costs nothing.
-    let again = subscribe(uri_of(0, tollgate::MAX_SUBSCRIPTION_URI_BYTES)).await;
+    let again = subscribe(uri_of(0, tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES)).await;
     assert!(again.json().get("error").is_none());
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"resources/unsubscribe","params":{{"uri":"{}"}}}}"#,
-        uri_of(0, tollgate::MAX_SUBSCRIPTION_URI_BYTES)
+        uri_of(0, tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES)
     );
     let h = [
         ("MCP-Protocol-Version", V1125.as_str()),
@@ -436,6 +443,6 @@ async fn subscriptions_are_bounded_per_uri_and_per_session() {
             .get("error")
             .is_none()
     );
-    let room = subscribe(uri_of(32, tollgate::MAX_SUBSCRIPTION_URI_BYTES)).await;
+    let room = subscribe(uri_of(32, tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES)).await;
     assert!(room.json().get("error").is_none(), "{}", room.text());
 }

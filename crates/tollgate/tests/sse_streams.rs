@@ -19,9 +19,12 @@ use std::time::Duration;
 use support::{Open, Response, post, post_request, raw, start};
 use tollgate::json::JsonObject;
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InvocationFeatures, McpService, OperationResult,
-    ProgressReporter, ProtocolVersion, RequestContext, ResponseStream, SessionConfig, StreamConfig,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
+    context::ProgressReporter,
+    endpoint::{SessionConfig, StreamConfig},
+    tool::{CompleteResult, OperationResult},
+    transport::ResponseStream,
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -73,7 +76,7 @@ async fn forever(
 }
 
 fn service(sessions: Option<SessionConfig>, revisions: &[ProtocolVersion]) -> McpService {
-    let revisions: tollgate::ProtocolVersions = revisions.iter().copied().collect();
+    let revisions: tollgate::endpoint::ProtocolVersions = revisions.iter().copied().collect();
     let tool = |name: &str| ToolRegistration::with_name(name, revisions).json_object_arguments();
     McpService::new(
         Endpoint::with_path("/mcp", revisions, Implementation::new("sse", "1"))

@@ -15,8 +15,11 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_slice, from_str};
 use tollgate::{
-    CompleteResult, Endpoint, EndpointLimits, Implementation, InvocationFeatures, OperationResult,
-    ProtocolVersion, RequestContext, StdioServer, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
+    endpoint::EndpointLimits,
+    tool::{CompleteResult, OperationResult},
+    transport::StdioServer,
 };
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -50,7 +53,7 @@ async fn progress(
     _: ToolArguments<JsonObject>,
     f: &InvocationFeatures,
 ) -> Result<OperationResult, Infallible> {
-    if let Some(p) = f.find::<tollgate::ProgressReporter>() {
+    if let Some(p) = f.find::<tollgate::context::ProgressReporter>() {
         let _ = p.report(1.0, Some(2.0), None);
         let _ = p.report(2.0, Some(2.0), None);
     }

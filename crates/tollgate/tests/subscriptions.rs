@@ -17,10 +17,12 @@ use std::time::Duration;
 use support::{Open, post, post_request, start};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
-    CompleteResult, Endpoint, Implementation, InMemoryTaskStore, InvocationFeatures, McpService,
-    OperationResult, ProtocolVersion, RequestContext, ResourceContents, ResourceOutput,
-    ResourceRegistration, ResourceRequest, TaskConfig, TaskCreation, TaskError, TaskSupport,
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
+    content::ResourceContents,
+    resource::{ResourceOutput, ResourceRegistration, ResourceRequest},
+    task::{InMemoryTaskStore, TaskConfig, TaskCreation, TaskError},
+    tool::{CompleteResult, OperationResult, TaskSupport},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -29,7 +31,7 @@ async fn read(
     _: &RequestContext,
     r: ResourceRequest,
     _: &InvocationFeatures,
-) -> Result<ResourceOutput, tollgate::ContentError> {
+) -> Result<ResourceOutput, tollgate::content::ContentError> {
     Ok(ResourceOutput::with_contents(ResourceContents::text(
         r.uri(),
         None,
@@ -223,18 +225,18 @@ async fn the_filter_is_checked_and_bounded() {
     );
     // Task ids: at most MAX_TASK_ID_BYTES; a longer one is refused, one at the bound opens the
     // stream (and is not acknowledged: no such task).
-    let id_past = "f".repeat(tollgate::MAX_TASK_ID_BYTES + 1);
+    let id_past = "f".repeat(tollgate::task::MAX_TASK_ID_BYTES + 1);
     assert_eq!(
         refused(addr, &format!(r#"{{"taskIds":["{id_past}"]}}"#), true).await,
         (400, -32602)
     );
-    let id_at = "f".repeat(tollgate::MAX_TASK_ID_BYTES);
+    let id_at = "f".repeat(tollgate::task::MAX_TASK_ID_BYTES);
     let mut with_id = listen(addr, 8, &format!(r#"{{"taskIds":["{id_at}"]}}"#), true).await;
     assert_eq!(with_id.status, 200);
     assert!(with_id.until(r#""notifications":{}"#).await);
     let uri_at = format!(
         "test://{}",
-        "u".repeat(tollgate::MAX_SUBSCRIPTION_URI_BYTES - 7)
+        "u".repeat(tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES - 7)
     );
     let uri_past = format!("{uri_at}u");
     assert_eq!(
@@ -257,7 +259,7 @@ async fn the_filter_is_checked_and_bounded() {
             addr,
             &format!(
                 r#"{{"resourceSubscriptions":[{}]}}"#,
-                entries(tollgate::MAX_SUBSCRIPTION_ENTRIES + 1)
+                entries(tollgate::endpoint::MAX_SUBSCRIPTION_ENTRIES + 1)
             ),
             false
         )
@@ -270,7 +272,7 @@ async fn the_filter_is_checked_and_bounded() {
         9,
         &format!(
             r#"{{"resourceSubscriptions":[{},"{uri_at}"]}}"#,
-            entries(tollgate::MAX_SUBSCRIPTION_ENTRIES - 1)
+            entries(tollgate::endpoint::MAX_SUBSCRIPTION_ENTRIES - 1)
         ),
         false,
     )

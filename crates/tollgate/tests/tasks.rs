@@ -19,10 +19,12 @@ use std::time::Duration;
 use support::{Response, post, start};
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate::{
-    AdmissionDecision, AdmissionIdentity, AdmissionRequest, BuildErrorKind, CompleteResult,
-    Endpoint, Implementation, InMemoryTaskStore, InputRequest, InvocationFeatures, McpService,
-    OperationResult, ProtocolVersion, RequestContext, TaskConfig, TaskContext, TaskCreated,
-    TaskCreation, TaskError, TaskSupport, ToolArguments, ToolRegistration,
+    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
+    RequestContext, ToolArguments, ToolRegistration,
+    context::InputRequest,
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
+    task::{InMemoryTaskStore, TaskConfig, TaskContext, TaskCreation, TaskError},
+    tool::{CompleteResult, OperationResult, TaskCreated, TaskSupport},
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -205,7 +207,7 @@ fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
     AdmissionDecision::admit(AdmissionIdentity::principal(who))
 }
 
-fn endpoint(store: impl tollgate::TaskStore, config: TaskConfig) -> Endpoint {
+fn endpoint(store: impl tollgate::task::TaskStore, config: TaskConfig) -> Endpoint {
     let tool = |name: &str, support| {
         ToolRegistration::with_name(name, [V26])
             .json_object_arguments()
@@ -658,8 +660,8 @@ async fn tasks_belong_to_their_principal_and_unknown_ids_are_not_found() {
         status(&task(addr, "tasks/get", &id, "", "alice").await),
         "working"
     );
-    let longest = "f".repeat(tollgate::MAX_TASK_ID_BYTES);
-    let longer = "f".repeat(tollgate::MAX_TASK_ID_BYTES + 1);
+    let longest = "f".repeat(tollgate::task::MAX_TASK_ID_BYTES);
+    let longer = "f".repeat(tollgate::task::MAX_TASK_ID_BYTES + 1);
     for unknown in [longest.as_str(), longer.as_str(), "nope"] {
         let r = task(addr, "tasks/get", unknown, "", "alice").await;
         assert_eq!((r.status, r.code()), (400, -32602));
@@ -768,7 +770,7 @@ fn build_rules() {
             revisions
                 .iter()
                 .copied()
-                .collect::<tollgate::ProtocolVersions>(),
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
         )
         .json_object_arguments()
         .handler(sleepy)
@@ -848,7 +850,7 @@ async fn the_sqlite_store_serves_the_same_flow() {
     let path = dir.join("tasks.sqlite3");
     let _ = std::fs::remove_file(&path);
     let config = TaskConfig::default().poll_interval(Duration::from_millis(100));
-    let store = Arc::new(tollgate::SqliteTaskStore::open(&path).await.unwrap());
+    let store = Arc::new(tollgate::task::SqliteTaskStore::open(&path).await.unwrap());
     let a = start(McpService::new(endpoint(store.clone(), config))).await;
     let b = start(McpService::new(endpoint(store, config))).await;
     let id = create(a, "asks", "{}").await;

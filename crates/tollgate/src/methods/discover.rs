@@ -1,7 +1,7 @@
 //! `server/discover` (2026-07-28): the result rendered when the endpoint was built, with the
 //! request's id spliced in.
 
-use crate::endpoint::{Endpoint, revision_slot};
+use crate::registry::{Endpoint, revision_slot};
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;

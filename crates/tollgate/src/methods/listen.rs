@@ -1,6 +1,6 @@
 //! `subscriptions/listen` (2026-07-28): the filter checked and bounded, the acknowledgement of
 //! what will be honoured, then resource updates and task status notifications relayed from the
-//! endpoint's event bus (`subscription.rs`) until the client goes away or the server shuts down.
+//! endpoint's event bus (`model/subscription.rs`) until the client goes away or the server shuts down.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -8,13 +8,13 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
-use crate::features::NotificationSink;
-use crate::origin::Transport;
+use crate::facts::context::RequestContext;
+use crate::model::features::NotificationSink;
+use crate::model::origin::Transport;
+use crate::model::subscription::{Event, MAX_SUBSCRIPTION_ENTRIES};
+use crate::registry::Endpoint;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
-use crate::subscription::{Event, MAX_SUBSCRIPTION_ENTRIES};
-use crate::task::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
+use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail, result_reply_json};
 
@@ -108,10 +108,11 @@ pub(crate) async fn listen(
     let uris: HashSet<Arc<str>> = uris
         .into_iter()
         .filter(|uri| {
-            crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_some()
+            crate::model::resource::route(uri, revision, &inner.resources, &inner.templates)
+                .is_some()
         })
         .collect();
-    let owner = crate::task::runner::owner_of(&endpoint.inner.path, context);
+    let owner = crate::tasks::runner::owner_of(&endpoint.inner.path, context);
     let mut tasks: HashSet<Arc<str>> = HashSet::new();
     if let Some(store) = inner.tasks.as_deref() {
         for task_id in task_ids {
@@ -234,8 +235,8 @@ mod tests {
     use super::*;
     use std::sync::atomic::Ordering;
 
-    use crate::context::{ClientCapabilities, RequestFacts};
-    use crate::subscription::MAX_LISTEN_STREAMS;
+    use crate::facts::context::{ClientCapabilities, RequestFacts};
+    use crate::model::subscription::MAX_LISTEN_STREAMS;
     use crate::version::ProtocolVersion;
     use crate::wire::id::RequestId;
     use crate::{Endpoint, Implementation};

@@ -13,8 +13,8 @@ pub(crate) mod tools;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{ClientCapability, required_capabilities};
-use crate::endpoint::revision_slot;
+use crate::facts::context::{ClientCapability, required_capabilities};
+use crate::registry::revision_slot;
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;

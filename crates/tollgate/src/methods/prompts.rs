@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
-use crate::guard::{fresh_features, guarded};
+use crate::facts::context::RequestContext;
 use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
-use crate::prompt::PromptArguments;
-use crate::prompt::completion::{Completion, CompletionRequest};
+use crate::model::guard::{fresh_features, guarded};
+use crate::model::prompt::PromptArguments;
+use crate::model::prompt::completion::{Completion, CompletionRequest};
+use crate::registry::Endpoint;
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
@@ -64,7 +64,7 @@ pub(crate) async fn get(
         Ok(result) => result,
         Err(reply) => return reply,
     };
-    let Some(messages) = crate::prompt::render_messages(result.messages(), revision) else {
+    let Some(messages) = crate::model::prompt::render_messages(result.messages(), revision) else {
         return fail(revision, id, Fault::Internal, None);
     };
     let mut out = JsonObject::builder();

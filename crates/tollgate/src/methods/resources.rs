@@ -3,11 +3,11 @@
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
-use crate::guard::{fresh_features, guarded};
+use crate::facts::context::RequestContext;
 use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
-use crate::resource::{ResourceRequest, Route};
+use crate::model::guard::{fresh_features, guarded};
+use crate::model::resource::{ResourceRequest, Route};
+use crate::registry::Endpoint;
 use crate::session::Session;
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
@@ -39,7 +39,7 @@ pub(crate) async fn read(
     };
     let inner = &endpoint.inner;
     let (registration, request) =
-        match crate::resource::route(uri, revision, &inner.resources, &inner.templates) {
+        match crate::model::resource::route(uri, revision, &inner.resources, &inner.templates) {
             Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
             Some(Route::Template(t, variables)) => {
                 (&t.inner, ResourceRequest::routed(uri, variables))
@@ -113,7 +113,7 @@ pub(crate) fn subscription(
         return fail(revision, id, Fault::InvalidParams, None);
     }
     let inner = &endpoint.inner;
-    if crate::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
+    if crate::model::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
         return fail(revision, id, Fault::ResourceNotFound2025, None);
     }
     if method == Method::ResourcesSubscribe {

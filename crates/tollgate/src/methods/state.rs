@@ -4,10 +4,10 @@
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
-use crate::input::InputRequiredResult;
+use crate::facts::context::RequestContext;
 use crate::methods::missing_capabilities;
+use crate::model::input::InputRequiredResult;
+use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
@@ -45,7 +45,7 @@ pub(crate) fn open_input(
     arguments: &JsonObject,
     responses: Option<&JsonObject>,
     state: Option<&JsonString>,
-) -> Result<crate::context::InputContext, Fault> {
+) -> Result<crate::facts::context::InputContext, Fault> {
     let Some(state) = state else {
         // No state: every response must at least be an object; the handler reads what it
         // recognises and ignores the rest.
@@ -53,7 +53,7 @@ pub(crate) fn open_input(
         if responses.iter().any(|(_, v)| v.as_object().is_none()) {
             return Err(Fault::InvalidParams);
         }
-        return Ok(crate::context::InputContext {
+        return Ok(crate::facts::context::InputContext {
             responses,
             state: JsonValue::Null,
             round: 0,
@@ -65,14 +65,14 @@ pub(crate) fn open_input(
         .state_key
         .as_ref()
         .ok_or(Fault::InvalidRequestState)?;
-    let binding = crate::state::Binding {
+    let binding = crate::facts::state::Binding {
         endpoint: &endpoint.inner.path,
         method,
         name,
         arguments,
         principal: context.admission.principal_name(),
     };
-    let opened = crate::state::open(key, &binding, state, std::time::SystemTime::now())
+    let opened = crate::facts::state::open(key, &binding, state, std::time::SystemTime::now())
         .map_err(|_| Fault::InvalidRequestState)?;
     let mut kept = JsonObject::builder();
     if let Some(responses) = responses {
@@ -80,13 +80,13 @@ pub(crate) fn open_input(
             let Some(response) = responses.get(key) else {
                 continue;
             };
-            if !crate::input::input_response_shape(method, response) {
+            if !crate::model::input::input_response_shape(method, response) {
                 return Err(Fault::InvalidParams);
             }
             kept.push(key.as_str(), response.clone());
         }
     }
-    Ok(crate::context::InputContext {
+    Ok(crate::facts::context::InputContext {
         responses: kept.build(),
         state: opened.state,
         round: opened.round,
@@ -103,7 +103,7 @@ pub(crate) fn input_required(
     method: &str,
     name: &str,
     arguments: &JsonObject,
-    required: &crate::input::InputRequiredResult,
+    required: &crate::model::input::InputRequiredResult,
 ) -> Reply {
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
@@ -111,7 +111,7 @@ pub(crate) fn input_required(
         return fail(revision, id, Fault::Internal, None);
     }
     let caps = &context.client_capabilities;
-    let mut missing: Vec<&crate::context::ClientCapability> = Vec::new();
+    let mut missing: Vec<&crate::facts::context::ClientCapability> = Vec::new();
     for (_, request) in required.input_requests() {
         if !caps.declares(request.capability()) && !missing.contains(&request.capability()) {
             missing.push(request.capability());
@@ -121,20 +121,20 @@ pub(crate) fn input_required(
         return missing_capabilities(revision, id, missing.into_iter());
     }
     let round = context.input_round().saturating_add(1);
-    if round > crate::state::MAX_REQUEST_STATE_ROUNDS {
+    if round > crate::facts::state::MAX_REQUEST_STATE_ROUNDS {
         return fail(revision, id, Fault::InvalidRequestState, None);
     }
     let Some(key) = endpoint.inner.state_key.as_ref() else {
         return fail(revision, id, Fault::Internal, None);
     };
-    let binding = crate::state::Binding {
+    let binding = crate::facts::state::Binding {
         endpoint: &endpoint.inner.path,
         method,
         name,
         arguments,
         principal: context.admission.principal_name(),
     };
-    let opened = crate::state::Opened {
+    let opened = crate::facts::state::Opened {
         round,
         asked: required
             .input_requests()
@@ -142,7 +142,8 @@ pub(crate) fn input_required(
             .collect(),
         state: required.state.clone().unwrap_or(JsonValue::Null),
     };
-    let Some(sealed) = crate::state::seal(key, &binding, &opened, std::time::SystemTime::now())
+    let Some(sealed) =
+        crate::facts::state::seal(key, &binding, &opened, std::time::SystemTime::now())
     else {
         return fail(revision, id, Fault::Internal, None);
     };
@@ -228,8 +229,8 @@ pub(crate) fn finish<T>(
     }
 }
 
-impl IntoAnswer for crate::prompt::PromptOutcome {
-    type Value = crate::prompt::PromptResult;
+impl IntoAnswer for crate::model::prompt::PromptOutcome {
+    type Value = crate::model::prompt::PromptResult;
     fn into_answer(self) -> Answer<Self::Value> {
         match self {
             Self::Complete(result) => Answer::Complete(result),
@@ -238,8 +239,8 @@ impl IntoAnswer for crate::prompt::PromptOutcome {
     }
 }
 
-impl IntoAnswer for crate::resource::ResourceOutcome {
-    type Value = crate::resource::ResourceOutput;
+impl IntoAnswer for crate::model::resource::ResourceOutcome {
+    type Value = crate::model::resource::ResourceOutput;
     fn into_answer(self) -> Answer<Self::Value> {
         match self {
             Self::Complete(output) => Answer::Complete(output),

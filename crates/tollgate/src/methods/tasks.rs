@@ -4,14 +4,14 @@
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
 
-use crate::context::{ClientCapability, RequestContext};
-use crate::endpoint::Endpoint;
-use crate::input::input_response_shape;
+use crate::facts::context::{ClientCapability, RequestContext};
 use crate::methods::missing_capabilities;
-use crate::task::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
-use crate::task::record::TaskRecord;
-use crate::task::runner::Lookup;
-use crate::task::runner::{Tasks, owner_of};
+use crate::model::input::input_response_shape;
+use crate::registry::Endpoint;
+use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
+use crate::tasks::record::TaskRecord;
+use crate::tasks::runner::Lookup;
+use crate::tasks::runner::{Tasks, owner_of};
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, result_reply};

@@ -9,21 +9,21 @@ use std::sync::Arc;
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 use tollgate_schema::ValidationErrorKind;
 
-use crate::content::TextContent;
-use crate::context::{ClientCapability, RequestContext};
-use crate::endpoint::{Endpoint, revision_slot};
-use crate::features::{InvocationFeatures, NotificationSink, ProgressReporter};
-use crate::guard::{fresh_features, guarded};
+use crate::facts::context::{ClientCapability, RequestContext};
+use crate::facts::policy::refusal_reply;
 use crate::methods::missing_capabilities;
 use crate::methods::state::{Retry, input_required, open_input, retry_params};
-use crate::origin::Transport;
-use crate::policy::refusal_reply;
-use crate::projection::complete;
-use crate::result::{CompleteResult, OperationResult, ToolOutput};
-use crate::task::model::TASKS_EXTENSION;
-use crate::task::runner::Tasks;
-use crate::tool::options::TaskSupport;
-use crate::tool::{Invocation, InvokeFailure, ToolRegistration};
+use crate::model::content::TextContent;
+use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
+use crate::model::guard::{fresh_features, guarded};
+use crate::model::origin::Transport;
+use crate::model::projection::complete;
+use crate::model::result::{CompleteResult, OperationResult, ToolOutput};
+use crate::model::tool::options::TaskSupport;
+use crate::model::tool::{Invocation, InvokeFailure, ToolRegistration};
+use crate::registry::{Endpoint, revision_slot};
+use crate::tasks::model::TASKS_EXTENSION;
+use crate::tasks::runner::Tasks;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};
 use crate::wire::headers;
@@ -159,7 +159,7 @@ fn charge_tool(
     context: &RequestContext,
     named: Option<&str>,
 ) -> Result<(), Reply> {
-    crate::policy::charge_tool(&endpoint.inner.policy, context, named)
+    crate::facts::policy::charge_tool(&endpoint.inner.policy, context, named)
         .map_err(|refusal| refusal_reply(context, refusal))
 }
 
@@ -231,7 +231,10 @@ fn features_for(
     if let (true, Some(level), Some(sink)) =
         (endpoint.inner.logging, context.log_level, transport.sink())
     {
-        features = features.with(crate::features::RequestLogger::new(level, sink.clone()));
+        features = features.with(crate::model::features::RequestLogger::new(
+            level,
+            sink.clone(),
+        ));
     }
     if let Some(NotificationSink::Stream(stream)) = transport.sink() {
         if stream.may_close_connection() {
@@ -248,10 +251,10 @@ fn features_for(
     }
     let mut task_serial = None;
     if let Some(tasks) = tasks {
-        let creation = crate::task::runner::TaskCreation::new(
+        let creation = crate::tasks::runner::TaskCreation::new(
             tasks,
             endpoint.inner.limits.output,
-            crate::task::runner::owner_of(&endpoint.inner.path, context),
+            crate::tasks::runner::owner_of(&endpoint.inner.path, context),
             tool.inner.name.clone(),
         );
         task_serial = Some(creation.serial());
@@ -332,7 +335,7 @@ fn invalid_arguments(
 fn structured(
     tool: &ToolRegistration,
     value: JsonValue,
-    limits: &crate::endpoint::EndpointLimits,
+    limits: &crate::registry::EndpointLimits,
 ) -> Result<CompleteResult, Fault> {
     if let Some(schema) = &tool.inner.output {
         match schema.validate_in(&value, limits.gate()) {

@@ -1,19 +1,19 @@
 //! The admission stage, run for every request before anything answers from the endpoint's
-//! state: `policy.rs` decides and renders its refusals as the fixed replies.
+//! state: `facts/policy.rs` decides and renders its refusals as the fixed replies.
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
-use crate::policy::Caller;
-use crate::policy::refusal_reply;
+use crate::facts::context::RequestContext;
+use crate::facts::policy::Caller;
+use crate::facts::policy::refusal_reply;
+use crate::registry::Endpoint;
 use crate::wire::reply::Reply;
 
-/// The admission stage for a well-formed request (see `policy.rs`): the refusal throttle,
+/// The admission stage for a well-formed request (see `facts/policy.rs`): the refusal throttle,
 /// admission and the request limiter. A refusal becomes its fixed reply.
 pub(crate) fn admit(
     endpoint: &Endpoint,
     caller: Caller<'_>,
     context: &mut RequestContext,
 ) -> Result<(), Reply> {
-    crate::policy::admit(&endpoint.inner.policy, caller, context)
+    crate::facts::policy::admit(&endpoint.inner.policy, caller, context)
         .map_err(|refusal| refusal_reply(context, refusal))
 }

@@ -3,7 +3,7 @@
 
 use tollgate_json::{JsonObject, JsonString, JsonValue, from_slice};
 
-use crate::endpoint::Endpoint;
+use crate::registry::Endpoint;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fault_reply};

@@ -22,10 +22,10 @@ pub(crate) mod envelope;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::RequestContext;
-use crate::endpoint::Endpoint;
+use crate::facts::context::RequestContext;
 use crate::methods;
-use crate::origin::Transport;
+use crate::model::origin::Transport;
+use crate::registry::Endpoint;
 use crate::session::Session;
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;

@@ -18,13 +18,13 @@ use std::sync::Arc;
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
-use crate::endpoint::{Endpoint, revision_slot};
-use crate::features::NotificationSink;
-use crate::origin::Transport;
+use crate::facts::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
+use crate::facts::policy::Caller;
+use crate::model::features::NotificationSink;
+use crate::model::origin::Transport;
 use crate::pipeline::admission::admit;
 use crate::pipeline::envelope::Envelope;
-use crate::policy::Caller;
+use crate::registry::{Endpoint, revision_slot};
 use crate::session::{CreateFailure, Session};
 use crate::stream::event::Connection;
 use crate::stream::session::AttachFailure;

@@ -15,10 +15,10 @@ use std::net::IpAddr;
 use http::HeaderMap;
 use tollgate_json::JsonValue;
 
-use crate::endpoint::Endpoint;
-use crate::features::NotificationSink;
-use crate::origin::Transport;
+use crate::model::features::NotificationSink;
+use crate::model::origin::Transport;
 use crate::pipeline::envelope::envelope;
+use crate::registry::Endpoint;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fault_reply};
 

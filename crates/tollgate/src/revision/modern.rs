@@ -7,12 +7,12 @@
 use http::{HeaderMap, StatusCode};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
-use crate::endpoint::Endpoint;
-use crate::origin::Transport;
+use crate::facts::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
+use crate::model::origin::Transport;
 use crate::pipeline::admission::admit;
 use crate::pipeline::dispatch;
 use crate::pipeline::envelope::Envelope;
+use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
 use crate::wire::headers;
@@ -164,7 +164,7 @@ fn standard_headers<'h>(
     headers: &'h HeaderMap,
     message: &Envelope,
     method: Method,
-    limits: &crate::endpoint::EndpointLimits,
+    limits: &crate::registry::EndpointLimits,
 ) -> Result<&'h str, ()> {
     let version = headers::single(headers, headers::PROTOCOL_VERSION)?.ok_or(())?;
     let method_header = headers::single(headers, headers::METHOD)?.ok_or(())?;

@@ -365,7 +365,7 @@ impl Drop for FinishOnDrop {
 /// # Examples
 ///
 /// ```
-/// use tollgate::{InvocationFeatures, ResponseStream};
+/// use tollgate::{InvocationFeatures, transport::ResponseStream};
 ///
 /// fn free_the_connection(features: &InvocationFeatures) {
 ///     if let Some(stream) = features.find::<ResponseStream>() {

@@ -41,7 +41,7 @@ use bytes::Bytes;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tollgate::StreamConfig;
+/// use tollgate::endpoint::StreamConfig;
 ///
 /// let config = StreamConfig::new()
 ///     .keep_alive(Duration::from_secs(20))
@@ -151,7 +151,7 @@ pub(crate) const MAX_SUBSCRIPTIONS: usize = 1_024;
 /// in bytes.
 ///
 /// ```
-/// assert_eq!(tollgate::MAX_SUBSCRIPTION_URI_BYTES, 8192);
+/// assert_eq!(tollgate::endpoint::MAX_SUBSCRIPTION_URI_BYTES, 8192);
 /// ```
 pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 8192;
 

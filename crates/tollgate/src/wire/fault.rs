@@ -15,7 +15,7 @@ use http::StatusCode;
 /// A client (or a test) recognises the fixed answer by this text:
 ///
 /// ```
-/// let text = tollgate::INVALID_ARGUMENTS_TEXT;
+/// let text = tollgate::tool::INVALID_ARGUMENTS_TEXT;
 /// assert_eq!(text, "Arguments do not match the tool's inputSchema.");
 /// assert!(!text.contains('{'), "it never carries a submitted value");
 /// ```

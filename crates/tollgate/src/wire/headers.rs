@@ -64,7 +64,7 @@ pub(crate) fn agrees(value: &str, expected: &str, max: usize) -> bool {
 /// # Examples
 ///
 /// ```
-/// use tollgate::encode_mirrored_value;
+/// use tollgate::tool::encode_mirrored_value;
 /// use tollgate::json::JsonValue;
 ///
 /// assert_eq!(encode_mirrored_value(&JsonValue::from("us-west1")).as_deref(), Some("us-west1"));

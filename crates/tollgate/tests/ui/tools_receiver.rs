@@ -3,8 +3,8 @@ struct Counter;
 #[tollgate::tools]
 impl Counter {
     #[tool]
-    async fn bump(n: i64) -> Result<tollgate::OperationResult, std::convert::Infallible> {
-        Ok(tollgate::CompleteResult::from_tool_text(n.to_string()).into())
+    async fn bump(n: i64) -> Result<tollgate::tool::OperationResult, std::convert::Infallible> {
+        Ok(tollgate::tool::CompleteResult::from_tool_text(n.to_string()).into())
     }
 }
 

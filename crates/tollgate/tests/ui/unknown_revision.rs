@@ -1,8 +1,8 @@
 use tollgate::tool;
 
 #[tool(revisions = [V2024_11_05])]
-async fn add(a: i64) -> Result<tollgate::OperationResult, std::convert::Infallible> {
-    Ok(tollgate::CompleteResult::from_tool_text(a.to_string()).into())
+async fn add(a: i64) -> Result<tollgate::tool::OperationResult, std::convert::Infallible> {
+    Ok(tollgate::tool::CompleteResult::from_tool_text(a.to_string()).into())
 }
 
 fn main() {}

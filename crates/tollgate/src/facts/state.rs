@@ -1,0 +1,535 @@
+//! Sealed request state: the `requestState` Tollgate issues with every `input_required` result
+//! and opens on the retry.
+//!
+//! Owns [`RequestStateKey`] and the envelope: version, random 96-bit nonce, and AES-256-GCM
+//! ciphertext under a key derived with HKDF-SHA256 from the endpoint's secret and path. The
+//! plaintext holds the expiry (15 minutes), the round (at most 10), the keys and methods of the
+//! inputs asked for, and the handler's state; the binding (endpoint, method, operation name,
+//! a digest of the arguments, the admitted principal) is authenticated as associated data, so
+//! state presented on another request, by another principal, after expiry, or altered in any
+//! bit does not open. Knows nothing of JSON-RPC; the methods' request-state stage
+//! (`methods/state.rs`) decides what to seal.
+
+use std::fmt;
+#[cfg(feature = "request-state")]
+use std::time::UNIX_EPOCH;
+use std::time::{Duration, SystemTime};
+
+#[cfg(feature = "request-state")]
+use tollgate_json::{JsonLimits, OutputLimits, from_slice, to_vec};
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::facts::error::{BuildError, BuildErrorKind};
+
+/// How long a sealed state stays valid.
+pub const REQUEST_STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
+/// The most rounds one request may take.
+pub const MAX_REQUEST_STATE_ROUNDS: u8 = 10;
+/// The largest sealed state, in bytes of its wire form.
+pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
+
+#[cfg(feature = "request-state")]
+const VERSION: u8 = 1;
+/// The fewest distinct byte values a configured secret may have.
+const MIN_DISTINCT_SECRET_BYTES: usize = 8;
+#[cfg(feature = "request-state")]
+const NONCE_BYTES: usize = 12;
+
+/// The secret request state is sealed with. Every instance serving one endpoint must share it
+/// (a state sealed by one instance is opened by whichever receives the retry).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::endpoint::RequestStateKey;
+///
+/// // 32 bytes from a secret store (here, fixed for the example).
+/// let secret: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(97) ^ 0x5a).collect();
+/// let key = RequestStateKey::from_secret(&secret)?;
+/// assert!(RequestStateKey::from_secret(b"too short").is_err());
+/// // A secret with little entropy (all zeros, one repeated byte, a short pattern) is refused.
+/// assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
+/// assert!(RequestStateKey::from_secret(&[7u8; 64]).is_err());
+/// // Debug never shows the secret.
+/// assert_eq!(format!("{key:?}"), "RequestStateKey(..)");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct RequestStateKey {
+    secret: [u8; 32],
+}
+
+impl Drop for RequestStateKey {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.secret);
+    }
+}
+
+impl fmt::Debug for RequestStateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RequestStateKey(..)")
+    }
+}
+
+impl RequestStateKey {
+    /// A key from at least 32 bytes of secret (longer secrets are condensed with SHA-256). The
+    /// secret must not be plainly weak: at least 8 distinct byte values (a random 32-byte secret
+    /// has about 27, its hex spelling about 16). This refuses placeholders, not guessable
+    /// secrets: generate the secret with a cryptographic random source. The key's bytes are
+    /// zeroed when it is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::InvalidConfiguration`] for fewer than 32 bytes, or a secret with fewer
+    /// than 8 distinct byte values (all zeros, a repeated byte, a short pattern).
+    pub fn from_secret(secret: &[u8]) -> Result<Self, BuildError> {
+        let mut seen = [false; 256];
+        for b in secret {
+            seen[usize::from(*b)] = true;
+        }
+        let distinct = seen.iter().filter(|s| **s).count();
+        if secret.len() < 32 || distinct < MIN_DISTINCT_SECRET_BYTES {
+            return Err(BuildError::new(BuildErrorKind::InvalidConfiguration));
+        }
+        let mut key = [0u8; 32];
+        if secret.len() == 32 {
+            key.copy_from_slice(secret);
+        } else {
+            #[cfg(feature = "request-state")]
+            {
+                use sha2::Digest;
+                key.copy_from_slice(&sha2::Sha256::digest(secret));
+            }
+            #[cfg(not(feature = "request-state"))]
+            key.copy_from_slice(&secret[..32]);
+        }
+        Ok(Self { secret: key })
+    }
+
+    /// A random key for this process: states do not survive a restart and are not shared with
+    /// other instances. The default when an endpoint sets none.
+    pub fn generate() -> Option<Self> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).ok()?;
+        Some(Self { secret })
+    }
+}
+
+/// What a state is bound to: the retry must present the same.
+#[cfg_attr(
+    not(feature = "request-state"),
+    allow(dead_code, reason = "read only when sealing is built")
+)]
+pub(crate) struct Binding<'a> {
+    pub(crate) endpoint: &'a str,
+    pub(crate) method: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a JsonObject,
+    pub(crate) principal: Option<&'a str>,
+}
+
+/// What a sealed state carries.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Opened {
+    pub(crate) round: u8,
+    /// The keys asked for, with their methods.
+    pub(crate) asked: Vec<(String, String)>,
+    pub(crate) state: JsonValue,
+}
+
+/// Why a state did not open (all answered the same way: the reasons are not told apart on the
+/// wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unopenable;
+
+#[cfg(feature = "request-state")]
+mod aead {
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    use aes_gcm::{Aes256Gcm, Nonce};
+    use hkdf::Hkdf;
+    use sha2::{Digest, Sha256};
+
+    use super::{Binding, RequestStateKey};
+
+    pub(super) fn cipher(key: &RequestStateKey, endpoint: &str) -> Option<Aes256Gcm> {
+        let hk = Hkdf::<Sha256>::new(Some(b"tollgate/request-state/v1"), &key.secret);
+        let mut okm = zeroize::Zeroizing::new([0u8; 32]);
+        hk.expand(endpoint.as_bytes(), okm.as_mut()).ok()?;
+        Aes256Gcm::new_from_slice(okm.as_ref()).ok()
+    }
+
+    /// The associated data: a digest of every bound field, each length-prefixed; the arguments
+    /// as the digest of their canonical form.
+    pub(super) fn aad(binding: &Binding<'_>) -> [u8; 32] {
+        let arguments: [u8; 32] = super::canonical_digest(binding.arguments);
+        let mut h = Sha256::new();
+        for part in [
+            binding.endpoint.as_bytes(),
+            binding.method.as_bytes(),
+            binding.name.as_bytes(),
+            &arguments[..],
+            binding.principal.unwrap_or("").as_bytes(),
+            if binding.principal.is_some() {
+                b"p"
+            } else {
+                b"a"
+            },
+        ] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part);
+        }
+        h.finalize().into()
+    }
+
+    pub(super) fn seal(
+        cipher: &Aes256Gcm,
+        nonce: &[u8; 12],
+        aad: &[u8],
+        plain: &[u8],
+    ) -> Option<Vec<u8>> {
+        cipher
+            .encrypt(Nonce::from_slice(nonce), Payload { msg: plain, aad })
+            .ok()
+    }
+
+    pub(super) fn open(
+        cipher: &Aes256Gcm,
+        nonce: &[u8],
+        aad: &[u8],
+        sealed: &[u8],
+    ) -> Option<Vec<u8>> {
+        cipher
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad })
+            .ok()
+    }
+}
+
+/// The SHA-256 digest of the arguments in a canonical form, streamed with no size cap (so two
+/// argument objects of any size bind alike only when they are equal): object members sorted by
+/// name, every string length-prefixed, numbers by value whatever their spelling (`1.0` binds as
+/// `1`), and a tag before each value so no two shapes share an encoding.
+#[cfg(feature = "request-state")]
+fn canonical_digest(arguments: &JsonObject) -> [u8; 32] {
+    use sha2::Digest;
+    use std::hash::Hash;
+
+    /// Feeds `Hash` writes into SHA-256, every integer big-endian, so the digest is the same on
+    /// every platform.
+    struct Feed(sha2::Sha256);
+
+    impl std::hash::Hasher for Feed {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+        fn write_u8(&mut self, i: u8) {
+            self.0.update([i]);
+        }
+        fn write_u32(&mut self, i: u32) {
+            self.0.update(i.to_be_bytes());
+        }
+        fn write_u64(&mut self, i: u64) {
+            self.0.update(i.to_be_bytes());
+        }
+        fn write_i64(&mut self, i: i64) {
+            self.0.update(i.to_be_bytes());
+        }
+    }
+
+    fn text(feed: &mut Feed, s: &str) {
+        feed.0.update((s.len() as u64).to_be_bytes());
+        feed.0.update(s.as_bytes());
+    }
+
+    fn value(feed: &mut Feed, v: &JsonValue) {
+        match v {
+            JsonValue::Null => feed.0.update(b"z"),
+            JsonValue::Bool(b) => feed.0.update(if *b { b"t" } else { b"f" }),
+            JsonValue::Number(n) => {
+                feed.0.update(b"n");
+                n.hash(feed);
+            }
+            JsonValue::String(s) => {
+                feed.0.update(b"s");
+                text(feed, s.as_str());
+            }
+            JsonValue::Array(a) => {
+                feed.0.update(b"a");
+                feed.0.update((a.len() as u64).to_be_bytes());
+                for item in a.iter() {
+                    value(feed, item);
+                }
+            }
+            JsonValue::Object(o) => object(feed, o),
+        }
+    }
+
+    fn object(feed: &mut Feed, o: &JsonObject) {
+        let mut members: Vec<_> = o.iter().collect();
+        members.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        feed.0.update(b"o");
+        feed.0.update((members.len() as u64).to_be_bytes());
+        for (k, v) in members {
+            text(feed, k.as_str());
+            value(feed, v);
+        }
+    }
+
+    let mut feed = Feed(sha2::Sha256::new());
+    object(&mut feed, arguments);
+    feed.0.finalize().into()
+}
+
+#[cfg(feature = "request-state")]
+fn now_secs(now: SystemTime) -> u64 {
+    now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Seals `opened` for `binding`; `None` when it would not fit (or sealing is unavailable).
+pub(crate) fn seal(
+    key: &RequestStateKey,
+    binding: &Binding<'_>,
+    opened: &Opened,
+    now: SystemTime,
+) -> Option<String> {
+    #[cfg(feature = "request-state")]
+    {
+        let asked: Vec<JsonValue> = opened
+            .asked
+            .iter()
+            .map(|(k, m)| {
+                JsonValue::from(vec![
+                    JsonValue::from(k.as_str()),
+                    JsonValue::from(m.as_str()),
+                ])
+            })
+            .collect();
+        let plain = JsonObject::builder()
+            .insert("exp", now_secs(now) + REQUEST_STATE_LIFETIME.as_secs())
+            .insert("round", u64::from(opened.round))
+            .insert("asked", JsonValue::from(asked))
+            .insert("state", opened.state.clone())
+            .build();
+        let plain = to_vec(&plain.into(), &OutputLimits::default()).ok()?;
+        let cipher = aead::cipher(key, binding.endpoint)?;
+        let aad = aead::aad(binding);
+        let mut nonce = [0u8; NONCE_BYTES];
+        getrandom::fill(&mut nonce).ok()?;
+        let sealed = aead::seal(&cipher, &nonce, &aad, &plain)?;
+        let mut envelope = Vec::with_capacity(1 + NONCE_BYTES + sealed.len());
+        envelope.push(VERSION);
+        envelope.extend_from_slice(&nonce);
+        envelope.extend_from_slice(&sealed);
+        let text = crate::wire::syntax::base64_encode(&envelope);
+        (text.len() <= MAX_REQUEST_STATE_BYTES).then_some(text)
+    }
+    #[cfg(not(feature = "request-state"))]
+    {
+        let _ = (key, binding, opened, now);
+        None
+    }
+}
+
+/// Opens a state presented on a retry bound as `binding`.
+pub(crate) fn open(
+    key: &RequestStateKey,
+    binding: &Binding<'_>,
+    text: &str,
+    now: SystemTime,
+) -> Result<Opened, Unopenable> {
+    #[cfg(feature = "request-state")]
+    {
+        if text.len() > MAX_REQUEST_STATE_BYTES {
+            return Err(Unopenable);
+        }
+        let envelope = crate::wire::syntax::base64_decode(text.as_bytes(), MAX_REQUEST_STATE_BYTES)
+            .ok_or(Unopenable)?;
+        if envelope.len() < 1 + NONCE_BYTES + 16 || envelope[0] != VERSION {
+            return Err(Unopenable);
+        }
+        let (nonce, sealed) = envelope[1..].split_at(NONCE_BYTES);
+        let cipher = aead::cipher(key, binding.endpoint).ok_or(Unopenable)?;
+        let aad = aead::aad(binding);
+        let plain = aead::open(&cipher, nonce, &aad, sealed).ok_or(Unopenable)?;
+        let value = from_slice(&plain, &JsonLimits::default()).map_err(|_| Unopenable)?;
+        let exp = value
+            .get("exp")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_u64())
+            .ok_or(Unopenable)?;
+        if now_secs(now) > exp {
+            return Err(Unopenable);
+        }
+        let round = value
+            .get("round")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_u64())
+            .and_then(|n| u8::try_from(n).ok())
+            .ok_or(Unopenable)?;
+        let mut asked = Vec::new();
+        for pair in value
+            .get("asked")
+            .and_then(JsonValue::as_array)
+            .ok_or(Unopenable)?
+            .iter()
+        {
+            let pair = pair.as_array().ok_or(Unopenable)?;
+            match pair.as_slice() {
+                [k, m] => asked.push((
+                    k.as_str().ok_or(Unopenable)?.to_owned(),
+                    m.as_str().ok_or(Unopenable)?.to_owned(),
+                )),
+                _ => return Err(Unopenable),
+            }
+        }
+        let state = value.get("state").cloned().ok_or(Unopenable)?;
+        Ok(Opened {
+            round,
+            asked,
+            state,
+        })
+    }
+    #[cfg(not(feature = "request-state"))]
+    {
+        let _ = (key, binding, text, now);
+        Err(Unopenable)
+    }
+}
+
+#[cfg(all(test, feature = "request-state"))]
+mod tests {
+    use super::*;
+
+    fn binding<'a>(arguments: &'a JsonObject, principal: Option<&'a str>) -> Binding<'a> {
+        Binding {
+            endpoint: "/mcp",
+            method: "tools/call",
+            name: "t",
+            arguments,
+            principal,
+        }
+    }
+
+    /// A secret with enough distinct bytes, different for each `seed`.
+    fn test_secret(seed: u8) -> Vec<u8> {
+        (0u8..32)
+            .map(|i| i.wrapping_mul(37).wrapping_add(seed.wrapping_mul(101)))
+            .collect()
+    }
+
+    fn opened() -> Opened {
+        Opened {
+            round: 1,
+            asked: vec![("k".into(), "roots/list".into())],
+            state: JsonValue::from("s"),
+        }
+    }
+
+    #[test]
+    fn a_state_opens_only_where_it_was_bound() {
+        let key = RequestStateKey::from_secret(&test_secret(1)).unwrap_or_else(|_| unreachable!());
+        let args = JsonObject::builder().insert("a", 1).insert("b", 2).build();
+        let now = SystemTime::now();
+        let sealed = seal(&key, &binding(&args, Some("alice")), &opened(), now).unwrap_or_default();
+        assert!(!sealed.is_empty());
+        assert_eq!(
+            open(&key, &binding(&args, Some("alice")), &sealed, now),
+            Ok(opened())
+        );
+        // Re-ordered arguments are the same arguments.
+        let reordered = JsonObject::builder().insert("b", 2).insert("a", 1).build();
+        assert!(open(&key, &binding(&reordered, Some("alice")), &sealed, now).is_ok());
+        // Other arguments, another principal, anonymous, another key, later than 15 minutes.
+        let other = JsonObject::builder().insert("a", 2).insert("b", 2).build();
+        assert!(open(&key, &binding(&other, Some("alice")), &sealed, now).is_err());
+        assert!(open(&key, &binding(&args, Some("bob")), &sealed, now).is_err());
+        assert!(open(&key, &binding(&args, None), &sealed, now).is_err());
+        let other_key =
+            RequestStateKey::from_secret(&test_secret(2)).unwrap_or_else(|_| unreachable!());
+        assert!(open(&other_key, &binding(&args, Some("alice")), &sealed, now).is_err());
+        let later = now + REQUEST_STATE_LIFETIME + Duration::from_secs(2);
+        assert!(open(&key, &binding(&args, Some("alice")), &sealed, later).is_err());
+        // Any altered character.
+        for i in [0, sealed.len() / 2, sealed.len() - 1] {
+            let mut bytes = sealed.clone().into_bytes();
+            bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+            let tampered = String::from_utf8(bytes).unwrap_or_default();
+            assert!(
+                open(&key, &binding(&args, Some("alice")), &tampered, now).is_err(),
+                "{i}"
+            );
+        }
+        for junk in ["", "x", "!!!!", &"A".repeat(MAX_REQUEST_STATE_BYTES + 1)] {
+            assert!(open(&key, &binding(&args, Some("alice")), junk, now).is_err());
+        }
+    }
+
+    #[test]
+    fn a_state_past_the_size_bound_is_not_sealed() {
+        let key = RequestStateKey::from_secret(&test_secret(1)).unwrap_or_else(|_| unreachable!());
+        let args = JsonObject::new();
+        let mut big = opened();
+        big.state = JsonValue::from("x".repeat(MAX_REQUEST_STATE_BYTES));
+        assert!(seal(&key, &binding(&args, None), &big, SystemTime::now()).is_none());
+        let mut fits = opened();
+        fits.state = JsonValue::from("x".repeat(40 * 1024));
+        assert!(seal(&key, &binding(&args, None), &fits, SystemTime::now()).is_some());
+    }
+
+    #[test]
+    fn arguments_of_any_size_bind_exactly() {
+        let key = RequestStateKey::from_secret(&test_secret(3)).unwrap_or_else(|_| unreachable!());
+        // Two argument objects over 4 MiB that differ only in their last character.
+        let big = |last: &str| {
+            JsonObject::builder()
+                .insert("text", format!("{}{last}", "x".repeat(5 * 1024 * 1024)))
+                .build()
+        };
+        let (a, b) = (big("a"), big("b"));
+        let now = SystemTime::now();
+        let sealed = seal(&key, &binding(&a, None), &opened(), now).unwrap_or_default();
+        assert!(!sealed.is_empty());
+        assert!(open(&key, &binding(&a, None), &sealed, now).is_ok());
+        assert!(open(&key, &binding(&b, None), &sealed, now).is_err());
+        // Numbers bind by value; shapes never collide.
+        let one = JsonObject::builder().insert("n", 1).build();
+        let one_point_oh = tollgate_json::from_slice(br#"{"n":1.0}"#, &JsonLimits::default())
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default();
+        assert_eq!(canonical_digest(&one), canonical_digest(&one_point_oh));
+        let string_one = JsonObject::builder().insert("n", "1").build();
+        assert_ne!(canonical_digest(&one), canonical_digest(&string_one));
+        let nested = JsonObject::builder()
+            .insert("a", JsonObject::builder().insert("b", "c").build())
+            .build();
+        let flat = JsonObject::builder().insert("a", "bc").build();
+        assert_ne!(canonical_digest(&nested), canonical_digest(&flat));
+    }
+
+    #[test]
+    fn weak_secrets_are_refused() {
+        assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
+        assert!(RequestStateKey::from_secret(&[0xffu8; 48]).is_err());
+        let pattern: Vec<u8> = (0..64).map(|i| b"abcdefg"[i % 7]).collect();
+        assert!(
+            RequestStateKey::from_secret(&pattern).is_err(),
+            "7 distinct bytes"
+        );
+        let eight: Vec<u8> = (0..64).map(|i| b"abcdefgh"[i % 8]).collect();
+        assert!(
+            RequestStateKey::from_secret(&eight).is_ok(),
+            "8 distinct bytes"
+        );
+        assert!(
+            RequestStateKey::from_secret(&test_secret(1)[..31]).is_err(),
+            "31 bytes"
+        );
+        assert!(
+            RequestStateKey::from_secret(&test_secret(1)).is_ok(),
+            "32 bytes"
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! Where a request came from ([`Transport`]: its caller as the transport knows it, HTTP headers
+//! and the peer's address, see [`Caller`]) and where its notifications go (an event stream or
+//! stdio lines). Every room below
+//! the transports reads it; it knows nothing of what the request asks.
+
+use std::net::IpAddr;
+
+use http::HeaderMap;
+
+use crate::facts::policy::Caller;
+use crate::model::features::NotificationSink;
+
+/// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
+/// its notifications go.
+#[derive(Clone, Copy)]
+pub(crate) struct Transport<'a> {
+    caller: Caller<'a>,
+    sink: Option<&'a NotificationSink>,
+}
+
+impl<'a> Transport<'a> {
+    pub(crate) fn http(
+        headers: &'a HeaderMap,
+        peer: Option<IpAddr>,
+        sink: Option<&'a NotificationSink>,
+    ) -> Self {
+        Self {
+            caller: Caller {
+                headers: Some(headers),
+                peer,
+            },
+            sink,
+        }
+    }
+
+    pub(crate) fn stdio(sink: Option<&'a NotificationSink>) -> Self {
+        Self {
+            caller: Caller::default(),
+            sink,
+        }
+    }
+
+    pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
+        self.caller.headers
+    }
+
+    pub(crate) fn caller(self) -> Caller<'a> {
+        self.caller
+    }
+
+    pub(crate) fn sink(self) -> Option<&'a NotificationSink> {
+        self.sink
+    }
+}

@@ -1,0 +1,650 @@
+//! Resources: exact-URI registrations, URI-template registrations (RFC 6570 Level 1, parsed and
+//! matched by `template`), the contents a read returns, and the routing of a read.
+//!
+//! Owns [`ResourceRegistration`], [`ResourceTemplateRegistration`], [`ResourceRequest`] and
+//! [`ResourceOutput`], template parsing (failing closed on anything past Level 1) and matching
+//! (no regex engine; a fixed work budget). Knows nothing of transports or sessions; the protocol
+//! module renders catalogs and reads per revision, and the stream module delivers update
+//! notifications to subscribed sessions.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::facts::context::RequestContext;
+use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::model::cache::CachePolicy;
+use crate::model::content::ResourceContents;
+use crate::model::content::icon::{Icon, render_icons};
+use crate::model::features::InvocationFeatures;
+use crate::model::guard::BoxFuture;
+use crate::version::{ProtocolVersion, ProtocolVersions};
+
+pub(crate) mod template;
+
+use template::{MATCH_BUDGET, MAX_TEMPLATE_ROUTED_URI_BYTES, UriTemplate};
+
+/// What a resource read receives: the URI asked for and, for a template, its variables
+/// (percent-decoded).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::resource::ResourceRequest;
+///
+/// let request = ResourceRequest::for_test("test://items/42", [("id", "42")]);
+/// assert_eq!(request.uri(), "test://items/42");
+/// assert_eq!(request.variable("id"), Some("42"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceRequest {
+    uri: Arc<str>,
+    variables: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl ResourceRequest {
+    /// A request for unit-testing a handler.
+    pub fn for_test<'a>(
+        uri: &str,
+        variables: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        Self {
+            uri: Arc::from(uri),
+            variables: variables
+                .into_iter()
+                .map(|(k, v)| (Arc::from(k), Arc::from(v)))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn routed(uri: &str, variables: Vec<(Arc<str>, Arc<str>)>) -> Self {
+        Self {
+            uri: Arc::from(uri),
+            variables,
+        }
+    }
+
+    /// The URI the client asked for, exactly as sent.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// A template variable's value (percent-decoded); `None` for an exact resource.
+    pub fn variable(&self, name: &str) -> Option<&str> {
+        self.variables
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| &**v)
+    }
+}
+
+/// What a read returns: one or more contents (text or blob), in order.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{content::ResourceContents, resource::ResourceOutput};
+///
+/// let output = ResourceOutput::with_contents(
+///     ResourceContents::text("test://notes", Some("text/plain"), "hello")?,
+/// );
+/// assert_eq!(output.contents().len(), 1);
+/// # Ok::<(), tollgate::content::ContentError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceOutput {
+    contents: Vec<ResourceContents>,
+}
+
+impl ResourceOutput {
+    /// An output starting with `contents` (an output is never empty: an empty one would be
+    /// ambiguous with a resource that does not exist).
+    pub fn with_contents(contents: ResourceContents) -> Self {
+        Self {
+            contents: vec![contents],
+        }
+    }
+
+    /// The answer for a URI a template matches but that names nothing (an unknown id): the
+    /// client receives the revision's "Resource not found" error, as for an unmatched URI.
+    ///
+    /// ```
+    /// let missing = tollgate::resource::ResourceOutput::not_found();
+    /// assert!(missing.is_not_found());
+    /// ```
+    pub fn not_found() -> Self {
+        Self {
+            contents: Vec::new(),
+        }
+    }
+
+    /// Whether this is [`ResourceOutput::not_found`].
+    pub fn is_not_found(&self) -> bool {
+        self.contents.is_empty()
+    }
+
+    /// Appends contents.
+    #[must_use]
+    pub fn add_contents(mut self, contents: ResourceContents) -> Self {
+        self.contents.push(contents);
+        self
+    }
+
+    /// The contents.
+    pub fn contents(&self) -> &[ResourceContents] {
+        &self.contents
+    }
+}
+
+/// What a resource handler returns: the contents, or (2026-07-28) a request for input first.
+/// Handlers return either type directly; both convert.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ResourceOutcome {
+    /// The contents (or [`ResourceOutput::not_found`]).
+    Complete(ResourceOutput),
+    /// Input the client must provide before the resource can be read.
+    InputRequired(crate::model::input::InputRequiredResult),
+}
+
+impl From<ResourceOutput> for ResourceOutcome {
+    fn from(output: ResourceOutput) -> Self {
+        Self::Complete(output)
+    }
+}
+
+impl From<crate::model::input::InputRequiredResult> for ResourceOutcome {
+    fn from(result: crate::model::input::InputRequiredResult) -> Self {
+        Self::InputRequired(result)
+    }
+}
+
+/// A resource handler: any `async fn(&RequestContext, ResourceRequest, &InvocationFeatures) ->
+/// Result<T, E>` where `T` is a [`ResourceOutput`], an
+/// [`InputRequiredResult`](crate::context::InputRequiredResult) or a [`ResourceOutcome`]. The error is
+/// yours; the client receives the fixed internal error.
+pub trait ResourceFn<'a, T, E>: Send + Sync + 'static {
+    /// The handler's future.
+    type Future: Future<Output = Result<T, E>> + Send + 'a;
+
+    /// Calls the handler.
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future;
+}
+
+impl<'a, F, Fut, T, E> ResourceFn<'a, T, E> for F
+where
+    F: Fn(&'a RequestContext, ResourceRequest, &'a InvocationFeatures) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'a,
+{
+    type Future = Fut;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> Fut {
+        self(context, request, features)
+    }
+}
+
+pub(crate) trait InvokeResource: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> BoxFuture<'a, Option<ResourceOutcome>>;
+}
+
+struct ResourceHandler<H, T, E> {
+    handler: H,
+    _types: std::marker::PhantomData<fn() -> (T, E)>,
+}
+
+impl<H, T, E> InvokeResource for ResourceHandler<H, T, E>
+where
+    H: for<'a> ResourceFn<'a, T, E>,
+    T: Into<ResourceOutcome> + 'static,
+    E: 'static,
+{
+    fn invoke<'a>(
+        &'a self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> BoxFuture<'a, Option<ResourceOutcome>> {
+        let future = self.handler.call(context, request, features);
+        Box::pin(async move { future.await.ok().map(Into::into) })
+    }
+}
+
+fn boxed<H, T, E>(handler: H) -> Box<dyn InvokeResource>
+where
+    H: for<'a> ResourceFn<'a, T, E>,
+    T: Into<ResourceOutcome> + 'static,
+    E: 'static,
+{
+    Box::new(ResourceHandler {
+        handler,
+        _types: std::marker::PhantomData,
+    })
+}
+
+/// The metadata every resource and template carries.
+#[derive(Clone, Debug, Default)]
+struct Metadata {
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    mime_type: Option<Arc<str>>,
+    size: Option<u64>,
+    icons: Vec<Icon>,
+    cache: Option<CachePolicy>,
+}
+
+impl Metadata {
+    fn render_into(&self, b: &mut tollgate_json::JsonObjectBuilder, revision: ProtocolVersion) {
+        if let Some(t) = &self.title {
+            b.push("title", &**t);
+        }
+        if let Some(d) = &self.description {
+            b.push("description", &**d);
+        }
+        if let Some(m) = &self.mime_type {
+            b.push("mimeType", &**m);
+        }
+        if let Some(s) = self.size {
+            b.push("size", s);
+        }
+        if !self.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+            b.push("icons", render_icons(&self.icons));
+        }
+    }
+}
+
+/// A resource or template registration's shared parts.
+pub(crate) struct ResourceInner {
+    pub(crate) name: Arc<str>,
+    metadata: Metadata,
+    revisions: ProtocolVersions,
+    pub(crate) handler: Box<dyn InvokeResource>,
+}
+
+impl ResourceInner {
+    pub(crate) fn cache(&self) -> Option<CachePolicy> {
+        self.metadata.cache
+    }
+}
+
+/// An immutable registration of one resource at an exact URI.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use tollgate::{
+///     InvocationFeatures, ProtocolVersion, RequestContext, content::ResourceContents,
+///     resource::{ResourceOutput, ResourceRegistration, ResourceRequest},
+/// };
+///
+/// async fn readme(
+///     _: &RequestContext,
+///     request: ResourceRequest,
+///     _: &InvocationFeatures,
+/// ) -> Result<ResourceOutput, tollgate::content::ContentError> {
+///     Ok(ResourceOutput::with_contents(ResourceContents::text(
+///         request.uri(), Some("text/markdown"), "# Read me",
+///     )?))
+/// }
+///
+/// let resource = ResourceRegistration::with_uri(
+///     "file:///project/README.md", "README", [ProtocolVersion::V2026_07_28],
+/// )
+/// .handler(readme)
+/// .mime_type("text/markdown")
+/// .build()?;
+/// assert_eq!(resource.uri(), "file:///project/README.md");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct ResourceRegistration {
+    pub(crate) uri: Arc<str>,
+    pub(crate) inner: Arc<ResourceInner>,
+}
+
+impl fmt::Debug for ResourceRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceRegistration")
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An immutable registration of a family of resources addressed by a URI template.
+///
+/// # Examples
+///
+/// ```
+/// use std::convert::Infallible;
+/// use tollgate::{
+///     InvocationFeatures, ProtocolVersion, RequestContext, content::ResourceContents,
+///     resource::{ResourceOutput, ResourceRequest, ResourceTemplateRegistration},
+/// };
+///
+/// async fn item(
+///     _: &RequestContext,
+///     request: ResourceRequest,
+///     _: &InvocationFeatures,
+/// ) -> Result<ResourceOutput, tollgate::content::ContentError> {
+///     let id = request.variable("id").unwrap_or_default();
+///     Ok(ResourceOutput::with_contents(ResourceContents::text(
+///         request.uri(), Some("text/plain"), format!("item {id}"),
+///     )?))
+/// }
+///
+/// let template = ResourceTemplateRegistration::with_uri_template(
+///     "shop://items/{id}", "Item", [ProtocolVersion::V2026_07_28],
+/// )
+/// .handler(item)
+/// .build()?;
+/// assert_eq!(template.uri_template(), "shop://items/{id}");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct ResourceTemplateRegistration {
+    pub(crate) template: Arc<UriTemplate>,
+    pub(crate) inner: Arc<ResourceInner>,
+}
+
+impl fmt::Debug for ResourceTemplateRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceTemplateRegistration")
+            .field("uri_template", &self.template.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceRegistration {
+    /// Starts a registration of the resource at `uri` (an absolute URI), called `name`.
+    pub fn with_uri(
+        uri: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+    ) -> ResourceHandlerStage<Exact> {
+        ResourceHandlerStage {
+            address: Exact(uri.into()),
+            name: name.into(),
+            revisions: revisions.into(),
+        }
+    }
+
+    /// The resource's URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The revisions it is served on.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
+        let mut b = JsonObject::builder()
+            .insert("uri", &*self.uri)
+            .insert("name", &*self.inner.name);
+        self.inner.metadata.render_into(&mut b, revision);
+        b.build().into()
+    }
+}
+
+impl ResourceTemplateRegistration {
+    /// Starts a registration of the resources matching `uri_template` (RFC 6570 Level 1: literal
+    /// text and `{variable}` expressions), called `name`.
+    pub fn with_uri_template(
+        uri_template: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+    ) -> ResourceHandlerStage<Template> {
+        ResourceHandlerStage {
+            address: Template(uri_template.into()),
+            name: name.into(),
+            revisions: revisions.into(),
+        }
+    }
+
+    /// The URI template, as registered.
+    pub fn uri_template(&self) -> &str {
+        &self.template.source
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The revisions it is served on.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
+        let mut b = JsonObject::builder()
+            .insert("uriTemplate", &*self.template.source)
+            .insert("name", &*self.inner.name);
+        self.inner.metadata.render_into(&mut b, revision);
+        b.build().into()
+    }
+}
+
+/// The address of an exact resource (a type parameter of [`ResourceHandlerStage`]).
+#[derive(Debug)]
+pub struct Exact(Arc<str>);
+
+/// The address of a template (a type parameter of [`ResourceHandlerStage`]).
+#[derive(Debug)]
+pub struct Template(Arc<str>);
+
+/// The first stage of a resource or template registration: the handler.
+#[must_use = "install a handler, then build()"]
+#[derive(Debug)]
+pub struct ResourceHandlerStage<K> {
+    address: K,
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+}
+
+impl<K> ResourceHandlerStage<K> {
+    /// Installs the handler that reads the resource.
+    pub fn handler<H, T, E>(self, handler: H) -> ResourceBuilder<K>
+    where
+        H: for<'a> ResourceFn<'a, T, E>,
+        T: Into<ResourceOutcome> + 'static,
+        E: 'static,
+    {
+        ResourceBuilder {
+            address: self.address,
+            name: self.name,
+            revisions: self.revisions,
+            metadata: Metadata::default(),
+            handler: boxed(handler),
+        }
+    }
+}
+
+/// Builds a resource or template registration once its handler is installed.
+#[must_use = "call build() to finish the registration"]
+pub struct ResourceBuilder<K> {
+    address: K,
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+    metadata: Metadata,
+    handler: Box<dyn InvokeResource>,
+}
+
+impl<K: fmt::Debug> fmt::Debug for ResourceBuilder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceBuilder")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> ResourceBuilder<K> {
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.metadata.title = Some(title.into());
+        self
+    }
+
+    /// What the resource holds.
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.metadata.description = Some(description.into());
+        self
+    }
+
+    /// Its media type (checked when built).
+    pub fn mime_type(mut self, mime_type: impl Into<Arc<str>>) -> Self {
+        self.metadata.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Its size in bytes, when known.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.metadata.size = Some(bytes);
+        self
+    }
+
+    /// Appends an icon (omitted on 2025-06-18).
+    pub fn add_icon(mut self, icon: Icon) -> Self {
+        self.metadata.icons.push(icon);
+        self
+    }
+
+    /// Caching hints for its reads on 2026-07-28 (default: the endpoint's policy).
+    pub fn cache_policy(mut self, policy: CachePolicy) -> Self {
+        self.metadata.cache = Some(policy);
+        self
+    }
+
+    fn inner(
+        self,
+        fail: impl Fn(BuildErrorKind) -> BuildError,
+    ) -> Result<(K, ResourceInner), BuildError> {
+        if self.revisions.is_empty() {
+            return Err(fail(BuildErrorKind::EmptyRevisions));
+        }
+        if self.name.is_empty() || self.name.len() > 1024 {
+            return Err(fail(BuildErrorKind::InvalidResource));
+        }
+        if let Some(m) = &self.metadata.mime_type {
+            if !crate::wire::syntax::is_media_type(m) {
+                return Err(fail(BuildErrorKind::InvalidResource));
+            }
+        }
+        Ok((
+            self.address,
+            ResourceInner {
+                name: self.name,
+                metadata: self.metadata,
+                revisions: self.revisions,
+                handler: self.handler,
+            },
+        ))
+    }
+}
+
+impl ResourceBuilder<Exact> {
+    /// Finishes the registration.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::EmptyRevisions`], or [`BuildErrorKind::InvalidResource`] for a URI
+    /// that is not absolute or longer than 1,048,576 bytes, an empty name, or a malformed media
+    /// type.
+    pub fn build(self) -> Result<ResourceRegistration, BuildError> {
+        let uri = self.address.0.clone();
+        let fail = |kind| BuildError::new(kind).resource(&uri);
+        if uri.len() > 1_048_576 || !crate::wire::syntax::is_absolute_uri(&uri) {
+            return Err(fail(BuildErrorKind::InvalidResource));
+        }
+        let (Exact(uri), inner) = self.inner(fail)?;
+        Ok(ResourceRegistration {
+            uri,
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+impl ResourceBuilder<Template> {
+    /// Finishes the registration.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::EmptyRevisions`], [`BuildErrorKind::InvalidUriTemplate`] (anything
+    /// past RFC 6570 Level 1, two expressions side by side, a repeated variable, or a limit:
+    /// 8,192 bytes, 32 variables, 128-byte names), or [`BuildErrorKind::InvalidResource`].
+    pub fn build(self) -> Result<ResourceTemplateRegistration, BuildError> {
+        let source = self.address.0.clone();
+        let fail = |kind| BuildError::new(kind).resource(&source);
+        let template =
+            UriTemplate::parse(&source).ok_or_else(|| fail(BuildErrorKind::InvalidUriTemplate))?;
+        let (_, inner) = self.inner(fail)?;
+        Ok(ResourceTemplateRegistration {
+            template: Arc::new(template),
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+/// What a read routes to.
+pub(crate) enum Route<'e> {
+    Exact(&'e ResourceRegistration),
+    Template(&'e ResourceTemplateRegistration, Vec<(Arc<str>, Arc<str>)>),
+}
+
+/// Routes `uri`: exact registrations first, then templates in registration order, within the
+/// matching budget.
+pub(crate) fn route<'e>(
+    uri: &str,
+    revision: ProtocolVersion,
+    exact: &'e [ResourceRegistration],
+    templates: &'e [ResourceTemplateRegistration],
+) -> Option<Route<'e>> {
+    if let Some(r) = exact
+        .iter()
+        .find(|r| &*r.uri == uri && r.revisions().contains(revision))
+    {
+        return Some(Route::Exact(r));
+    }
+    if uri.len() > MAX_TEMPLATE_ROUTED_URI_BYTES {
+        return None;
+    }
+    let mut budget = MATCH_BUDGET;
+    for t in templates
+        .iter()
+        .filter(|t| t.revisions().contains(revision))
+    {
+        if let Some(variables) = t.template.matches(uri, &mut budget) {
+            return Some(Route::Template(t, variables));
+        }
+        if budget == 0 {
+            return None;
+        }
+    }
+    None
+}

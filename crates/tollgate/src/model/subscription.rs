@@ -1,0 +1,175 @@
+//! The endpoint's event bus for `subscriptions/listen` (2026-07-28): [`Listeners`] (resource
+//! updates and task changes published in this process, the open-stream count and its bounds, the
+//! signal that ends every stream at shutdown). The method itself, its filter, acknowledgement and
+//! relay loop, is `methods/listen.rs`. Knows nothing of requests or framing.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::broadcast;
+
+use crate::model::features::CancellationToken;
+
+/// The most streams one endpoint keeps open at once (past it: 503 / -32603 `Server busy`).
+///
+/// ```
+/// assert_eq!(tollgate::endpoint::MAX_LISTEN_STREAMS, 1024);
+/// ```
+pub const MAX_LISTEN_STREAMS: usize = 1024;
+/// The most `subscriptions/listen` streams one admitted principal may hold open on an endpoint
+/// (anonymous callers cannot be told apart: they are bounded by [`MAX_LISTEN_STREAMS`] alone).
+///
+/// ```
+/// assert_eq!(tollgate::endpoint::MAX_LISTEN_STREAMS_PER_PRINCIPAL, 64);
+/// ```
+pub const MAX_LISTEN_STREAMS_PER_PRINCIPAL: usize = 64;
+/// The most resource URIs, and separately task ids, one stream may name.
+///
+/// ```
+/// assert_eq!(tollgate::endpoint::MAX_SUBSCRIPTION_ENTRIES, 256);
+/// ```
+pub const MAX_SUBSCRIPTION_ENTRIES: usize = 256;
+
+/// Something a listening client may want to hear about.
+#[derive(Clone, Debug)]
+pub(crate) enum Event {
+    ResourceUpdated(Arc<str>),
+    TaskChanged(Arc<str>),
+}
+
+/// The endpoint's event bus and open-stream count, and the signal that ends every stream
+/// gracefully (server shutdown).
+pub(crate) struct Listeners {
+    pub(crate) events: broadcast::Sender<Event>,
+    pub(crate) open: AtomicUsize,
+    /// Open streams per admitted principal.
+    owned: std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>,
+    pub(crate) closing: CancellationToken,
+}
+
+impl std::fmt::Debug for Listeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listeners")
+            .field("open", &self.open.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Listeners {
+    fn default() -> Self {
+        Self {
+            events: broadcast::channel(1024).0,
+            open: AtomicUsize::new(0),
+            owned: std::sync::Mutex::default(),
+            closing: CancellationToken::new(),
+        }
+    }
+}
+
+impl Listeners {
+    /// Publishes an event to every open stream (none open: dropped).
+    pub(crate) fn publish(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) fn sender(&self) -> broadcast::Sender<Event> {
+        self.events.clone()
+    }
+
+    /// Ends every open stream with its graceful result.
+    pub(crate) fn close_all(&self) {
+        self.closing.cancel();
+    }
+}
+
+impl Listeners {
+    fn owned(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<Arc<str>, usize>> {
+        // Every update is one count change: a poisoned map is still consistent.
+        self.owned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes a place for one more stream of `principal`, within the endpoint's bound and the
+    /// principal's; `None` past either.
+    pub(crate) fn open_for(&self, principal: Option<&str>) -> Option<OpenGuard<'_>> {
+        if self.open.fetch_add(1, Ordering::AcqRel) >= MAX_LISTEN_STREAMS {
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let mut guard = OpenGuard {
+            listeners: self,
+            principal: None,
+        };
+        if let Some(principal) = principal {
+            let mut owned = self.owned();
+            let count = owned.entry(Arc::from(principal)).or_insert(0);
+            if *count >= MAX_LISTEN_STREAMS_PER_PRINCIPAL {
+                return None;
+            }
+            *count += 1;
+            guard.principal = Some(Arc::from(principal));
+        }
+        Some(guard)
+    }
+}
+
+/// Gives a stream's place back when the stream ends, however it ends.
+pub(crate) struct OpenGuard<'a> {
+    listeners: &'a Listeners,
+    principal: Option<Arc<str>>,
+}
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.listeners.open.fetch_sub(1, Ordering::AcqRel);
+        if let Some(principal) = &self.principal {
+            let mut owned = self.listeners.owned();
+            if let Some(n) = owned.get_mut(principal) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    owned.remove(principal);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One principal holds at most `MAX_LISTEN_STREAMS_PER_PRINCIPAL` streams; others, and
+    /// anonymous callers, are not held back by it, and a refused stream takes no place.
+    #[test]
+    fn streams_are_bounded_per_principal() {
+        let listeners = Listeners::default();
+        let alice: Vec<_> = (0..MAX_LISTEN_STREAMS_PER_PRINCIPAL)
+            .map(|_| listeners.open_for(Some("alice")))
+            .collect();
+        assert!(alice.iter().all(Option::is_some));
+        assert!(
+            listeners.open_for(Some("alice")).is_none(),
+            "one past the bound"
+        );
+        assert_eq!(
+            listeners.open.load(Ordering::Acquire),
+            MAX_LISTEN_STREAMS_PER_PRINCIPAL,
+            "the refusal gave its place back"
+        );
+        let bob = listeners.open_for(Some("bob"));
+        let anonymous: Vec<_> = (0..MAX_LISTEN_STREAMS_PER_PRINCIPAL + 1)
+            .map(|_| listeners.open_for(None))
+            .collect();
+        assert!(bob.is_some() && anonymous.iter().all(Option::is_some));
+        let mut alice = alice;
+        alice.pop();
+        assert!(
+            listeners.open_for(Some("alice")).is_some(),
+            "a place came back"
+        );
+        drop((alice, bob, anonymous));
+        assert_eq!(listeners.open.load(Ordering::Acquire), 0);
+        assert!(listeners.owned().is_empty());
+    }
+}

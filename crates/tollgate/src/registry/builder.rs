@@ -1,0 +1,460 @@
+//! [`EndpointBuilder`]: an endpoint's configuration, and the rules it must meet to build (its
+//! path, revisions and page size; registrations within its revisions and unique by name; named
+//! limiters registered; a task store where tools support tasks). Rendering is `catalog`'s.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use tollgate_json::{JsonArray, JsonValue};
+
+use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::facts::policy::{AdmissionController, Policy, RateLimiter};
+use crate::facts::state::RequestStateKey;
+use crate::model::cache::CachePolicy;
+use crate::model::prompt::PromptRegistration;
+use crate::model::resource::template::MAX_TEMPLATES_PER_ENDPOINT;
+use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use crate::model::subscription::Listeners;
+use crate::model::tool::ToolRegistration;
+use crate::model::tool::options::TaskSupport;
+use crate::registry::catalog;
+use crate::registry::{Endpoint, EndpointInner, EndpointLimits, IMPLEMENTED, Implementation};
+use crate::session::{SessionConfig, SessionStore};
+use crate::stream::StreamConfig;
+use crate::tasks::runner::Tasks;
+use crate::version::{ProtocolVersion, ProtocolVersions, is_legacy};
+use crate::wire::syntax;
+
+impl Endpoint {
+    /// Starts an endpoint at an exact path, serving `revisions`, described by `implementation`.
+    pub fn with_path(
+        path: impl Into<Arc<str>>,
+        revisions: impl Into<ProtocolVersions>,
+        implementation: Implementation,
+    ) -> EndpointBuilder {
+        EndpointBuilder {
+            path: path.into(),
+            revisions: revisions.into(),
+            implementation,
+            instructions: None,
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            policy: Policy::default(),
+            state_key: None,
+            cache: CachePolicy::default(),
+            page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
+            limits: EndpointLimits::default(),
+            sessions: Some(SessionConfig::default()),
+            logging: false,
+            streams: StreamConfig::default(),
+            task_store: None,
+            task_config: crate::tasks::model::TaskConfig::default(),
+        }
+    }
+}
+
+/// Builds an [`Endpoint`].
+#[must_use = "call build() to finish the endpoint"]
+pub struct EndpointBuilder {
+    pub(super) path: Arc<str>,
+    pub(super) revisions: ProtocolVersions,
+    pub(super) implementation: Implementation,
+    pub(super) instructions: Option<Arc<str>>,
+    pub(super) tools: Vec<ToolRegistration>,
+    pub(super) prompts: Vec<PromptRegistration>,
+    pub(super) resources: Vec<ResourceRegistration>,
+    pub(super) templates: Vec<ResourceTemplateRegistration>,
+    pub(super) policy: Policy,
+    pub(super) state_key: Option<crate::facts::state::RequestStateKey>,
+    pub(super) cache: CachePolicy,
+    pub(super) page_size: usize,
+    pub(super) limits: EndpointLimits,
+    pub(super) sessions: Option<SessionConfig>,
+    pub(super) logging: bool,
+    pub(super) streams: StreamConfig,
+    pub(super) task_store: Option<Arc<dyn crate::tasks::store::TaskStore>>,
+    pub(super) task_config: crate::tasks::model::TaskConfig,
+}
+
+impl EndpointBuilder {
+    /// The default `tools/list` page size.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+    /// Enables the tasks extension (`io.modelcontextprotocol/tasks`, on 2026-07-28) with this
+    /// store: `server/discover` advertises it, tools with
+    /// [`TaskSupport`](crate::tool::TaskSupport) may create tasks, and `tasks/get`, `tasks/update`
+    /// and `tasks/cancel` are served. Without a store those methods do not exist here and a
+    /// tool supporting tasks refuses to build ([`BuildErrorKind::TasksNotConfigured`]).
+    pub fn task_store(mut self, store: impl crate::tasks::store::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Task lifetimes (default [`TaskConfig::default`](crate::task::TaskConfig)); out-of-range
+    /// values refuse to build ([`BuildErrorKind::TasksNotConfigured`]).
+    pub fn task_config(mut self, config: crate::tasks::model::TaskConfig) -> Self {
+        self.task_config = config;
+        self
+    }
+
+    /// Appends a tool (registration order is list order).
+    pub fn add_tool(mut self, tool: ToolRegistration) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Appends a prompt (registration order is list order).
+    pub fn add_prompt(mut self, prompt: PromptRegistration) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Appends a resource at an exact URI (registration order is list order).
+    pub fn add_resource(mut self, resource: ResourceRegistration) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Appends a URI-template resource. A read is routed to an exact resource first, then to
+    /// the first template (in registration order) that matches.
+    pub fn add_resource_template(mut self, template: ResourceTemplateRegistration) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// The key `input_required` request state is sealed with. Every instance serving this
+    /// endpoint behind one URL must share it. Default: a random key per process (states then
+    /// survive neither a restart nor a hop to another instance).
+    pub fn request_state_key(mut self, key: crate::facts::state::RequestStateKey) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// Decides who may make each request, and under which identity (default: everyone,
+    /// anonymously). Runs before any catalog is rendered or handler runs; see
+    /// [`AdmissionController`].
+    pub fn admission(mut self, controller: impl AdmissionController) -> Self {
+        self.policy.admission = Some(Arc::new(controller));
+        self
+    }
+
+    /// Throttles refused admissions by peer address (IPv4, or the IPv6 /64), so credentials
+    /// cannot be guessed at speed: each refusal takes a token from its peer's bucket, and a peer
+    /// with none left is answered 429 (`Retry-After`, -31999) before its credentials are tried
+    /// again. Off by default (`None`). Turn it on where clients connect directly, for example
+    /// `Some(TokenBucket::with_capacity(30).refill(30, Duration::from_secs(60)))`: behind a
+    /// proxy every client shares the proxy's address, so one client's failures would throttle
+    /// everyone; there, insert a [`PeerAddr`](crate::transport::PeerAddr) from the proxy's trusted
+    /// forwarding header instead. The built-in [`Server`](crate::Server) supplies the socket's
+    /// peer; without a `PeerAddr` nothing is throttled.
+    pub fn refused_admission_limiter(
+        mut self,
+        limiter: Option<crate::facts::policy::TokenBucket>,
+    ) -> Self {
+        self.policy.refusals = limiter.map(Arc::new);
+        self
+    }
+
+    /// Charges every request (after admission) to `limiter`.
+    pub fn request_rate_limiter(mut self, limiter: impl RateLimiter) -> Self {
+        self.policy.request_limiter = Some(Arc::new(limiter));
+        self
+    }
+
+    /// Charges every tool call to `limiter`, unless the tool names a limiter of its own.
+    pub fn tool_rate_limiter(mut self, limiter: impl RateLimiter) -> Self {
+        self.policy.tool_limiter = Some(Arc::new(limiter));
+        self
+    }
+
+    /// Registers a limiter tools can name with
+    /// [`ToolBuilder::rate_limiter`](crate::tool::ToolBuilder::rate_limiter) (or
+    /// `#[tool(rate_limiter = "...")]`).
+    pub fn add_rate_limiter(
+        mut self,
+        name: impl Into<Arc<str>>,
+        limiter: impl RateLimiter,
+    ) -> Self {
+        self.policy.named.insert(name.into(), Arc::new(limiter));
+        self
+    }
+
+    /// Natural-language guidance returned by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<Arc<str>>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Caching hints for discovery and list results (default: 0 ms, private).
+    pub fn cache_policy(mut self, policy: CachePolicy) -> Self {
+        self.cache = policy;
+        self
+    }
+
+    /// Tools per `tools/list` page (1 to 10,000; default 100).
+    pub fn tools_page_size(mut self, size: usize) -> Self {
+        self.page_size = size;
+        self
+    }
+
+    /// How the 2025 revisions keep sessions: `Some(config)` (the default,
+    /// [`SessionConfig::default`]) issues an `Mcp-Session-Id` at `initialize` and requires it
+    /// afterwards; `None` serves them statelessly (every request names its revision in
+    /// `MCP-Protocol-Version`, and client capabilities from `initialize` are not remembered).
+    /// 2026-07-28 is stateless whatever this says.
+    pub fn legacy_sessions(mut self, sessions: Option<SessionConfig>) -> Self {
+        self.sessions = sessions;
+        self
+    }
+
+    /// Lets handlers send log messages through [`RequestLogger`](crate::context::RequestLogger) and
+    /// advertises the `logging` capability (on the 2025 revisions only with sessions, which
+    /// remember `logging/setLevel`; on 2026-07-28 each request names its level in `_meta`). Log
+    /// messages travel on the request's own response stream, so a logging endpoint answers each
+    /// request from a task of its own.
+    pub fn logging(mut self, enabled: bool) -> Self {
+        self.logging = enabled;
+        self
+    }
+
+    /// Event streams: keep-alive comments, and for 2025 sessions the replay buffer behind
+    /// `GET` with `Last-Event-ID` (default [`StreamConfig::default`]).
+    pub fn streams(mut self, config: StreamConfig) -> Self {
+        self.streams = config;
+        self
+    }
+
+    /// Request and response bounds.
+    pub fn limits(mut self, limits: EndpointLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Finishes the endpoint, rendering its catalogs once.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::InvalidEndpointPath`], [`BuildErrorKind::EmptyEndpointRevisions`],
+    /// [`BuildErrorKind::RevisionNotImplemented`], [`BuildErrorKind::RevisionOutsideEndpoint`]
+    /// and [`BuildErrorKind::DuplicateToolName`] (naming tool, path and revisions), or
+    /// [`BuildErrorKind::InvalidConfiguration`] for a page size out of range, an invalid
+    /// website URL, or a catalog page larger than the output limit.
+    pub fn build(self) -> Result<Endpoint, BuildError> {
+        self.check_endpoint()?;
+        let by_name = self.index_tools()?;
+        let prompt_by_name = self.index_prompts()?;
+        self.check_resources()?;
+        if self.task_store.is_some() && !self.task_config.is_valid() {
+            return Err(self.error(BuildErrorKind::TasksNotConfigured));
+        }
+        let fingerprint =
+            catalog::fingerprint(&self.path, self.page_size, self.revisions, &self.tools).map_err(
+                |tool| {
+                    self.error(BuildErrorKind::InvalidConfiguration)
+                        .tool_name(&tool)
+                },
+            )?;
+        let rendering = catalog::Rendering {
+            implementation: self.implementation.clone(),
+            instructions: self.instructions.clone(),
+            page_size: self.page_size,
+        };
+        let error = self.error(BuildErrorKind::InvalidConfiguration);
+        let mut inner = self.assemble(by_name, prompt_by_name, fingerprint);
+        catalog::render(&mut inner, &rendering).map_err(|()| error)?;
+        Ok(Endpoint {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// A build error naming this endpoint's path and revisions.
+    fn error(&self, kind: BuildErrorKind) -> BuildError {
+        BuildError::new(kind)
+            .at_path(&self.path)
+            .with_revisions(self.revisions)
+    }
+
+    /// The endpoint's own rules: its path, revisions, page size and website.
+    fn check_endpoint(&self) -> Result<(), BuildError> {
+        let path = &*self.path;
+        let path_ok = path.len() > 1
+            && path.len() <= 1024
+            && path.starts_with('/')
+            && path
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#')
+            && !path
+                .split('/')
+                .skip(1)
+                .any(|seg| seg.is_empty() || seg == "." || seg == "..");
+        if !path_ok {
+            return Err(self.error(BuildErrorKind::InvalidEndpointPath));
+        }
+        if self.revisions.is_empty() {
+            return Err(self.error(BuildErrorKind::EmptyEndpointRevisions));
+        }
+        if !self.revisions.is_subset_of(IMPLEMENTED) {
+            return Err(self.error(BuildErrorKind::RevisionNotImplemented));
+        }
+        if !(1..=10_000).contains(&self.page_size) {
+            return Err(self.error(BuildErrorKind::InvalidConfiguration));
+        }
+        if self
+            .implementation
+            .website_url
+            .as_deref()
+            .is_some_and(|u| !syntax::is_absolute_uri(u))
+        {
+            return Err(self.error(BuildErrorKind::InvalidConfiguration));
+        }
+        Ok(())
+    }
+
+    /// Tools: within the endpoint's revisions, naming registered limiters, with a task store
+    /// when they support tasks, and unique by name.
+    fn index_tools(&self) -> Result<HashMap<Arc<str>, usize>, BuildError> {
+        let mut by_name = HashMap::with_capacity(self.tools.len());
+        for (i, tool) in self.tools.iter().enumerate() {
+            if !tool.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .tool_name(tool.name())
+                    .at_path(&self.path)
+                    .with_revisions(tool.revisions()));
+            }
+            if let Some(name) = &tool.inner.rate_limiter {
+                if !self.policy.named.contains_key(name) {
+                    let kind = BuildErrorKind::UnknownRateLimiter;
+                    return Err(self.error(kind).tool_name(tool.name()));
+                }
+            }
+            if tool.inner.task_support != TaskSupport::Forbidden && self.task_store.is_none() {
+                let kind = BuildErrorKind::TasksNotConfigured;
+                return Err(self.error(kind).tool_name(tool.name()));
+            }
+            if by_name.insert(tool.inner.name.clone(), i).is_some() {
+                let kind = BuildErrorKind::DuplicateToolName;
+                return Err(self.error(kind).tool_name(tool.name()));
+            }
+        }
+        Ok(by_name)
+    }
+
+    /// Prompts: within the endpoint's revisions and unique by name.
+    fn index_prompts(&self) -> Result<HashMap<Arc<str>, usize>, BuildError> {
+        let mut prompt_by_name = HashMap::with_capacity(self.prompts.len());
+        for (i, prompt) in self.prompts.iter().enumerate() {
+            if !prompt.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .prompt_name(prompt.name())
+                    .at_path(&self.path)
+                    .with_revisions(prompt.revisions()));
+            }
+            if prompt_by_name
+                .insert(prompt.inner.name.clone(), i)
+                .is_some()
+            {
+                let kind = BuildErrorKind::DuplicatePromptName;
+                return Err(self.error(kind).prompt_name(prompt.name()));
+            }
+        }
+        Ok(prompt_by_name)
+    }
+
+    /// Resources and templates: within the endpoint's revisions, unique, and few enough
+    /// templates.
+    fn check_resources(&self) -> Result<(), BuildError> {
+        for resource in &self.resources {
+            if !resource.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .resource(resource.uri())
+                    .at_path(&self.path)
+                    .with_revisions(resource.revisions()));
+            }
+        }
+        for template in &self.templates {
+            if !template.revisions().is_subset_of(self.revisions) {
+                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .resource(template.uri_template())
+                    .at_path(&self.path)
+                    .with_revisions(template.revisions()));
+            }
+        }
+        let mut uris = HashSet::with_capacity(self.resources.len());
+        if let Some(dup) = self.resources.iter().find(|r| !uris.insert(r.uri())) {
+            let kind = BuildErrorKind::DuplicateResource;
+            return Err(self.error(kind).resource(dup.uri()));
+        }
+        let mut sources = HashSet::with_capacity(self.templates.len());
+        if let Some(dup) = self
+            .templates
+            .iter()
+            .find(|t| !sources.insert(t.uri_template()))
+        {
+            let kind = BuildErrorKind::DuplicateResource;
+            return Err(self.error(kind).resource(dup.uri_template()));
+        }
+        if self.templates.len() > MAX_TEMPLATES_PER_ENDPOINT {
+            return Err(self.error(BuildErrorKind::TooManyTemplates));
+        }
+        Ok(())
+    }
+
+    /// The endpoint's state, its catalogs not rendered yet.
+    fn assemble(
+        self,
+        by_name: HashMap<Arc<str>, usize>,
+        prompt_by_name: HashMap<Arc<str>, usize>,
+        fingerprint: u64,
+    ) -> EndpointInner {
+        let listeners = Listeners::default();
+        let modern = self.revisions.contains(ProtocolVersion::V2026_07_28);
+        let tasks = match (&self.task_store, modern) {
+            (Some(store), true) => Some(Arc::new(Tasks::new(
+                store.clone(),
+                self.task_config,
+                Some(listeners.sender()),
+            ))),
+            _ => None,
+        };
+        let supported_json: JsonValue = self
+            .revisions
+            .iter()
+            .map(|v| JsonValue::from(v.as_str()))
+            .collect::<JsonArray>()
+            .into();
+        let sessions = match self.sessions {
+            Some(config) if self.revisions.iter().any(is_legacy) => {
+                Some(Arc::new(SessionStore::new(config)))
+            }
+            _ => None,
+        };
+        EndpointInner {
+            path: self.path,
+            revisions: self.revisions,
+            tools: self.tools,
+            by_name,
+            prompts: self.prompts,
+            prompt_by_name,
+            prompt_pages: Default::default(),
+            resources: self.resources,
+            templates: self.templates,
+            resource_pages: Default::default(),
+            template_pages: Default::default(),
+            cache: self.cache,
+            limits: self.limits,
+            discover: Default::default(),
+            tool_pages: Default::default(),
+            fingerprint,
+            supported_json,
+            sessions,
+            logging: self.logging,
+            streams: self.streams,
+            tasks,
+            listeners,
+            policy: self.policy,
+            state_key: self.state_key.or_else(RequestStateKey::generate),
+        }
+    }
+}

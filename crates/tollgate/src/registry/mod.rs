@@ -1,0 +1,408 @@
+//! Endpoints: an exact path, its revisions, its registrations, its policy and stores, and the
+//! catalogs rendered from them, immutable once built.
+//!
+//! - this module: [`Endpoint`] and what it holds ([`Implementation`], [`EndpointLimits`], the
+//!   registry lookups the methods use);
+//! - `builder`: `EndpointBuilder` (with [`Endpoint::with_path`]) and the construction rules (paths, revision containment,
+//!   unique names, limiters and task stores named);
+//! - `catalog`: the pre-rendered `server/discover`/`initialize` results and list pages.
+//!
+//! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
+
+pub(crate) mod builder;
+pub(crate) mod catalog;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tollgate_json::{BindLimits, JsonLimits, JsonObject, JsonValue, OutputLimits, to_vec};
+use tollgate_schema::EvaluationGate;
+
+use crate::facts::policy::Policy;
+use crate::model::cache::CachePolicy;
+use crate::model::content::icon::{Icon, render_icons};
+use crate::model::prompt::PromptRegistration;
+use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use crate::model::tool::ToolRegistration;
+use crate::session::SessionStore;
+use crate::stream::StreamConfig;
+use crate::version::{ProtocolVersion, ProtocolVersions};
+use crate::wire::syntax;
+
+/// The revisions this version of Tollgate serves on the wire.
+pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty()
+    .with(ProtocolVersion::V2026_07_28)
+    .with(ProtocolVersion::V2025_11_25)
+    .with(ProtocolVersion::V2025_06_18);
+
+/// The server's self-description (`io.modelcontextprotocol/serverInfo`).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::Implementation;
+///
+/// let info = Implementation::new("catalog", "1.0.0").title("Catalog");
+/// assert_eq!(info.name(), "catalog");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Implementation {
+    name: Arc<str>,
+    version: Arc<str>,
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    website_url: Option<Arc<str>>,
+    icons: Vec<Icon>,
+}
+
+impl Implementation {
+    /// A name and version.
+    pub fn new(name: impl Into<Arc<str>>, version: impl Into<Arc<str>>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            website_url: None,
+            icons: Vec::new(),
+        }
+    }
+
+    /// A display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// A description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// A website (must be an absolute URI; checked when the endpoint is built).
+    #[must_use]
+    pub fn website_url(mut self, url: impl Into<Arc<str>>) -> Self {
+        self.website_url = Some(url.into());
+        self
+    }
+
+    /// Appends an icon.
+    #[must_use]
+    pub fn add_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The implementation as `revision` describes it: 2025-06-18 knows only name, title and
+    /// version.
+    pub(crate) fn render(&self, revision: ProtocolVersion) -> JsonValue {
+        let mut b = JsonObject::builder().insert("name", &*self.name);
+        if let Some(t) = &self.title {
+            b.push("title", &**t);
+        }
+        b.push("version", &*self.version);
+        if revision != ProtocolVersion::V2025_06_18 {
+            if let Some(d) = &self.description {
+                b.push("description", &**d);
+            }
+            if let Some(w) = &self.website_url {
+                b.push("websiteUrl", &**w);
+            }
+            if !self.icons.is_empty() {
+                b.push("icons", render_icons(&self.icons));
+            }
+        }
+        b.build().into()
+    }
+}
+
+/// The bounds one endpoint enforces on requests and responses.
+#[derive(Clone, Debug, Default)]
+pub struct EndpointLimits {
+    pub(crate) json: JsonLimits,
+    pub(crate) output: OutputLimits,
+    pub(crate) bind: BindLimits,
+    pub(crate) gate: Option<Arc<EvaluationGate>>,
+}
+
+impl EndpointLimits {
+    /// The production defaults: 10 MiB request bodies, depth 128, 100,000 values, 4 MiB
+    /// responses, the binding limits of [`BindLimits`], and the process-wide evaluation gate
+    /// (128 concurrent evaluations).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the request JSON limits (the body byte limit is `max_input_bytes`).
+    #[must_use]
+    pub fn json(mut self, limits: JsonLimits) -> Self {
+        self.json = limits;
+        self
+    }
+
+    /// Replaces the response limits.
+    #[must_use]
+    pub fn output(mut self, limits: OutputLimits) -> Self {
+        self.output = limits;
+        self
+    }
+
+    /// Replaces the typed-binding limits.
+    #[must_use]
+    pub fn bind(mut self, limits: BindLimits) -> Self {
+        self.bind = limits;
+        self
+    }
+
+    /// Uses a dedicated evaluation gate instead of the process-wide one.
+    #[must_use]
+    pub fn evaluation_gate(mut self, gate: Arc<EvaluationGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    pub(crate) fn gate(&self) -> &EvaluationGate {
+        self.gate
+            .as_deref()
+            .unwrap_or_else(|| EvaluationGate::global())
+    }
+
+    /// The request body byte limit.
+    pub fn max_body_bytes(&self) -> usize {
+        self.json.max_input_bytes()
+    }
+}
+
+/// One MCP endpoint: an exact path, the revisions it serves, and its registrations.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+///
+/// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+///         Implementation::new("demo", "1.0.0"))
+///     .instructions("A demo server")
+///     .build()?;
+/// assert_eq!(endpoint.path(), "/mcp");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct Endpoint {
+    pub(crate) inner: Arc<EndpointInner>,
+}
+
+pub(crate) struct EndpointInner {
+    pub(crate) path: Arc<str>,
+    pub(crate) revisions: ProtocolVersions,
+    pub(crate) tools: Vec<ToolRegistration>,
+    pub(crate) by_name: HashMap<Arc<str>, usize>,
+    pub(crate) prompts: Vec<PromptRegistration>,
+    pub(crate) prompt_by_name: HashMap<Arc<str>, usize>,
+    pub(crate) resources: Vec<ResourceRegistration>,
+    pub(crate) templates: Vec<ResourceTemplateRegistration>,
+    /// Per served revision: the one-page `resources/list` and `resources/templates/list`
+    /// results.
+    pub(crate) resource_pages: [Option<Vec<u8>>; 3],
+    pub(crate) template_pages: [Option<Vec<u8>>; 3],
+    /// The endpoint's caching hints, for reads whose resource sets none.
+    pub(crate) cache: CachePolicy,
+    /// Admission and rate limits.
+    pub(crate) policy: Policy,
+    /// The key `requestState` is sealed with (`None` when the OS gave no randomness for the
+    /// default and none was configured: `input_required` results then fail).
+    pub(crate) state_key: Option<crate::facts::state::RequestStateKey>,
+    /// Per served revision: the one-page `prompts/list` result (prompts are few and their
+    /// catalog is immutable; a present cursor is refused).
+    pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
+    pub(crate) limits: EndpointLimits,
+    /// Per served revision (index by `revision_slot`): the `server/discover` result (2026-07-28)
+    /// or the `initialize` result (2025 revisions), then the tools/list result pages.
+    pub(crate) discover: [Option<Vec<u8>>; 3],
+    pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
+    pub(crate) fingerprint: u64,
+    /// `supported` for the unsupported-version error, pre-rendered.
+    pub(crate) supported_json: JsonValue,
+    /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
+    /// all).
+    pub(crate) sessions: Option<Arc<SessionStore>>,
+    /// Whether handlers may send log messages (the `logging` capability).
+    pub(crate) logging: bool,
+    /// Keep-alives, replay and resumption of event streams.
+    pub(crate) streams: StreamConfig,
+    /// The tasks extension (2026-07-28): present when a task store is configured and the
+    /// endpoint serves 2026-07-28.
+    pub(crate) tasks: Option<Arc<crate::tasks::runner::Tasks>>,
+    /// `subscriptions/listen` streams: the event bus and the shutdown signal.
+    pub(crate) listeners: crate::model::subscription::Listeners,
+}
+
+/// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a
+/// cursor from another endpoint or another build of the catalog is refused.
+pub(crate) fn cursor_text(fingerprint: u64, page: usize) -> String {
+    syntax::base64_encode(format!("tollgate/1/{fingerprint:016x}/{page}").as_bytes())
+}
+
+pub(crate) const fn revision_slot(version: ProtocolVersion) -> usize {
+    match version {
+        ProtocolVersion::V2025_06_18 => 0,
+        ProtocolVersion::V2025_11_25 => 1,
+        ProtocolVersion::V2026_07_28 => 2,
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("path", &self.inner.path)
+            .field("revisions", &self.inner.revisions)
+            .field("tools", &self.inner.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// The exact path.
+    pub fn path(&self) -> &str {
+        &self.inner.path
+    }
+
+    /// The revisions served.
+    pub fn revisions(&self) -> ProtocolVersions {
+        self.inner.revisions
+    }
+
+    /// The tools, in registration order.
+    pub fn tools(&self) -> &[ToolRegistration] {
+        &self.inner.tools
+    }
+
+    pub(crate) fn prompt(
+        &self,
+        name: &str,
+        revision: ProtocolVersion,
+    ) -> Option<&PromptRegistration> {
+        let prompt = self
+            .inner
+            .prompts
+            .get(*self.inner.prompt_by_name.get(name)?)?;
+        prompt.revisions().contains(revision).then_some(prompt)
+    }
+
+    /// Whether `revision` offers prompts here (the `prompts` capability); without them the
+    /// prompt methods do not exist on it.
+    pub(crate) fn offers_prompts(&self, revision: ProtocolVersion) -> bool {
+        self.inner
+            .prompts
+            .iter()
+            .any(|p| p.revisions().contains(revision))
+    }
+
+    /// Whether `revision` offers resources here (the `resources` capability).
+    pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
+        self.inner
+            .resources
+            .iter()
+            .any(|r| r.revisions().contains(revision))
+            || self
+                .inner
+                .templates
+                .iter()
+                .any(|t| t.revisions().contains(revision))
+    }
+
+    /// Whether `revision` offers completions here (the `completions` capability).
+    pub(crate) fn offers_completions(&self, revision: ProtocolVersion) -> bool {
+        self.inner
+            .prompts
+            .iter()
+            .any(|p| p.completes() && p.revisions().contains(revision))
+    }
+
+    /// Tells every 2025 session subscribed to `uri` that the resource changed: a
+    /// `notifications/resources/updated` on the session's standalone stream (delivered when the
+    /// client has a `GET` stream open, or kept in its bounded replay buffer until it opens one).
+    /// 2026-07-28 clients learn of updates through `subscriptions/listen`, which Tollgate does
+    /// not serve yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2025_11_25],
+    ///     Implementation::new("docs", "1.0.0")).build()?;
+    /// // After the application changes the document:
+    /// endpoint.notify_resource_updated("file:///docs/guide.md");
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner
+            .listeners
+            .publish(crate::model::subscription::Event::ResourceUpdated(
+                uri.into(),
+            ));
+        let Some(store) = &self.inner.sessions else {
+            return;
+        };
+        let notification: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/resources/updated")
+            .insert("params", JsonObject::builder().insert("uri", uri).build())
+            .build()
+            .into();
+        let Ok(bytes) = to_vec(&notification, &self.inner.limits.output) else {
+            return;
+        };
+        for streams in store.all_streams() {
+            streams.resource_updated(uri, &bytes);
+        }
+    }
+
+    /// The resources at exact URIs, in registration order.
+    pub fn resources(&self) -> &[ResourceRegistration] {
+        &self.inner.resources
+    }
+
+    /// The URI-template resources, in registration order.
+    pub fn resource_templates(&self) -> &[ResourceTemplateRegistration] {
+        &self.inner.templates
+    }
+
+    /// The prompts, in registration order.
+    pub fn prompts(&self) -> &[PromptRegistration] {
+        &self.inner.prompts
+    }
+
+    pub(crate) fn tool(&self, name: &str, revision: ProtocolVersion) -> Option<&ToolRegistration> {
+        let tool = self.inner.tools.get(*self.inner.by_name.get(name)?)?;
+        tool.revisions().contains(revision).then_some(tool)
+    }
+
+    /// The page a cursor names, if this endpoint issued it.
+    pub(crate) fn page_of(&self, cursor: &str, pages: usize) -> Option<usize> {
+        if cursor.len() > 96 {
+            return None;
+        }
+        let raw = syntax::base64_decode(cursor.as_bytes(), 72)?;
+        let text = std::str::from_utf8(&raw).ok()?;
+        let rest = text.strip_prefix(&format!("tollgate/1/{:016x}/", self.inner.fingerprint))?;
+        if rest.is_empty()
+            || rest.len() > 10
+            || !rest.bytes().all(|b| b.is_ascii_digit())
+            || (rest.len() > 1 && rest.starts_with('0'))
+        {
+            return None;
+        }
+        let page: usize = rest.parse().ok()?;
+        (page >= 1 && page < pages).then_some(page)
+    }
+}

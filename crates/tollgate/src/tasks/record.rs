@@ -1,0 +1,156 @@
+//! A task's record (status, owner binding, lease, input requests and answers, result or error),
+//! and its encoding to and from a store row.
+
+use std::sync::Arc;
+
+use tollgate_json::{JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice, to_string};
+
+use crate::facts::context::ClientCapability;
+use crate::tasks::model::{TaskStatus, iso8601};
+use crate::tasks::store::TaskRow;
+
+/// The record every store keeps (encoded as JSON text in [`TaskRow::data`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TaskRecord {
+    pub(crate) id: Arc<str>,
+    pub(crate) version: u64,
+    /// Endpoint path and admitted principal: lookups by anyone else find nothing.
+    pub(crate) owner: Arc<str>,
+    pub(crate) tool: Arc<str>,
+    pub(crate) status: TaskStatus,
+    pub(crate) message: Option<Arc<str>>,
+    pub(crate) created_ms: u64,
+    pub(crate) updated_ms: u64,
+    pub(crate) ttl_ms: u64,
+    pub(crate) poll_ms: u64,
+    /// Until when the worker running it is known alive (renewed every poll interval): a task
+    /// not yet terminal whose lease ran out lost its worker and is failed when next read.
+    pub(crate) lease_ms: u64,
+    /// Outstanding input requests, key → `{method, params}`.
+    pub(crate) requests: JsonObject,
+    /// Every key ever asked (keys are unique over a task's lifetime).
+    pub(crate) asked: Vec<JsonValue>,
+    /// Answers received and not yet taken by the worker.
+    pub(crate) responses: JsonObject,
+    /// The completed tool result, as written JSON text.
+    pub(crate) result: Option<Arc<str>>,
+    /// The failure's JSON-RPC error, as written JSON text.
+    pub(crate) error: Option<Arc<str>>,
+}
+
+/// Limits for decoding stored records: shallow (results and errors are text inside), but
+/// with room for a whole output-limited result.
+pub(crate) fn record_limits() -> JsonLimits {
+    JsonLimits::default()
+        .with_max_input_bytes(JsonLimits::MAX_INPUT_BYTES_CEILING)
+        .and_then(|l| l.with_max_string_units(JsonLimits::MAX_STRING_UNITS_CEILING))
+        .and_then(|l| l.with_max_nodes(1_000_000))
+        .unwrap_or_default()
+}
+
+pub(crate) fn record_output_limits() -> OutputLimits {
+    OutputLimits::default()
+        .with_max_output_bytes(OutputLimits::MAX_OUTPUT_BYTES_CEILING)
+        .and_then(|l| l.with_max_string_units(JsonLimits::MAX_STRING_UNITS_CEILING))
+        .unwrap_or_default()
+}
+
+impl TaskRecord {
+    pub(crate) fn expires_at_ms(&self) -> u64 {
+        self.created_ms.saturating_add(self.ttl_ms)
+    }
+
+    pub(crate) fn to_row(&self) -> Option<TaskRow> {
+        let mut b = JsonObject::builder()
+            .insert("v", 1u64)
+            .insert("owner", &*self.owner)
+            .insert("tool", &*self.tool)
+            .insert("status", self.status.as_str())
+            .insert("created", self.created_ms)
+            .insert("updated", self.updated_ms)
+            .insert("ttl", self.ttl_ms)
+            .insert("poll", self.poll_ms)
+            .insert("lease", self.lease_ms)
+            .insert("requests", self.requests.clone())
+            .insert("asked", JsonValue::from(self.asked.clone()))
+            .insert("responses", self.responses.clone());
+        if let Some(m) = &self.message {
+            b.push("message", &**m);
+        }
+        if let Some(r) = &self.result {
+            b.push("result", &**r);
+        }
+        if let Some(e) = &self.error {
+            b.push("error", &**e);
+        }
+        let data = to_string(&b.build().into(), &record_output_limits()).ok()?;
+        Some(TaskRow {
+            id: self.id.to_string(),
+            version: self.version,
+            expires_at_ms: self.expires_at_ms(),
+            data,
+        })
+    }
+
+    pub(crate) fn from_row(row: &TaskRow) -> Option<Self> {
+        let value = from_slice(row.data.as_bytes(), &record_limits()).ok()?;
+        let o = value.as_object()?;
+        if o.get("v")?.as_number()?.to_u64()? != 1 {
+            return None;
+        }
+        let num = |k: &str| o.get(k).and_then(JsonValue::as_number)?.to_u64();
+        let text = |k: &str| o.get(k).and_then(JsonValue::as_str).map(Arc::<str>::from);
+        Some(Self {
+            id: row.id.as_str().into(),
+            version: row.version,
+            owner: text("owner")?,
+            tool: text("tool")?,
+            status: TaskStatus::from_wire(o.get("status")?.as_str()?)?,
+            message: text("message"),
+            created_ms: num("created")?,
+            updated_ms: num("updated")?,
+            ttl_ms: num("ttl")?,
+            poll_ms: num("poll")?,
+            lease_ms: num("lease")?,
+            requests: o.get("requests")?.as_object()?.clone(),
+            asked: o.get("asked")?.as_array()?.iter().cloned().collect(),
+            responses: o.get("responses")?.as_object()?.clone(),
+            result: text("result"),
+            error: text("error"),
+        })
+    }
+
+    /// The capabilities the outstanding input requests need that `declared` lacks, each once;
+    /// `None` when a stored request names a method Tollgate never asks (a corrupt record).
+    pub(crate) fn missing_capabilities(
+        &self,
+        declared: &crate::facts::context::ClientCapabilities,
+    ) -> Option<Vec<ClientCapability>> {
+        let mut missing = Vec::new();
+        for (_, request) in self.requests.iter() {
+            let capability = match request.get("method").and_then(JsonValue::as_str)? {
+                "elicitation/create" => ClientCapability::Elicitation,
+                "sampling/createMessage" => ClientCapability::Sampling,
+                "roots/list" => ClientCapability::Roots,
+                _ => return None,
+            };
+            if !declared.declares(&capability) && !missing.contains(&capability) {
+                missing.push(capability);
+            }
+        }
+        Some(missing)
+    }
+
+    /// The fields every task shape shares, in wire order.
+    pub(crate) fn push_common(&self, b: &mut tollgate_json::JsonObjectBuilder) {
+        b.push("taskId", &*self.id);
+        b.push("status", self.status.as_str());
+        if let Some(m) = &self.message {
+            b.push("statusMessage", &**m);
+        }
+        b.push("createdAt", iso8601(self.created_ms));
+        b.push("lastUpdatedAt", iso8601(self.updated_ms));
+        b.push("ttlMs", self.ttl_ms);
+        b.push("pollIntervalMs", self.poll_ms);
+    }
+}

@@ -1,0 +1,721 @@
+//! The in-process runner: an endpoint's [`Tasks`] (store, lifetimes, running work, per-principal
+//! bounds), the handler-facing [`TaskCreation`], the work-facing [`TaskContext`], leases, and the
+//! transitions every store shares.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use tollgate_json::{JsonObject, JsonValue, OutputLimits, from_slice, to_string};
+
+use crate::facts::context::RequestContext;
+use crate::model::features::CancellationToken;
+use crate::model::guard::{BoxFuture, guarded};
+use crate::model::input::{InputRequest, MAX_INPUT_REQUESTS};
+use crate::model::result::CompleteResult;
+use crate::model::result::TaskCreated;
+use crate::tasks::model::{TaskConfig, TaskError, TaskInputError, TaskStatus, now_ms};
+use crate::tasks::record::{TaskRecord, record_limits};
+use crate::tasks::store::TaskStoreErrorKind;
+use crate::tasks::store::{TaskStore, TaskStoreError};
+use crate::version::ProtocolVersion;
+
+/// What an endpoint with tasks keeps: the store, the lifetimes, and this process's running
+/// work (for prompt cancellation and input wake-ups).
+pub(crate) struct Tasks {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) config: TaskConfig,
+    /// Where visible changes are announced to `subscriptions/listen` streams (this process).
+    events: Option<tokio::sync::broadcast::Sender<crate::model::subscription::Event>>,
+    running: Mutex<HashMap<Arc<str>, Running>>,
+    /// Tasks running here per admitted principal's owner binding.
+    per_owner: Mutex<HashMap<Arc<str>, usize>>,
+    last_purge: AtomicU64,
+}
+
+pub(crate) struct Running {
+    cancel: CancellationToken,
+    wake: Arc<Notify>,
+    /// The owner binding, when it names a principal (counted in `per_owner`).
+    counted: Option<Arc<str>>,
+}
+
+impl fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tasks")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Load and decode, then check owner and expiry: anything else reads as absent.
+pub(crate) enum Lookup {
+    Found(TaskRecord),
+    Absent,
+    StoreFailed,
+}
+
+/// How long a worker's lease lasts: three poll intervals, at least ten seconds.
+pub(crate) fn lease_span(config: &TaskConfig) -> u64 {
+    u64::try_from(config.poll_interval.as_millis())
+        .unwrap_or(u64::MAX / 4)
+        .saturating_mul(3)
+        .max(10_000)
+}
+
+impl Tasks {
+    /// A task read by a client: one whose worker's lease ran out before it finished (the
+    /// process ended, or lost the store) is failed with the fixed internal error first, so
+    /// pollers never wait on work that no longer runs.
+    pub(crate) async fn lookup_for_client(&self, id: &str, owner: &str) -> Lookup {
+        match self.lookup(id, Some(owner)).await {
+            Lookup::Found(r) if !r.status.is_terminal() && r.lease_ms < now_ms() => {
+                let failed = self
+                    .update(id, |r| {
+                        if r.status.is_terminal() || r.lease_ms >= now_ms() {
+                            return false;
+                        }
+                        r.status = TaskStatus::Failed;
+                        r.requests = JsonObject::new();
+                        r.responses = JsonObject::new();
+                        r.error = TaskError::internal().render();
+                        true
+                    })
+                    .await;
+                match failed {
+                    Ok(Some(r)) => Lookup::Found(r),
+                    Ok(None) => Lookup::Absent,
+                    Err(_) => Lookup::StoreFailed,
+                }
+            }
+            other => other,
+        }
+    }
+
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: TaskConfig,
+        events: Option<tokio::sync::broadcast::Sender<crate::model::subscription::Event>>,
+    ) -> Self {
+        Self {
+            store,
+            config,
+            events,
+            running: Mutex::new(HashMap::new()),
+            per_owner: Mutex::new(HashMap::new()),
+            last_purge: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn running(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Running>> {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn per_owner(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, usize>> {
+        self.per_owner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes a running place for `owner` when it names a principal; false at its bound.
+    pub(crate) fn reserve(&self, owner: &Arc<str>) -> bool {
+        if !names_principal(owner) {
+            return true;
+        }
+        let mut counts = self.per_owner();
+        let count = counts.entry(Arc::clone(owner)).or_insert(0);
+        if *count >= self.config.max_running_per_principal {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    /// Gives back a place [`reserve`](Self::reserve) took.
+    pub(crate) fn release(&self, owner: &Arc<str>) {
+        if !names_principal(owner) {
+            return;
+        }
+        let mut counts = self.per_owner();
+        if let Some(n) = counts.get_mut(owner) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(owner);
+            }
+        }
+    }
+
+    pub(crate) async fn lookup(&self, id: &str, owner: Option<&str>) -> Lookup {
+        let row = match self.store.load(id).await {
+            Ok(Some(row)) => row,
+            Ok(None) => return Lookup::Absent,
+            Err(_) => return Lookup::StoreFailed,
+        };
+        let Some(record) = TaskRecord::from_row(&row) else {
+            return Lookup::StoreFailed;
+        };
+        if record.expires_at_ms() <= now_ms() || owner.is_some_and(|o| o != &*record.owner) {
+            return Lookup::Absent;
+        }
+        Lookup::Found(record)
+    }
+
+    /// Applies `change` to the stored record until a compare-and-swap succeeds. `change`
+    /// returns `false` to leave the record as it is. Returns the record as stored after.
+    pub(crate) async fn update(
+        &self,
+        id: &str,
+        mut change: impl FnMut(&mut TaskRecord) -> bool,
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
+        for _ in 0..64 {
+            let record = match self.lookup(id, None).await {
+                Lookup::Found(r) => r,
+                Lookup::Absent => return Ok(None),
+                Lookup::StoreFailed => {
+                    return Err(TaskStoreError::new(TaskStoreErrorKind::Backend));
+                }
+            };
+            let mut next = record.clone();
+            if !change(&mut next) {
+                return Ok(Some(record));
+            }
+            next.version = record.version.wrapping_add(1);
+            let visible = {
+                let mut seen = next.clone();
+                seen.lease_ms = record.lease_ms;
+                seen.version = record.version;
+                seen != record
+            };
+            if visible {
+                next.updated_ms = now_ms().max(record.updated_ms);
+            }
+            let row = next
+                .to_row()
+                .ok_or(TaskStoreError::new(TaskStoreErrorKind::Backend))?;
+            if self.store.replace(row, record.version).await? {
+                if visible {
+                    if let Some(events) = &self.events {
+                        let _ = events.send(crate::model::subscription::Event::TaskChanged(
+                            next.id.clone(),
+                        ));
+                    }
+                }
+                return Ok(Some(next));
+            }
+        }
+        Err(TaskStoreError::new(TaskStoreErrorKind::Backend))
+    }
+
+    /// Whether `owner` may see the task (for a `subscriptions/listen` filter).
+    pub(crate) async fn visible(&self, id: &str, owner: &str) -> bool {
+        matches!(self.lookup_for_client(id, owner).await, Lookup::Found(_))
+    }
+
+    /// The `notifications/tasks` parameters for a listener: the detailed task (its result or
+    /// error parsed back from the stored text), and whether it is terminal. `None` when the
+    /// listener may not see it, cannot answer its outstanding requests, or it does not fit.
+    pub(crate) async fn notification(
+        &self,
+        id: &str,
+        owner: &str,
+        capabilities: &crate::facts::context::ClientCapabilities,
+        limits: &OutputLimits,
+    ) -> Option<(JsonObject, bool)> {
+        let Lookup::Found(record) = self.lookup_for_client(id, owner).await else {
+            return None;
+        };
+        let mut b = JsonObject::builder();
+        record.push_common(&mut b);
+        match record.status {
+            TaskStatus::InputRequired => {
+                // Sent only to a listener that can answer every request.
+                if !record.missing_capabilities(capabilities)?.is_empty() {
+                    return None;
+                }
+                b.push("inputRequests", record.requests.clone());
+            }
+            TaskStatus::Completed => {
+                let text = record.result.as_deref()?;
+                b.push(
+                    "result",
+                    from_slice(text.as_bytes(), &record_limits()).ok()?,
+                );
+            }
+            TaskStatus::Failed => {
+                let text = record.error.as_deref()?;
+                b.push("error", from_slice(text.as_bytes(), &record_limits()).ok()?);
+            }
+            TaskStatus::Working | TaskStatus::Cancelled => {}
+        }
+        let params = b.build();
+        // Written once here to know it fits the output limits before it is queued.
+        to_string(&JsonValue::Object(params.clone()), limits).ok()?;
+        Some((params, record.status.is_terminal()))
+    }
+
+    /// Purges expired rows at most once a minute.
+    pub(crate) async fn maybe_purge(&self) {
+        let now = now_ms();
+        let last = self.last_purge.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= 60_000
+            && self
+                .last_purge
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            let _ = self.store.purge_expired(now).await;
+        }
+    }
+
+    pub(crate) fn wake(&self, id: &str) {
+        if let Some(running) = self.running().get(id) {
+            running.wake.notify_waiters();
+        }
+    }
+
+    pub(crate) fn cancel_local(&self, id: &str) {
+        if let Some(running) = self.running().get(id) {
+            running.cancel.cancel();
+            running.wake.notify_waiters();
+        }
+    }
+}
+
+/// A running place taken for a task being created: given back on drop unless kept.
+pub(crate) struct Reservation<'a> {
+    tasks: &'a Tasks,
+    owner: &'a Arc<str>,
+    kept: bool,
+}
+
+impl<'a> Reservation<'a> {
+    pub(crate) fn take(tasks: &'a Tasks, owner: &'a Arc<str>) -> Option<Self> {
+        tasks.reserve(owner).then_some(Self {
+            tasks,
+            owner,
+            kept: false,
+        })
+    }
+
+    pub(crate) fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.tasks.release(self.owner);
+        }
+    }
+}
+
+/// Whether an owner binding names an admitted principal (not anonymous).
+pub(crate) fn names_principal(owner: &str) -> bool {
+    owner.split('\n').nth(1) == Some("p")
+}
+
+/// The owner binding of a request: its endpoint and admitted principal.
+pub(crate) fn owner_of(endpoint_path: &str, context: &RequestContext) -> Arc<str> {
+    let principal = context.admission.principal_name().unwrap_or("");
+    let anonymous = if context.admission.principal_name().is_some() {
+        "p"
+    } else {
+        "a"
+    };
+    format!("{endpoint_path}\n{anonymous}\n{principal}").into()
+}
+
+static SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// The invocation feature that lets a tool handler create a task. Present only on 2026-07-28,
+/// on an endpoint with a task store, for a tool with [`TaskSupport::Optional`](crate::tool::TaskSupport::Optional) or
+/// [`TaskSupport::Required`](crate::tool::TaskSupport::Required), when the client declared the extension on this call.
+///
+/// # Examples
+///
+/// ```no_run
+/// use tollgate::{
+///     tool::{CompleteResult, OperationResult}, InvocationFeatures, RequestContext, ToolArguments,
+///     task::TaskCreation,
+/// };
+/// use tollgate::json::JsonObject;
+///
+/// async fn report(
+///     _: &RequestContext,
+///     _: ToolArguments<JsonObject>,
+///     features: &InvocationFeatures,
+/// ) -> Result<OperationResult, tollgate::task::TaskError> {
+///     let Some(tasks) = features.find::<TaskCreation>() else {
+///         return Ok(CompleteResult::from_tool_text("done inline").into());
+///     };
+///     let created = tasks
+///         .spawn(|_task| async move { Ok(CompleteResult::from_tool_text("done later")) })
+///         .await?;
+///     Ok(created.into())
+/// }
+/// ```
+#[derive(Clone)]
+pub struct TaskCreation {
+    tasks: Arc<Tasks>,
+    output: OutputLimits,
+    owner: Arc<str>,
+    tool: Arc<str>,
+    serial: u64,
+}
+
+impl fmt::Debug for TaskCreation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskCreation")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskCreation {
+    pub(crate) fn new(
+        tasks: Arc<Tasks>,
+        output: OutputLimits,
+        owner: Arc<str>,
+        tool: Arc<str>,
+    ) -> Self {
+        Self {
+            tasks,
+            output,
+            owner,
+            tool,
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Creates the task (stored before this returns, so an immediate `tasks/get` finds it)
+    /// and starts `work` on the runtime. The work's `Ok` result completes the task (an
+    /// `isError` result is still `completed`); its `Err`, or a panic (the fixed -32603),
+    /// fails it. Return the [`TaskCreated`] from the handler.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskError::internal`] when the store refuses the task (full or failing), or when the
+    /// admitted principal already has its most tasks running here
+    /// ([`TaskConfig::max_running_per_principal`]).
+    pub async fn spawn<W, F>(&self, work: W) -> Result<TaskCreated, TaskError>
+    where
+        W: FnOnce(TaskContext) -> F + Send + 'static,
+        F: Future<Output = Result<CompleteResult, TaskError>> + Send + 'static,
+    {
+        let tasks = &self.tasks;
+        tasks.maybe_purge().await;
+        // 128 random bits, as 32 lowercase hex digits (header-safe for `Mcp-Name`).
+        let mut id_bytes = [0u8; 16];
+        getrandom::fill(&mut id_bytes).map_err(|_| TaskError::internal())?;
+        let id: Arc<str> = id_bytes
+            .iter()
+            .fold(String::with_capacity(32), |mut s, b| {
+                use std::fmt::Write as _;
+                let _ = write!(s, "{b:02x}");
+                s
+            })
+            .into();
+        let now = now_ms();
+        let record = TaskRecord {
+            id: id.clone(),
+            version: 1,
+            owner: self.owner.clone(),
+            tool: self.tool.clone(),
+            status: TaskStatus::Working,
+            message: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: u64::try_from(tasks.config.ttl.as_millis()).unwrap_or(u64::MAX),
+            poll_ms: u64::try_from(tasks.config.poll_interval.as_millis()).unwrap_or(1000),
+            lease_ms: now.saturating_add(lease_span(&tasks.config)),
+            requests: JsonObject::new(),
+            asked: Vec::new(),
+            responses: JsonObject::new(),
+            result: None,
+            error: None,
+        };
+        let row = record.to_row().ok_or_else(TaskError::internal)?;
+        // Given back if the store refuses, or if this future is dropped while it waits.
+        let reservation = Reservation::take(tasks, &self.owner).ok_or_else(TaskError::internal)?;
+        tasks
+            .store
+            .insert(row)
+            .await
+            .map_err(|_| TaskError::internal())?;
+        // From here the place is given back when the work ends.
+        reservation.keep();
+        let cancel = CancellationToken::new();
+        let wake = Arc::new(Notify::new());
+        tasks.running().insert(
+            id.clone(),
+            Running {
+                cancel: cancel.clone(),
+                wake: wake.clone(),
+                counted: names_principal(&self.owner).then(|| self.owner.clone()),
+            },
+        );
+        let context = TaskContext {
+            tasks: tasks.clone(),
+            id: id.clone(),
+            cancel: cancel.clone(),
+            wake,
+        };
+        tokio::spawn(run(
+            tasks.clone(),
+            self.output,
+            id,
+            cancel,
+            Box::pin(work(context)),
+        ));
+        let mut result = JsonObject::builder().insert("resultType", "task");
+        record.push_common(&mut result);
+        Ok(TaskCreated {
+            id: record.id.clone(),
+            result: result.build(),
+            serial: self.serial,
+        })
+    }
+}
+
+/// Runs a task's work to its end: completes or fails the record, unless the task was
+/// cancelled (here, or on another instance: the store is polled) or expired first.
+pub(crate) async fn run(
+    tasks: Arc<Tasks>,
+    output: OutputLimits,
+    id: Arc<str>,
+    cancel: CancellationToken,
+    work: BoxFuture<'static, Result<CompleteResult, TaskError>>,
+) {
+    let watch = {
+        let tasks = tasks.clone();
+        let id = id.clone();
+        async move {
+            loop {
+                tokio::time::sleep(tasks.config.poll_interval).await;
+                // Renew the lease; stop when the task ended elsewhere (cancelled, expired).
+                let span = lease_span(&tasks.config);
+                let renewed = tasks
+                    .update(&id, |r| {
+                        if r.status.is_terminal() {
+                            return false;
+                        }
+                        r.lease_ms = now_ms().saturating_add(span);
+                        true
+                    })
+                    .await;
+                match renewed {
+                    Ok(Some(r)) if !r.status.is_terminal() => {}
+                    Err(_) => {}
+                    _ => return,
+                }
+            }
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = guarded(|| work) => Some(outcome),
+        () = cancel.cancelled() => None,
+        () = watch => None,
+    };
+    if let Some(outcome) = outcome {
+        let (result, error) = match outcome {
+            Some(Ok(result)) => match crate::model::projection::render_tool_result(
+                &output,
+                ProtocolVersion::V2026_07_28,
+                &result,
+            ) {
+                Some(text) => (Some(text), None),
+                None => (None, TaskError::internal().render()),
+            },
+            Some(Err(error)) => (None, error.render()),
+            None => (None, TaskError::internal().render()),
+        };
+        let _ = tasks
+            .update(&id, |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                r.requests = JsonObject::new();
+                r.responses = JsonObject::new();
+                // A progress message does not describe the end.
+                r.message = None;
+                if let Some(text) = &result {
+                    r.status = TaskStatus::Completed;
+                    r.result = Some(text.clone());
+                } else {
+                    r.status = TaskStatus::Failed;
+                    r.error = error.clone().or_else(|| TaskError::internal().render());
+                }
+                true
+            })
+            .await;
+    }
+    let ended = tasks.running().remove(&id);
+    if let Some(owner) = ended.and_then(|r| r.counted) {
+        tasks.release(&owner);
+    }
+}
+
+/// What a task's work receives: its id, its cancellation signal, and the means to report a
+/// status message and to ask the client for input.
+pub struct TaskContext {
+    tasks: Arc<Tasks>,
+    id: Arc<str>,
+    cancel: CancellationToken,
+    wake: Arc<Notify>,
+}
+
+impl fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskContext").finish_non_exhaustive()
+    }
+}
+
+impl TaskContext {
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Cancelled when the client cancels the task (the work is then dropped at its next
+    /// await; long synchronous sections should check it).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Sets the status message clients see on `tasks/get` (at most 1,024 bytes; longer text
+    /// is refused).
+    ///
+    /// # Errors
+    ///
+    /// [`TaskInputError::InvalidRequests`] for an overlong message, [`TaskInputError::Ended`]
+    /// once the task is terminal, [`TaskInputError::Store`] when the store fails.
+    pub async fn set_status_message(&self, message: &str) -> Result<(), TaskInputError> {
+        if message.len() > 1024 {
+            return Err(TaskInputError::InvalidRequests);
+        }
+        let updated = self
+            .tasks
+            .update(&self.id, |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                r.message = Some(message.into());
+                true
+            })
+            .await
+            .map_err(|_| TaskInputError::Store)?;
+        match updated {
+            Some(r) if !r.status.is_terminal() => Ok(()),
+            _ => Err(TaskInputError::Ended),
+        }
+    }
+
+    /// Moves the task to `input_required` with these requests, waits until the client has
+    /// answered every one (through `tasks/update`, possibly over several calls and on any
+    /// instance), then returns to `working` and yields the answers by key. Keys must be
+    /// unique over the task's lifetime.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskInputError::InvalidRequests`], [`TaskInputError::Ended`] (cancelled or expired
+    /// meanwhile), [`TaskInputError::Store`].
+    pub async fn request_input<K: Into<Arc<str>>>(
+        &self,
+        requests: impl IntoIterator<Item = (K, InputRequest)>,
+    ) -> Result<JsonObject, TaskInputError> {
+        let requests: Vec<(Arc<str>, InputRequest)> =
+            requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
+        let mut keys: Vec<&str> = requests.iter().map(|(k, _)| &**k).collect();
+        keys.sort_unstable();
+        if requests.is_empty()
+            || requests.len() > MAX_INPUT_REQUESTS
+            || keys.iter().any(|k| k.is_empty() || k.len() > 256)
+            || keys.windows(2).any(|w| w[0] == w[1])
+        {
+            return Err(TaskInputError::InvalidRequests);
+        }
+        let mut reused = false;
+        let stored = self
+            .tasks
+            .update(&self.id, |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                if requests
+                    .iter()
+                    .any(|(k, _)| r.asked.iter().any(|a| a.as_str() == Some(k)))
+                {
+                    reused = true;
+                    return false;
+                }
+                let mut outstanding = r.requests.to_builder();
+                for (key, request) in &requests {
+                    outstanding.push(&**key, request.render());
+                    r.asked.push(JsonValue::from(&**key));
+                }
+                r.requests = outstanding.build();
+                r.status = TaskStatus::InputRequired;
+                true
+            })
+            .await
+            .map_err(|_| TaskInputError::Store)?;
+        if reused {
+            return Err(TaskInputError::InvalidRequests);
+        }
+        match stored {
+            Some(r) if !r.status.is_terminal() => {}
+            _ => return Err(TaskInputError::Ended),
+        }
+        loop {
+            let notified = self.wake.notified();
+            if self.cancel.is_cancelled() {
+                return Err(TaskInputError::Ended);
+            }
+            let mut taken = None;
+            let updated = self
+                .tasks
+                .update(&self.id, |r| {
+                    if r.status.is_terminal()
+                        || requests.iter().any(|(k, _)| !r.responses.contains_key(k))
+                    {
+                        return false;
+                    }
+                    let mut answers = JsonObject::builder();
+                    let mut rest = JsonObject::builder();
+                    for (key, value) in r.responses.iter() {
+                        if requests.iter().any(|(k, _)| **k == *key.as_str()) {
+                            answers.push(key.clone(), value.clone());
+                        } else {
+                            rest.push(key.clone(), value.clone());
+                        }
+                    }
+                    r.responses = rest.build();
+                    if r.requests.is_empty() {
+                        r.status = TaskStatus::Working;
+                    }
+                    taken = Some(answers.build());
+                    true
+                })
+                .await
+                .map_err(|_| TaskInputError::Store)?;
+            match (updated, taken) {
+                (Some(_), Some(answers)) => return Ok(answers),
+                (Some(r), None) if !r.status.is_terminal() => {}
+                _ => return Err(TaskInputError::Ended),
+            }
+            // Woken by a local `tasks/update`, or re-read after the poll interval (answers may
+            // arrive through another instance).
+            let _ = tokio::time::timeout(self.tasks.config.poll_interval, notified).await;
+        }
+    }
+}

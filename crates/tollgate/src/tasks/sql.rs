@@ -1,0 +1,404 @@
+//! Durable task stores over sqlx: [`SqliteTaskStore`] (an embedded database file, feature
+//! `sqlite`) and [`PostgresTaskStore`] (shared by every instance, feature `postgres`).
+//!
+//! Owns the table `tollgate_tasks (id, version, expires_at_ms, data)` and the four statements
+//! the [`TaskStore`] contract needs. Knows nothing of task semantics: rows are opaque, and
+//! every transition is a compare-and-swap on `version` decided in `tasks/runner.rs`. Database errors
+//! become [`TaskStoreErrorKind::Backend`] without their text (which could quote row data).
+
+use crate::tasks::store::StoreFuture;
+use crate::tasks::store::TaskRow;
+use crate::tasks::store::TaskStore;
+use crate::tasks::store::TaskStoreError;
+use crate::tasks::store::TaskStoreErrorKind;
+
+/// The most rows a SQL store holds by default: 1,000,000 (expired rows are purged first).
+pub const DEFAULT_SQL_TASK_CAPACITY: u64 = 1_000_000;
+
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_tasks (\
+     id TEXT PRIMARY KEY NOT NULL, \
+     version BIGINT NOT NULL, \
+     expires_at_ms BIGINT NOT NULL, \
+     data TEXT NOT NULL)";
+const CREATE_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS tollgate_tasks_expiry ON tollgate_tasks (expires_at_ms)";
+
+fn backend<E>(_: E) -> TaskStoreError {
+    TaskStoreError::new(TaskStoreErrorKind::Backend)
+}
+
+/// Milliseconds and versions are stored as signed 64-bit integers.
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn unsigned(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+/// Implements [`TaskStore`] for a sqlx pool type with its placeholder syntax.
+macro_rules! sql_task_store {
+    ($store:ident, $db:ty, $insert:expr, $load:expr, $replace:expr, $purge:expr) => {
+        impl $store {
+            /// Holds at most `capacity` rows (at least one; default
+            /// [`DEFAULT_SQL_TASK_CAPACITY`]).
+            #[must_use]
+            pub fn with_capacity(mut self, capacity: u64) -> Self {
+                self.capacity = capacity.max(1);
+                self
+            }
+        }
+
+        impl TaskStore for $store {
+            fn insert<'a>(&'a self, row: TaskRow) -> StoreFuture<'a, ()> {
+                Box::pin(async move {
+                    for attempt in 0..2 {
+                        let done = sqlx::query::<$db>($insert)
+                            .bind(&row.id)
+                            .bind(signed(row.version))
+                            .bind(signed(row.expires_at_ms))
+                            .bind(&row.data)
+                            .bind(signed(self.capacity))
+                            .execute(&self.pool)
+                            .await;
+                        match done {
+                            Ok(r) if r.rows_affected() == 1 => return Ok(()),
+                            Ok(_) if attempt == 0 => {
+                                // Full: make room from expired rows once, then retry.
+                                self.purge_expired(crate::tasks::model::now_ms()).await?;
+                            }
+                            Ok(_) => {}
+                            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                                return Err(TaskStoreError::new(TaskStoreErrorKind::Duplicate));
+                            }
+                            Err(e) => return Err(backend(e)),
+                        }
+                    }
+                    Err(TaskStoreError::new(TaskStoreErrorKind::Full))
+                })
+            }
+
+            fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRow>> {
+                Box::pin(async move {
+                    let row: Option<(String, i64, i64, String)> = sqlx::query_as($load)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(row.map(|(id, version, expires, data)| TaskRow {
+                        id,
+                        version: unsigned(version),
+                        expires_at_ms: unsigned(expires),
+                        data,
+                    }))
+                })
+            }
+
+            fn replace<'a>(&'a self, row: TaskRow, expected_version: u64) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query::<$db>($replace)
+                        .bind(signed(row.version))
+                        .bind(signed(row.expires_at_ms))
+                        .bind(&row.data)
+                        .bind(&row.id)
+                        .bind(signed(expected_version))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn purge_expired<'a>(&'a self, now_ms: u64) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query::<$db>($purge)
+                        .bind(signed(now_ms))
+                        .execute(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(done.rows_affected())
+                })
+            }
+        }
+    };
+}
+
+/// Tasks in an embedded SQLite database file (WAL journal): they survive a restart of the
+/// process. One file serves one process; instances on several machines share a
+/// [`PostgresTaskStore`] instead.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), tollgate::task::TaskStoreError> {
+/// use tollgate::task::SqliteTaskStore;
+///
+/// let store = SqliteTaskStore::open("tasks.sqlite3").await?;
+/// # let _ = store;
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "sqlite")]
+#[derive(Clone, Debug)]
+pub struct SqliteTaskStore {
+    pool: sqlx::SqlitePool,
+    capacity: u64,
+}
+
+#[cfg(feature = "sqlite")]
+impl SqliteTaskStore {
+    /// Opens (creating if missing) the database file at `path` and its table.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreErrorKind::Backend`] when the file cannot be opened or created.
+    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, TaskStoreError> {
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(std::time::Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(backend)?;
+        Self::from_pool(pool).await
+    }
+
+    /// A private in-memory database (one connection, gone with the store): for tests.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreErrorKind::Backend`] when SQLite cannot start.
+    pub async fn open_in_memory() -> Result<Self, TaskStoreError> {
+        use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(SqliteConnectOptions::new().in_memory(true))
+            .await
+            .map_err(backend)?;
+        Self::from_pool(pool).await
+    }
+
+    /// Uses an existing pool, creating the table if it is missing.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
+    pub async fn from_pool(pool: sqlx::SqlitePool) -> Result<Self, TaskStoreError> {
+        sqlx::query(CREATE_TABLE)
+            .execute(&pool)
+            .await
+            .map_err(backend)?;
+        sqlx::query(CREATE_INDEX)
+            .execute(&pool)
+            .await
+            .map_err(backend)?;
+        Ok(Self {
+            pool,
+            capacity: DEFAULT_SQL_TASK_CAPACITY,
+        })
+    }
+}
+
+#[cfg(feature = "sqlite")]
+sql_task_store!(
+    SqliteTaskStore,
+    sqlx::Sqlite,
+    "INSERT INTO tollgate_tasks (id, version, expires_at_ms, data) \
+     SELECT ?1, ?2, ?3, ?4 WHERE (SELECT count(*) FROM tollgate_tasks) < ?5",
+    "SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?1",
+    "UPDATE tollgate_tasks SET version = ?1, expires_at_ms = ?2, data = ?3 \
+     WHERE id = ?4 AND version = ?5",
+    "DELETE FROM tollgate_tasks WHERE expires_at_ms <= ?1"
+);
+
+/// Tasks in PostgreSQL: every instance sharing the database answers for every task, and a
+/// worker notices a cancellation or an answer made through another instance on its next poll.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), tollgate::task::TaskStoreError> {
+/// use tollgate::task::PostgresTaskStore;
+///
+/// let store = PostgresTaskStore::connect("postgres://tollgate@db.internal/tollgate").await?;
+/// # let _ = store;
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "postgres")]
+#[derive(Clone, Debug)]
+pub struct PostgresTaskStore {
+    pool: sqlx::PgPool,
+    capacity: u64,
+}
+
+#[cfg(feature = "postgres")]
+impl PostgresTaskStore {
+    /// Connects to `url` and creates the table if it is missing.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreErrorKind::Backend`] when the database is unreachable or refuses.
+    pub async fn connect(url: &str) -> Result<Self, TaskStoreError> {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(8)
+            .connect(url)
+            .await
+            .map_err(backend)?;
+        Self::from_pool(pool).await
+    }
+
+    /// Uses an existing pool, creating the table if it is missing.
+    ///
+    /// # Errors
+    ///
+    /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
+    pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, TaskStoreError> {
+        // Instances starting together race on `IF NOT EXISTS` (PostgreSQL may report the
+        // loser's catalog insert as a unique violation): serialise them on an advisory lock.
+        let mut tx = pool.begin().await.map_err(backend)?;
+        sqlx::query("SELECT pg_advisory_xact_lock(7367617416)")
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        sqlx::query(CREATE_TABLE)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        sqlx::query(CREATE_INDEX)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(Self {
+            pool,
+            capacity: DEFAULT_SQL_TASK_CAPACITY,
+        })
+    }
+}
+
+#[cfg(feature = "postgres")]
+sql_task_store!(
+    PostgresTaskStore,
+    sqlx::Postgres,
+    "INSERT INTO tollgate_tasks (id, version, expires_at_ms, data) \
+     SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM tollgate_tasks) < $5",
+    "SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = $1",
+    "UPDATE tollgate_tasks SET version = $1, expires_at_ms = $2, data = $3 \
+     WHERE id = $4 AND version = $5",
+    "DELETE FROM tollgate_tasks WHERE expires_at_ms <= $1"
+);
+
+/// The store contract, run against any store (the SQLite one here; PostgreSQL in
+/// `tests/postgres_store.rs`).
+#[cfg(any(test, feature = "postgres"))]
+#[doc(hidden)]
+pub async fn check_store_contract(store: &dyn TaskStore, prefix: &str) -> Result<(), String> {
+    let row = |id: &str, version: u64, expires: u64| TaskRow {
+        id: format!("{prefix}{id}"),
+        version,
+        expires_at_ms: expires,
+        data: format!(r#"{{"v":{version}}}"#),
+    };
+    let fail = |what: &str| Err(format!("store contract: {what}"));
+    let a = row("a", 1, u64::MAX / 4);
+    if store.insert(a.clone()).await.is_err() {
+        return fail("insert");
+    }
+    if store.insert(a.clone()).await.map_err(|e| e.kind()) != Err(TaskStoreErrorKind::Duplicate) {
+        return fail("duplicate insert");
+    }
+    if store.load(&a.id).await != Ok(Some(a.clone())) {
+        return fail("load after insert");
+    }
+    if store.load(&format!("{prefix}missing")).await != Ok(None) {
+        return fail("load of a missing id");
+    }
+    let next = row("a", 2, u64::MAX / 4);
+    if store.replace(next.clone(), 7).await != Ok(false) {
+        return fail("replace with a stale version");
+    }
+    if store.replace(next.clone(), 1).await != Ok(true) {
+        return fail("replace");
+    }
+    if store.load(&a.id).await != Ok(Some(next)) {
+        return fail("load after replace");
+    }
+    let old = row("old", 1, 1_000);
+    if store.insert(old.clone()).await.is_err() {
+        return fail("insert of an expiring row");
+    }
+    match store.purge_expired(2_000).await {
+        Ok(n) if n >= 1 => {}
+        _ => return fail("purge"),
+    }
+    if store.load(&old.id).await != Ok(None) {
+        return fail("purged row still loads");
+    }
+    if store.load(&a.id).await.ok().flatten().is_none() {
+        return fail("purge removed a live row");
+    }
+    Ok(())
+}
+
+#[cfg(all(test, feature = "sqlite"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sqlite_keeps_the_contract_and_its_bound() {
+        let store = SqliteTaskStore::open_in_memory().await.unwrap_or_else(|_| {
+            unreachable!("in-memory SQLite opens");
+        });
+        assert_eq!(check_store_contract(&store, "t-").await, Ok(()));
+
+        let small = SqliteTaskStore::open_in_memory()
+            .await
+            .unwrap_or_else(|_| unreachable!("in-memory SQLite opens"))
+            .with_capacity(1);
+        let row = |id: &str, expires| TaskRow {
+            id: id.into(),
+            version: 1,
+            expires_at_ms: expires,
+            data: "{}".into(),
+        };
+        assert_eq!(small.insert(row("x", 5)).await, Ok(()));
+        // Full, but the only row has expired: purged to make room.
+        assert_eq!(small.insert(row("y", u64::MAX)).await, Ok(()));
+        assert_eq!(
+            small.insert(row("z", u64::MAX)).await.map_err(|e| e.kind()),
+            Err(TaskStoreErrorKind::Full)
+        );
+    }
+
+    #[tokio::test]
+    async fn sqlite_files_outlive_the_store() {
+        let dir = std::env::temp_dir().join(format!("tollgate-sqlite-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("tasks.sqlite3");
+        let _ = std::fs::remove_file(&path);
+        let row = TaskRow {
+            id: "kept".into(),
+            version: 3,
+            expires_at_ms: u64::MAX / 2,
+            data: r#"{"v":1}"#.into(),
+        };
+        {
+            let store = SqliteTaskStore::open(&path)
+                .await
+                .unwrap_or_else(|_| unreachable!("opens"));
+            assert_eq!(store.insert(row.clone()).await, Ok(()));
+            store.pool.close().await;
+        }
+        let reopened = SqliteTaskStore::open(&path)
+            .await
+            .unwrap_or_else(|_| unreachable!("reopens"));
+        assert_eq!(reopened.load("kept").await, Ok(Some(row)));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
