@@ -255,6 +255,12 @@ pub mod __private {
     pub use schemars;
     pub use serde;
 
+    /// The validation order table `docs/protocol.md` shows, rendered from the pipeline's
+    /// order (`pipeline/order.rs`).
+    pub fn protocol_order_table() -> String {
+        crate::pipeline::order::render()
+    }
+
     /// The URI-template parser and matcher, for the fuzz target: `None` when `template` is not
     /// a valid Level 1 template, else the variables if `uri` matches.
     #[allow(clippy::type_complexity, reason = "a test hook")]

@@ -19,6 +19,7 @@
 
 pub(crate) mod admission;
 pub(crate) mod envelope;
+pub(crate) mod order;
 
 use tollgate_json::{JsonObject, JsonValue};
 

@@ -1,0 +1,377 @@
+//! The validation order of a 2026-07-28 HTTP request, as data: every check, the stage that runs
+//! it, and its fixed answer, top to bottom as the pipeline runs them. The first failure wins.
+//!
+//! `docs/protocol.md`'s order table is rendered from [`ORDER`] ([`render`]); the HTTP and
+//! JSON-RPC columns of a row that fails with a [`Fault`] come from `wire/fault.rs`, so the
+//! document cannot disagree with the answers. `tests/protocol_order.rs` keeps the document in
+//! step (`TOLLGATE_BLESS=1` rewrites it). Knows nothing of requests: it is a table.
+
+use std::fmt::Write as _;
+
+use crate::wire::fault::Fault;
+
+/// Where a check runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// `server.rs` and `service.rs`: before a byte of JSON is read.
+    Transport,
+    /// `pipeline/envelope.rs`: the bounded parse and the JSON-RPC envelope.
+    Envelope,
+    /// `revision/`: which revision, and what it requires of the request.
+    Revision,
+    /// `pipeline/admission.rs`: admission and the request limiter.
+    Admission,
+    /// `pipeline/mod.rs`: routing by the method table.
+    Routing,
+    /// `methods/`: parameters, lookup, capability and header checks.
+    Lookup,
+    /// `facts/policy.rs::charge_tool`, from `methods/tools.rs`.
+    Limiter,
+    /// `methods/tools.rs` with Tool Schema Profile 1: input validation and binding.
+    Validation,
+    /// `model/guard.rs`: the handler, its errors and panics caught.
+    Handler,
+    /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
+    Output,
+}
+
+impl Stage {
+    const fn file(self) -> &'static str {
+        match self {
+            Self::Transport => "`service.rs`",
+            Self::Envelope => "`pipeline/envelope.rs`",
+            Self::Revision => "`revision/`",
+            Self::Admission => "`pipeline/admission.rs`",
+            Self::Routing => "`pipeline/mod.rs`",
+            Self::Lookup => "`methods/`",
+            Self::Limiter => "`facts/policy.rs`",
+            Self::Validation => "`methods/tools.rs`",
+            Self::Handler => "`model/guard.rs`",
+            Self::Output => "`model/projection.rs`",
+        }
+    }
+}
+
+/// A check's answer when it fails.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Answer {
+    /// A fixed fault, with a note for the JSON-RPC column (data, id handling).
+    Fault(Fault, &'static str),
+    /// An answer that is not one fault: the HTTP and JSON-RPC columns as written.
+    Other(&'static str, &'static str),
+}
+
+/// One row of the order table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Check {
+    pub(crate) id: &'static str,
+    pub(crate) stage: Stage,
+    pub(crate) check: &'static str,
+    pub(crate) failure: &'static str,
+    pub(crate) answer: Answer,
+}
+
+const fn row(
+    id: &'static str,
+    stage: Stage,
+    check: &'static str,
+    failure: &'static str,
+    answer: Answer,
+) -> Check {
+    Check {
+        id,
+        stage,
+        check,
+        failure,
+        answer,
+    }
+}
+
+use Answer::{Fault as F, Other as O};
+use Stage::*;
+
+/// Every check of a 2026-07-28 HTTP request, in the order they run.
+pub(crate) const ORDER: &[Check] = &[
+    row(
+        "1",
+        Transport,
+        "Path is an endpoint's exact path",
+        "unknown path",
+        O("404", "(empty body)"),
+    ),
+    row(
+        "1b",
+        Transport,
+        "The request's header fields fit the header limit (`McpServiceBuilder::max_header_bytes`)",
+        "too large",
+        O("431", "(empty)"),
+    ),
+    row(
+        "2",
+        Transport,
+        "`Host` (else the request target's authority) not repeated, and `localhost`, `127.0.0.1`, `[::1]` or an allowed host (DNS-rebinding guard)",
+        "repeated / other or absent host",
+        O("400 / 403", "(empty)"),
+    ),
+    row(
+        "3",
+        Transport,
+        "`Origin`, when present, is present once and an allowed origin",
+        "repeated or other origin",
+        O("403", "(empty)"),
+    ),
+    row(
+        "4",
+        Transport,
+        "Method is POST (`GET` and `DELETE` belong to 2025 sessions: see below)",
+        "anything else",
+        O(
+            "405, `Allow: POST` (`GET, POST, DELETE` on an endpoint keeping 2025 sessions)",
+            "(empty)",
+        ),
+    ),
+    row(
+        "5",
+        Transport,
+        "`Content-Type` is `application/json` (parameters allowed)",
+        "other",
+        O("415", "(empty)"),
+    ),
+    row(
+        "6",
+        Transport,
+        "`Accept`, when present, permits `application/json` and `text/event-stream`",
+        "other",
+        O("406", "(empty)"),
+    ),
+    row(
+        "7",
+        Transport,
+        "Body within the byte limit (checked from `Content-Length` before reading, and while reading)",
+        "too large",
+        F(Fault::Parse, ""),
+    ),
+    row(
+        "8",
+        Envelope,
+        "Strict JSON within every input limit (depth, values, string units, duplicate names, UTF-8, BOM)",
+        "any",
+        F(Fault::Parse, "(no id)"),
+    ),
+    row(
+        "9",
+        Envelope,
+        "JSON-RPC envelope: an object with `\"jsonrpc\":\"2.0\"`, a string `method`, a string or integer `id`, an object `params`, nothing else",
+        "any",
+        F(Fault::InvalidRequest, "(id when readable)"),
+    ),
+    row(
+        "9b",
+        Revision,
+        "On an endpoint serving a 2025 revision: `initialize`, a header naming a served 2025 revision, or `Mcp-Session-Id` without a revision header, takes the 2025 path (below)",
+        "",
+        O("", ""),
+    ),
+    row(
+        "10",
+        Revision,
+        "A notification (no `id`)",
+        "accepted (its `MCP-Protocol-Version` names a served revision) / not",
+        O("202 / 400", "(empty)"),
+    ),
+    row(
+        "10b",
+        Revision,
+        "An `MCP-Protocol-Version` header, when present, names a served revision (checked before the method, so the client learns what to retry with)",
+        "other",
+        F(Fault::UnsupportedVersion, "(as row 13)"),
+    ),
+    row(
+        "11",
+        Revision,
+        "The method is one Tollgate serves on 2026-07-28: `server/discover`, `tools/*`, `prompts/*`, `completion/complete`, `resources/list`, `resources/templates/list`, `resources/read`, `subscriptions/listen`, `tasks/get`, `tasks/update`, `tasks/cancel`",
+        "`initialize`, `ping`, `logging/setLevel`, `tasks/list`, `tasks/result`, anything else",
+        F(Fault::MethodNotFound, ""),
+    ),
+    row(
+        "12",
+        Revision,
+        "`MCP-Protocol-Version` and `Mcp-Method` present once each, visible ASCII; `Mcp-Method` equals `method`; `Mcp-Name` present once and equal (after base64-sentinel decoding) to `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/read`) or `params.taskId` (`tasks/*`)",
+        "any",
+        F(Fault::HeaderMismatch, ""),
+    ),
+    row(
+        "13",
+        Revision,
+        "The header's revision is served here",
+        "other",
+        F(Fault::UnsupportedVersion, "`data: {supported, requested}`"),
+    ),
+    row(
+        "14",
+        Revision,
+        "`params._meta` with string `io.modelcontextprotocol/protocolVersion` and object `io.modelcontextprotocol/clientCapabilities`; `clientInfo`, if sent, an object with string `name` and `version`",
+        "any",
+        F(Fault::InvalidParams, ""),
+    ),
+    row(
+        "15",
+        Revision,
+        "`_meta` revision equals the header's",
+        "other",
+        F(Fault::HeaderMismatch, ""),
+    ),
+    row(
+        "15b",
+        Admission,
+        "**Admission**, then the endpoint's request limiter, for every method. The controller sees the operation's name as sent (tool or prompt name, resource URI, completion reference): nothing below has looked anything up yet",
+        "refused",
+        O("401 / 403 / 429", "-32001 / -32003 / -31999 (see below)"),
+    ),
+    row(
+        "15c",
+        Routing,
+        "The endpoint offers the method on this revision (`prompts/*`, `completion/complete` and `resources/*` where it registers them; `tasks/*` with a task store)",
+        "not offered",
+        F(Fault::MethodNotFound, ""),
+    ),
+    row(
+        "16",
+        Lookup,
+        "Method parameters (`tools/list`: optional string `cursor`; `tools/call`: string `name`, optional object `arguments`, optional object `inputResponses` and string `requestState` (see `input_required` below); the obsolete `task` member is ignored and never creates a task)",
+        "any",
+        F(Fault::InvalidParams, ""),
+    ),
+    row(
+        "17",
+        Lookup,
+        "`tools/list` cursor was issued by this catalog",
+        "other",
+        F(Fault::InvalidCursor, ""),
+    ),
+    row(
+        "19",
+        Lookup,
+        "The tool exists on this endpoint and revision",
+        "unknown",
+        F(Fault::UnknownTool, "(the name is not echoed)"),
+    ),
+    row(
+        "20",
+        Lookup,
+        "Capabilities the tool requires were declared",
+        "missing",
+        F(Fault::MissingCapability, "`data.requiredCapabilities`"),
+    ),
+    row(
+        "21",
+        Lookup,
+        "Mirrored arguments agree with their `Mcp-Param-*` headers (below)",
+        "any",
+        F(Fault::HeaderMismatch, ""),
+    ),
+    row(
+        "21b",
+        Limiter,
+        "The tool's limiter (its named limiter, else the endpoint's tool limiter)",
+        "denied",
+        F(Fault::RateLimited, ""),
+    ),
+    row(
+        "22",
+        Validation,
+        "Arguments satisfy the input schema (budget included), then typed binding",
+        "invalid",
+        O(
+            "200",
+            "completed result, `isError: true`, text `Arguments do not match the tool's inputSchema.`; the handler is not called",
+        ),
+    ),
+    row(
+        "22b",
+        Validation,
+        "A concurrent-evaluation slot is free",
+        "busy",
+        F(Fault::Busy, ""),
+    ),
+    row(
+        "23",
+        Handler,
+        "The handler succeeds (errors and panics are caught)",
+        "error, panic",
+        F(Fault::Internal, "(the error's text is never sent)"),
+    ),
+    row(
+        "24",
+        Output,
+        "Typed output converts to JSON and satisfies its derived output schema",
+        "any",
+        F(Fault::Internal, ""),
+    ),
+    row(
+        "25",
+        Output,
+        "Inline image/audio/blob items are at most 786,432 raw bytes; the whole response fits 4 MiB and the string ceilings",
+        "any",
+        F(Fault::Internal, ""),
+    ),
+];
+
+/// The order table as `docs/protocol.md` shows it (Markdown, one row per check).
+pub(crate) fn render() -> String {
+    let mut out = String::from(
+        "| # | Stage | Check | Failure | HTTP | JSON-RPC |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
+    for c in ORDER {
+        let (http, rpc) = match c.answer {
+            F(fault, note) => {
+                let status = fault.status().as_u16().to_string();
+                let mut rpc = format!("{} `{}`", fault.code(), fault.message());
+                if !note.is_empty() {
+                    rpc.push(' ');
+                    rpc.push_str(note);
+                }
+                (status, rpc)
+            }
+            O(http, rpc) => (http.to_owned(), rpc.to_owned()),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            c.id,
+            c.stage.file(),
+            c.check,
+            c.failure,
+            http,
+            rpc
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_never_run_backwards() {
+        let rank = |s: Stage| s as u8;
+        for pair in ORDER.windows(2) {
+            assert!(
+                rank(pair[0].stage) <= rank(pair[1].stage),
+                "row {} ({:?}) comes after row {} ({:?})",
+                pair[1].id,
+                pair[1].stage,
+                pair[0].id,
+                pair[0].stage
+            );
+        }
+    }
+
+    #[test]
+    fn admission_precedes_every_lookup() {
+        let admission = ORDER.iter().position(|c| c.stage == Stage::Admission);
+        let first_lookup = ORDER.iter().position(|c| c.stage == Stage::Lookup);
+        assert!(admission.is_some() && admission < first_lookup);
+    }
+}
