@@ -617,7 +617,7 @@ fn expand_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStrea
             #[allow(non_camel_case_types)]
             struct #handler(::std::sync::Arc<#self_ty>);
 
-            impl<'a> ::tollgate::tool::ToolFn<'a, #args_struct, #output, #error> for #handler {
+            impl<'a> ::tollgate::context::Handler<'a, ::tollgate::ToolArguments<#args_struct>, #output, #error> for #handler {
                 type Future = ::core::pin::Pin<::std::boxed::Box<
                     dyn ::core::future::Future<Output = ::core::result::Result<#output, #error>> + Send + 'a,
                 >>;

@@ -124,8 +124,8 @@ pub mod tool {
     };
     pub use crate::model::tool::options::{TaskSupport, ToolAnnotations};
     pub use crate::model::tool::{
-        AdvancedStage, RawArguments, ToolArguments, ToolBuilder, ToolFn, ToolModelStage,
-        ToolRegistration, TypedArguments, TypedCompleteStage,
+        AdvancedStage, RawArguments, ToolArguments, ToolBuilder, ToolModelStage, ToolRegistration,
+        TypedArguments, TypedCompleteStage,
     };
     pub use crate::wire::fault::INVALID_ARGUMENTS_TEXT;
     pub use crate::wire::headers::{
@@ -140,8 +140,8 @@ pub mod prompt {
         Completion, CompletionFn, CompletionRequest, MAX_COMPLETION_VALUES,
     };
     pub use crate::model::prompt::{
-        PromptArgument, PromptArguments, PromptBuilder, PromptFn, PromptHandlerStage,
-        PromptMessage, PromptOutcome, PromptRegistration, PromptResult,
+        PromptArgument, PromptArguments, PromptBuilder, PromptHandlerStage, PromptMessage,
+        PromptOutcome, PromptRegistration, PromptResult,
     };
 }
 
@@ -153,7 +153,7 @@ pub mod resource {
         MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES,
     };
     pub use crate::model::resource::{
-        Exact, ResourceBuilder, ResourceFn, ResourceHandlerStage, ResourceOutcome, ResourceOutput,
+        Exact, ResourceBuilder, ResourceHandlerStage, ResourceOutcome, ResourceOutput,
         ResourceRegistration, ResourceRequest, ResourceTemplateRegistration, Template,
     };
 }
@@ -183,6 +183,7 @@ pub mod context {
         CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
         RequestLogger,
     };
+    pub use crate::model::handler::{Handler, Outcome};
     pub use crate::model::input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
     pub use crate::wire::id::RequestId;
     pub use crate::wire::level::LogLevel;

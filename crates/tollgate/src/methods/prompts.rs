@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
-use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
-use crate::model::guard::{fresh_features, guarded};
+use crate::methods::state::{Binding, retry_params, run};
+use crate::model::guard::guarded;
 use crate::model::prompt::PromptArguments;
 use crate::model::prompt::completion::{Completion, CompletionRequest};
 use crate::registry::Endpoint;
@@ -51,16 +51,8 @@ pub(crate) async fn get(
         name,
         arguments: &raw_arguments,
     };
-    if let Err(reply) = open_state(endpoint, &mut context, &binding, retry) {
-        return reply;
-    }
-    let (features, guard) = fresh_features();
-    let invocation = guarded(|| prompt.inner.handler.invoke(&context, arguments, &features))
-        .await
-        .flatten();
-    guard.disarm();
-    let answer = invocation.map(IntoAnswer::into_answer);
-    let result = match finish(endpoint, &context, &binding, answer) {
+    let handler = &*prompt.inner.handler;
+    let result = match run(endpoint, context, &binding, retry, handler, arguments).await {
         Ok(result) => result,
         Err(reply) => return reply,
     };

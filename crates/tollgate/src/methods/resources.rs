@@ -4,8 +4,7 @@
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
-use crate::methods::state::{Binding, IntoAnswer, finish, open_state, retry_params};
-use crate::model::guard::{fresh_features, guarded};
+use crate::methods::state::{Binding, retry_params, run};
 use crate::model::resource::{ResourceRequest, Route};
 use crate::registry::Endpoint;
 use crate::session::Session;
@@ -54,16 +53,8 @@ pub(crate) async fn read(
         name: uri,
         arguments: &bound,
     };
-    if let Err(reply) = open_state(endpoint, &mut context, &binding, retry) {
-        return reply;
-    }
-    let (features, guard) = fresh_features();
-    let invocation = guarded(|| registration.handler.invoke(&context, request, &features))
-        .await
-        .flatten();
-    guard.disarm();
-    let answer = invocation.map(IntoAnswer::into_answer);
-    let output = match finish(endpoint, &context, &binding, answer) {
+    let handler = &*registration.handler;
+    let output = match run(endpoint, context, &binding, retry, handler, request).await {
         Ok(output) => output,
         Err(reply) => return reply,
     };

@@ -6,6 +6,8 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::facts::context::RequestContext;
 use crate::methods::missing_capabilities;
+use crate::model::guard::{fresh_features, guarded};
+use crate::model::handler::{Erased, Outcome};
 use crate::model::input::InputRequiredResult;
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
@@ -103,7 +105,7 @@ pub(crate) fn input_required(
     method: &str,
     name: &str,
     arguments: &JsonObject,
-    required: &crate::model::input::InputRequiredResult,
+    required: &InputRequiredResult,
 ) -> Reply {
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
@@ -166,21 +168,30 @@ pub(crate) struct Binding<'a> {
     pub(crate) arguments: &'a JsonObject,
 }
 
-/// A handler's answer when it may ask for input before completing.
-pub(crate) enum Answer<T> {
-    Complete(T),
-    InputRequired(InputRequiredResult),
-}
-
-/// An outcome type a handler returns that is either complete or asks for input.
-pub(crate) trait IntoAnswer {
-    type Value;
-    fn into_answer(self) -> Answer<Self::Value>;
+/// The handler stage prompts and resources share: a retry's state opened against `binding`
+/// (its input responses then in the context), the handler run under the guard (panics caught,
+/// cancelled if the request is abandoned), and its outcome finished: the completed value, or
+/// the reply to send instead.
+pub(crate) async fn run<In, T>(
+    endpoint: &Endpoint,
+    mut context: RequestContext,
+    binding: &Binding<'_>,
+    retry: Option<Retry<'_>>,
+    handler: &dyn Erased<In, Outcome<T>>,
+    input: In,
+) -> Result<T, Reply> {
+    open_state(endpoint, &mut context, binding, retry)?;
+    let (features, guard) = fresh_features();
+    let outcome = guarded(|| handler.invoke(&context, input, &features))
+        .await
+        .flatten();
+    guard.disarm();
+    finish(endpoint, &context, binding, outcome)
 }
 
 /// Before the handler: a retry's state opened against `binding` (its input responses then in
 /// the context), or the fixed reply for state that does not open.
-pub(crate) fn open_state(
+fn open_state(
     endpoint: &Endpoint,
     context: &mut RequestContext,
     binding: &Binding<'_>,
@@ -203,18 +214,17 @@ pub(crate) fn open_state(
     }
 }
 
-/// After the handler: its completed value, or the reply to send instead (an `input_required`
-/// answer sealed against `binding`, or the fixed internal error for a handler that failed or
-/// panicked).
-pub(crate) fn finish<T>(
+/// After the handler (`None`: it failed or panicked): its completed value, or the reply to send
+/// instead (an `input_required` answer sealed against `binding`, or the fixed internal error).
+fn finish<T>(
     endpoint: &Endpoint,
     context: &RequestContext,
     binding: &Binding<'_>,
-    answer: Option<Answer<T>>,
+    outcome: Option<Outcome<T>>,
 ) -> Result<T, Reply> {
-    match answer {
-        Some(Answer::Complete(value)) => Ok(value),
-        Some(Answer::InputRequired(required)) => Err(input_required(
+    match outcome {
+        Some(Outcome::Complete(value)) => Ok(value),
+        Some(Outcome::InputRequired(required)) => Err(input_required(
             endpoint,
             context,
             binding.method.name(),
@@ -225,26 +235,6 @@ pub(crate) fn finish<T>(
         None => {
             let id = context.request_id.as_ref();
             Err(fail(context.protocol_version, id, Fault::Internal, None))
-        }
-    }
-}
-
-impl IntoAnswer for crate::model::prompt::PromptOutcome {
-    type Value = crate::model::prompt::PromptResult;
-    fn into_answer(self) -> Answer<Self::Value> {
-        match self {
-            Self::Complete(result) => Answer::Complete(result),
-            Self::InputRequired(required) => Answer::InputRequired(required),
-        }
-    }
-}
-
-impl IntoAnswer for crate::model::resource::ResourceOutcome {
-    type Value = crate::model::resource::ResourceOutput;
-    fn into_answer(self) -> Answer<Self::Value> {
-        match self {
-            Self::Complete(output) => Answer::Complete(output),
-            Self::InputRequired(required) => Answer::InputRequired(required),
         }
     }
 }

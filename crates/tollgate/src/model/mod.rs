@@ -11,6 +11,7 @@ pub(crate) mod decimal;
 pub(crate) mod derive;
 pub(crate) mod features;
 pub(crate) mod guard;
+pub(crate) mod handler;
 pub(crate) mod input;
 pub(crate) mod origin;
 pub(crate) mod projection;

@@ -9,17 +9,14 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
-use crate::facts::context::RequestContext;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::content::{ContentBlock, Role};
-use crate::model::features::InvocationFeatures;
-use crate::model::guard::BoxFuture;
+use crate::model::handler::{Erased, Handler, Outcome, erase};
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 pub(crate) mod completion;
@@ -270,94 +267,13 @@ impl PromptResult {
     }
 }
 
-/// What a prompt handler returns: the rendered prompt, or (2026-07-28) a request for input
+/// What a prompt handler answers: the rendered prompt, or (2026-07-28) a request for input
 /// first. Handlers return either type directly; both convert.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum PromptOutcome {
-    /// The rendered prompt.
-    Complete(PromptResult),
-    /// Input the client must provide before the prompt can be rendered.
-    InputRequired(crate::model::input::InputRequiredResult),
-}
+pub type PromptOutcome = Outcome<PromptResult>;
 
 impl From<PromptResult> for PromptOutcome {
     fn from(result: PromptResult) -> Self {
         Self::Complete(result)
-    }
-}
-
-impl From<crate::model::input::InputRequiredResult> for PromptOutcome {
-    fn from(result: crate::model::input::InputRequiredResult) -> Self {
-        Self::InputRequired(result)
-    }
-}
-
-/// A prompt handler: any `async fn(&RequestContext, PromptArguments, &InvocationFeatures) ->
-/// Result<T, E>` where `T` is a [`PromptResult`], an
-/// [`InputRequiredResult`](crate::context::InputRequiredResult) or a [`PromptOutcome`]. The error is
-/// yours; the client receives the fixed internal error.
-pub trait PromptFn<'a, T, E>: Send + Sync + 'static {
-    /// The handler's future.
-    type Future: Future<Output = Result<T, E>> + Send + 'a;
-
-    /// Calls the handler.
-    fn call(
-        &self,
-        context: &'a RequestContext,
-        arguments: PromptArguments,
-        features: &'a InvocationFeatures,
-    ) -> Self::Future;
-}
-
-impl<'a, F, Fut, T, E> PromptFn<'a, T, E> for F
-where
-    F: Fn(&'a RequestContext, PromptArguments, &'a InvocationFeatures) -> Fut
-        + Send
-        + Sync
-        + 'static,
-    Fut: Future<Output = Result<T, E>> + Send + 'a,
-{
-    type Future = Fut;
-
-    fn call(
-        &self,
-        context: &'a RequestContext,
-        arguments: PromptArguments,
-        features: &'a InvocationFeatures,
-    ) -> Fut {
-        self(context, arguments, features)
-    }
-}
-
-pub(crate) trait InvokePrompt: Send + Sync {
-    fn invoke<'a>(
-        &'a self,
-        context: &'a RequestContext,
-        arguments: PromptArguments,
-        features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<PromptOutcome>>;
-}
-
-struct PromptHandler<H, T, E> {
-    handler: H,
-    _types: std::marker::PhantomData<fn() -> (T, E)>,
-}
-
-impl<H, T, E> InvokePrompt for PromptHandler<H, T, E>
-where
-    H: for<'a> PromptFn<'a, T, E>,
-    T: Into<PromptOutcome> + 'static,
-    E: 'static,
-{
-    fn invoke<'a>(
-        &'a self,
-        context: &'a RequestContext,
-        arguments: PromptArguments,
-        features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<PromptOutcome>> {
-        let future = self.handler.call(context, arguments, features);
-        Box::pin(async move { future.await.ok().map(Into::into) })
     }
 }
 
@@ -404,7 +320,7 @@ pub(crate) struct PromptInner {
     icons: Vec<Icon>,
     pub(crate) arguments: Vec<PromptArgument>,
     revisions: ProtocolVersions,
-    pub(crate) handler: Box<dyn InvokePrompt>,
+    pub(crate) handler: Box<dyn Erased<PromptArguments, PromptOutcome>>,
     pub(crate) completion: Option<Box<dyn InvokeCompletion>>,
 }
 
@@ -482,7 +398,7 @@ impl PromptHandlerStage {
     /// Installs the handler that renders the prompt.
     pub fn handler<H, T, E>(self, handler: H) -> PromptBuilder
     where
-        H: for<'a> PromptFn<'a, T, E>,
+        H: for<'a> Handler<'a, PromptArguments, T, E>,
         T: Into<PromptOutcome> + 'static,
         E: 'static,
     {
@@ -493,10 +409,7 @@ impl PromptHandlerStage {
             description: None,
             icons: Vec::new(),
             arguments: Vec::new(),
-            handler: Box::new(PromptHandler {
-                handler,
-                _types: std::marker::PhantomData,
-            }),
+            handler: erase(handler),
             completion: None,
         }
     }
@@ -511,7 +424,7 @@ pub struct PromptBuilder {
     description: Option<Arc<str>>,
     icons: Vec<Icon>,
     arguments: Vec<PromptArgument>,
-    handler: Box<dyn InvokePrompt>,
+    handler: Box<dyn Erased<PromptArguments, PromptOutcome>>,
     completion: Option<Box<dyn InvokeCompletion>>,
 }
 

@@ -8,18 +8,15 @@
 //! notifications to subscribed sessions.
 
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::context::RequestContext;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::cache::CachePolicy;
 use crate::model::content::ResourceContents;
 use crate::model::content::icon::{Icon, render_icons};
-use crate::model::features::InvocationFeatures;
-use crate::model::guard::BoxFuture;
+use crate::model::handler::{Erased, Handler, Outcome, erase};
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 pub(crate) mod template;
@@ -138,107 +135,14 @@ impl ResourceOutput {
     }
 }
 
-/// What a resource handler returns: the contents, or (2026-07-28) a request for input first.
-/// Handlers return either type directly; both convert.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ResourceOutcome {
-    /// The contents (or [`ResourceOutput::not_found`]).
-    Complete(ResourceOutput),
-    /// Input the client must provide before the resource can be read.
-    InputRequired(crate::model::input::InputRequiredResult),
-}
+/// What a resource handler answers: the contents (or [`ResourceOutput::not_found`]), or
+/// (2026-07-28) a request for input first. Handlers return either type directly; both convert.
+pub type ResourceOutcome = Outcome<ResourceOutput>;
 
 impl From<ResourceOutput> for ResourceOutcome {
     fn from(output: ResourceOutput) -> Self {
         Self::Complete(output)
     }
-}
-
-impl From<crate::model::input::InputRequiredResult> for ResourceOutcome {
-    fn from(result: crate::model::input::InputRequiredResult) -> Self {
-        Self::InputRequired(result)
-    }
-}
-
-/// A resource handler: any `async fn(&RequestContext, ResourceRequest, &InvocationFeatures) ->
-/// Result<T, E>` where `T` is a [`ResourceOutput`], an
-/// [`InputRequiredResult`](crate::context::InputRequiredResult) or a [`ResourceOutcome`]. The error is
-/// yours; the client receives the fixed internal error.
-pub trait ResourceFn<'a, T, E>: Send + Sync + 'static {
-    /// The handler's future.
-    type Future: Future<Output = Result<T, E>> + Send + 'a;
-
-    /// Calls the handler.
-    fn call(
-        &self,
-        context: &'a RequestContext,
-        request: ResourceRequest,
-        features: &'a InvocationFeatures,
-    ) -> Self::Future;
-}
-
-impl<'a, F, Fut, T, E> ResourceFn<'a, T, E> for F
-where
-    F: Fn(&'a RequestContext, ResourceRequest, &'a InvocationFeatures) -> Fut
-        + Send
-        + Sync
-        + 'static,
-    Fut: Future<Output = Result<T, E>> + Send + 'a,
-{
-    type Future = Fut;
-
-    fn call(
-        &self,
-        context: &'a RequestContext,
-        request: ResourceRequest,
-        features: &'a InvocationFeatures,
-    ) -> Fut {
-        self(context, request, features)
-    }
-}
-
-pub(crate) trait InvokeResource: Send + Sync {
-    fn invoke<'a>(
-        &'a self,
-        context: &'a RequestContext,
-        request: ResourceRequest,
-        features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<ResourceOutcome>>;
-}
-
-struct ResourceHandler<H, T, E> {
-    handler: H,
-    _types: std::marker::PhantomData<fn() -> (T, E)>,
-}
-
-impl<H, T, E> InvokeResource for ResourceHandler<H, T, E>
-where
-    H: for<'a> ResourceFn<'a, T, E>,
-    T: Into<ResourceOutcome> + 'static,
-    E: 'static,
-{
-    fn invoke<'a>(
-        &'a self,
-        context: &'a RequestContext,
-        request: ResourceRequest,
-        features: &'a InvocationFeatures,
-    ) -> BoxFuture<'a, Option<ResourceOutcome>> {
-        let future = self.handler.call(context, request, features);
-        Box::pin(async move { future.await.ok().map(Into::into) })
-    }
-}
-
-fn boxed<H, T, E>(handler: H) -> Box<dyn InvokeResource>
-where
-    H: for<'a> ResourceFn<'a, T, E>,
-    T: Into<ResourceOutcome> + 'static,
-    E: 'static,
-{
-    Box::new(ResourceHandler {
-        handler,
-        _types: std::marker::PhantomData,
-    })
 }
 
 /// The metadata every resource and template carries.
@@ -277,7 +181,7 @@ pub(crate) struct ResourceInner {
     pub(crate) name: Arc<str>,
     metadata: Metadata,
     revisions: ProtocolVersions,
-    pub(crate) handler: Box<dyn InvokeResource>,
+    pub(crate) handler: Box<dyn Erased<ResourceRequest, ResourceOutcome>>,
 }
 
 impl ResourceInner {
@@ -472,7 +376,7 @@ impl<K> ResourceHandlerStage<K> {
     /// Installs the handler that reads the resource.
     pub fn handler<H, T, E>(self, handler: H) -> ResourceBuilder<K>
     where
-        H: for<'a> ResourceFn<'a, T, E>,
+        H: for<'a> Handler<'a, ResourceRequest, T, E>,
         T: Into<ResourceOutcome> + 'static,
         E: 'static,
     {
@@ -481,7 +385,7 @@ impl<K> ResourceHandlerStage<K> {
             name: self.name,
             revisions: self.revisions,
             metadata: Metadata::default(),
-            handler: boxed(handler),
+            handler: erase(handler),
         }
     }
 }
@@ -493,7 +397,7 @@ pub struct ResourceBuilder<K> {
     name: Arc<str>,
     revisions: ProtocolVersions,
     metadata: Metadata,
-    handler: Box<dyn InvokeResource>,
+    handler: Box<dyn Erased<ResourceRequest, ResourceOutcome>>,
 }
 
 impl<K: fmt::Debug> fmt::Debug for ResourceBuilder<K> {

@@ -5,7 +5,6 @@
 //! how its handler is invoked once arguments are known to be valid. Knows nothing of HTTP or
 //! of which endpoint serves the tool; the dispatcher decides when to invoke.
 
-use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -20,6 +19,7 @@ use crate::facts::error::{BuildError, BuildErrorKind, ContentError, ContentError
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::BoxFuture;
+use crate::model::handler::Handler;
 use crate::model::result::OperationResult;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
@@ -55,45 +55,6 @@ impl<A> ToolArguments<A> {
     /// The validated JSON object, exactly as received.
     pub fn raw(&self) -> &JsonObject {
         &self.raw
-    }
-}
-
-/// A tool handler: any `async fn(&RequestContext, ToolArguments<A>, &InvocationFeatures) ->
-/// Result<T, E>` (or a closure of that shape whose future is `Send`).
-///
-/// `T` is the tool's output type for [`argument_and_output_types`](ToolModelStage::argument_and_output_types)
-/// and [`OperationResult`] for the advanced stages. The error type is yours; Tollgate never
-/// shows it to the client (the client receives the fixed internal error).
-pub trait ToolFn<'a, A, T, E>: Send + Sync + 'static {
-    /// The handler's future.
-    type Future: Future<Output = Result<T, E>> + Send + 'a;
-
-    /// Calls the handler.
-    fn call(
-        &self,
-        context: &'a RequestContext,
-        arguments: ToolArguments<A>,
-        features: &'a InvocationFeatures,
-    ) -> Self::Future;
-}
-
-impl<'a, F, Fut, A, T, E> ToolFn<'a, A, T, E> for F
-where
-    F: Fn(&'a RequestContext, ToolArguments<A>, &'a InvocationFeatures) -> Fut
-        + Send
-        + Sync
-        + 'static,
-    Fut: Future<Output = Result<T, E>> + Send + 'a,
-{
-    type Future = Fut;
-
-    fn call(
-        &self,
-        context: &'a RequestContext,
-        arguments: ToolArguments<A>,
-        features: &'a InvocationFeatures,
-    ) -> Fut {
-        self(context, arguments, features)
     }
 }
 
@@ -182,7 +143,7 @@ where
     A: Send + 'static,
     T: 'static,
     E: 'static,
-    H: for<'a> ToolFn<'a, A, T, E>,
+    H: for<'a> Handler<'a, ToolArguments<A>, T, E>,
     AM: ArgumentModel<A>,
     RM: ResultModel<T>,
 {
@@ -469,7 +430,7 @@ where
     /// &InvocationFeatures) -> Result<R, E>`.
     pub fn handler<H, E>(self, handler: H) -> ToolBuilder
     where
-        H: for<'a> ToolFn<'a, A, R, E>,
+        H: for<'a> Handler<'a, ToolArguments<A>, R, E>,
         E: 'static,
     {
         let invoker: Box<dyn Invoke> =
@@ -504,7 +465,7 @@ where
     /// &InvocationFeatures) -> Result<OperationResult, E>`.
     pub fn handler<H, E>(self, handler: H) -> ToolBuilder
     where
-        H: for<'a> ToolFn<'a, A, OperationResult, E>,
+        H: for<'a> Handler<'a, ToolArguments<A>, OperationResult, E>,
         E: 'static,
     {
         let invoker: Box<dyn Invoke> =
