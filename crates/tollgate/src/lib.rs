@@ -172,12 +172,17 @@ pub mod content {
 }
 
 pub mod context {
-    //! What a handler can read and do: the request context and the facts the client reported,
-    //! invocation features (cancellation, progress, logging), requests to the client
+    //! What a handler can read and do: the request context, the HTTP request it arrived in, its
+    //! trace context and baggage, the facts the client reported, invocation features (cancellation, progress, logging), requests to the client
     //! (elicitation, sampling, roots) and multi-round-trip input requests.
     pub use crate::client_request::{ClientRequestError, ClientRequests};
     pub use crate::facts::context::{
         ClientCapabilities, ClientCapability, ClientInfo, RequestContext,
+    };
+    pub use crate::facts::request::OriginatingRequest;
+    pub use crate::facts::trace::{
+        Baggage, MAX_BAGGAGE_BYTES, MAX_BAGGAGE_MEMBERS, MAX_TRACEPARENT_BYTES,
+        MAX_TRACESTATE_BYTES, MAX_TRACESTATE_MEMBERS, TraceContext,
     };
     pub use crate::model::features::{
         CancellationToken, InvocationFeatures, MissingFeature, ProgressError, ProgressReporter,
@@ -185,6 +190,9 @@ pub mod context {
     };
     pub use crate::model::handler::{Handler, Outcome};
     pub use crate::model::input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
+    pub use crate::model::intercept::{
+        HandlerFailure, HandlerOutput, Intercepted, Interceptor, SanitizeError, ToolResultSanitizer,
+    };
     pub use crate::wire::id::RequestId;
     pub use crate::wire::level::LogLevel;
 }

@@ -186,7 +186,7 @@ impl Server {
                 service_fn(move |request: http::Request<hyper::body::Incoming>| {
                     let service = service.clone();
                     // Policy may key on the peer (the refused-admission throttle).
-                    let peer = Some(peer.ip());
+                    let peer = Some(peer);
                     async move {
                         Ok::<_, std::convert::Infallible>(service.serve_from(request, peer).await)
                     }

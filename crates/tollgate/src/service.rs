@@ -18,6 +18,7 @@ use http_body_util::{BodyExt, Limited};
 
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::policy::Caller;
+use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
 use crate::pipeline::envelope::{asks_for_progress, parse};
@@ -191,7 +192,7 @@ impl McpService {
         let peer = request
             .extensions()
             .get::<crate::facts::context::PeerAddr>()
-            .map(|p| p.0.ip());
+            .map(|p| p.0);
         self.serve_from(request, peer).await
     }
 
@@ -200,7 +201,7 @@ impl McpService {
     pub(crate) async fn serve_from<B>(
         &self,
         request: Request<B>,
-        peer: Option<std::net::IpAddr>,
+        peer: Option<std::net::SocketAddr>,
     ) -> Response<McpBody>
     where
         B: Body,
@@ -226,7 +227,7 @@ impl McpService {
         }
     }
 
-    async fn reply<B>(&self, request: Request<B>, peer: Option<std::net::IpAddr>) -> Outcome
+    async fn reply<B>(&self, request: Request<B>, peer: Option<std::net::SocketAddr>) -> Outcome
     where
         B: Body,
         B::Error: Into<BoxError>,
@@ -271,7 +272,7 @@ impl McpService {
         }
         let caller = Caller {
             headers: Some(&parts.headers),
-            peer,
+            peer: peer.map(|p| p.ip()),
         };
         // Only an endpoint keeping 2025 sessions has streams to open and sessions to end.
         let allow = if endpoint.inner.sessions.is_some() {
@@ -323,12 +324,13 @@ impl McpService {
             Ok(value) => value,
             Err(reply) => return Outcome::Reply(reply),
         };
-        if !may_stream(endpoint, &parts.headers, &value) {
-            return Outcome::Reply(
-                handle_value(endpoint, &parts.headers, peer, &value, None).await,
-            );
+        // The request's head, kept for its handlers (moved, not copied).
+        let streams = may_stream(endpoint, &parts.headers, &value);
+        let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
+        if !streams {
+            return Outcome::Reply(handle_value(endpoint, &origin, &value, None).await);
         }
-        answer_in_task(endpoint.clone(), parts.headers, peer, value).await
+        answer_in_task(endpoint.clone(), origin, value).await
     }
 
     fn host_allowed(&self, host: Option<&HeaderValue>, uri: &http::Uri) -> bool {
@@ -435,15 +437,14 @@ fn may_stream(
 /// cancels the invocation); a resumable stream keeps running, for a `GET` with `Last-Event-ID`.
 async fn answer_in_task(
     endpoint: Endpoint,
-    headers: http::HeaderMap,
-    peer: Option<std::net::IpAddr>,
+    origin: Arc<OriginatingRequest>,
     value: tollgate_json::JsonValue,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
     let sink = NotificationSink::Stream(Arc::clone(&stream));
     let finish = FinishOnDrop(Arc::clone(&stream));
     let task = tokio::spawn(async move {
-        let reply = handle_value(&endpoint, &headers, peer, &value, Some(&sink)).await;
+        let reply = handle_value(&endpoint, &origin, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
     });

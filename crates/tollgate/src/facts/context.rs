@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
+use crate::facts::request::OriginatingRequest;
+use crate::facts::trace::{self, Baggage, TraceContext};
 use crate::version::ProtocolVersion;
 use crate::wire::id::RequestId;
 use crate::wire::method::OperationType;
@@ -218,6 +220,10 @@ pub struct RequestContext {
     pub(crate) log_level: Option<crate::wire::level::LogLevel>,
     /// A retry's input responses and opened request state (2026-07-28).
     pub(crate) input: Option<Arc<InputContext>>,
+    /// The HTTP request the message arrived in (the shared empty view over stdio).
+    pub(crate) origin: Arc<OriginatingRequest>,
+    /// Validated trace context and baggage (`_meta` keys, else headers).
+    pub(crate) trace: Option<Arc<(Option<TraceContext>, Option<Baggage>)>>,
 }
 
 /// What a retry of an `input_required` result brought back.
@@ -292,6 +298,8 @@ impl RequestContext {
             admission: AdmissionIdentity::anonymous(),
             log_level: facts.log_level,
             input: None,
+            origin: Arc::clone(OriginatingRequest::stdio()),
+            trace: None,
         }
     }
 
@@ -325,7 +333,47 @@ impl RequestContext {
             admission: AdmissionIdentity::anonymous(),
             log_level: None,
             input: None,
+            origin: Arc::clone(OriginatingRequest::stdio()),
+            trace: None,
         }
+    }
+
+    /// The context with `origin` as its originating request, and the trace context and baggage
+    /// read from its `_meta` and `origin`'s headers (for tests of application code, and for
+    /// the transports).
+    #[must_use]
+    pub fn with_origin(mut self, origin: Arc<OriginatingRequest>) -> Self {
+        self.attach(&origin);
+        self
+    }
+
+    /// Reads the trace context and baggage from `_meta` and `origin`'s headers.
+    pub(crate) fn attach(&mut self, origin: &Arc<OriginatingRequest>) {
+        if !Arc::ptr_eq(&self.origin, origin) {
+            self.origin = Arc::clone(origin);
+        }
+        let headers = origin.is_http().then(|| origin.headers());
+        self.trace =
+            trace::present(&self.meta, headers).then(|| Arc::new(trace::read(&self.meta, headers)));
+    }
+
+    /// The request the message arrived in: its HTTP method, target, headers, extensions and
+    /// peer (an empty view over stdio). Header values are the client's: validate before
+    /// trusting one; identity comes from [`admission_identity`](Self::admission_identity).
+    pub fn originating_request(&self) -> &OriginatingRequest {
+        &self.origin
+    }
+
+    /// The caller's W3C trace context (`traceparent`, `tracestate`), from the request's `_meta`
+    /// keys or else its HTTP headers, when valid; a malformed value is dropped.
+    pub fn trace_context(&self) -> Option<&TraceContext> {
+        self.trace.as_ref()?.0.as_ref()
+    }
+
+    /// The caller's W3C baggage, from the request's `_meta` key or else its HTTP header, when
+    /// valid; a malformed value is dropped.
+    pub fn baggage(&self) -> Option<&Baggage> {
+        self.trace.as_ref()?.1.as_ref()
     }
 
     /// The exact path of the endpoint that received the request.

@@ -6,9 +6,11 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::facts::context::RequestContext;
 use crate::methods::missing_capabilities;
-use crate::model::guard::{fresh_features, guarded};
+use crate::model::features::InvocationFeatures;
+use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::handler::{Erased, Outcome};
 use crate::model::input::InputRequiredResult;
+use crate::model::intercept::{HandlerFailure, HandlerOutput, run_chain};
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
@@ -172,7 +174,7 @@ pub(crate) struct Binding<'a> {
 /// (its input responses then in the context), the handler run under the guard (panics caught,
 /// cancelled if the request is abandoned), and its outcome finished: the completed value, or
 /// the reply to send instead.
-pub(crate) async fn run<In, T>(
+pub(crate) async fn run<In: Send, T: Kind>(
     endpoint: &Endpoint,
     mut context: RequestContext,
     binding: &Binding<'_>,
@@ -182,11 +184,57 @@ pub(crate) async fn run<In, T>(
 ) -> Result<T, Reply> {
     open_state(endpoint, &mut context, binding, retry)?;
     let (features, guard) = fresh_features();
-    let outcome = guarded(|| handler.invoke(&context, input, &features))
-        .await
-        .flatten();
+    let outcome = if endpoint.inner.interceptors.is_empty() {
+        guarded(|| handler.invoke(&context, input, &features))
+            .await
+            .flatten()
+    } else {
+        let context = &context;
+        let inner = Box::new(move |features: InvocationFeatures| -> BoxFuture<'_, _> {
+            Box::pin(async move {
+                let outcome = guarded(|| handler.invoke(context, input, &features))
+                    .await
+                    .flatten();
+                outcome.map(T::wrap).ok_or_else(HandlerFailure::new)
+            })
+        });
+        let chain = &endpoint.inner.interceptors;
+        let (output, _) = run_chain(chain, context, binding.arguments, features, inner).await;
+        output.ok().and_then(T::unwrap)
+    };
     guard.disarm();
     finish(endpoint, &context, binding, outcome)
+}
+
+/// A prompt's or a resource read's value, as an interceptor's [`HandlerOutput`] carries it.
+pub(crate) trait Kind: Sized + Send + 'static {
+    fn wrap(outcome: Outcome<Self>) -> HandlerOutput;
+    /// `None` for an output of another kind.
+    fn unwrap(output: HandlerOutput) -> Option<Outcome<Self>>;
+}
+
+impl Kind for crate::model::prompt::PromptResult {
+    fn wrap(outcome: Outcome<Self>) -> HandlerOutput {
+        HandlerOutput::Prompt(outcome)
+    }
+    fn unwrap(output: HandlerOutput) -> Option<Outcome<Self>> {
+        match output {
+            HandlerOutput::Prompt(outcome) => Some(outcome),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for crate::model::resource::ResourceOutput {
+    fn wrap(outcome: Outcome<Self>) -> HandlerOutput {
+        HandlerOutput::Resource(outcome)
+    }
+    fn unwrap(output: HandlerOutput) -> Option<Outcome<Self>> {
+        match output {
+            HandlerOutput::Resource(outcome) => Some(outcome),
+            _ => None,
+        }
+    }
 }
 
 /// Before the handler: a retry's state opened against `binding` (its input responses then in

@@ -15,7 +15,8 @@ use crate::methods::missing_capabilities;
 use crate::methods::state::{Retry, input_required, open_input, retry_params};
 use crate::model::content::TextContent;
 use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
-use crate::model::guard::{fresh_features, guarded};
+use crate::model::guard::{BoxFuture, fresh_features, guarded};
+use crate::model::intercept::{FailureKind, HandlerFailure, HandlerOutput, run_chain, sanitize};
 use crate::model::origin::Transport;
 use crate::model::projection::complete;
 use crate::model::result::{CompleteResult, OperationResult, ToolOutput};
@@ -87,7 +88,6 @@ pub(crate) async fn call(
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
-    let limits = &endpoint.inner.limits;
     let id = context.request_id.clone();
     let id = id.as_ref();
     let revision = context.protocol_version;
@@ -123,34 +123,121 @@ pub(crate) async fn call(
             Err(fault) => return fail(revision, id, fault, None),
         }
     }
-    // Input validation.
-    let arguments_value = JsonValue::Object(call.arguments.clone());
+    let (features, guard) = fresh_features();
+    let (features, task_serial) = features_for(
+        endpoint,
+        transport,
+        tool,
+        &context,
+        tasks,
+        features,
+        &call.arguments,
+    );
+    let ended = if endpoint.inner.interceptors.is_empty() {
+        validate_and_invoke(endpoint, tool, &context, &call.arguments, features).await
+    } else {
+        intercepted(endpoint, tool, &context, &call.arguments, features).await
+    };
+    guard.disarm();
+    outcome(endpoint, tool, &call, &context, task_serial, ended).await
+}
+
+/// How a call's handler stage ended.
+enum Ended {
+    /// The handler's (or an interceptor's) output; `validated` is false when an interceptor
+    /// answered without the arguments being validated.
+    Output {
+        invocation: Invocation,
+        validated: bool,
+    },
+    /// Arguments that fail the input schema, its budget or binding.
+    InvalidArguments,
+    /// No evaluation slot was free.
+    Busy,
+    /// A handler's error or panic, an interceptor's failure, or an output of the wrong kind.
+    Failed,
+}
+
+/// Input validation, then the handler.
+async fn validate_and_invoke(
+    endpoint: &Endpoint,
+    tool: &ToolRegistration,
+    context: &RequestContext,
+    arguments: &JsonObject,
+    features: InvocationFeatures,
+) -> Ended {
+    let limits = &endpoint.inner.limits;
+    let arguments_value = JsonValue::Object(arguments.clone());
     match tool
         .inner
         .input
         .validate_in(&arguments_value, limits.gate())
     {
         Ok(()) => {}
-        Err(e) if e.kind() == ValidationErrorKind::Busy => {
-            return fail(revision, id, Fault::Busy, None);
-        }
-        Err(_) => return invalid_arguments(endpoint, revision, id),
+        Err(e) if e.kind() == ValidationErrorKind::Busy => return Ended::Busy,
+        Err(_) => return Ended::InvalidArguments,
     }
     let JsonValue::Object(validated) = arguments_value else {
-        return fail(revision, id, Fault::Internal, None);
+        return Ended::Failed;
     };
-    // Handler.
-    let (features, guard) = fresh_features();
-    let (features, task_serial) =
-        features_for(endpoint, transport, tool, &context, tasks, features);
     let invocation = guarded(|| {
         tool.inner
             .invoker
-            .invoke(&context, validated, &features, &limits.bind)
+            .invoke(context, validated, &features, &limits.bind)
     })
     .await;
-    guard.disarm();
-    outcome(endpoint, tool, &call, &context, task_serial, invocation)
+    match invocation {
+        Some(Ok(invocation)) => Ended::Output {
+            invocation,
+            validated: true,
+        },
+        Some(Err(InvokeFailure::InvalidArguments)) => Ended::InvalidArguments,
+        Some(Err(InvokeFailure::Handler)) | None => Ended::Failed,
+    }
+}
+
+/// The endpoint's interceptors around input validation and the handler.
+async fn intercepted(
+    endpoint: &Endpoint,
+    tool: &ToolRegistration,
+    context: &RequestContext,
+    arguments: &JsonObject,
+    features: InvocationFeatures,
+) -> Ended {
+    let revision = context.protocol_version;
+    let inner = Box::new(move |features| -> BoxFuture<'_, _> {
+        Box::pin(async move {
+            match validate_and_invoke(endpoint, tool, context, arguments, features).await {
+                Ended::Output { invocation, .. } => Ok(HandlerOutput::Tool(match invocation {
+                    Invocation::Structured(value) => OperationResult::Complete(
+                        CompleteResult::from_tool_structured_content(value),
+                    ),
+                    Invocation::Operation(result) => result,
+                })),
+                Ended::InvalidArguments if revision == ProtocolVersion::V2025_06_18 => {
+                    Err(HandlerFailure::of(FailureKind::InvalidParams))
+                }
+                Ended::InvalidArguments => Ok(HandlerOutput::Tool(OperationResult::Complete(
+                    CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT),
+                ))),
+                Ended::Busy => Err(HandlerFailure::of(FailureKind::Busy)),
+                Ended::Failed => Err(HandlerFailure::new()),
+            }
+        })
+    });
+    let chain = &endpoint.inner.interceptors;
+    match run_chain(chain, context, arguments, features, inner).await {
+        (Ok(HandlerOutput::Tool(result)), validated) => Ended::Output {
+            invocation: Invocation::Operation(result),
+            validated,
+        },
+        (Ok(_), _) => Ended::Failed,
+        (Err(failure), _) => match failure.kind {
+            FailureKind::InvalidParams => Ended::InvalidArguments,
+            FailureKind::Busy => Ended::Busy,
+            FailureKind::Internal => Ended::Failed,
+        },
+    }
 }
 
 /// The operation limiter of a tool call: the tool's named limiter, else the endpoint's.
@@ -219,6 +306,7 @@ fn features_for(
     context: &RequestContext,
     tasks: Option<Arc<Tasks>>,
     mut features: InvocationFeatures,
+    arguments: &JsonObject,
 ) -> (InvocationFeatures, Option<u64>) {
     let progress_token = context.meta.get("progressToken").filter(|t| {
         matches!(t, JsonValue::String(_))
@@ -256,6 +344,7 @@ fn features_for(
             endpoint.inner.limits.output,
             crate::tasks::runner::owner_of(&endpoint.inner.path, context),
             tool.inner.name.clone(),
+            arguments.clone(),
         );
         task_serial = Some(creation.serial());
         features = features.with(creation);
@@ -263,26 +352,66 @@ fn features_for(
     (features, task_serial)
 }
 
-/// What the handler's invocation comes to: a completed result (typed output validated first),
-/// an `input_required` result, the task this very call created, or a fixed failure.
-fn outcome(
+/// What the handler stage comes to: a completed result (sanitized, then a typed tool's output
+/// validated and mirrored), an `input_required` result, the task this very call created (its
+/// arguments validated if an interceptor made it), or a fixed failure.
+async fn outcome(
     endpoint: &Endpoint,
     tool: &ToolRegistration,
     call: &Call<'_>,
     context: &RequestContext,
     task_serial: Option<u64>,
-    invocation: Option<Result<Invocation, InvokeFailure>>,
+    ended: Ended,
 ) -> Reply {
     let limits = &endpoint.inner.limits;
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
+    let typed = tool.inner.output.is_some();
+    let (invocation, validated) = match ended {
+        Ended::Output {
+            invocation,
+            validated,
+        } => (invocation, validated),
+        Ended::InvalidArguments => return invalid_arguments(endpoint, tool, call, context),
+        Ended::Busy => return fail(revision, id, Fault::Busy, None),
+        Ended::Failed => return fail(revision, id, Fault::Internal, None),
+    };
     let result = match invocation {
-        Some(Ok(Invocation::Structured(value))) => match structured(tool, value, limits) {
-            Ok(result) => result,
-            Err(fault) => return fail(revision, id, fault, None),
-        },
-        Some(Ok(Invocation::Operation(OperationResult::Complete(result)))) => result,
-        Some(Ok(Invocation::Operation(OperationResult::InputRequired(required)))) => {
+        // A typed tool's output, straight from its handler.
+        Invocation::Structured(value) if endpoint.inner.sanitizer.is_none() => {
+            match structured(tool, value, limits) {
+                Ok(result) => result,
+                Err(fault) => return fail(revision, id, fault, None),
+            }
+        }
+        Invocation::Structured(value) => {
+            let result = CompleteResult::from_tool_structured_content(value);
+            match sanitized(endpoint, tool, call, context, result)
+                .map(|r| typed_output(tool, r, limits))
+            {
+                Some(Ok(result)) => result,
+                Some(Err(fault)) => return fail(revision, id, fault, None),
+                None => return fail(revision, id, Fault::Internal, None),
+            }
+        }
+        Invocation::Operation(OperationResult::Complete(result)) => {
+            let Some(result) = sanitized(endpoint, tool, call, context, result) else {
+                return fail(revision, id, Fault::Internal, None);
+            };
+            if !typed {
+                result
+            } else {
+                match typed_output(tool, result, limits) {
+                    Ok(result) => result,
+                    Err(fault) => return fail(revision, id, fault, None),
+                }
+            }
+        }
+        // A typed tool always completes.
+        Invocation::Operation(OperationResult::InputRequired(_)) if typed => {
+            return fail(revision, id, Fault::Internal, None);
+        }
+        Invocation::Operation(OperationResult::InputRequired(required)) => {
             let method = Method::ToolsCall.name();
             return input_required(
                 endpoint,
@@ -293,41 +422,101 @@ fn outcome(
                 &required,
             );
         }
-        Some(Ok(Invocation::Operation(OperationResult::TaskCreated(created)))) => {
+        Invocation::Operation(OperationResult::TaskCreated(created)) => {
             // Only a task this very call created: a handle kept from another call, or made
             // where tasks were not offered, is an application contract failure.
             if task_serial != Some(created.serial) {
                 return fail(revision, id, Fault::Internal, None);
             }
+            // A task an interceptor created before the arguments were validated: they are
+            // validated now, and the call answered as any call with invalid arguments.
+            if !validated {
+                let value = JsonValue::Object(call.arguments.clone());
+                match tool.inner.input.validate_in(&value, limits.gate()) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == ValidationErrorKind::Busy => {
+                        return fail(revision, id, Fault::Busy, None);
+                    }
+                    Err(_) => return invalid_arguments(endpoint, tool, call, context),
+                }
+            }
             let rendered = created.result.to_builder();
             return tree_reply(&limits.output, revision, id, rendered);
-        }
-        Some(Err(InvokeFailure::InvalidArguments)) => {
-            return invalid_arguments(endpoint, revision, id);
-        }
-        Some(Err(InvokeFailure::Handler)) | None => {
-            return fail(revision, id, Fault::Internal, None);
         }
     };
     complete(&limits.output, revision, id, &result)
 }
 
-/// Arguments that fail the schema, its budget or binding: the fixed `isError` result, except on
-/// 2025-06-18, which keeps its JSON-RPC -32602.
+/// A completed result through the endpoint's sanitizer (unchanged without one): `None` when
+/// it refused or panicked.
+fn sanitized(
+    endpoint: &Endpoint,
+    tool: &ToolRegistration,
+    call: &Call<'_>,
+    context: &RequestContext,
+    result: CompleteResult,
+) -> Option<CompleteResult> {
+    let sanitizer = endpoint.inner.sanitizer.as_ref();
+    sanitize(
+        sanitizer,
+        context,
+        &tool.inner.name,
+        &call.arguments,
+        result,
+    )
+}
+
+/// Arguments that fail the schema, its budget or binding: the fixed `isError` result (through
+/// the sanitizer, like any result), except on 2025-06-18, which keeps its JSON-RPC -32602.
 fn invalid_arguments(
     endpoint: &Endpoint,
-    revision: ProtocolVersion,
-    id: Option<&RequestId>,
+    tool: &ToolRegistration,
+    call: &Call<'_>,
+    context: &RequestContext,
 ) -> Reply {
+    let revision = context.protocol_version;
+    let id = context.request_id.as_ref();
     if revision == ProtocolVersion::V2025_06_18 {
         return fail(revision, id, Fault::InvalidParams, None);
     }
-    complete(
-        &endpoint.inner.limits.output,
-        revision,
-        id,
-        &CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT),
-    )
+    let fixed = CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT);
+    let Some(result) = sanitized(endpoint, tool, call, context, fixed) else {
+        return fail(revision, id, Fault::Internal, None);
+    };
+    complete(&endpoint.inner.limits.output, revision, id, &result)
+}
+
+/// A typed tool's completed result after interception or sanitizing: its structured content
+/// validated against the derived output schema, and mirrored as text when the tool mirrors and
+/// the result carries no content of its own.
+fn typed_output(
+    tool: &ToolRegistration,
+    result: CompleteResult,
+    limits: &crate::registry::EndpointLimits,
+) -> Result<CompleteResult, Fault> {
+    let output = result.tool_output();
+    let Some(value) = output.structured_content() else {
+        return Err(Fault::Internal);
+    };
+    if !output.content().is_empty() || output.is_error() {
+        if let Some(schema) = &tool.inner.output {
+            match schema.validate_in(value, limits.gate()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(Fault::Busy),
+                Err(_) => return Err(Fault::Internal),
+            }
+        }
+        return Ok(result);
+    }
+    let mirrored = structured(tool, value.clone(), limits)?;
+    match result.meta() {
+        None => Ok(mirrored),
+        Some(meta) => mirrored
+            .to_builder()
+            .meta(meta.clone())
+            .map(|b| b.build())
+            .map_err(|_| Fault::Internal),
+    }
 }
 
 /// A typed tool's output: validated against the derived output schema, then wrapped with its

@@ -185,6 +185,21 @@ impl InvocationFeatures {
         })
     }
 
+    /// Adds a request-scoped value for the handler to [`find`](Self::find) (an interceptor's,
+    /// say: the tenant it resolved). Refused, and handed back, when a value of that type is
+    /// already present: a feature Tollgate provides cannot be shadowed.
+    ///
+    /// # Errors
+    ///
+    /// `value` itself, when a feature of its type is already present.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) -> Result<(), T> {
+        if self.find::<T>().is_some() {
+            return Err(value);
+        }
+        self.others.push(Box::new(value));
+        Ok(())
+    }
+
     /// The cancellation token (always present).
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation

@@ -13,6 +13,7 @@ pub(crate) mod features;
 pub(crate) mod guard;
 pub(crate) mod handler;
 pub(crate) mod input;
+pub(crate) mod intercept;
 pub(crate) mod origin;
 pub(crate) mod projection;
 pub(crate) mod prompt;

@@ -3,31 +3,33 @@
 //! stdio lines). Every room below
 //! the transports reads it; it knows nothing of what the request asks.
 
-use std::net::IpAddr;
+use std::sync::Arc;
 
 use http::HeaderMap;
 
 use crate::facts::policy::Caller;
+use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 
 /// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
 /// its notifications go.
 #[derive(Clone, Copy)]
 pub(crate) struct Transport<'a> {
+    origin: &'a Arc<OriginatingRequest>,
     caller: Caller<'a>,
     sink: Option<&'a NotificationSink>,
 }
 
 impl<'a> Transport<'a> {
     pub(crate) fn http(
-        headers: &'a HeaderMap,
-        peer: Option<IpAddr>,
+        origin: &'a Arc<OriginatingRequest>,
         sink: Option<&'a NotificationSink>,
     ) -> Self {
         Self {
+            origin,
             caller: Caller {
-                headers: Some(headers),
-                peer,
+                headers: Some(origin.headers()),
+                peer: origin.peer_addr().map(|p| p.ip()),
             },
             sink,
         }
@@ -35,9 +37,15 @@ impl<'a> Transport<'a> {
 
     pub(crate) fn stdio(sink: Option<&'a NotificationSink>) -> Self {
         Self {
+            origin: OriginatingRequest::stdio(),
             caller: Caller::default(),
             sink,
         }
+    }
+
+    /// The request the message arrived in (the shared empty view over stdio).
+    pub(crate) fn origin(self) -> &'a Arc<OriginatingRequest> {
+        self.origin
     }
 
     pub(crate) fn headers(self) -> Option<&'a HeaderMap> {

@@ -2,6 +2,7 @@
 //! path, revisions and page size; registrations within its revisions and unique by name; named
 //! limiters registered; a task store where tools support tasks). Rendering is `catalog`'s.
 
+use crate::model::intercept::{ErasedInterceptor, ToolResultSanitizer, erase_interceptor};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -51,6 +52,8 @@ impl Endpoint {
             streams: StreamConfig::default(),
             task_store: None,
             task_config: crate::tasks::model::TaskConfig::default(),
+            interceptors: Vec::new(),
+            sanitizer: None,
         }
     }
 }
@@ -76,6 +79,8 @@ pub struct EndpointBuilder {
     pub(super) streams: StreamConfig,
     pub(super) task_store: Option<Arc<dyn crate::tasks::store::TaskStore>>,
     pub(super) task_config: crate::tasks::model::TaskConfig,
+    pub(super) interceptors: Vec<Arc<dyn ErasedInterceptor>>,
+    pub(super) sanitizer: Option<Arc<dyn ToolResultSanitizer>>,
 }
 
 impl EndpointBuilder {
@@ -129,6 +134,27 @@ impl EndpointBuilder {
     /// survive neither a restart nor a hop to another instance).
     pub fn request_state_key(mut self, key: crate::facts::state::RequestStateKey) -> Self {
         self.state_key = Some(key);
+        self
+    }
+
+    /// Adds an interceptor around every application handler call (`tools/call`, `prompts/get`,
+    /// `resources/read`): it runs after admission, lookup, the limiters and request state, and
+    /// before input validation, and may proceed, answer with its own output, or fail (see
+    /// [`Interceptor`](crate::context::Interceptor)). Interceptors run in the order added, the
+    /// first outermost. None by default (and then nothing is paid for them).
+    pub fn interceptor<I>(mut self, interceptor: I) -> Self
+    where
+        I: for<'a> crate::context::Interceptor<'a>,
+    {
+        self.interceptors.push(erase_interceptor(interceptor));
+        self
+    }
+
+    /// Sets the sanitizer every completed tool result passes through before the output checks
+    /// (see [`ToolResultSanitizer`](crate::context::ToolResultSanitizer)). None by default:
+    /// results are checked and written as the handler returned them.
+    pub fn tool_result_sanitizer(mut self, sanitizer: impl ToolResultSanitizer) -> Self {
+        self.sanitizer = Some(Arc::new(sanitizer));
         self
     }
 
@@ -455,6 +481,8 @@ impl EndpointBuilder {
             listeners,
             policy: self.policy,
             state_key: self.state_key.or_else(RequestStateKey::generate),
+            interceptors: self.interceptors.into(),
+            sanitizer: self.sanitizer,
         }
     }
 }

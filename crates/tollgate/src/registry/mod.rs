@@ -243,6 +243,10 @@ pub(crate) struct EndpointInner {
     pub(crate) tasks: Option<Arc<crate::tasks::runner::Tasks>>,
     /// `subscriptions/listen` streams: the event bus and the shutdown signal.
     pub(crate) listeners: crate::model::subscription::Listeners,
+    /// Interceptors around every application handler call, outermost first.
+    pub(crate) interceptors: Arc<[Arc<dyn crate::model::intercept::ErasedInterceptor>]>,
+    /// The tool-result sanitizer, if configured.
+    pub(crate) sanitizer: Option<Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a

@@ -123,6 +123,7 @@ pub(crate) fn admit_message(
     context.operation_name = Method::of(&message.method)
         .zip(params)
         .and_then(|(m, p)| m.operation_name(p));
+    context.attach(transport.origin());
     admit(endpoint, transport.caller(), &mut context)?;
     Ok(context)
 }

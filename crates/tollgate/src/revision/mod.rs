@@ -10,11 +10,11 @@
 pub(crate) mod legacy;
 pub(crate) mod modern;
 
-use std::net::IpAddr;
+use std::sync::Arc;
 
-use http::HeaderMap;
 use tollgate_json::JsonValue;
 
+use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::origin::Transport;
 use crate::pipeline::envelope::envelope;
@@ -25,12 +25,12 @@ use crate::wire::reply::{Reply, fault_reply};
 /// Handles a parsed body.
 pub(crate) async fn handle_value(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
-    peer: Option<IpAddr>,
+    origin: &Arc<OriginatingRequest>,
     value: &JsonValue,
     sink: Option<&NotificationSink>,
 ) -> Reply {
-    let transport = Transport::http(headers, peer, sink);
+    let transport = Transport::http(origin, sink);
+    let headers = origin.headers();
     // A client's response to a server-to-client request (2025 sessions only; elsewhere a
     // response is an invalid request).
     if let (Some(object), true) = (

@@ -63,6 +63,7 @@ pub(crate) async fn modern(
         return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
     };
     context.operation_name = method.operation_name(params);
+    context.attach(transport.origin());
     if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
         return reply;
     }

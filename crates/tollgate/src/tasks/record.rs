@@ -17,6 +17,9 @@ pub(crate) struct TaskRecord {
     /// Endpoint path and admitted principal: lookups by anyone else find nothing.
     pub(crate) owner: Arc<str>,
     pub(crate) tool: Arc<str>,
+    /// The arguments the creating call sent (for the sanitizer, when `tasks/get` returns the
+    /// result).
+    pub(crate) arguments: JsonObject,
     pub(crate) status: TaskStatus,
     pub(crate) message: Option<Arc<str>>,
     pub(crate) created_ms: u64,
@@ -73,7 +76,8 @@ impl TaskRecord {
             .insert("lease", self.lease_ms)
             .insert("requests", self.requests.clone())
             .insert("asked", JsonValue::from(self.asked.clone()))
-            .insert("responses", self.responses.clone());
+            .insert("responses", self.responses.clone())
+            .insert("arguments", self.arguments.clone());
         if let Some(m) = &self.message {
             b.push("message", &**m);
         }
@@ -105,6 +109,11 @@ impl TaskRecord {
             version: row.version,
             owner: text("owner")?,
             tool: text("tool")?,
+            // Rows written before arguments were kept have none.
+            arguments: match o.get("arguments") {
+                Some(a) => a.as_object()?.clone(),
+                None => JsonObject::new(),
+            },
             status: TaskStatus::from_wire(o.get("status")?.as_str()?)?,
             message: text("message"),
             created_ms: num("created")?,

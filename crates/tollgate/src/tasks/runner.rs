@@ -366,6 +366,7 @@ pub struct TaskCreation {
     output: OutputLimits,
     owner: Arc<str>,
     tool: Arc<str>,
+    arguments: JsonObject,
     serial: u64,
 }
 
@@ -383,12 +384,14 @@ impl TaskCreation {
         output: OutputLimits,
         owner: Arc<str>,
         tool: Arc<str>,
+        arguments: JsonObject,
     ) -> Self {
         Self {
             tasks,
             output,
             owner,
             tool,
+            arguments,
             serial: SERIAL.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -431,6 +434,7 @@ impl TaskCreation {
             version: 1,
             owner: self.owner.clone(),
             tool: self.tool.clone(),
+            arguments: self.arguments.clone(),
             status: TaskStatus::Working,
             message: None,
             created_ms: now,

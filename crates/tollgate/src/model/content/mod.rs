@@ -16,6 +16,7 @@ use crate::wire::syntax;
 
 pub(crate) mod checks;
 pub(crate) mod icon;
+pub(crate) mod parse;
 
 use checks::{RenderError, absolute_uri, check_meta, inline, media_type};
 use icon::{Icon, render_icons};

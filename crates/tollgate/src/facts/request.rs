@@ -1,0 +1,121 @@
+//! The originating request: the HTTP request (method, target, version, headers, extensions)
+//! and peer a JSON-RPC message arrived in, kept immutable and shared with its handler, so a
+//! handler can read a header, the peer's address, or a value a tower or axum layer put in the
+//! request's extensions (an authenticated user, a tenant). A stdio message has an empty view.
+//!
+//! Knows nothing of JSON-RPC: the transports build it, the request context carries it.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, LazyLock};
+
+use http::{Extensions, HeaderMap, Method, Uri, Version};
+
+/// The request a message arrived in, as the transport received it (the body aside, which
+/// Tollgate reads and validates itself). Immutable; every handler of the request shares it.
+///
+/// Over stdio there is no HTTP request: [`is_http`](Self::is_http) is false, the method, target
+/// and version are `None`, and the headers and extensions are empty.
+///
+/// # Examples
+///
+/// A tower or axum layer puts a value in the request's extensions; the handler reads it back
+/// through its [`RequestContext`](crate::RequestContext):
+///
+/// ```
+/// use tollgate::context::OriginatingRequest;
+///
+/// #[derive(Clone)]
+/// struct Tenant(&'static str);
+///
+/// let mut request = http::Request::post("/mcp").header("x-team", "blue").body(()).unwrap();
+/// request.extensions_mut().insert(Tenant("acme"));
+/// let (parts, ()) = request.into_parts();
+/// let origin = OriginatingRequest::from_parts(parts, None);
+/// assert_eq!(origin.header("x-team"), Some("blue"));
+/// assert_eq!(origin.extensions().get::<Tenant>().map(|t| t.0), Some("acme"));
+/// assert!(origin.is_http());
+/// ```
+#[derive(Debug)]
+pub struct OriginatingRequest {
+    http: Option<(Method, Uri, Version)>,
+    headers: HeaderMap,
+    extensions: Extensions,
+    peer: Option<SocketAddr>,
+}
+
+static STDIO: LazyLock<Arc<OriginatingRequest>> = LazyLock::new(|| {
+    Arc::new(OriginatingRequest {
+        http: None,
+        headers: HeaderMap::new(),
+        extensions: Extensions::new(),
+        peer: None,
+    })
+});
+
+impl OriginatingRequest {
+    /// The view of an HTTP request's head, and the peer it came from when the server knows it
+    /// (to build a context for tests, or when serving through a custom transport).
+    pub fn from_parts(parts: http::request::Parts, peer: Option<SocketAddr>) -> Self {
+        Self {
+            http: Some((parts.method, parts.uri, parts.version)),
+            headers: parts.headers,
+            extensions: parts.extensions,
+            peer,
+        }
+    }
+
+    /// The shared empty view of a message with no HTTP request (stdio).
+    pub(crate) fn stdio() -> &'static Arc<Self> {
+        &STDIO
+    }
+
+    /// Whether the message arrived in an HTTP request.
+    pub fn is_http(&self) -> bool {
+        self.http.is_some()
+    }
+
+    /// The HTTP method (`None` over stdio).
+    pub fn method(&self) -> Option<&Method> {
+        self.http.as_ref().map(|(m, _, _)| m)
+    }
+
+    /// The request target (`None` over stdio).
+    pub fn uri(&self) -> Option<&Uri> {
+        self.http.as_ref().map(|(_, u, _)| u)
+    }
+
+    /// The HTTP version (`None` over stdio).
+    pub fn version(&self) -> Option<Version> {
+        self.http.as_ref().map(|(_, _, v)| *v)
+    }
+
+    /// Every header field as received (empty over stdio). Values are the client's: validate
+    /// before trusting one.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The value of the header `name` when it is present exactly once and visible ASCII;
+    /// `None` otherwise (absent, repeated, or not text).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let mut all = self.headers.get_all(name).iter();
+        let first = all.next()?;
+        if all.next().is_some() {
+            return None;
+        }
+        first.to_str().ok()
+    }
+
+    /// The request's extensions: values the server or a tower/axum layer attached (empty over
+    /// stdio).
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// The peer's address, when the server knows it (the built-in server always does; a
+    /// service mounted elsewhere does when a [`PeerAddr`](crate::transport::PeerAddr) extension
+    /// carries it).
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer
+    }
+}
