@@ -24,7 +24,7 @@ await client.connect(new StreamableHTTPClientTransport(url));
 assert.equal(client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? "2026-07-28", "2026-07-28");
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock"]);
+assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"]);
 const stock = tools.find((t) => t.name === "catalog.stock");
 assert.equal(stock.inputSchema.properties.tenant["x-mcp-header"], "Tenant");
 
@@ -66,6 +66,19 @@ const restocked = await client.callTool({ name: "catalog.restock", arguments: { 
 assert.equal(restocked.content[0].text, "Ordered 2 × Stoneware mug.");
 assert.deepEqual(restocked.structuredContent, { sku: "MUG-001", ordered: 2, costCents: 1500 });
 
+// The request context, the interceptor and the sanitizer: a client whose requests carry a
+// From header and the maintenance switch.
+const headed = new Client({ name: "tollgate-e2e-headers", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+await headed.connect(new StreamableHTTPClientTransport(url, {
+  requestInit: { headers: { From: "ada@example.com", "X-Catalog-Maintenance": "on" } },
+}));
+const who = await headed.callTool({ name: "catalog.whoami", arguments: {} });
+assert.match(who.content[0].text, /; from: \[email\]$/);
+const closed = await headed.callTool({ name: "catalog.restock", arguments: { sku: "MUG-001", quantity: 1 } });
+assert.equal(closed.isError, true);
+assert.equal(closed.content[0].text, "The catalog is in maintenance; try again later.");
+await headed.close();
+
 // The prompt, its argument completion, and its rendering.
 const { prompts } = await client.listPrompts();
 assert.deepEqual(prompts.map((p) => p.name), ["catalog.pairing"]);
@@ -101,7 +114,7 @@ assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-2
 assert.ok(transport.sessionId, "the server issued a session");
 const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 // catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
-assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock"]);
+assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"]);
 // A server-to-client elicitation on the call's SSE stream, answered by the client's POST.
 const legacyReserved = await legacy.callTool({ name: "catalog.reserve", arguments: { sku: "MUG-001" } });
 assert.equal(legacyReserved.content[0].text, "Reserved 3 × Stoneware mug.");
@@ -139,7 +152,7 @@ if (process.argv[3]) {
   );
   await stdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
   const names = (await stdio.listTools()).tools.map((t) => t.name);
-  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock"]);
+  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"]);
   const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
   assert.equal(found.structuredContent.inStock, 25);
   await stdio.close();

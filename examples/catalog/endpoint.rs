@@ -1,8 +1,9 @@
-//! The catalog demo's endpoint: a small tea-shop catalog with six tools (one per registration
-//! shape, a long-running one that streams progress, one that asks the user first, and one that
-//! continues as a durable task), a prompt whose argument completes, a price list and one
-//! resource per item (the links `catalog.get` returns). Shared by `examples/catalog` and
-//! `tollgate serve-demo`.
+//! The catalog demo's endpoint: a small tea-shop catalog with seven tools (one per registration
+//! shape, a long-running one that streams progress, one that asks the user first, one that
+//! continues as a durable task, and one that reports what the request context knows), a prompt
+//! whose argument completes, a price list and one resource per item (the links `catalog.get`
+//! returns); an interceptor that closes restocking during maintenance and a sanitizer that masks
+//! email addresses. Shared by `examples/catalog` and `tollgate serve-demo`.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -12,8 +13,11 @@ use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{
     Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
     ToolRegistration,
-    content::{ImageContent, ResourceContents, ResourceLink, TextContent},
-    context::{ClientRequests, InputRequest, InputRequiredResult, ProgressReporter},
+    content::{ContentBlock, ImageContent, ResourceContents, ResourceLink, TextContent},
+    context::{
+        ClientRequests, HandlerFailure, HandlerOutput, InputRequest, InputRequiredResult,
+        Intercepted, ProgressReporter, SanitizeError, ToolResultSanitizer,
+    },
     prompt::{
         Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage,
         PromptRegistration, PromptResult,
@@ -529,6 +533,86 @@ async fn price_list(
 /// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
 /// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
 /// directory.
+/// Reports what the server knows about this call, read from the request context: the client's
+/// `User-Agent` header, the trace it continues (`_meta.traceparent`, else the `traceparent`
+/// header, validated) and the `From` header (an email address: the demo's sanitizer masks it).
+async fn whoami(
+    context: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let request = context.originating_request();
+    let agent: String = request
+        .header("user-agent")
+        .unwrap_or("unknown")
+        .chars()
+        .take(64)
+        .collect();
+    let trace = context.trace_context().map_or("none", |t| t.trace_id());
+    let from = request.header("from").unwrap_or("nobody");
+    let text = format!("client: {agent}; trace: {trace}; from: {from}");
+    Ok(CompleteResult::from_tool_text(text).into())
+}
+
+/// The demo's interceptor: while the shop is in maintenance (the `X-Catalog-Maintenance: on`
+/// header stands in for a real switch), `catalog.restock` is refused, and the refusal logged to
+/// standard error with the caller's trace id; every other call proceeds.
+async fn maintenance(call: Intercepted<'_>) -> Result<HandlerOutput, HandlerFailure> {
+    let context = call.context();
+    let closed = context
+        .originating_request()
+        .header("x-catalog-maintenance")
+        == Some("on");
+    if closed && context.operation_name() == Some("catalog.restock") {
+        let trace = context.trace_context().map_or("none", |t| t.trace_id());
+        eprintln!("catalog: refused catalog.restock during maintenance (trace {trace})");
+        let refusal =
+            CompleteResult::from_tool_error_text("The catalog is in maintenance; try again later.");
+        return Ok(HandlerOutput::Tool(OperationResult::Complete(refusal)));
+    }
+    call.proceed().await
+}
+
+/// The demo's sanitizer: every word of a tool's text that looks like an email address becomes
+/// `[email]`, whichever tool wrote it.
+struct MaskEmails;
+
+impl ToolResultSanitizer for MaskEmails {
+    fn sanitize(
+        &self,
+        _: &RequestContext,
+        _tool: &str,
+        _arguments: &JsonObject,
+        result: CompleteResult,
+    ) -> Result<CompleteResult, SanitizeError> {
+        let output = result.tool_output();
+        let masked = |text: &str| -> String {
+            text.split(' ')
+                .map(|word| if word.contains('@') { "[email]" } else { word })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        if !output
+            .content()
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Text(t) if t.text().contains('@')))
+        {
+            return Ok(result);
+        }
+        let mut rewritten = ToolOutput::builder().error(output.is_error());
+        for block in output.content() {
+            rewritten = match block {
+                ContentBlock::Text(t) => rewritten.add_content(TextContent::new(masked(t.text()))),
+                other => rewritten.add_content(other.clone()),
+            };
+        }
+        if let Some(structured) = output.structured_content() {
+            rewritten = rewritten.structured_content(structured.clone());
+        }
+        Ok(CompleteResult::with_tool_output(rewritten.build()).build())
+    }
+}
+
 #[allow(
     dead_code,
     reason = "the soak example shares this file and keeps its tasks in memory"
@@ -591,6 +675,13 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
         .description("Counts units in stock item by item, reporting progress as it goes")
         .annotations(ToolAnnotations::new().read_only_hint(true))
         .build()?;
+    let whoami = ToolRegistration::with_name("catalog.whoami", ALL)
+        .json_object_arguments()
+        .handler(whoami)
+        .title("Who am I")
+        .description("Reports the client, trace and sender the server sees for this call")
+        .annotations(ToolAnnotations::new().read_only_hint(true))
+        .build()?;
     Ok(Endpoint::with_path(
         "/mcp",
         ALL,
@@ -607,6 +698,9 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
     .add_tool(inventory)
     .add_tool(reserve)
     .add_tool(restock)
+    .add_tool(whoami)
+    .interceptor(maintenance)
+    .tool_result_sanitizer(MaskEmails)
     .task_store(tasks)
     .add_resource(
         ResourceRegistration::with_uri("catalog://price-list", "Price list", ALL)

@@ -16,7 +16,13 @@
 //! - `catalog.restock`: orders stock; for a client that takes tasks (2026-07-28 with the tasks
 //!   extension) it continues as a durable task kept in an embedded SQLite database
 //!   (`TOLLGATE_CATALOG_TASKS`, default a file in the temporary directory), asking the user
-//!   to approve the purchase order through `tasks/get` and `tasks/update`.
+//!   to approve the purchase order through `tasks/get` and `tasks/update`;
+//! - `catalog.whoami`: reads the request context (the `User-Agent` and `From` headers, the
+//!   caller's trace id).
+//!
+//! An interceptor refuses `catalog.restock` while the `X-Catalog-Maintenance: on` header is
+//! sent (logging the refusal to standard error), and a sanitizer masks email addresses in every
+//! tool's text (`catalog.whoami` reports the `From` header as `[email]`).
 //!
 //! The prompt `catalog.pairing` asks which tea suits an occasion; its `occasion` argument
 //! completes (`completion/complete`). Resources: `catalog://price-list` (CSV) and the template
