@@ -89,15 +89,28 @@ fn schema_validate_and_batch() {
     );
 }
 
+/// The demo server, stopped when the test ends, failed assertions included (a server left
+/// running would hold the test's output open).
+struct Demo(std::process::Child);
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn list_and_call_the_demo_on_both_revisions() {
-    let mut server = Command::new(BIN)
-        .args(["serve-demo", "--addr", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut server = Demo(
+        Command::new(BIN)
+            .args(["serve-demo", "--addr", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    BufReader::new(server.stderr.take().unwrap())
+    BufReader::new(server.0.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let url = line
@@ -108,9 +121,9 @@ fn list_and_call_the_demo_on_both_revisions() {
     let (code, out) = run(&["list", &url]);
     assert_eq!(code, 0);
     assert!(out.starts_with("catalog.search\t"), "{out}");
-    assert_eq!(out.lines().count(), 6);
+    assert_eq!(out.lines().count(), 7);
     let (code, out) = run(&["list", &url, "--revision", "2025-11-25"]);
-    assert_eq!((code, out.lines().count()), (0, 5), "{out}");
+    assert_eq!((code, out.lines().count()), (0, 6), "{out}");
     // The mirrored tenant header is taken from the tool's schema.
     let (code, out) = run(&[
         "call",
@@ -134,6 +147,5 @@ fn list_and_call_the_demo_on_both_revisions() {
         "{out}"
     );
     assert_eq!(run(&["call", &url, "nope"]).0, 2);
-    server.kill().unwrap();
-    let _ = server.wait();
+    drop(server);
 }

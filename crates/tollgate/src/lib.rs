@@ -84,6 +84,11 @@ struct ReadmeExamples;
 #[doc = include_str!("../../../docs/guide/tasks.md")]
 struct TasksGuideExamples;
 
+/// The interception guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/interception.md")]
+struct InterceptionGuideExamples;
+
 // The engine: private rooms, top to bottom (see `docs/architecture.md`).
 mod client_request;
 mod facts;

@@ -128,6 +128,21 @@ impl ToolResultSanitizer for Redact {
     }
 }
 
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    n: i64,
+}
+
+async fn typed(
+    _: &RequestContext,
+    args: ToolArguments<Sum>,
+    _: &InvocationFeatures,
+) -> Result<Sum, Infallible> {
+    Ok(Sum {
+        n: args.into_converted().n + 1,
+    })
+}
+
 fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
     match request.header("x-api-key") {
         Some("k") => AdmissionDecision::admit(AdmissionIdentity::principal("team")),
@@ -178,6 +193,13 @@ async fn fixture() -> (SocketAddr, Arc<Counters>) {
                 .unwrap()
                 .handler(tool)
                 .task_support(TaskSupport::Optional)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            ToolRegistration::with_name("typed", ALL)
+                .argument_and_output_types::<Sum, Sum>()
+                .handler(typed)
                 .build()
                 .unwrap(),
         )
@@ -356,6 +378,71 @@ async fn trace_context_comes_from_meta_else_headers_and_malformed_values_are_dro
         let r = send(addr, V1125, "tools/call", "count", params, bad, &[]).await;
         assert_eq!(r.status, 200);
         assert_eq!(trace_of(r), "-", "{bad}");
+    }
+}
+
+/// A typed tool behind an interceptor: its output is still validated and mirrored, its invalid
+/// arguments still get the fixed result, and an interceptor's refusal needs no structured
+/// content.
+#[tokio::test]
+async fn a_typed_tool_keeps_its_answers_behind_the_interceptor() {
+    let (addr, _) = fixture().await;
+    for revision in ALL {
+        let ok = send(
+            addr,
+            revision,
+            "tools/call",
+            "typed",
+            r#""name":"typed","arguments":{"n":1}"#,
+            "",
+            &[],
+        )
+        .await;
+        let result = ok.result();
+        assert_eq!(
+            result
+                .get("structuredContent")
+                .and_then(|s| s.get("n"))
+                .and_then(JsonValue::as_number)
+                .and_then(|n| n.to_i64()),
+            Some(2),
+            "{revision:?}"
+        );
+        // The text mirror is made after sanitizing, from the sanitized structured content.
+        assert_eq!(first_text(&result), r#"{"n":2}"#);
+        let bad = send(
+            addr,
+            revision,
+            "tools/call",
+            "typed",
+            r#""name":"typed","arguments":{"n":"x"}"#,
+            "",
+            &[],
+        )
+        .await;
+        if revision == V0618 {
+            assert_eq!(bad.code(), -32602);
+        } else {
+            assert_eq!(
+                first_text(&bad.result()),
+                "Arguments do not match the tool's inputSchema. (sanitized)"
+            );
+        }
+        let refused = send(
+            addr,
+            revision,
+            "tools/call",
+            "typed",
+            r#""name":"typed","arguments":{"n":1}"#,
+            "",
+            &[("X-Mode", "refuse")],
+        )
+        .await;
+        assert_eq!(
+            first_text(&refused.result()),
+            "Closed today. (sanitized)",
+            "{revision:?}"
+        );
     }
 }
 

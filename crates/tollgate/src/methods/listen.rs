@@ -215,7 +215,8 @@ async fn relay_task(
         .notification(
             task_id,
             owner,
-            &context.client_capabilities,
+            context,
+            endpoint.inner.sanitizer.as_ref(),
             &endpoint.inner.limits.output,
         )
         .await

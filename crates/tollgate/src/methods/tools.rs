@@ -486,17 +486,20 @@ fn invalid_arguments(
     complete(&endpoint.inner.limits.output, revision, id, &result)
 }
 
-/// A typed tool's completed result after interception or sanitizing: its structured content
-/// validated against the derived output schema, and mirrored as text when the tool mirrors and
-/// the result carries no content of its own.
+/// A typed tool's completed result after interception or sanitizing. A tool error (`isError`:
+/// an interceptor's refusal, the fixed invalid-arguments result) needs no structured content;
+/// any other result must carry structured content that satisfies the derived output schema, and
+/// is mirrored as text when the tool mirrors and the result carries no content of its own.
 fn typed_output(
     tool: &ToolRegistration,
     result: CompleteResult,
     limits: &crate::registry::EndpointLimits,
 ) -> Result<CompleteResult, Fault> {
     let output = result.tool_output();
-    let Some(value) = output.structured_content() else {
-        return Err(Fault::Internal);
+    let value = match output.structured_content() {
+        None if output.is_error() => return Ok(result),
+        None => return Err(Fault::Internal),
+        Some(value) => value,
     };
     if !output.content().is_empty() || output.is_error() {
         if let Some(schema) = &tool.inner.output {

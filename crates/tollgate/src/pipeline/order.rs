@@ -27,10 +27,14 @@ pub(crate) enum Stage {
     Lookup,
     /// `facts/policy.rs::charge_tool`, from `methods/tools.rs`.
     Limiter,
+    /// `model/intercept.rs`: the endpoint's interceptors, outermost first.
+    Interception,
     /// `methods/tools.rs` with Tool Schema Profile 1: input validation and binding.
     Validation,
     /// `model/guard.rs`: the handler, its errors and panics caught.
     Handler,
+    /// `model/intercept.rs`: the tool-result sanitizer.
+    Sanitizing,
     /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
     Output,
 }
@@ -45,6 +49,7 @@ impl Stage {
             Self::Routing => "`pipeline/mod.rs`",
             Self::Lookup => "`methods/`",
             Self::Limiter => "`facts/policy.rs`",
+            Self::Interception | Self::Sanitizing => "`model/intercept.rs`",
             Self::Validation => "`methods/tools.rs`",
             Self::Handler => "`model/guard.rs`",
             Self::Output => "`model/projection.rs`",
@@ -278,6 +283,13 @@ pub(crate) const ORDER: &[Check] = &[
         F(Fault::RateLimited, ""),
     ),
     row(
+        "21c",
+        Interception,
+        "Interceptors, when configured, outermost first: each sees the context and the arguments as sent (not yet validated) and may proceed, answer itself (a task it creates has its arguments validated as in row 22), or fail",
+        "a failure, a panic, or an output of another kind",
+        F(Fault::Internal, "(no text of it is sent)"),
+    ),
+    row(
         "22",
         Validation,
         "Arguments satisfy the input schema (budget included), then typed binding",
@@ -300,6 +312,13 @@ pub(crate) const ORDER: &[Check] = &[
         "The handler succeeds (errors and panics are caught)",
         "error, panic",
         F(Fault::Internal, "(the error's text is never sent)"),
+    ),
+    row(
+        "23b",
+        Sanitizing,
+        "The tool-result sanitizer, when configured, on every completed result (a handler's, an interceptor's, the fixed invalid-arguments result, a task's result at `tasks/get`)",
+        "a refusal, a panic",
+        F(Fault::Internal, ""),
     ),
     row(
         "24",

@@ -217,15 +217,19 @@ impl Tasks {
     }
 
     /// The `notifications/tasks` parameters for a listener: the detailed task (its result or
-    /// error parsed back from the stored text), and whether it is terminal. `None` when the
-    /// listener may not see it, cannot answer its outstanding requests, or it does not fit.
+    /// error parsed back from the stored text; a result through the endpoint's sanitizer with
+    /// the listener's context, as `tasks/get` does), and whether it is terminal. `None` when
+    /// the listener may not see it, cannot answer its outstanding requests, the sanitizer
+    /// refuses, or it does not fit.
     pub(crate) async fn notification(
         &self,
         id: &str,
         owner: &str,
-        capabilities: &crate::facts::context::ClientCapabilities,
+        listener: &crate::facts::context::RequestContext,
+        sanitizer: Option<&Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
         limits: &OutputLimits,
     ) -> Option<(JsonObject, bool)> {
+        let capabilities = &listener.client_capabilities;
         let Lookup::Found(record) = self.lookup_for_client(id, owner).await else {
             return None;
         };
@@ -241,10 +245,28 @@ impl Tasks {
             }
             TaskStatus::Completed => {
                 let text = record.result.as_deref()?;
-                b.push(
-                    "result",
-                    from_slice(text.as_bytes(), &record_limits()).ok()?,
-                );
+                let stored = from_slice(text.as_bytes(), &record_limits()).ok()?;
+                let result = match sanitizer {
+                    None => stored,
+                    Some(sanitizer) => {
+                        let parsed =
+                            crate::model::content::parse::tool_result(stored.as_object()?)?;
+                        let clean = crate::model::intercept::sanitize(
+                            Some(sanitizer),
+                            listener,
+                            &record.tool,
+                            &record.arguments,
+                            parsed,
+                        )?;
+                        let text = crate::model::projection::render_tool_result(
+                            limits,
+                            ProtocolVersion::V2026_07_28,
+                            &clean,
+                        )?;
+                        from_slice(text.as_bytes(), &record_limits()).ok()?
+                    }
+                };
+                b.push("result", result);
             }
             TaskStatus::Failed => {
                 let text = record.error.as_deref()?;
