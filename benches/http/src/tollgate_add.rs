@@ -7,6 +7,7 @@ use std::convert::Infallible;
 
 use tollgate::json::{JsonLimits, JsonObject, from_str};
 use tollgate::{
+    context::{HandlerFailure, HandlerOutput, Intercepted, SanitizeError, ToolResultSanitizer},
     tool::{CompleteResult, OperationResult}, Endpoint, Implementation, InvocationFeatures,
     McpService, ProtocolVersion, RequestContext, Server, ToolArguments, ToolRegistration,
 };
@@ -31,6 +32,20 @@ async fn filler(_: &RequestContext, _: ToolArguments<JsonObject>, _: &Invocation
     Ok(CompleteResult::from_tool_text("ok").into())
 }
 
+/// A pass-through interceptor and an identity sanitizer: what the hooks cost when configured
+/// (`TOLLGATE_ADD_HOOKS=1`).
+async fn pass(call: Intercepted<'_>) -> Result<HandlerOutput, HandlerFailure> {
+    call.proceed().await
+}
+
+struct Identity;
+
+impl ToolResultSanitizer for Identity {
+    fn sanitize(&self, _: &RequestContext, _: &str, _: &JsonObject, result: CompleteResult) -> Result<CompleteResult, SanitizeError> {
+        Ok(result)
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
     let mut endpoint = Endpoint::with_path("/mcp", revisions, Implementation::new("tollgate-add", "1.0.0"))
@@ -52,6 +67,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .description(common::FILLER_DESCRIPTION)
                 .build()?,
         );
+    }
+    if std::env::var_os("TOLLGATE_ADD_HOOKS").is_some() {
+        endpoint = endpoint.interceptor(pass).tool_result_sanitizer(Identity);
     }
     let service = McpService::new(endpoint.build()?);
     common::runtime()?.block_on(async {

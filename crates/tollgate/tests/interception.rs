@@ -69,6 +69,18 @@ async fn interceptor(
             PromptResult::with_message(PromptMessage::user(TextContent::new("no"))),
         ))),
         Some("fail") => Err(HandlerFailure::new()),
+        // A handle kept past `proceed`, which refused the arguments: the task is refused too.
+        Some("copy-task") => {
+            let Some(tasks) = call.features().find::<TaskCreation>().cloned() else {
+                return Err(HandlerFailure::new());
+            };
+            let _ = call.proceed().await;
+            let created = tasks
+                .spawn(|_| async { Ok(CompleteResult::from_tool_text("never")) })
+                .await
+                .map_err(|_| HandlerFailure::new())?;
+            Ok(HandlerOutput::Tool(OperationResult::TaskCreated(created)))
+        }
         Some("task") => {
             let Some(tasks) = call.features().find::<TaskCreation>() else {
                 return Err(HandlerFailure::new());
@@ -105,11 +117,16 @@ struct Redact;
 impl ToolResultSanitizer for Redact {
     fn sanitize(
         &self,
-        _: &RequestContext,
+        context: &RequestContext,
         _tool: &str,
         _arguments: &JsonObject,
         result: CompleteResult,
     ) -> Result<CompleteResult, SanitizeError> {
+        match context.originating_request().header("x-sanitizer") {
+            Some("refuse") => return Err(SanitizeError),
+            Some("panic") => panic!("a sanitizer bug with a secret inside"),
+            _ => {}
+        }
         let output = result.tool_output();
         let mut b = ToolOutput::builder().error(output.is_error());
         for block in output.content() {
@@ -514,6 +531,42 @@ async fn a_task_an_interceptor_creates_has_its_arguments_validated_and_its_resul
     }
     assert_eq!(text, "task [redacted] (sanitized)");
     assert_eq!(counts(&counters), (2, 0));
+}
+
+#[tokio::test]
+async fn a_task_handle_kept_past_refused_arguments_creates_nothing() {
+    let (addr, counters) = fixture().await;
+    let result = call(addr, V26, r#"{"n":"x"}"#, &[("X-Mode", "copy-task")])
+        .await
+        .result();
+    assert_eq!(
+        first_text(&result),
+        "Arguments do not match the tool's inputSchema. (sanitized)"
+    );
+    assert_eq!(counts(&counters), (1, 0));
+}
+
+#[tokio::test]
+async fn a_sanitizer_that_refuses_or_panics_is_the_fixed_internal_error() {
+    let (addr, _) = fixture().await;
+    for revision in ALL {
+        for mode in ["refuse", "panic"] {
+            for args in [r#"{"n":1}"#, r#"{"n":"x"}"#] {
+                let response = call(addr, revision, args, &[("X-Sanitizer", mode)]).await;
+                if revision == V0618 && args.contains('x') {
+                    // 2025-06-18 answers invalid arguments with -32602, not a result.
+                    assert_eq!(response.code(), -32602);
+                    continue;
+                }
+                assert_eq!(
+                    (response.status, response.code()),
+                    (200, -32603),
+                    "{revision:?} {mode}"
+                );
+                assert!(!response.text().contains("secret"));
+            }
+        }
+    }
 }
 
 #[tokio::test]

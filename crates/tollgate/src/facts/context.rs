@@ -4,7 +4,7 @@
 //! implementation, capabilities, `_meta`) are informational and never identity; the accepted
 //! [`AdmissionIdentity`] is the only identity.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
@@ -222,8 +222,8 @@ pub struct RequestContext {
     pub(crate) input: Option<Arc<InputContext>>,
     /// The HTTP request the message arrived in (the shared empty view over stdio).
     pub(crate) origin: Arc<OriginatingRequest>,
-    /// Validated trace context and baggage (`_meta` keys, else headers).
-    pub(crate) trace: Option<Arc<(Option<TraceContext>, Option<Baggage>)>>,
+    /// Validated trace context and baggage (`_meta` keys, else headers), read on first use.
+    pub(crate) trace: OnceLock<(Option<TraceContext>, Option<Baggage>)>,
 }
 
 /// What a retry of an `input_required` result brought back.
@@ -299,7 +299,7 @@ impl RequestContext {
             log_level: facts.log_level,
             input: None,
             origin: Arc::clone(OriginatingRequest::stdio()),
-            trace: None,
+            trace: OnceLock::new(),
         }
     }
 
@@ -334,7 +334,7 @@ impl RequestContext {
             log_level: None,
             input: None,
             origin: Arc::clone(OriginatingRequest::stdio()),
-            trace: None,
+            trace: OnceLock::new(),
         }
     }
 
@@ -347,14 +347,20 @@ impl RequestContext {
         self
     }
 
-    /// Reads the trace context and baggage from `_meta` and `origin`'s headers.
+    /// Sets the originating request (the trace context is read from it and `_meta` on first
+    /// use).
     pub(crate) fn attach(&mut self, origin: &Arc<OriginatingRequest>) {
         if !Arc::ptr_eq(&self.origin, origin) {
             self.origin = Arc::clone(origin);
+            self.trace = OnceLock::new();
         }
-        let headers = origin.is_http().then(|| origin.headers());
-        self.trace =
-            trace::present(&self.meta, headers).then(|| Arc::new(trace::read(&self.meta, headers)));
+    }
+
+    fn traced(&self) -> &(Option<TraceContext>, Option<Baggage>) {
+        self.trace.get_or_init(|| {
+            let headers = self.origin.is_http().then(|| self.origin.headers());
+            trace::read(&self.meta, headers)
+        })
     }
 
     /// The request the message arrived in: its HTTP method, target, headers, extensions and
@@ -367,13 +373,13 @@ impl RequestContext {
     /// The caller's W3C trace context (`traceparent`, `tracestate`), from the request's `_meta`
     /// keys or else its HTTP headers, when valid; a malformed value is dropped.
     pub fn trace_context(&self) -> Option<&TraceContext> {
-        self.trace.as_ref()?.0.as_ref()
+        self.traced().0.as_ref()
     }
 
     /// The caller's W3C baggage, from the request's `_meta` key or else its HTTP header, when
     /// valid; a malformed value is dropped.
     pub fn baggage(&self) -> Option<&Baggage> {
-        self.trace.as_ref()?.1.as_ref()
+        self.traced().1.as_ref()
     }
 
     /// The exact path of the endpoint that received the request.

@@ -5,9 +5,9 @@
 //!
 //! Every value is validated against its W3C grammar and bounded before a handler can see it; a
 //! malformed or oversized value is dropped (it is never an error, never trusted, never echoed).
-//! A `tracestate` or `baggage` without a valid `traceparent` beside it is still read: baggage
-//! is independent of tracing, and a `tracestate` is kept only with its `traceparent`. Knows
-//! nothing of spans or exporters.
+//! Baggage is read whether or not a trace context is there; a `tracestate` only beside a valid
+//! `traceparent` from the same place. Read on first use, so a request whose handler never asks
+//! pays nothing. Knows nothing of spans or exporters.
 
 use http::HeaderMap;
 use tollgate_json::JsonObject;
@@ -171,38 +171,62 @@ impl Baggage {
     }
 }
 
-/// The trace context and baggage of one request: `_meta`'s keys first, else the headers (each
-/// of the three read from one place: a malformed `_meta` value does not fall back to a header).
+/// Where a value came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Meta,
+    Header,
+}
+
+/// The trace context and baggage of one request. Each of `traceparent` and `baggage` is read
+/// from `_meta` when its key is there (a malformed `_meta` value does not fall back to a
+/// header), else from the HTTP header; `tracestate` only from where its `traceparent` came
+/// from. A repeated `traceparent` header is dropped; repeated `tracestate` and `baggage`
+/// headers are one comma-separated list, as HTTP combines them.
 pub(crate) fn read(
     meta: &JsonObject,
     headers: Option<&HeaderMap>,
 ) -> (Option<TraceContext>, Option<Baggage>) {
-    let pick = |key: &str| -> Option<Option<&str>> {
-        if let Some(value) = meta.get(key) {
-            return Some(value.as_str());
+    let from_meta = |key: &str| meta.get(key).map(|v| v.as_str().map(str::to_owned));
+    let from_headers = |key: &str, join: bool| -> Option<Option<String>> {
+        let mut all = headers?.get_all(key).iter().peekable();
+        all.peek()?;
+        let mut joined = String::new();
+        for (i, value) in all.enumerate() {
+            if i > 0 && !join {
+                return Some(None);
+            }
+            let Ok(text) = value.to_str() else {
+                return Some(None);
+            };
+            if i > 0 {
+                joined.push(',');
+            }
+            joined.push_str(text);
+            if joined.len() > MAX_BAGGAGE_BYTES {
+                return Some(None);
+            }
         }
-        let headers = headers?;
-        let mut all = headers.get_all(key).iter();
-        let first = all.next()?;
-        // A repeated header is ambiguous: dropped.
-        if all.next().is_some() {
-            return Some(None);
-        }
-        Some(first.to_str().ok())
+        Some(Some(joined))
     };
-    let traceparent = pick("traceparent").flatten();
-    let tracestate = pick("tracestate").flatten();
-    let trace = traceparent.and_then(|p| TraceContext::parse(p, tracestate));
-    let baggage = pick("baggage").flatten().and_then(Baggage::parse);
+    let pick = |key: &str, join: bool| match from_meta(key) {
+        Some(value) => Some((Source::Meta, value)),
+        None => from_headers(key, join).map(|v| (Source::Header, v)),
+    };
+    let trace = match pick("traceparent", false) {
+        Some((source, Some(parent))) => {
+            let state = match source {
+                Source::Meta => from_meta("tracestate"),
+                Source::Header => from_headers("tracestate", true),
+            };
+            TraceContext::parse(&parent, state.flatten().as_deref())
+        }
+        _ => None,
+    };
+    let baggage = pick("baggage", true)
+        .and_then(|(_, value)| value)
+        .and_then(|value| Baggage::parse(&value));
     (trace, baggage)
-}
-
-/// Whether `meta` or the headers carry anything trace-related (so a request without any pays
-/// for no parsing).
-pub(crate) fn present(meta: &JsonObject, headers: Option<&HeaderMap>) -> bool {
-    const KEYS: [&str; 3] = ["traceparent", "tracestate", "baggage"];
-    KEYS.iter().any(|k| meta.contains_key(k))
-        || headers.is_some_and(|h| KEYS.iter().any(|k| h.contains_key(*k)))
 }
 
 const OWS: &[char] = &[' ', '\t'];
@@ -228,11 +252,12 @@ fn valid_traceparent(value: &str) -> bool {
     if !shape || &b[0..2] == b"ff" || !nonzero(3..35) || !nonzero(36..52) {
         return false;
     }
-    // Version 00 is exactly 55 characters; a later version may append `-`-led fields.
+    // Version 00 is exactly 55 characters; a later version may append `-`-led fields of
+    // lowercase hexadecimal digits.
     if &b[0..2] == b"00" {
         b.len() == 55
     } else {
-        b.len() == 55 || b[55] == b'-'
+        b.len() == 55 || (b[55] == b'-' && b[56..].iter().all(|&c| c == b'-' || is_lower_hex(c)))
     }
 }
 
@@ -310,7 +335,8 @@ fn valid_baggage_property(property: &str) -> bool {
     }
 }
 
-/// Percent-decodes a baggage value; `None` for a broken escape or bytes that are not UTF-8.
+/// Percent-decodes a baggage value (bytes that are not UTF-8 become U+FFFD, as W3C Baggage
+/// says); `None` for a broken escape.
 fn percent_decode(raw: &str) -> Option<String> {
     let b = raw.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -326,7 +352,7 @@ fn percent_decode(raw: &str) -> Option<String> {
             i += 1;
         }
     }
-    String::from_utf8(out).ok()
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `_meta` values for the three keys when sent as strings; used by tests.
@@ -353,10 +379,10 @@ mod tests {
         assert!(valid_traceparent(PARENT));
         // A later version may append fields; version ff is invalid.
         assert!(valid_traceparent(
-            "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra"
+            "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-beef"
         ));
         assert!(!valid_traceparent(
-            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra"
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-beef"
         ));
         assert!(!valid_traceparent(
             "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -435,7 +461,11 @@ mod tests {
     #[test]
     fn baggage_grammar() {
         assert!(Baggage::parse("k=%ZZ").is_none());
-        assert!(Baggage::parse("k=%FF").is_none(), "not UTF-8");
+        assert_eq!(
+            Baggage::parse("k=%FF").and_then(|b| b.get("k").map(str::to_owned)),
+            Some("\u{fffd}".to_owned()),
+            "not UTF-8: replaced"
+        );
         assert!(Baggage::parse("k=\"quoted\"").is_none());
         assert!(Baggage::parse("=v").is_none());
         assert!(Baggage::parse("k=v;;").is_none());
@@ -443,6 +473,32 @@ mod tests {
             Baggage::parse("k = v ; p ; q=1").and_then(|b| b.get("k").map(str::to_owned)),
             Some("v".to_owned())
         );
+    }
+
+    #[test]
+    fn tracestate_comes_from_where_its_traceparent_came_from() {
+        let mut headers = HeaderMap::new();
+        headers.insert("traceparent", http::HeaderValue::from_static(PARENT));
+        headers.append("tracestate", http::HeaderValue::from_static("a=1"));
+        headers.append("tracestate", http::HeaderValue::from_static("b=2"));
+        // Repeated tracestate headers are one list.
+        let (trace, _) = read(&JsonObject::new(), Some(&headers));
+        assert_eq!(
+            trace.and_then(|t| t.tracestate.clone()).as_deref(),
+            Some("a=1,b=2")
+        );
+        // A `_meta` traceparent does not take the header's tracestate.
+        let meta = meta_with(&[("traceparent", PARENT)]);
+        let (trace, _) = read(&meta, Some(&headers));
+        assert_eq!(trace.map(|t| t.tracestate.is_none()), Some(true));
+    }
+
+    #[test]
+    fn a_later_versions_tail_is_hexadecimal() {
+        let base = "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        assert!(valid_traceparent(&format!("{base}-ab-cd")));
+        assert!(!valid_traceparent(&format!("{base}-a\r\nb")));
+        assert!(!valid_traceparent(&format!("{base}-\u{e9}")));
     }
 
     #[test]

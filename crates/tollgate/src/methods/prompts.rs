@@ -16,8 +16,9 @@ use crate::wire::fault::Fault;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, tree_reply};
 
-/// `prompts/get`: the prompt, its arguments checked against its declarations (missing,
-/// unknown and non-string ones are -32602 before any handler runs), the handler, the messages.
+/// `prompts/get`: the prompt, its arguments checked against its declarations once any
+/// interceptors have run (missing, unknown and non-string ones are -32602, and the handler does
+/// not run), the handler, the messages.
 pub(crate) async fn get(
     endpoint: &Endpoint,
     params: &JsonObject,
@@ -37,15 +38,15 @@ pub(crate) async fn get(
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
     context.operation_name = Some(name.clone());
-    let Some(arguments) = PromptArguments::check(params.get("arguments"), prompt.arguments())
-    else {
-        return fail(revision, id, Fault::InvalidParams, None);
-    };
-    // The arguments as sent, for binding request state.
+    // The arguments as sent (an object, or none), for request state and interceptors; checked
+    // against the prompt's declarations once those have run.
     let raw_arguments = match params.get("arguments") {
         Some(JsonValue::Object(a)) => a.clone(),
-        _ => JsonObject::new(),
+        None => JsonObject::new(),
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     };
+    let declared = prompt.arguments();
+    let arguments = || PromptArguments::check(params.get("arguments"), declared);
     let binding = Binding {
         method: Method::PromptsGet,
         name,

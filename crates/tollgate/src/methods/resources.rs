@@ -54,7 +54,11 @@ pub(crate) async fn read(
         arguments: &bound,
     };
     let handler = &*registration.handler;
-    let output = match run(endpoint, context, &binding, retry, handler, request).await {
+    let output = match run(endpoint, context, &binding, retry, handler, || {
+        Some(request)
+    })
+    .await
+    {
         Ok(output) => output,
         Err(reply) => return reply,
     };

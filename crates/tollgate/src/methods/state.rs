@@ -10,7 +10,7 @@ use crate::model::features::InvocationFeatures;
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::handler::{Erased, Outcome};
 use crate::model::input::InputRequiredResult;
-use crate::model::intercept::{HandlerFailure, HandlerOutput, run_chain};
+use crate::model::intercept::{FailureKind, HandlerFailure, HandlerOutput, run_chain};
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
@@ -180,18 +180,25 @@ pub(crate) async fn run<In: Send, T: Kind>(
     binding: &Binding<'_>,
     retry: Option<Retry<'_>>,
     handler: &dyn Erased<In, Outcome<T>>,
-    input: In,
+    input: impl FnOnce() -> Option<In> + Send,
 ) -> Result<T, Reply> {
     open_state(endpoint, &mut context, binding, retry)?;
     let (features, guard) = fresh_features();
     let outcome = if endpoint.inner.interceptors.is_empty() {
-        guarded(|| handler.invoke(&context, input, &features))
-            .await
-            .flatten()
+        match input() {
+            Some(input) => guarded(|| handler.invoke(&context, input, &features))
+                .await
+                .flatten()
+                .ok_or(FailureKind::Internal),
+            None => Err(FailureKind::InvalidParams),
+        }
     } else {
         let context = &context;
         let inner = Box::new(move |features: InvocationFeatures| -> BoxFuture<'_, _> {
             Box::pin(async move {
+                let Some(input) = input() else {
+                    return Err(HandlerFailure::of(FailureKind::InvalidParams));
+                };
                 let outcome = guarded(|| handler.invoke(context, input, &features))
                     .await
                     .flatten();
@@ -199,8 +206,19 @@ pub(crate) async fn run<In: Send, T: Kind>(
             })
         });
         let chain = &endpoint.inner.interceptors;
-        let (output, _) = run_chain(chain, context, binding.arguments, features, inner).await;
-        output.ok().and_then(T::unwrap)
+        // Boxed: the chain's state stays out of every call's future.
+        match Box::pin(run_chain(
+            chain,
+            context,
+            binding.arguments,
+            features,
+            inner,
+        ))
+        .await
+        {
+            Ok(output) => T::unwrap(output).ok_or(FailureKind::Internal),
+            Err(failure) => Err(failure.kind),
+        }
     };
     guard.disarm();
     finish(endpoint, &context, binding, outcome)
@@ -262,17 +280,18 @@ fn open_state(
     }
 }
 
-/// After the handler (`None`: it failed or panicked): its completed value, or the reply to send
-/// instead (an `input_required` answer sealed against `binding`, or the fixed internal error).
+/// After the handler: its completed value, or the reply to send instead (an `input_required`
+/// answer sealed against `binding`, or the fixed error of a failure).
 fn finish<T>(
     endpoint: &Endpoint,
     context: &RequestContext,
     binding: &Binding<'_>,
-    outcome: Option<Outcome<T>>,
+    outcome: Result<Outcome<T>, FailureKind>,
 ) -> Result<T, Reply> {
+    let id = context.request_id.as_ref();
     match outcome {
-        Some(Outcome::Complete(value)) => Ok(value),
-        Some(Outcome::InputRequired(required)) => Err(input_required(
+        Ok(Outcome::Complete(value)) => Ok(value),
+        Ok(Outcome::InputRequired(required)) => Err(input_required(
             endpoint,
             context,
             binding.method.name(),
@@ -280,9 +299,13 @@ fn finish<T>(
             binding.arguments,
             &required,
         )),
-        None => {
-            let id = context.request_id.as_ref();
-            Err(fail(context.protocol_version, id, Fault::Internal, None))
+        Err(kind) => {
+            let fault = match kind {
+                FailureKind::InvalidParams => Fault::InvalidParams,
+                FailureKind::Busy => Fault::Busy,
+                FailureKind::Internal => Fault::Internal,
+            };
+            Err(fail(context.protocol_version, id, fault, None))
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tollgate_json::{JsonLimits, JsonObject, JsonValue, OutputLimits, to_string};
+use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
 
 use crate::facts::context::{ClientCapability, RequestContext};
 use crate::methods::missing_capabilities;
@@ -12,7 +12,7 @@ use crate::model::input::input_response_shape;
 use crate::model::intercept::{ToolResultSanitizer, sanitize};
 use crate::registry::Endpoint;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
-use crate::tasks::record::TaskRecord;
+use crate::tasks::record::{TaskRecord, stored_text_limits};
 use crate::tasks::runner::Lookup;
 use crate::tasks::runner::{Tasks, owner_of};
 use crate::version::ProtocolVersion;
@@ -139,7 +139,7 @@ fn sanitized_result(
     limits: &OutputLimits,
 ) -> Option<Arc<str>> {
     let text = record.result.as_deref()?;
-    let value = tollgate_json::from_slice(text.as_bytes(), &JsonLimits::default()).ok()?;
+    let value = tollgate_json::from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
     let result = crate::model::content::parse::tool_result(value.as_object()?)?;
     let result = sanitize(
         Some(sanitizer),

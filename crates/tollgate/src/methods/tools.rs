@@ -20,6 +20,7 @@ use crate::model::intercept::{FailureKind, HandlerFailure, HandlerOutput, run_ch
 use crate::model::origin::Transport;
 use crate::model::projection::complete;
 use crate::model::result::{CompleteResult, OperationResult, ToolOutput};
+use crate::model::tool::check::{ArgumentCheck, Checked};
 use crate::model::tool::options::TaskSupport;
 use crate::model::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::registry::{Endpoint, revision_slot};
@@ -124,7 +125,7 @@ pub(crate) async fn call(
         }
     }
     let (features, guard) = fresh_features();
-    let (features, task_serial) = features_for(
+    let (features, created) = features_for(
         endpoint,
         transport,
         tool,
@@ -133,23 +134,37 @@ pub(crate) async fn call(
         features,
         &call.arguments,
     );
+    let check = created.as_ref().map(|(_, check)| &**check);
     let ended = if endpoint.inner.interceptors.is_empty() {
-        validate_and_invoke(endpoint, tool, &context, &call.arguments, features).await
+        validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
     } else {
-        intercepted(endpoint, tool, &context, &call.arguments, features).await
+        // Boxed: the intercepted path's state stays out of every call's future.
+        Box::pin(intercepted(
+            endpoint,
+            tool,
+            &context,
+            &call.arguments,
+            features,
+            check,
+        ))
+        .await
     };
     guard.disarm();
-    outcome(endpoint, tool, &call, &context, task_serial, ended).await
+    let task_serial = created.as_ref().map(|(serial, _)| *serial);
+    // A task refused for its arguments (an interceptor created it before they were
+    // validated): the call answers as any call with those arguments.
+    let ended = match check.and_then(ArgumentCheck::refused) {
+        Some(Checked::Invalid) => Ended::InvalidArguments,
+        Some(Checked::Busy) => Ended::Busy,
+        Some(Checked::Valid) | None => ended,
+    };
+    outcome(endpoint, tool, &call, &context, task_serial, ended)
 }
 
 /// How a call's handler stage ended.
 enum Ended {
-    /// The handler's (or an interceptor's) output; `validated` is false when an interceptor
-    /// answered without the arguments being validated.
-    Output {
-        invocation: Invocation,
-        validated: bool,
-    },
+    /// The handler's (or an interceptor's) output.
+    Output(Invocation),
     /// Arguments that fail the input schema, its budget or binding.
     InvalidArguments,
     /// No evaluation slot was free.
@@ -158,24 +173,25 @@ enum Ended {
     Failed,
 }
 
-/// Input validation, then the handler.
+/// Input validation (its outcome recorded for task creation), then the handler.
 async fn validate_and_invoke(
     endpoint: &Endpoint,
     tool: &ToolRegistration,
     context: &RequestContext,
     arguments: &JsonObject,
     features: InvocationFeatures,
+    check: Option<&ArgumentCheck>,
 ) -> Ended {
     let limits = &endpoint.inner.limits;
     let arguments_value = JsonValue::Object(arguments.clone());
-    match tool
-        .inner
-        .input
-        .validate_in(&arguments_value, limits.gate())
-    {
-        Ok(()) => {}
-        Err(e) if e.kind() == ValidationErrorKind::Busy => return Ended::Busy,
-        Err(_) => return Ended::InvalidArguments,
+    let checked = checked(tool, &arguments_value, limits);
+    if let Some(check) = check {
+        check.record(checked);
+    }
+    match checked {
+        Checked::Valid => {}
+        Checked::Busy => return Ended::Busy,
+        Checked::Invalid => return Ended::InvalidArguments,
     }
     let JsonValue::Object(validated) = arguments_value else {
         return Ended::Failed;
@@ -187,10 +203,7 @@ async fn validate_and_invoke(
     })
     .await;
     match invocation {
-        Some(Ok(invocation)) => Ended::Output {
-            invocation,
-            validated: true,
-        },
+        Some(Ok(invocation)) => Ended::Output(invocation),
         Some(Err(InvokeFailure::InvalidArguments)) => Ended::InvalidArguments,
         Some(Err(InvokeFailure::Handler)) | None => Ended::Failed,
     }
@@ -203,12 +216,13 @@ async fn intercepted(
     context: &RequestContext,
     arguments: &JsonObject,
     features: InvocationFeatures,
+    check: Option<&ArgumentCheck>,
 ) -> Ended {
     let revision = context.protocol_version;
     let inner = Box::new(move |features| -> BoxFuture<'_, _> {
         Box::pin(async move {
-            match validate_and_invoke(endpoint, tool, context, arguments, features).await {
-                Ended::Output { invocation, .. } => Ok(HandlerOutput::Tool(match invocation {
+            match validate_and_invoke(endpoint, tool, context, arguments, features, check).await {
+                Ended::Output(invocation) => Ok(HandlerOutput::Tool(match invocation {
                     Invocation::Structured(value) => OperationResult::Complete(
                         CompleteResult::from_tool_structured_content(value),
                     ),
@@ -227,12 +241,9 @@ async fn intercepted(
     });
     let chain = &endpoint.inner.interceptors;
     match run_chain(chain, context, arguments, features, inner).await {
-        (Ok(HandlerOutput::Tool(result)), validated) => Ended::Output {
-            invocation: Invocation::Operation(result),
-            validated,
-        },
-        (Ok(_), _) => Ended::Failed,
-        (Err(failure), _) => match failure.kind {
+        Ok(HandlerOutput::Tool(result)) => Ended::Output(Invocation::Operation(result)),
+        Ok(_) => Ended::Failed,
+        Err(failure) => match failure.kind {
             FailureKind::InvalidParams => Ended::InvalidArguments,
             FailureKind::Busy => Ended::Busy,
             FailureKind::Internal => Ended::Failed,
@@ -307,7 +318,7 @@ fn features_for(
     tasks: Option<Arc<Tasks>>,
     mut features: InvocationFeatures,
     arguments: &JsonObject,
-) -> (InvocationFeatures, Option<u64>) {
+) -> (InvocationFeatures, Option<(u64, Arc<ArgumentCheck>)>) {
     let progress_token = context.meta.get("progressToken").filter(|t| {
         matches!(t, JsonValue::String(_))
             || t.as_number()
@@ -337,25 +348,50 @@ fn features_for(
             ));
         }
     }
-    let mut task_serial = None;
+    let mut created = None;
     if let Some(tasks) = tasks {
+        // The call's own validation records its outcome here; a task created before it (by an
+        // interceptor) validates the arguments itself.
+        let (for_check, tool_for_check) = (endpoint.clone(), tool.clone());
+        let value = JsonValue::Object(arguments.clone());
+        let check =
+            ArgumentCheck::new(move || checked(&tool_for_check, &value, &for_check.inner.limits));
         let creation = crate::tasks::runner::TaskCreation::new(
             tasks,
             endpoint.inner.limits.output,
             crate::tasks::runner::owner_of(&endpoint.inner.path, context),
             tool.inner.name.clone(),
-            arguments.clone(),
+            // Kept with the task only for the sanitizer, which sees them at `tasks/get`.
+            endpoint
+                .inner
+                .sanitizer
+                .is_some()
+                .then(|| arguments.clone()),
+            Arc::clone(&check),
         );
-        task_serial = Some(creation.serial());
+        created = Some((creation.serial(), check));
         features = features.with(creation);
     }
-    (features, task_serial)
+    (features, created)
+}
+
+/// The arguments against the tool's input schema (its evaluation budget included).
+fn checked(
+    tool: &ToolRegistration,
+    arguments: &JsonValue,
+    limits: &crate::registry::EndpointLimits,
+) -> Checked {
+    match tool.inner.input.validate_in(arguments, limits.gate()) {
+        Ok(()) => Checked::Valid,
+        Err(e) if e.kind() == ValidationErrorKind::Busy => Checked::Busy,
+        Err(_) => Checked::Invalid,
+    }
 }
 
 /// What the handler stage comes to: a completed result (sanitized, then a typed tool's output
-/// validated and mirrored), an `input_required` result, the task this very call created (its
-/// arguments validated if an interceptor made it), or a fixed failure.
-async fn outcome(
+/// validated and mirrored), an `input_required` result, the task this very call created, or a
+/// fixed failure.
+fn outcome(
     endpoint: &Endpoint,
     tool: &ToolRegistration,
     call: &Call<'_>,
@@ -367,11 +403,8 @@ async fn outcome(
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
     let typed = tool.inner.output.is_some();
-    let (invocation, validated) = match ended {
-        Ended::Output {
-            invocation,
-            validated,
-        } => (invocation, validated),
+    let invocation = match ended {
+        Ended::Output(invocation) => invocation,
         Ended::InvalidArguments => return invalid_arguments(endpoint, tool, call, context),
         Ended::Busy => return fail(revision, id, Fault::Busy, None),
         Ended::Failed => return fail(revision, id, Fault::Internal, None),
@@ -428,18 +461,7 @@ async fn outcome(
             if task_serial != Some(created.serial) {
                 return fail(revision, id, Fault::Internal, None);
             }
-            // A task an interceptor created before the arguments were validated: they are
-            // validated now, and the call answered as any call with invalid arguments.
-            if !validated {
-                let value = JsonValue::Object(call.arguments.clone());
-                match tool.inner.input.validate_in(&value, limits.gate()) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == ValidationErrorKind::Busy => {
-                        return fail(revision, id, Fault::Busy, None);
-                    }
-                    Err(_) => return invalid_arguments(endpoint, tool, call, context),
-                }
-            }
+            // (`TaskCreation::spawn` creates tasks for validated arguments only.)
             let rendered = created.result.to_builder();
             return tree_reply(&limits.output, revision, id, rendered);
         }

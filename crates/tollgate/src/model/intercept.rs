@@ -14,7 +14,6 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tollgate_json::JsonObject;
 
@@ -42,9 +41,10 @@ pub enum HandlerOutput {
     Resource(ResourceOutcome),
 }
 
-/// The call failed: a handler's error or panic, arguments a 2025-06-18 call must refuse with
-/// -32602, or an interceptor's own refusal ([`HandlerFailure::new`]). Answered with the fixed
-/// error of its kind; no text of it is ever sent.
+/// The call failed: a handler's error or panic, arguments refused with -32602 (a tool's on
+/// 2025-06-18, a prompt's missing or unknown arguments), no evaluation slot free (503), or an
+/// interceptor's own refusal ([`HandlerFailure::new`], the fixed -32603). Answered with the
+/// fixed error of its kind; no text of it is ever sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HandlerFailure {
     pub(crate) kind: FailureKind,
@@ -54,7 +54,7 @@ pub struct HandlerFailure {
 pub(crate) enum FailureKind {
     /// The fixed internal error (-32603).
     Internal,
-    /// Arguments that fail the input schema on 2025-06-18 (-32602).
+    /// Arguments refused with -32602: a tool's on 2025-06-18, a prompt's.
     InvalidParams,
     /// No evaluation slot was free (-32603 `Server busy`, 503).
     Busy,
@@ -131,7 +131,8 @@ impl<'a> Intercepted<'a> {
     ///
     /// # Errors
     ///
-    /// [`HandlerFailure`] when the handler failed or panicked, or a later interceptor failed.
+    /// [`HandlerFailure`] when the handler failed or panicked, a later interceptor failed, the
+    /// arguments are refused with -32602, or no evaluation slot was free.
     pub async fn proceed(self) -> Result<HandlerOutput, HandlerFailure> {
         (self.rest)(self.features).await
     }
@@ -226,21 +227,15 @@ where
 }
 
 /// Runs `chain` around `inner` (input validation and the handler). An interceptor's panic is
-/// the fixed internal error. Returns the output and whether `inner` ran (an interceptor may
-/// answer without it: a task it creates then still has its arguments validated).
+/// the fixed internal error.
 pub(crate) async fn run_chain<'a>(
     chain: &'a [Arc<dyn ErasedInterceptor>],
     context: &'a RequestContext,
     arguments: &'a JsonObject,
     features: InvocationFeatures,
     inner: Rest<'a>,
-) -> (Result<HandlerOutput, HandlerFailure>, bool) {
-    let ran = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&ran);
-    let mut rest: Rest<'a> = Box::new(move |features| {
-        flag.store(true, Ordering::Release);
-        inner(features)
-    });
+) -> Result<HandlerOutput, HandlerFailure> {
+    let mut rest = inner;
     for interceptor in chain.iter().rev() {
         let next = rest;
         rest = Box::new(move |features| {
@@ -257,14 +252,13 @@ pub(crate) async fn run_chain<'a>(
             })
         });
     }
-    let output = rest(features).await;
-    (output, ran.load(Ordering::Acquire))
+    rest(features).await
 }
 
 /// Rewrites completed tool results before Tollgate checks and writes them: handler results,
 /// interceptor results, the fixed invalid-arguments result, and a completed task's result each
-/// time `tasks/get` returns it (with the polling request's context). Not `input_required`
-/// results, task-creation results or protocol errors.
+/// time `tasks/get` or a `subscriptions/listen` notification carries it (with that request's
+/// context). Not `input_required` results, task-creation results or protocol errors.
 ///
 /// The returned result still passes every output check (content rules, the output schema of a
 /// typed tool, the output limits); an `Err` or a panic is the fixed internal error (-32603), with

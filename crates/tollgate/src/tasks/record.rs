@@ -17,8 +17,8 @@ pub(crate) struct TaskRecord {
     /// Endpoint path and admitted principal: lookups by anyone else find nothing.
     pub(crate) owner: Arc<str>,
     pub(crate) tool: Arc<str>,
-    /// The arguments the creating call sent (for the sanitizer, when `tasks/get` returns the
-    /// result).
+    /// The arguments the creating call sent, kept only when the endpoint has a sanitizer (which
+    /// sees them when `tasks/get` returns the result); empty otherwise.
     pub(crate) arguments: JsonObject,
     pub(crate) status: TaskStatus,
     pub(crate) message: Option<Arc<str>>,
@@ -51,6 +51,18 @@ pub(crate) fn record_limits() -> JsonLimits {
         .unwrap_or_default()
 }
 
+/// Limits for reading back text the record keeps (a completed result, a call's arguments): as
+/// wide as anything Tollgate can have written (the output ceilings, depth included), so what was
+/// stored always reads back.
+pub(crate) fn stored_text_limits() -> JsonLimits {
+    JsonLimits::default()
+        .with_max_input_bytes(JsonLimits::MAX_INPUT_BYTES_CEILING)
+        .and_then(|l| l.with_max_string_units(JsonLimits::MAX_STRING_UNITS_CEILING))
+        .and_then(|l| l.with_max_nodes(JsonLimits::MAX_NODES_CEILING))
+        .and_then(|l| l.with_max_depth(JsonLimits::MAX_DEPTH_CEILING))
+        .unwrap_or_default()
+}
+
 pub(crate) fn record_output_limits() -> OutputLimits {
     OutputLimits::default()
         .with_max_output_bytes(OutputLimits::MAX_OUTPUT_BYTES_CEILING)
@@ -76,8 +88,14 @@ impl TaskRecord {
             .insert("lease", self.lease_ms)
             .insert("requests", self.requests.clone())
             .insert("asked", JsonValue::from(self.asked.clone()))
-            .insert("responses", self.responses.clone())
-            .insert("arguments", self.arguments.clone());
+            .insert("responses", self.responses.clone());
+        // The creating call's arguments, as text (kept only for a sanitizer; dropped if they do
+        // not fit a record).
+        if !self.arguments.is_empty() {
+            if let Ok(text) = to_string(&self.arguments.clone().into(), &record_output_limits()) {
+                b.push("arguments", text);
+            }
+        }
         if let Some(m) = &self.message {
             b.push("message", &**m);
         }
@@ -109,11 +127,13 @@ impl TaskRecord {
             version: row.version,
             owner: text("owner")?,
             tool: text("tool")?,
-            // Rows written before arguments were kept have none.
-            arguments: match o.get("arguments") {
-                Some(a) => a.as_object()?.clone(),
-                None => JsonObject::new(),
-            },
+            // Rows written before arguments were kept, or without a sanitizer, have none.
+            arguments: o
+                .get("arguments")
+                .and_then(JsonValue::as_str)
+                .and_then(|t| from_slice(t.as_bytes(), &stored_text_limits()).ok())
+                .and_then(|v| v.as_object().cloned())
+                .unwrap_or_default(),
             status: TaskStatus::from_wire(o.get("status")?.as_str()?)?,
             message: text("message"),
             created_ms: num("created")?,

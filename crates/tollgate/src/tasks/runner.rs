@@ -17,8 +17,9 @@ use crate::model::guard::{BoxFuture, guarded};
 use crate::model::input::{InputRequest, MAX_INPUT_REQUESTS};
 use crate::model::result::CompleteResult;
 use crate::model::result::TaskCreated;
+use crate::model::tool::check::{ArgumentCheck, Checked};
 use crate::tasks::model::{TaskConfig, TaskError, TaskInputError, TaskStatus, now_ms};
-use crate::tasks::record::{TaskRecord, record_limits};
+use crate::tasks::record::{TaskRecord, record_limits, stored_text_limits};
 use crate::tasks::store::TaskStoreErrorKind;
 use crate::tasks::store::{TaskStore, TaskStoreError};
 use crate::version::ProtocolVersion;
@@ -244,29 +245,12 @@ impl Tasks {
                 b.push("inputRequests", record.requests.clone());
             }
             TaskStatus::Completed => {
+                // A result the sanitizer refuses is left out: the listener still learns the
+                // task ended (and `tasks/get` answers it with the fixed internal error).
                 let text = record.result.as_deref()?;
-                let stored = from_slice(text.as_bytes(), &record_limits()).ok()?;
-                let result = match sanitizer {
-                    None => stored,
-                    Some(sanitizer) => {
-                        let parsed =
-                            crate::model::content::parse::tool_result(stored.as_object()?)?;
-                        let clean = crate::model::intercept::sanitize(
-                            Some(sanitizer),
-                            listener,
-                            &record.tool,
-                            &record.arguments,
-                            parsed,
-                        )?;
-                        let text = crate::model::projection::render_tool_result(
-                            limits,
-                            ProtocolVersion::V2026_07_28,
-                            &clean,
-                        )?;
-                        from_slice(text.as_bytes(), &record_limits()).ok()?
-                    }
-                };
-                b.push("result", result);
+                if let Some(result) = relayed_result(text, &record, listener, sanitizer, limits) {
+                    b.push("result", result);
+                }
             }
             TaskStatus::Failed => {
                 let text = record.error.as_deref()?;
@@ -388,7 +372,11 @@ pub struct TaskCreation {
     output: OutputLimits,
     owner: Arc<str>,
     tool: Arc<str>,
-    arguments: JsonObject,
+    /// Kept with the task for the sanitizer (`None` without one).
+    arguments: Option<JsonObject>,
+    /// The call's arguments against its tool's input schema: no task is created for
+    /// arguments that fail it.
+    check: Arc<ArgumentCheck>,
     serial: u64,
 }
 
@@ -406,7 +394,8 @@ impl TaskCreation {
         output: OutputLimits,
         owner: Arc<str>,
         tool: Arc<str>,
-        arguments: JsonObject,
+        arguments: Option<JsonObject>,
+        check: Arc<ArgumentCheck>,
     ) -> Self {
         Self {
             tasks,
@@ -414,6 +403,7 @@ impl TaskCreation {
             owner,
             tool,
             arguments,
+            check,
             serial: SERIAL.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -437,6 +427,15 @@ impl TaskCreation {
         W: FnOnce(TaskContext) -> F + Send + 'static,
         F: Future<Output = Result<CompleteResult, TaskError>> + Send + 'static,
     {
+        // Only for arguments that pass the tool's input schema (an interceptor may create a
+        // task before they were validated): the call then answers as for those arguments.
+        match self.check.ensure() {
+            Checked::Valid => {}
+            other => {
+                self.check.refuse(other);
+                return Err(TaskError::internal());
+            }
+        }
         let tasks = &self.tasks;
         tasks.maybe_purge().await;
         // 128 random bits, as 32 lowercase hex digits (header-safe for `Mcp-Name`).
@@ -456,7 +455,7 @@ impl TaskCreation {
             version: 1,
             owner: self.owner.clone(),
             tool: self.tool.clone(),
-            arguments: self.arguments.clone(),
+            arguments: self.arguments.clone().unwrap_or_default(),
             status: TaskStatus::Working,
             message: None,
             created_ms: now,
@@ -589,6 +588,33 @@ pub(crate) async fn run(
     if let Some(owner) = ended.and_then(|r| r.counted) {
         tasks.release(&owner);
     }
+}
+
+/// A completed task's stored result for a listener: through the sanitizer, when there is one,
+/// with the listener's context.
+fn relayed_result(
+    text: &str,
+    record: &TaskRecord,
+    listener: &RequestContext,
+    sanitizer: Option<&Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
+    limits: &OutputLimits,
+) -> Option<JsonValue> {
+    let stored = from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
+    let Some(sanitizer) = sanitizer else {
+        return Some(stored);
+    };
+    let parsed = crate::model::content::parse::tool_result(stored.as_object()?)?;
+    let tool = &record.tool;
+    let clean = crate::model::intercept::sanitize(
+        Some(sanitizer),
+        listener,
+        tool,
+        &record.arguments,
+        parsed,
+    )?;
+    let text =
+        crate::model::projection::render_tool_result(limits, ProtocolVersion::V2026_07_28, &clean)?;
+    from_slice(text.as_bytes(), &stored_text_limits()).ok()
 }
 
 /// What a task's work receives: its id, its cancellation signal, and the means to report a

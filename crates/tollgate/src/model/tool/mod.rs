@@ -24,6 +24,7 @@ use crate::model::result::OperationResult;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
 
+pub(crate) mod check;
 pub(crate) mod options;
 
 use options::{TaskSupport, ToolAnnotations};
