@@ -91,10 +91,12 @@ struct InterceptionGuideExamples;
 
 // The engine: private rooms, top to bottom (see `docs/architecture.md`).
 mod client_request;
+mod cors;
 mod facts;
 mod methods;
 mod model;
 mod pipeline;
+mod rebinding;
 mod registry;
 mod revision;
 mod server;
@@ -250,7 +252,8 @@ pub mod endpoint {
 
 pub mod transport {
     //! Serving an endpoint: the built-in HTTP server, the tower service (for axum or any
-    //! hyper stack), the stdio server, and the response stream type.
+    //! hyper stack) and its CORS policy, the stdio server, and the response stream type.
+    pub use crate::cors::{CorsPolicy, DEFAULT_CORS_MAX_AGE};
     pub use crate::facts::context::PeerAddr;
     pub use crate::server::{DEFAULT_ADDR, Server, ServerLimits};
     pub use crate::service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};

@@ -11,17 +11,22 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
+use http::header::{
+    ACCEPT, ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE,
+    HOST, ORIGIN,
+};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
+use crate::cors::CorsPolicy;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
 use crate::pipeline::envelope::{asks_for_progress, parse};
+use crate::rebinding::{host_of, is_loopback_host, is_loopback_origin};
 use crate::registry::Endpoint;
 use crate::revision::handle_value;
 use crate::stream::event::Answer;
@@ -58,7 +63,12 @@ struct ServiceInner {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     max_header_bytes: usize,
+    /// The CORS policy, with each endpoint's `mcp-param-*` header names (for preflights).
+    cors: Option<(CorsPolicy, MirroredNames)>,
 }
+
+/// Each endpoint's `mcp-param-*` header names, by path.
+type MirroredNames = HashMap<Arc<str>, Vec<String>>;
 
 /// The default aggregate request-header ceiling: 64 KiB.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
@@ -78,6 +88,7 @@ pub struct McpServiceBuilder {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     max_header_bytes: usize,
+    cors: Option<CorsPolicy>,
 }
 
 impl Default for McpServiceBuilder {
@@ -87,6 +98,7 @@ impl Default for McpServiceBuilder {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+            cors: None,
         }
     }
 }
@@ -115,6 +127,15 @@ impl McpServiceBuilder {
         self
     }
 
+    /// Lets browser pages on the policy's origins call the service's endpoints (CORS; off by
+    /// default: same-origin only). Preflights are answered before admission, parsing or any
+    /// handler; responses to an allowed origin grant it and expose `Mcp-Session-Id`,
+    /// `WWW-Authenticate` and `Retry-After`. See [`CorsPolicy`].
+    pub fn cors(mut self, policy: CorsPolicy) -> Self {
+        self.cors = Some(policy);
+        self
+    }
+
     /// The aggregate request-header ceiling: the bytes of every header name and value, plus
     /// four per field for its `: ` and line end (default 64 KiB, at least 8 KiB). A request
     /// over it is refused with 431 before anything else is read.
@@ -136,12 +157,22 @@ impl McpServiceBuilder {
                 return Err(BuildError::new(BuildErrorKind::DuplicateEndpointPath).at_path(&path));
             }
         }
+        let cors = self.cors.map(|policy| {
+            let params = endpoints
+                .iter()
+                .map(|(path, endpoint)| {
+                    (path.clone(), crate::cors::mirrored_header_names(endpoint))
+                })
+                .collect();
+            (policy, params)
+        });
         Ok(McpService {
             inner: Arc::new(ServiceInner {
                 endpoints,
                 allowed_hosts: self.allowed_hosts,
                 allowed_origins: self.allowed_origins,
                 max_header_bytes: self.max_header_bytes,
+                cors,
             }),
         })
     }
@@ -163,6 +194,7 @@ impl McpService {
                 allowed_hosts: Vec::new(),
                 allowed_origins: Vec::new(),
                 max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+                cors: None,
             }),
         }
     }
@@ -207,8 +239,40 @@ impl McpService {
         B: Body,
         B::Error: Into<BoxError>,
     {
+        // An allowed CORS origin's grant, added to whatever the answer to an actual request is
+        // (a preflight carries its own, or none when refused).
+        let grant = self.inner.cors.as_ref().and_then(|(policy, _)| {
+            let headers = request.headers();
+            let preflight = request.method() == Method::OPTIONS
+                && headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD);
+            let origin = headers.get(ORIGIN)?.to_str().ok()?;
+            (!preflight && policy.allows_origin(origin))
+                .then(|| policy.granted(origin))
+                .flatten()
+        });
+        let mut response = self.answer(request, peer).await;
+        if let Some(grant) = grant {
+            response.headers_mut().extend(grant);
+        }
+        response
+    }
+
+    async fn answer<B>(
+        &self,
+        request: Request<B>,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Response<McpBody>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
         match self.reply(request, peer).await {
             Outcome::Reply(reply) => respond(reply),
+            Outcome::Preflight(grant) => {
+                let mut response = respond(Reply::empty(StatusCode::NO_CONTENT));
+                response.headers_mut().extend(grant);
+                response
+            }
             Outcome::MethodNotAllowed(allow) => {
                 let mut response = respond(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
                 response
@@ -265,6 +329,11 @@ impl McpService {
                         .allowed_origins
                         .iter()
                         .any(|a| a.eq_ignore_ascii_case(o))
+                    || self
+                        .inner
+                        .cors
+                        .as_ref()
+                        .is_some_and(|(policy, _)| policy.allows_origin(o))
             });
             if !allowed {
                 return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
@@ -280,6 +349,17 @@ impl McpService {
         } else {
             "POST"
         };
+        // A CORS preflight: answered here, before admission, parsing or any handler.
+        if let (true, Some((policy, params))) = (parts.method == Method::OPTIONS, &self.inner.cors)
+        {
+            if parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD) {
+                let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
+                return match policy.preflight(&parts.headers, allow, names) {
+                    Some(grant) => Outcome::Preflight(grant),
+                    None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
+                };
+            }
+        }
         if parts.method == Method::GET && endpoint.inner.sessions.is_some() {
             if !accepts(&parts.headers, Wanted::Sse) {
                 return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
@@ -349,58 +429,11 @@ impl McpService {
     }
 }
 
-fn is_loopback_host(host: &str) -> bool {
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
-}
-
-/// `http://` or `https://` followed by a loopback host and an optional port, nothing else: a page
-/// served from this machine. A rebinding page's Origin names the attacker's host instead.
-fn is_loopback_origin(origin: &str) -> bool {
-    let Some(authority) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
-        return false;
-    };
-    let host = host_of(authority);
-    let port_ok = authority[host.len()..]
-        .strip_prefix(':')
-        .is_none_or(|port| {
-            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
-        });
-    (authority.len() == host.len() || port_ok) && is_loopback_host(&host.to_ascii_lowercase())
-}
-
-/// The host part of `host[:port]`, keeping IPv6 brackets. A bracketed host may be followed by
-/// nothing or by `:` and a port; anything else (`[::1]x`) is not a host, and the whole
-/// authority is returned so that it matches no allowed name.
-fn host_of(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        let Some(end) = authority.find(']') else {
-            return authority;
-        };
-        let rest = &authority[end + 1..];
-        let port_ok = rest.is_empty() || rest.strip_prefix(':').is_some_and(valid_port);
-        return if port_ok {
-            &authority[..=end]
-        } else {
-            authority
-        };
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if valid_port(port) => host,
-        _ => authority,
-    }
-}
-
-/// One to five ASCII digits.
-fn valid_port(port: &str) -> bool {
-    !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
-}
-
 /// What the service answers with: one reply, an event stream, or 405 with its `Allow`.
 enum Outcome {
     Reply(Reply),
+    /// A CORS preflight's grant.
+    Preflight(http::HeaderMap),
     Stream(McpBody),
     MethodNotAllowed(&'static str),
 }
@@ -685,47 +718,5 @@ mod tests {
         assert!(accepts(&h, Wanted::Sse));
         h.insert(ACCEPT, HeaderValue::from_static("application/json"));
         assert!(!accepts(&h, Wanted::Sse));
-    }
-
-    #[test]
-    fn loopback_origins() {
-        for ok in [
-            "http://localhost",
-            "http://127.0.0.1:6274",
-            "https://[::1]:8443",
-            "http://LOCALHOST:1",
-        ] {
-            assert!(is_loopback_origin(ok), "{ok}");
-        }
-        for bad in [
-            "http://evil.example",
-            "http://localhost.evil.example",
-            "http://127.0.0.1.evil",
-            "null",
-            "file://localhost",
-            "http://localhost:",
-            "http://localhost/x",
-            "http://localhost:80x",
-            "http://[::1]evil",
-            "http://[::1]:80x",
-            "http://[::1]:",
-        ] {
-            assert!(!is_loopback_origin(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn hosts() {
-        assert_eq!(host_of("localhost:8080"), "localhost");
-        assert_eq!(host_of("[::1]:8080"), "[::1]");
-        assert_eq!(host_of("example.com"), "example.com");
-        // Nothing but a port may follow a bracketed host.
-        assert_eq!(host_of("[::1]x"), "[::1]x");
-        assert_eq!(host_of("[::1]:80x"), "[::1]:80x");
-        assert_eq!(host_of("[::1]:"), "[::1]:");
-        assert!(!is_loopback_host(host_of("[::1]x")));
-        assert_eq!(host_of("localhost:"), "localhost:");
-        assert_eq!(host_of("localhost:123456"), "localhost:123456");
-        assert_eq!(host_of("localhost:65535"), "localhost");
     }
 }

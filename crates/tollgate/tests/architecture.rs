@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 
 /// The rooms, top to bottom: a module's room is the first whose prefix names it.
 const ROOMS: &[(&str, &[&str])] = &[
-    ("transport", &["lib", "server", "service", "stdio"]),
+    (
+        "transport",
+        &["lib", "server", "service", "stdio", "cors", "rebinding"],
+    ),
     ("revision", &["revision"]),
     ("pipeline", &["pipeline"]),
     ("methods", &["methods"]),

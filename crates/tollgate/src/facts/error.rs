@@ -76,6 +76,9 @@ pub enum BuildErrorKind {
     /// A tool supports tasks but its endpoint has no task store, or the endpoint's task
     /// lifetimes are out of range.
     TasksNotConfigured,
+    /// A CORS policy names no origin, an origin that is not an exact `http` or `https` origin,
+    /// or a request header that is not a header name.
+    InvalidCorsPolicy,
 }
 
 impl BuildErrorKind {
@@ -98,6 +101,9 @@ impl BuildErrorKind {
             }
             Self::TasksNotConfigured => {
                 "a tool supports tasks but the endpoint has no valid task store and lifetimes"
+            }
+            Self::InvalidCorsPolicy => {
+                "a CORS policy needs exact http(s) origins (scheme, host, optional port)"
             }
             Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",

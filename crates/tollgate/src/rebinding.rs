@@ -1,0 +1,99 @@
+//! The DNS-rebinding guard's reading of `Host` and `Origin`: a loopback host, a loopback page's
+//! origin, and the host part of an authority. Strict: anything but a host and an optional port
+//! of one to five digits matches nothing. The service decides what is allowed; this only reads.
+
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// `http://` or `https://` followed by a loopback host and an optional port, nothing else: a page
+/// served from this machine. A rebinding page's Origin names the attacker's host instead.
+pub(crate) fn is_loopback_origin(origin: &str) -> bool {
+    let Some(authority) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = host_of(authority);
+    let port_ok = authority[host.len()..]
+        .strip_prefix(':')
+        .is_none_or(|port| {
+            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
+        });
+    (authority.len() == host.len() || port_ok) && is_loopback_host(&host.to_ascii_lowercase())
+}
+
+/// The host part of `host[:port]`, keeping IPv6 brackets. A bracketed host may be followed by
+/// nothing or by `:` and a port; anything else (`[::1]x`) is not a host, and the whole
+/// authority is returned so that it matches no allowed name.
+pub(crate) fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        let Some(end) = authority.find(']') else {
+            return authority;
+        };
+        let rest = &authority[end + 1..];
+        let port_ok = rest.is_empty() || rest.strip_prefix(':').is_some_and(valid_port);
+        return if port_ok {
+            &authority[..=end]
+        } else {
+            authority
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if valid_port(port) => host,
+        _ => authority,
+    }
+}
+
+/// One to five ASCII digits.
+fn valid_port(port: &str) -> bool {
+    !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins() {
+        for ok in [
+            "http://localhost",
+            "http://127.0.0.1:6274",
+            "https://[::1]:8443",
+            "http://LOCALHOST:1",
+        ] {
+            assert!(is_loopback_origin(ok), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil",
+            "null",
+            "file://localhost",
+            "http://localhost:",
+            "http://localhost/x",
+            "http://localhost:80x",
+            "http://[::1]evil",
+            "http://[::1]:80x",
+            "http://[::1]:",
+        ] {
+            assert!(!is_loopback_origin(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hosts() {
+        assert_eq!(host_of("localhost:8080"), "localhost");
+        assert_eq!(host_of("[::1]:8080"), "[::1]");
+        assert_eq!(host_of("example.com"), "example.com");
+        // Nothing but a port may follow a bracketed host.
+        assert_eq!(host_of("[::1]x"), "[::1]x");
+        assert_eq!(host_of("[::1]:80x"), "[::1]:80x");
+        assert_eq!(host_of("[::1]:"), "[::1]:");
+        assert!(!is_loopback_host(host_of("[::1]x")));
+        assert_eq!(host_of("localhost:"), "localhost:");
+        assert_eq!(host_of("localhost:123456"), "localhost:123456");
+        assert_eq!(host_of("localhost:65535"), "localhost");
+    }
+}
