@@ -27,10 +27,22 @@
 //! The prompt `catalog.pairing` asks which tea suits an occasion; its `occasion` argument
 //! completes (`completion/complete`). Resources: `catalog://price-list` (CSV) and the template
 //! `catalog://items/{sku}` (JSON), the target of `catalog.get`'s resource link.
+//!
+//! Browser pages on `http://localhost:5173` (or `TOLLGATE_CATALOG_PAGE_ORIGIN`) may call it: its
+//! CORS policy grants that origin. `examples/catalog/web` is such a page, using the official
+//! TypeScript client (`scripts/browser` bundles and drives it in headless Chromium).
 
 use std::net::SocketAddr;
 
-use tollgate::{McpService, Server, task::SqliteTaskStore, transport::StdioServer};
+use tollgate::{
+    McpService, Server,
+    task::SqliteTaskStore,
+    transport::{CorsPolicy, StdioServer},
+};
+
+/// The page origin the demo grants by default (Vite's development server); set
+/// `TOLLGATE_CATALOG_PAGE_ORIGIN` to serve `examples/catalog/web` from elsewhere.
+const DEFAULT_PAGE_ORIGIN: &str = "http://localhost:5173";
 
 mod endpoint;
 use endpoint::{endpoint, task_database};
@@ -62,7 +74,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Listen::Http(addr) => addr,
     };
-    let server = Server::bind(addr, McpService::new(endpoint(tasks)?)).await?;
+    // Browser pages on the demo's page origin may call it (CORS): `examples/catalog/web`.
+    let page = std::env::var("TOLLGATE_CATALOG_PAGE_ORIGIN")
+        .unwrap_or_else(|_| DEFAULT_PAGE_ORIGIN.to_owned());
+    let service = McpService::builder()
+        .endpoint(endpoint(tasks)?)
+        .cors(CorsPolicy::allow_origins([page])?)
+        .build()?;
+    let server = Server::bind(addr, service).await?;
     println!(
         "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
         server.local_addr()?

@@ -126,6 +126,13 @@ pub(crate) const ORDER: &[Check] = &[
         O("403", "(empty)"),
     ),
     row(
+        "3b",
+        Transport,
+        "With a CORS policy, an `OPTIONS` preflight (`Access-Control-Request-Method`): the origin, the method and every requested header granted (the endpoint's `Mcp-Param-*` names included). Answered here: never admitted, parsed or rate-limited",
+        "granted / not",
+        O("204 with the grant / 403", "(empty)"),
+    ),
+    row(
         "4",
         Transport,
         "Method is POST (`GET` and `DELETE` belong to 2025 sessions: see below)",
@@ -316,7 +323,7 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "23b",
         Sanitizing,
-        "The tool-result sanitizer, when configured, on every completed result (a handler's, an interceptor's, the fixed invalid-arguments result, a task's result at `tasks/get`)",
+        "The tool-result sanitizer, when configured, on every completed result (a handler's, an interceptor's, the fixed invalid-arguments result, a task's result at `tasks/get` and in `subscriptions/listen`)",
         "a refusal, a panic",
         F(Fault::Internal, ""),
     ),
