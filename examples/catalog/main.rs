@@ -40,8 +40,9 @@ use tollgate::{
     transport::{CorsPolicy, StdioServer},
 };
 
-/// The page origin the demo grants by default (Vite's development server); set
-/// `TOLLGATE_CATALOG_PAGE_ORIGIN` to serve `examples/catalog/web` from elsewhere.
+/// The page origin the demo grants by default (Vite's development server): any local page on
+/// that port can read the demo's answers. Set `TOLLGATE_CATALOG_PAGE_ORIGIN` to serve
+/// `examples/catalog/web` from elsewhere.
 const DEFAULT_PAGE_ORIGIN: &str = "http://localhost:5173";
 
 mod endpoint;

@@ -22,12 +22,15 @@ use crate::registry::Endpoint;
 const REQUEST_HEADERS: &[&str] = &[
     "accept",
     "authorization",
+    "baggage",
     "content-type",
     "last-event-id",
     "mcp-method",
     "mcp-name",
     "mcp-protocol-version",
     "mcp-session-id",
+    "traceparent",
+    "tracestate",
 ];
 
 /// What a browser client must be able to read from a response.
@@ -38,8 +41,10 @@ pub const DEFAULT_CORS_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// Which page origins may call the service's endpoints from a browser, and how.
 ///
-/// Origins are exact: `https://app.example.com` or `http://localhost:5173` (a scheme, a host and
-/// an optional port, nothing else; no wildcard, no `null`). An allowed origin is also accepted by
+/// Origins are exact and written as a browser sends them: `https://app.example.com` or
+/// `http://localhost:5173` (a scheme, a host and an optional port, nothing else: no wildcard, no
+/// `null`, no default port such as `:443`, no leading zero in a port; an internationalized host
+/// in its `xn--` form). An allowed origin is also accepted by
 /// the service's `Origin` check. Credentials (cookies, HTTP authentication) are not allowed unless
 /// [`allow_credentials`](Self::allow_credentials) says so; an `Authorization` header is
 /// always grantable, since MCP clients send bearer tokens in it.
@@ -116,10 +121,11 @@ impl CorsPolicy {
     ///
     /// # Errors
     ///
-    /// [`BuildErrorKind::InvalidCorsPolicy`] when `name` is not an HTTP header name.
+    /// [`BuildErrorKind::InvalidCorsPolicy`] when `name` is not an HTTP header name (or is `*`:
+    /// every grant is explicit).
     pub fn allow_header(mut self, name: &str) -> Result<Self, BuildError> {
         let name = name.to_ascii_lowercase();
-        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        if name == "*" || http::HeaderName::from_bytes(name.as_bytes()).is_err() {
             return Err(BuildError::new(BuildErrorKind::InvalidCorsPolicy));
         }
         if !self.extra_headers.contains(&name) {
@@ -128,8 +134,16 @@ impl CorsPolicy {
         Ok(self)
     }
 
+    /// The configured origin `origin` names (compared without regard to case), if any.
+    pub(crate) fn allowed(&self, origin: &str) -> Option<&str> {
+        self.origins
+            .iter()
+            .find(|o| o.eq_ignore_ascii_case(origin))
+            .map(String::as_str)
+    }
+
     pub(crate) fn allows_origin(&self, origin: &str) -> bool {
-        self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+        self.allowed(origin).is_some()
     }
 
     /// The answer to a preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
@@ -142,10 +156,7 @@ impl CorsPolicy {
         methods: &'static str,
         params: &[String],
     ) -> Option<HeaderMap> {
-        let origin = single(request, http::header::ORIGIN)?;
-        if !self.allows_origin(origin) {
-            return None;
-        }
+        let origin = self.allowed(single(request, http::header::ORIGIN)?)?;
         let method = single(request, ACCESS_CONTROL_REQUEST_METHOD)?;
         if !methods.split(", ").any(|m| m == method) {
             return None;
@@ -186,6 +197,12 @@ impl CorsPolicy {
             ),
         );
         Some(headers)
+    }
+
+    /// The grant an actual request's response carries: its `Origin` (present once) when the
+    /// policy allows it.
+    pub(crate) fn grant_for(&self, request: &HeaderMap) -> Option<HeaderMap> {
+        self.granted(self.allowed(single(request, http::header::ORIGIN)?)?)
     }
 
     /// The headers an actual response to an allowed `origin` carries.
@@ -260,15 +277,23 @@ fn is_origin(origin: &str) -> bool {
             let name = !host.is_empty()
                 && host
                     .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
             (name, &rest[end..])
         }
+    };
+    // As a browser serializes it: no default port, no leading zero.
+    let default = if origin.starts_with("https") {
+        "443"
+    } else {
+        "80"
     };
     let port_ok = match port.strip_prefix(':') {
         None => port.is_empty(),
         Some(digits) => {
             !digits.is_empty()
                 && digits.len() <= 5
+                && !digits.starts_with('0')
+                && digits != default
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && digits.parse::<u16>().is_ok()
         }
@@ -288,6 +313,9 @@ mod tests {
             "http://127.0.0.1:8080",
             "http://[::1]:3000",
             "https://[2001:db8::1]",
+            "http://my_host.internal:8080",
+            "https://xn--bcher-kva.example",
+            "http://app.example.com:443",
         ] {
             assert!(is_origin(good), "{good}");
         }
@@ -305,6 +333,10 @@ mod tests {
             "https://[::1",
             "https://[::1]x",
             "https://app.example.com?x",
+            "https://app.example.com:443",
+            "http://app.example.com:80",
+            "http://localhost:05173",
+            "https://bücher.example",
         ] {
             assert!(!is_origin(bad), "{bad}");
         }

@@ -239,20 +239,30 @@ impl McpService {
         B: Body,
         B::Error: Into<BoxError>,
     {
-        // An allowed CORS origin's grant, added to whatever the answer to an actual request is
-        // (a preflight carries its own, or none when refused).
-        let grant = self.inner.cors.as_ref().and_then(|(policy, _)| {
-            let headers = request.headers();
-            let preflight = request.method() == Method::OPTIONS
-                && headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD);
-            let origin = headers.get(ORIGIN)?.to_str().ok()?;
-            (!preflight && policy.allows_origin(origin))
-                .then(|| policy.granted(origin))
-                .flatten()
-        });
+        // With a CORS policy, an actual request from an allowed origin gets the grant on whatever
+        // its answer is (a preflight carries its own, or none when refused), and every answer
+        // varies by `Origin`.
+        let Some((policy, _)) = &self.inner.cors else {
+            return self.answer(request, peer).await;
+        };
+        let preflight = request.method() == Method::OPTIONS
+            && request
+                .headers()
+                .contains_key(ACCESS_CONTROL_REQUEST_METHOD);
+        let grant = (!preflight)
+            .then(|| policy.grant_for(request.headers()))
+            .flatten();
         let mut response = self.answer(request, peer).await;
+        let headers = response.headers_mut();
+        if !preflight {
+            headers.append(http::header::VARY, HeaderValue::from_static("Origin"));
+        }
         if let Some(grant) = grant {
-            response.headers_mut().extend(grant);
+            for (name, value) in &grant {
+                if name != http::header::VARY {
+                    headers.insert(name, value.clone());
+                }
+            }
         }
         response
     }

@@ -100,6 +100,15 @@ async fn preflight(addr: SocketAddr, origin: &str, method: &str, headers: &str) 
     raw(addr, request.as_bytes()).await
 }
 
+/// A preflight written out as given (extra header lines end with `\r\n`).
+async fn raw_preflight(addr: SocketAddr, path: &str, lines: &str) -> Response {
+    let request = format!(
+        "OPTIONS {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccess-Control-Request-Method: POST\r\n{lines}Connection: close\r\n\r\n",
+        addr.port()
+    );
+    raw(addr, request.as_bytes()).await
+}
+
 async fn call_from(addr: SocketAddr, origin: &str) -> Response {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"mirrored","arguments":{{"tenant":"acme"}},{META}}}}}"#
@@ -242,4 +251,59 @@ async fn without_a_policy_nothing_is_granted() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("access-control-allow-origin"), None);
     assert_eq!(admitted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn preflight_edges() {
+    let policy = app_policy().allow_header("x-request-id").unwrap();
+    let (addr, _) = serve(Some(policy), false).await;
+    // Requested headers split over lines, with tabs and empty items; the trace headers and a
+    // header the policy adds are granted.
+    let r = raw_preflight(
+        addr,
+        "/mcp",
+        &format!("Origin: {APP}\r\nAccess-Control-Request-Headers: content-type,,\ttraceparent\r\nAccess-Control-Request-Headers: baggage, X-Request-Id\r\n"),
+    )
+    .await;
+    assert_eq!(r.status, 204);
+    assert_eq!(
+        r.header("access-control-allow-headers"),
+        Some("content-type, traceparent, baggage, x-request-id")
+    );
+    assert_eq!(
+        r.header("vary"),
+        Some("Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
+    );
+    // An origin in upper case is granted as configured.
+    let r = raw_preflight(addr, "/mcp", "Origin: HTTPS://APP.EXAMPLE.COM\r\n").await;
+    assert_eq!(r.status, 204);
+    assert_eq!(r.header("access-control-allow-origin"), Some(APP));
+    // A repeated Origin, or an unknown path: no grant.
+    let r = raw_preflight(addr, "/mcp", &format!("Origin: {APP}\r\nOrigin: {APP}\r\n")).await;
+    assert_eq!(
+        (r.status, r.header("access-control-allow-origin")),
+        (403, None)
+    );
+    let r = raw_preflight(addr, "/other", &format!("Origin: {APP}\r\n")).await;
+    assert_eq!(
+        (r.status, r.header("access-control-allow-origin")),
+        (404, None)
+    );
+}
+
+#[tokio::test]
+async fn with_a_policy_every_answer_varies_by_origin() {
+    let (addr, _) = serve(Some(app_policy()), false).await;
+    for origin in ["http://localhost:5173", "https://evil.example"] {
+        let r = call_from(addr, origin).await;
+        assert_eq!(r.header("access-control-allow-origin"), None, "{origin}");
+        assert_eq!(r.header("vary"), Some("Origin"), "{origin}");
+    }
+}
+
+#[test]
+fn star_is_never_a_grant() {
+    assert!(app_policy().allow_header("*").is_err());
+    assert!(CorsPolicy::allow_origins(["https://app.example.com:443"]).is_err());
+    assert!(CorsPolicy::allow_origins(Vec::<&str>::new()).is_err());
 }
