@@ -51,6 +51,51 @@ fn valid_port(port: &str) -> bool {
     !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Whether `authority` is a `Host` value RFC 9112 accepts: a host (a registered name of RFC 3986
+/// `reg-name` characters, an IPv4 address, or a bracketed IPv6 address) and an optional port of
+/// one to five digits. No user information, no path, nothing empty.
+pub(crate) fn is_authority(authority: &str) -> bool {
+    let host = host_of(authority);
+    // `host_of` returns the whole value when what follows a host is not a port.
+    let port_ok = authority.len() == host.len()
+        || authority[host.len()..]
+            .strip_prefix(':')
+            .is_some_and(valid_port);
+    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(ipv6) => {
+            !ipv6.is_empty()
+                && ipv6
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        }
+        None => {
+            !host.is_empty()
+                && host.bytes().all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(
+                            b,
+                            b'-' | b'.'
+                                | b'_'
+                                | b'~'
+                                | b'%'
+                                | b'!'
+                                | b'$'
+                                | b'&'
+                                | b'\''
+                                | b'('
+                                | b')'
+                                | b'*'
+                                | b'+'
+                                | b','
+                                | b';'
+                                | b'='
+                        )
+                })
+        }
+    };
+    port_ok && host_ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +124,32 @@ mod tests {
             "http://[::1]:",
         ] {
             assert!(!is_loopback_origin(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn authorities() {
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:8443",
+            "mcp.example.com",
+        ] {
+            assert!(is_authority(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            ":80",
+            "a@b",
+            "a b",
+            "[::1]x",
+            "[]",
+            "localhost:",
+            "localhost:123456",
+            "a/b",
+        ] {
+            assert!(!is_authority(bad), "{bad}");
         }
     }
 

@@ -26,7 +26,7 @@ use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
 use crate::pipeline::envelope::{asks_for_progress, parse};
-use crate::rebinding::{host_of, is_loopback_host, is_loopback_origin};
+use crate::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
 use crate::registry::Endpoint;
 use crate::revision::handle_value;
 use crate::stream::event::Answer;
@@ -328,7 +328,16 @@ impl McpService {
         if origins.next().is_some() {
             return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
         }
-        if !self.host_allowed(host, &parts.uri) {
+        // RFC 9112 §3.2: no Host (nor an absolute target's authority), or one that is not a
+        // host and an optional port, is 400; a well-formed host that is not allowed is 403.
+        let authority = match host {
+            Some(h) => h.to_str().ok(),
+            None => parts.uri.authority().map(http::uri::Authority::as_str),
+        };
+        let Some(authority) = authority.filter(|a| is_authority(a)) else {
+            return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
+        };
+        if !self.host_allowed(authority) {
             return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
         }
         if let Some(origin) = origin {
@@ -423,17 +432,7 @@ impl McpService {
         answer_in_task(endpoint.clone(), origin, value).await
     }
 
-    fn host_allowed(&self, host: Option<&HeaderValue>, uri: &http::Uri) -> bool {
-        let authority = match host {
-            Some(h) => match h.to_str() {
-                Ok(h) => h,
-                Err(_) => return false,
-            },
-            None => match uri.authority() {
-                Some(a) => a.as_str(),
-                None => return false,
-            },
-        };
+    fn host_allowed(&self, authority: &str) -> bool {
         let host = host_of(authority).to_ascii_lowercase();
         is_loopback_host(&host) || self.inner.allowed_hosts.contains(&host)
     }

@@ -1533,3 +1533,38 @@ async fn dropping_the_stream_cancels_the_invocation() {
     }
     panic!("the invocation was not cancelled when its stream was dropped");
 }
+
+/// RFC 9112 §3.2: a request without `Host`, with two, or with one that is not a host and an
+/// optional port, is 400; a well-formed host that is not allowed is the rebinding guard's 403.
+#[tokio::test]
+async fn host_is_required_once_and_well_formed() {
+    let addr = start(McpService::new(
+        Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("h", "1"),
+        )
+        .build()
+        .unwrap(),
+    ))
+    .await;
+    let list = request("1", "tools/list", "");
+    let send = |hosts: &[&str]| {
+        let mut head = String::from("POST /mcp HTTP/1.1\r\n");
+        for h in hosts {
+            head.push_str(&format!("Host: {h}\r\n"));
+        }
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{list}",
+            list.len()
+        ));
+        async move { raw(addr, head.as_bytes()).await.status }
+    };
+    assert_eq!(send(&[]).await, 400, "no Host");
+    assert_eq!(send(&["127.0.0.1", "127.0.0.1"]).await, 400, "two");
+    for bad in ["a@b", "localhost:", "localhost:123456", "[::1]x", ":80"] {
+        assert_eq!(send(&[bad]).await, 400, "{bad}");
+    }
+    assert_eq!(send(&["evil.example"]).await, 403);
+    assert_eq!(send(&["127.0.0.1"]).await, 200);
+}

@@ -687,3 +687,47 @@ async fn set_level_needs_logging_and_a_session() {
         -32601
     );
 }
+
+/// Every combination of the `MCP-Protocol-Version` header and the body's `_meta` revision on an
+/// endpoint serving all three: equal ones are served (`tools/list`, 200); unequal ones are the
+/// 2026-07-28 transport's header mismatch, 400 and -32020, whichever revision the header names
+/// (before, a 2025 header with a 2026-07-28 body was a 2025 request without its session).
+#[tokio::test]
+async fn a_header_and_meta_revision_that_disagree_are_a_header_mismatch() {
+    let addr = server(None).await;
+    for header in [V26, V1125, V0618] {
+        for body in [V26, V1125, V0618] {
+            let params = format!(
+                r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{}","io.modelcontextprotocol/clientCapabilities":{{}}}}"#,
+                body.as_str()
+            );
+            let request = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{params}}}}}"#
+            );
+            let mut headers = vec![("MCP-Protocol-Version", header.as_str())];
+            if header == V26 {
+                headers.push(("Mcp-Method", "tools/list"));
+            }
+            let resp = post(addr, &headers, request.as_bytes()).await;
+            if header == body {
+                assert_eq!(resp.status, 200, "{header:?} {body:?}: {}", resp.text());
+                assert!(resp.json().get("result").is_some());
+            } else {
+                assert_eq!(
+                    (resp.status, resp.code()),
+                    (400, -32020),
+                    "{header:?} {body:?}"
+                );
+            }
+        }
+    }
+    // A notification that disagrees gets the status alone.
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    let resp = post(
+        addr,
+        &[("MCP-Protocol-Version", "2025-11-25")],
+        note.as_bytes(),
+    )
+    .await;
+    assert_eq!((resp.status, resp.body.len()), (400, 0));
+}

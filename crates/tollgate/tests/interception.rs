@@ -286,9 +286,15 @@ fn counts(c: &Counters) -> (usize, usize) {
 async fn admission_runs_before_the_interceptor() {
     let (addr, counters) = fixture().await;
     for revision in ALL {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"count","arguments":{{"n":1}},{}}}}}"#,
+        // The 2026-07-28 `_meta` on that revision only (a 2025 request naming 2026-07-28 in its
+        // body is a header mismatch, before admission).
+        let meta = if revision == V26 {
             support::META
+        } else {
+            r#""_meta":{}"#
+        };
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"count","arguments":{{"n":1}},{meta}}}}}"#
         );
         let mut headers = vec![("MCP-Protocol-Version", revision.as_str())];
         if revision == V26 {

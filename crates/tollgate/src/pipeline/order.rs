@@ -114,8 +114,8 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "2",
         Transport,
-        "`Host` (else the request target's authority) not repeated, and `localhost`, `127.0.0.1`, `[::1]` or an allowed host (DNS-rebinding guard)",
-        "repeated / other or absent host",
+        "`Host` (else the request target's authority) present once and a host with an optional port (RFC 9112 §3.2); then `localhost`, `127.0.0.1`, `[::1]` or an allowed host (DNS-rebinding guard)",
+        "absent, repeated or malformed / other host",
         O("400 / 403", "(empty)"),
     ),
     row(
@@ -183,6 +183,13 @@ pub(crate) const ORDER: &[Check] = &[
         "On an endpoint serving a 2025 revision: `initialize`, a header naming a served 2025 revision, or `Mcp-Session-Id` without a revision header, takes the 2025 path (below)",
         "",
         O("", ""),
+    ),
+    row(
+        "9c",
+        Revision,
+        "A header naming a served 2025 revision agrees with the body's `_meta` revision (`io.modelcontextprotocol/protocolVersion`), when the body names one",
+        "another revision",
+        F(Fault::HeaderMismatch, "(a notification: the status alone)"),
     ),
     row(
         "10",

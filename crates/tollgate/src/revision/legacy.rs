@@ -46,6 +46,9 @@ pub(crate) enum Selection {
     Initialize,
     Header(ProtocolVersion),
     Implicit,
+    /// The header names a 2025 revision while the body's `_meta` names another revision: the
+    /// 2026-07-28 transport's header mismatch (400, -32020), before anything else.
+    Mismatch,
 }
 
 pub(crate) fn newest_legacy(endpoint: &Endpoint) -> Option<ProtocolVersion> {
@@ -71,7 +74,13 @@ pub(crate) fn selects(
     }
     match headers::single(headers, headers::PROTOCOL_VERSION) {
         Ok(Some(value)) => match ProtocolVersion::from_wire(value) {
-            Some(r) if is_legacy(r) && served.contains(r) => Some(Selection::Header(r)),
+            Some(r) if is_legacy(r) && served.contains(r) => {
+                if body_revision(message).is_some_and(|body| body != value) {
+                    Some(Selection::Mismatch)
+                } else {
+                    Some(Selection::Header(r))
+                }
+            }
             _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
             _ => None,
         },
@@ -79,6 +88,13 @@ pub(crate) fn selects(
         _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
         _ => None,
     }
+}
+
+/// The revision the body's `_meta` names (`io.modelcontextprotocol/protocolVersion`), if any.
+fn body_revision(message: &Envelope) -> Option<&str> {
+    let meta = message.params.as_ref()?.get("_meta")?.as_object()?;
+    meta.get(crate::revision::modern::META_PROTOCOL_VERSION)?
+        .as_str()
 }
 
 fn unsupported(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
@@ -161,6 +177,12 @@ pub(crate) async fn handle(
     };
     let id = message.id.clone();
     let id = id.as_ref();
+    if selection == Selection::Mismatch {
+        return match id {
+            Some(id) => fault_reply(Some(id), Fault::HeaderMismatch, None),
+            None => Reply::empty(StatusCode::BAD_REQUEST),
+        };
+    }
     if selection == Selection::Initialize {
         return initialize(
             endpoint,
