@@ -1568,3 +1568,60 @@ async fn host_is_required_once_and_well_formed() {
     assert_eq!(send(&["evil.example"]).await, 403);
     assert_eq!(send(&["127.0.0.1"]).await, 200);
 }
+
+/// Lingering close: a client that writes a whole over-limit body before reading (as many do)
+/// reads the fixed 400 instead of a connection reset, whether the length was declared or the
+/// body was chunked. The body here (8 MiB) is far past what socket buffers absorb, against a
+/// 64 KiB limit.
+#[tokio::test]
+async fn an_over_limit_body_is_drained_so_the_client_reads_its_answer() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let limits = tollgate::endpoint::EndpointLimits::default().json(
+        tollgate::json::JsonLimits::default()
+            .with_max_input_bytes(64 * 1024)
+            .unwrap(),
+    );
+    let endpoint = Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2026_07_28],
+        Implementation::new("big", "1"),
+    )
+    .limits(limits)
+    .build()
+    .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let body = vec![b' '; 8 * 1024 * 1024];
+    for chunked in [false, true] {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let framing = if chunked {
+            "Transfer-Encoding: chunked".to_owned()
+        } else {
+            format!("Content-Length: {}", body.len())
+        };
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nConnection: close\r\n{framing}\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        if chunked {
+            for piece in body.chunks(64 * 1024) {
+                stream
+                    .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+                    .await
+                    .unwrap();
+                stream.write_all(piece).await.unwrap();
+                stream.write_all(b"\r\n").await.unwrap();
+            }
+            stream.write_all(b"0\r\n\r\n").await.unwrap();
+        } else {
+            stream.write_all(&body).await.unwrap();
+        }
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let text = String::from_utf8_lossy(&answer);
+        assert!(
+            text.starts_with("HTTP/1.1 400"),
+            "chunked={chunked}: {text}"
+        );
+        assert!(text.contains("-32700"), "chunked={chunked}: {text}");
+    }
+}

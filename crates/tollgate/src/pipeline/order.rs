@@ -159,7 +159,7 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "7",
         Transport,
-        "Body within the byte limit (checked from `Content-Length` before reading, and while reading)",
+        "Body within the byte limit (checked from `Content-Length` before reading, and while reading); the rest of a refused body is still read and discarded, up to 16 MiB and 2 s, so a client that writes it all before reading gets the answer, not a reset",
         "too large",
         F(Fault::Parse, ""),
     ),
