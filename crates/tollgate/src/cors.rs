@@ -243,62 +243,33 @@ pub(crate) fn mirrored_header_names(endpoint: &Endpoint) -> Vec<String> {
 
 /// The value of a header present exactly once, as text.
 fn single(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&str> {
-    let mut all = headers.get_all(name).iter();
-    let first = all.next()?;
-    if all.next().is_some() {
-        return None;
-    }
-    first.to_str().ok()
+    crate::wire::headers::single(headers, name).ok().flatten()
 }
 
-/// Whether `origin` is a serialized `http` or `https` origin: the scheme, `://`, a host (a DNS
-/// name, an IPv4 address or a bracketed IPv6 address) and an optional port, nothing else.
+/// Whether `origin` is a serialized `http` or `https` origin: the scheme, `://`, a host (a
+/// registered name, an IPv4 address or a bracketed IPv6 address) and an optional port, nothing
+/// else.
 fn is_origin(origin: &str) -> bool {
-    let Some(rest) = origin
-        .strip_prefix("https://")
-        .or_else(|| origin.strip_prefix("http://"))
-    else {
-        return false;
+    let (authority, default_port) = match origin.strip_prefix("https://") {
+        Some(rest) => (rest, "443"),
+        None => match origin.strip_prefix("http://") {
+            Some(rest) => (rest, "80"),
+            None => return false,
+        },
     };
-    let (host_ok, port) = match rest.strip_prefix('[') {
-        Some(bracketed) => {
-            let Some((inside, after)) = bracketed.split_once(']') else {
-                return false;
-            };
-            let ipv6 = !inside.is_empty()
-                && inside
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
-            (ipv6, after)
-        }
-        None => {
-            let end = rest.find(':').unwrap_or(rest.len());
-            let host = &rest[..end];
-            let name = !host.is_empty()
-                && host
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
-            (name, &rest[end..])
-        }
-    };
-    // As a browser serializes it: no default port, no leading zero.
-    let default = if origin.starts_with("https") {
-        "443"
-    } else {
-        "80"
-    };
-    let port_ok = match port.strip_prefix(':') {
-        None => port.is_empty(),
-        Some(digits) => {
-            !digits.is_empty()
-                && digits.len() <= 5
-                && !digits.starts_with('0')
-                && digits != default
-                && digits.bytes().all(|b| b.is_ascii_digit())
-                && digits.parse::<u16>().is_ok()
-        }
-    };
-    host_ok && port_ok
+    // A host and an optional port (the rebinding guard's reading of an authority), written as a
+    // browser serializes an origin: no default port, no leading zero.
+    let host = crate::rebinding::host_of(authority);
+    let port = &authority[host.len()..];
+    let name_ok = host.starts_with('[')
+        || host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    crate::rebinding::is_authority(authority)
+        && name_ok
+        && port.strip_prefix(':').is_none_or(|digits| {
+            !digits.starts_with('0') && digits != default_port && digits.parse::<u16>().is_ok()
+        })
 }
 
 #[cfg(test)]
@@ -337,6 +308,8 @@ mod tests {
             "http://app.example.com:80",
             "http://localhost:05173",
             "https://bücher.example",
+            "https://a,b.example",
+            "https://a!b.example",
         ] {
             assert!(!is_origin(bad), "{bad}");
         }

@@ -90,6 +90,7 @@ struct TasksGuideExamples;
 struct InterceptionGuideExamples;
 
 // The engine: private rooms, top to bottom (see `docs/architecture.md`).
+mod body;
 mod client_request;
 mod cors;
 mod facts;

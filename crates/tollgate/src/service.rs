@@ -10,15 +10,15 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http::header::{
     ACCEPT, ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE,
     HOST, ORIGIN,
 };
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::BodyExt;
 
+use crate::body::{BodyError, linger, read_body};
 use crate::cors::CorsPolicy;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::policy::Caller;
@@ -36,7 +36,7 @@ use crate::stream::event::FinishOnDrop;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fault_reply};
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The tower service serving one or more [`Endpoint`]s.
 ///
@@ -438,61 +438,6 @@ impl McpService {
         let host = host_of(authority).to_ascii_lowercase();
         is_loopback_host(&host) || self.inner.allowed_hosts.contains(&host)
     }
-}
-
-/// How long, and how many bytes more, a refused body is still read and discarded (lingering
-/// close): a client that writes its whole body before reading (many do) then reads the refusal
-/// instead of a connection reset. Bounded both ways; past either, the connection closes.
-const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
-const LINGER_BYTES: usize = 16 * 1024 * 1024;
-
-/// Why a body was not read.
-enum BodyError {
-    /// Over the endpoint's byte limit (the rest was drained, within bounds).
-    TooLarge,
-    /// The transport failed while reading it.
-    Broken,
-}
-
-/// Reads a body of at most `max` bytes. One over the limit is refused, after lingering.
-async fn read_body<B>(mut body: std::pin::Pin<&mut B>, max: usize) -> Result<Bytes, BodyError>
-where
-    B: Body,
-    B::Error: Into<BoxError>,
-{
-    let read = http_body_util::Limited::new(body.as_mut(), max)
-        .collect()
-        .await;
-    match read {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            linger(body).await;
-            Err(BodyError::TooLarge)
-        }
-        Err(_) => Err(BodyError::Broken),
-    }
-}
-
-/// Reads and discards what is left of a refused body: at most [`LINGER_BYTES`] more, for at
-/// most [`LINGER_TIME`].
-async fn linger<B>(mut body: std::pin::Pin<&mut B>)
-where
-    B: Body,
-{
-    let drain = async {
-        let mut seen = 0usize;
-        loop {
-            let size = match body.as_mut().frame().await {
-                Some(Ok(frame)) => frame.data_ref().map_or(0, Buf::remaining),
-                _ => break,
-            };
-            seen = seen.saturating_add(size);
-            if seen > LINGER_BYTES {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(LINGER_TIME, drain).await;
 }
 
 /// What the service answers with: one reply, an event stream, or 405 with its `Allow`.

@@ -166,9 +166,8 @@ impl Lines {
         };
         if message.method.as_str() == "initialize" {
             if let Some(newest) = legacy::newest_legacy(endpoint) {
-                let caller = crate::facts::policy::Caller::default();
                 let (reply, negotiated) =
-                    legacy::initialize(endpoint, message, newest, None, caller);
+                    legacy::initialize(endpoint, message, newest, None, Transport::stdio(None));
                 if negotiated.is_some() {
                     self.session = negotiated;
                 }

@@ -18,7 +18,15 @@ use std::path::{Path, PathBuf};
 const ROOMS: &[(&str, &[&str])] = &[
     (
         "transport",
-        &["lib", "server", "service", "stdio", "cors", "rebinding"],
+        &[
+            "lib",
+            "server",
+            "service",
+            "stdio",
+            "cors",
+            "rebinding",
+            "body",
+        ],
     ),
     ("revision", &["revision"]),
     ("pipeline", &["pipeline"]),

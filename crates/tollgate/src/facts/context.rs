@@ -267,6 +267,7 @@ impl RequestContext {
         method: &JsonString,
         request_id: Option<RequestId>,
         facts: RequestFacts,
+        origin: &Arc<OriginatingRequest>,
     ) -> Self {
         Self::for_operation(
             endpoint_path,
@@ -274,6 +275,7 @@ impl RequestContext {
             method,
             request_id,
             facts,
+            origin,
         )
     }
 
@@ -284,6 +286,7 @@ impl RequestContext {
         method: &JsonString,
         request_id: Option<RequestId>,
         facts: RequestFacts,
+        origin: &Arc<OriginatingRequest>,
     ) -> Self {
         Self {
             endpoint_path,
@@ -298,7 +301,7 @@ impl RequestContext {
             admission: AdmissionIdentity::anonymous(),
             log_level: facts.log_level,
             input: None,
-            origin: Arc::clone(OriginatingRequest::stdio()),
+            origin: Arc::clone(origin),
             trace: OnceLock::new(),
         }
     }
@@ -343,17 +346,9 @@ impl RequestContext {
     /// the transports).
     #[must_use]
     pub fn with_origin(mut self, origin: Arc<OriginatingRequest>) -> Self {
-        self.attach(&origin);
+        self.origin = origin;
+        self.trace = OnceLock::new();
         self
-    }
-
-    /// Sets the originating request (the trace context is read from it and `_meta` on first
-    /// use).
-    pub(crate) fn attach(&mut self, origin: &Arc<OriginatingRequest>) {
-        if !Arc::ptr_eq(&self.origin, origin) {
-            self.origin = Arc::clone(origin);
-            self.trace = OnceLock::new();
-        }
     }
 
     fn traced(&self) -> &(Option<TraceContext>, Option<Baggage>) {

@@ -98,12 +98,9 @@ impl OriginatingRequest {
     /// The value of the header `name` when it is present exactly once and visible ASCII;
     /// `None` otherwise (absent, repeated, or not text).
     pub fn header(&self, name: &str) -> Option<&str> {
-        let mut all = self.headers.get_all(name).iter();
-        let first = all.next()?;
-        if all.next().is_some() {
-            return None;
-        }
-        first.to_str().ok()
+        crate::wire::headers::single(&self.headers, name)
+            .ok()
+            .flatten()
     }
 
     /// The request's extensions: values the server or a tower/axum layer attached (empty over

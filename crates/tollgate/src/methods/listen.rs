@@ -254,6 +254,7 @@ mod tests {
                 meta: JsonObject::new(),
                 log_level: None,
             },
+            crate::facts::request::OriginatingRequest::stdio(),
         )
     }
 

@@ -2,20 +2,16 @@
 //! one prologue (the extension declared, the id, the caller's own task), then the detailed task,
 //! the partial answers, or the cancellation.
 
-use std::sync::Arc;
-
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
 
 use crate::facts::context::{ClientCapability, RequestContext};
 use crate::methods::missing_capabilities;
 use crate::model::input::input_response_shape;
-use crate::model::intercept::{ToolResultSanitizer, sanitize};
 use crate::registry::Endpoint;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
-use crate::tasks::record::{TaskRecord, stored_text_limits};
+use crate::tasks::record::TaskRecord;
 use crate::tasks::runner::Lookup;
 use crate::tasks::runner::{Tasks, owner_of};
-use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, result_reply};
@@ -118,7 +114,7 @@ pub(crate) async fn get(
     };
     let mut record = record;
     if let (TaskStatus::Completed, Some(sanitizer)) = (record.status, &endpoint.inner.sanitizer) {
-        match sanitized_result(&record, sanitizer, context, &endpoint.inner.limits.output) {
+        match record.sanitized_result(sanitizer, context, &endpoint.inner.limits.output) {
             Some(text) => record.result = Some(text),
             None => return internal(context),
         }
@@ -127,28 +123,6 @@ pub(crate) async fn get(
         Some(body) => Reply::ok(body),
         None => internal(context),
     }
-}
-
-/// A completed task's stored result through the sanitizer, for this polling request (the
-/// stored result itself is left as it is): `None` when it does not read back, the sanitizer
-/// refuses or panics, or the rewritten result breaks an output check.
-fn sanitized_result(
-    record: &TaskRecord,
-    sanitizer: &Arc<dyn ToolResultSanitizer>,
-    context: &RequestContext,
-    limits: &OutputLimits,
-) -> Option<Arc<str>> {
-    let text = record.result.as_deref()?;
-    let value = tollgate_json::from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
-    let result = crate::model::content::parse::tool_result(value.as_object()?)?;
-    let result = sanitize(
-        Some(sanitizer),
-        context,
-        &record.tool,
-        &record.arguments,
-        result,
-    )?;
-    crate::model::projection::render_tool_result(limits, ProtocolVersion::V2026_07_28, &result)
 }
 
 /// The `tasks/get` response: the envelope written around the stored result or error text.

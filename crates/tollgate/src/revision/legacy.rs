@@ -135,11 +135,11 @@ pub(crate) fn admit_message(
         &message.method,
         message.id.clone(),
         facts,
+        transport.origin(),
     );
     context.operation_name = Method::of(&message.method)
         .zip(params)
         .and_then(|(m, p)| m.operation_name(p));
-    context.attach(transport.origin());
     admit(endpoint, transport.caller(), &mut context)?;
     Ok(context)
 }
@@ -189,7 +189,7 @@ pub(crate) async fn handle(
             message,
             newest,
             endpoint.inner.sessions.as_ref(),
-            transport.caller(),
+            transport,
         )
         .0;
     }
@@ -352,7 +352,7 @@ pub(crate) fn initialize(
     message: Envelope,
     newest: ProtocolVersion,
     store: Option<&Arc<crate::session::SessionStore>>,
-    caller: Caller<'_>,
+    transport: Transport<'_>,
 ) -> (Reply, Option<Session>) {
     let Some(id) = message.id.as_ref() else {
         return (Reply::empty(StatusCode::BAD_REQUEST), None);
@@ -394,8 +394,9 @@ pub(crate) fn initialize(
             meta: JsonObject::new(),
             log_level: None,
         },
+        transport.origin(),
     );
-    if let Err(reply) = admit(endpoint, caller, &mut context) {
+    if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
         return (reply, None);
     }
     let idle_timeout = store.map_or_else(

@@ -63,7 +63,6 @@ pub(crate) async fn modern(
         return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
     };
     context.operation_name = method.operation_name(params);
-    context.attach(transport.origin());
     if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
         return reply;
     }
@@ -124,6 +123,7 @@ fn gate(
         &message.method,
         message.id.clone(),
         facts,
+        transport.origin(),
     );
     Ok((method, context))
 }
@@ -210,6 +210,7 @@ pub(crate) fn notification(
         &message.method,
         None,
         RequestFacts::bare(revision),
+        transport.origin(),
     );
     match admit(endpoint, transport.caller(), &mut context) {
         Ok(()) => Reply::empty(StatusCode::ACCEPTED),

@@ -71,6 +71,33 @@ pub(crate) fn record_output_limits() -> OutputLimits {
 }
 
 impl TaskRecord {
+    /// The completed result as `sanitizer` lets `context` see it: read back through the content
+    /// model's checks, sanitized with the creating call's tool and arguments, and written again
+    /// (the stored result is left as it is). `None` when there is no result, it does not read
+    /// back, the sanitizer refuses or panics, or the rewritten result breaks an output limit.
+    pub(crate) fn sanitized_result(
+        &self,
+        sanitizer: &Arc<dyn crate::model::intercept::ToolResultSanitizer>,
+        context: &crate::facts::context::RequestContext,
+        limits: &OutputLimits,
+    ) -> Option<Arc<str>> {
+        let text = self.result.as_deref()?;
+        let stored = from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
+        let parsed = crate::model::content::parse::tool_result(stored.as_object()?)?;
+        let clean = crate::model::intercept::sanitize(
+            Some(sanitizer),
+            context,
+            &self.tool,
+            &self.arguments,
+            parsed,
+        )?;
+        crate::model::projection::render_tool_result(
+            limits,
+            crate::version::ProtocolVersion::V2026_07_28,
+            &clean,
+        )
+    }
+
     pub(crate) fn expires_at_ms(&self) -> u64 {
         self.created_ms.saturating_add(self.ttl_ms)
     }

@@ -247,8 +247,8 @@ impl Tasks {
             TaskStatus::Completed => {
                 // A result the sanitizer refuses is left out: the listener still learns the
                 // task ended (and `tasks/get` answers it with the fixed internal error).
-                let text = record.result.as_deref()?;
-                if let Some(result) = relayed_result(text, &record, listener, sanitizer, limits) {
+                record.result.as_deref()?;
+                if let Some(result) = relayed_result(&record, listener, sanitizer, limits) {
                     b.push("result", result);
                 }
             }
@@ -591,29 +591,17 @@ pub(crate) async fn run(
 }
 
 /// A completed task's stored result for a listener: through the sanitizer, when there is one,
-/// with the listener's context.
+/// with the listener's context (as `tasks/get` does).
 fn relayed_result(
-    text: &str,
     record: &TaskRecord,
     listener: &RequestContext,
     sanitizer: Option<&Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
     limits: &OutputLimits,
 ) -> Option<JsonValue> {
-    let stored = from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
-    let Some(sanitizer) = sanitizer else {
-        return Some(stored);
+    let text = match sanitizer {
+        None => record.result.clone()?,
+        Some(sanitizer) => record.sanitized_result(sanitizer, listener, limits)?,
     };
-    let parsed = crate::model::content::parse::tool_result(stored.as_object()?)?;
-    let tool = &record.tool;
-    let clean = crate::model::intercept::sanitize(
-        Some(sanitizer),
-        listener,
-        tool,
-        &record.arguments,
-        parsed,
-    )?;
-    let text =
-        crate::model::projection::render_tool_result(limits, ProtocolVersion::V2026_07_28, &clean)?;
     from_slice(text.as_bytes(), &stored_text_limits()).ok()
 }
 
