@@ -28,7 +28,10 @@ use tollgate::{
         ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
     },
     task::{InMemoryTaskStore, TaskContext, TaskCreation, TaskError},
-    tool::{CompleteResult, OperationResult, TaskSupport, ToolOutput},
+    tool::{
+        CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
+        OperationResult, RequestStateMode, TaskSupport, ToolOutput,
+    },
     transport::ResponseStream,
 };
 
@@ -848,27 +851,43 @@ fn add_client_request_tools(
         .add_tool(
             tool("test_elicitation")
                 .handler(elicitation)
+                .input_request_declarations(may_ask())
                 .description("Asks the user through the client (elicitation/create)")
                 .build()?,
         )
         .add_tool(
             tool("test_sampling")
                 .handler(sampling)
+                .input_request_declarations(may_ask())
                 .description("Asks the client's model (sampling/createMessage)")
                 .build()?,
         )
         .add_tool(
             tool("test_elicitation_sep1034_defaults")
                 .handler(elicitation_defaults)
+                .input_request_declarations(may_ask())
                 .description("Elicitation with defaults for every primitive type")
                 .build()?,
         )
         .add_tool(
             tool("test_elicitation_sep1330_enums")
                 .handler(elicitation_enums)
+                .input_request_declarations(may_ask())
                 .description("Elicitation with every enum form")
                 .build()?,
         ))
+}
+
+/// Every kind of input, each asked for only by some calls.
+fn may_ask() -> Vec<InputRequestDeclaration> {
+    [
+        InputRequestKind::Elicitation,
+        InputRequestKind::Sampling,
+        InputRequestKind::Roots,
+    ]
+    .into_iter()
+    .map(|kind| InputRequestDeclaration::new(kind, InputRequirement::Conditional))
+    .collect()
 }
 
 fn add_input_tools(
@@ -879,54 +898,72 @@ fn add_input_tools(
         .add_tool(
             tool("test_input_required_result_elicitation")
                 .handler(ir_elicitation)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Asks for a name, then greets")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_sampling")
                 .handler(ir_sampling)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Asks the client's model a question")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_list_roots")
                 .handler(ir_list_roots)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Asks for the client's roots")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_request_state")
                 .handler(ir_request_state)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Round-trips sealed state")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_multiple_inputs")
                 .handler(ir_multiple_inputs)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Asks for three inputs at once")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_multi_round")
                 .handler(ir_multi_round)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Two rounds of input")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_tampered_state")
                 .handler(ir_request_state)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Refuses altered state")
                 .build()?,
         )
         .add_tool(
             tool("test_streaming_elicitation")
                 .handler(ir_elicitation)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Asks for input through an input_required result, never a request on the stream")
                 .build()?,
         )
         .add_tool(
             tool("test_input_required_result_capabilities")
                 .handler(ir_capabilities)
+                .input_request_declarations(may_ask())
+                .request_state_mode(RequestStateMode::FrameworkProtected)
                 .description("Asks only for what the client declared")
                 .build()?,
         ))
@@ -1110,12 +1147,14 @@ fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn s
             ToolRegistration::with_name("greet", [MODERN])
                 .input_schema(&greet_schema)?
                 .handler(greet)
+                .input_request_declarations(may_ask())
                 .description("Greets by name, inline")
                 .build()?,
         )
         .add_tool(
             tool("slow_compute")
                 .handler(slow_compute)
+                .input_request_declarations(may_ask())
                 .description("Sleeps `seconds`, then reports; a task when the client takes one")
                 .task_support(TaskSupport::Optional)
                 .build()?,
@@ -1123,6 +1162,7 @@ fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn s
         .add_tool(
             tool("failing_job")
                 .handler(failing_job)
+                .input_request_declarations(may_ask())
                 .description("A task that ends with a tool error")
                 .task_support(TaskSupport::Required)
                 .build()?,
@@ -1130,6 +1170,7 @@ fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn s
         .add_tool(
             tool("protocol_error_job")
                 .handler(protocol_error_job)
+                .input_request_declarations(may_ask())
                 .description("A task that fails with a JSON-RPC error")
                 .task_support(TaskSupport::Required)
                 .build()?,
@@ -1137,6 +1178,7 @@ fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn s
         .add_tool(
             tool("confirm_delete")
                 .handler(confirm_delete)
+                .input_request_declarations(may_ask())
                 .description("A task that asks for confirmation")
                 .task_support(TaskSupport::Required)
                 .build()?,
@@ -1144,6 +1186,7 @@ fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn s
         .add_tool(
             tool("multi_input")
                 .handler(multi_input)
+                .input_request_declarations(may_ask())
                 .description("A task that asks two questions at once")
                 .task_support(TaskSupport::Required)
                 .build()?,
@@ -1151,6 +1194,7 @@ fn add_task_tools(builder: EndpointBuilder) -> Result<EndpointBuilder, Box<dyn s
         .add_tool(
             tool("test_tool_with_task")
                 .handler(tool_with_task)
+                .input_request_declarations(may_ask())
                 .description("Asks for a name inline, then continues as a task")
                 .task_support(TaskSupport::Required)
                 .build()?,

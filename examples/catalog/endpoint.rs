@@ -26,7 +26,10 @@ use tollgate::{
         ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
     },
     task::{TaskContext, TaskCreation, TaskError, TaskStore},
-    tool::{CompleteResult, OperationResult, TaskSupport, ToolAnnotations, ToolOutput},
+    tool::{
+        CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
+        OperationResult, TaskSupport, ToolAnnotations, ToolOutput,
+    },
     transport::ResponseStream,
 };
 
@@ -624,6 +627,12 @@ pub(crate) fn task_database() -> std::path::PathBuf {
     )
 }
 
+/// The one kind of input the catalog asks for: the user, through elicitation, on the calls
+/// that need it.
+fn asks_the_user() -> InputRequestDeclaration {
+    InputRequestDeclaration::new(InputRequestKind::Elicitation, InputRequirement::Conditional)
+}
+
 pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::error::Error>> {
     let search = ToolRegistration::with_name("catalog.search", ALL)
         .argument_and_output_types::<SearchArguments, SearchResult>()
@@ -655,12 +664,14 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
     let reserve = ToolRegistration::with_name("catalog.reserve", ALL)
         .argument_type::<ReserveArguments>()
         .handler(reserve)
+        .input_request_declarations([asks_the_user()])
         .title("Reserve an item")
         .description("Reserves an item after asking the user how many")
         .build()?;
     let restock = ToolRegistration::with_name("catalog.restock", ALL)
         .argument_type::<RestockArguments>()
         .handler(restock)
+        .input_request_declarations([asks_the_user()])
         .title("Restock an item")
         .description(
             "Orders units from the supplier; a durable task (with the user's approval) for \

@@ -14,6 +14,7 @@ use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
 
 use crate::facts::context::ClientCapabilities;
 use crate::model::input::InputRequest;
+use crate::model::tool::options::InputRequestDeclaration;
 use crate::stream::event::EventStream;
 use crate::stream::session::PendingRequest;
 use crate::stream::session::SessionStreams;
@@ -24,6 +25,9 @@ use crate::stream::session::SessionStreams;
 pub enum ClientRequestError {
     /// The client did not declare the capability the request needs at `initialize`.
     MissingCapability,
+    /// The tool did not declare this kind of input
+    /// ([`ToolBuilder::input_request_declarations`](crate::tool::ToolBuilder::input_request_declarations)).
+    Undeclared,
     /// The client answered with an error, or with a result of the wrong shape for the method.
     Rejected,
     /// No answer can come: the session ended, the request was cancelled, or the session already
@@ -37,6 +41,7 @@ impl fmt::Display for ClientRequestError {
             Self::MissingCapability => {
                 "the client did not declare the capability this request needs"
             }
+            Self::Undeclared => "the tool did not declare this kind of input",
             Self::Rejected => "the client rejected the request",
             Self::Unavailable => "the client cannot be asked now",
         })
@@ -70,6 +75,8 @@ pub struct ClientRequests {
     stream: Arc<EventStream>,
     session: Arc<SessionStreams>,
     capabilities: ClientCapabilities,
+    /// The kinds of input the calling tool declared.
+    declared: Arc<[InputRequestDeclaration]>,
 }
 
 impl fmt::Debug for ClientRequests {
@@ -95,11 +102,13 @@ impl ClientRequests {
         stream: Arc<EventStream>,
         session: Arc<SessionStreams>,
         capabilities: ClientCapabilities,
+        declared: Arc<[InputRequestDeclaration]>,
     ) -> Self {
         Self {
             stream,
             session,
             capabilities,
+            declared,
         }
     }
 
@@ -109,10 +118,14 @@ impl ClientRequests {
     ///
     /// # Errors
     ///
-    /// [`ClientRequestError::MissingCapability`] before anything is sent when the client did
+    /// [`ClientRequestError::Undeclared`] before anything is sent when the tool did not
+    /// declare the request's kind, [`ClientRequestError::MissingCapability`] when the client did
     /// not declare the capability; [`ClientRequestError::Rejected`] for an error answer or a
     /// malformed result; [`ClientRequestError::Unavailable`] when no answer can come.
     pub async fn send(&self, request: InputRequest) -> Result<JsonValue, ClientRequestError> {
+        if !self.declared.iter().any(|d| d.kind() == request.kind()) {
+            return Err(ClientRequestError::Undeclared);
+        }
         if !self.capabilities.declares(request.capability()) {
             return Err(ClientRequestError::MissingCapability);
         }

@@ -130,7 +130,10 @@ pub mod tool {
         CompleteResult, CompleteResultBuilder, OperationResult, TaskCreated, ToolOutput,
         ToolOutputBuilder,
     };
-    pub use crate::model::tool::options::{TaskSupport, ToolAnnotations};
+    pub use crate::model::tool::options::{
+        InputRequestDeclaration, InputRequestKind, InputRequirement, RequestStateMode, TaskSupport,
+        ToolAnnotations,
+    };
     pub use crate::model::tool::{
         AdvancedStage, RawArguments, ToolArguments, ToolBuilder, ToolModelStage, ToolRegistration,
         TypedArguments, TypedCompleteStage,
@@ -197,7 +200,9 @@ pub mod context {
         RequestLogger,
     };
     pub use crate::model::handler::{Handler, Outcome};
-    pub use crate::model::input::{InputRequest, InputRequiredResult, MAX_INPUT_REQUESTS};
+    pub use crate::model::input::{
+        InputRequest, InputRequiredResult, MAX_APPLICATION_STATE_BYTES, MAX_INPUT_REQUESTS,
+    };
     pub use crate::model::intercept::{
         HandlerFailure, HandlerOutput, Intercepted, Interceptor, SanitizeError, ToolResultSanitizer,
     };

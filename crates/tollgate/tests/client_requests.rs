@@ -19,7 +19,10 @@ use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
     context::{ClientRequestError, ClientRequests, InputRequest},
-    tool::{CompleteResult, OperationResult},
+    tool::{
+        CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
+        OperationResult,
+    },
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -42,6 +45,7 @@ async fn roots(
         ),
         Err(ClientRequestError::MissingCapability) => "missing capability".to_owned(),
         Err(ClientRequestError::Rejected) => "rejected".to_owned(),
+        Err(ClientRequestError::Undeclared) => "undeclared".to_owned(),
         Err(e) => format!("unavailable: {e}"),
     };
     Ok(CompleteResult::from_tool_text(text).into())
@@ -53,6 +57,17 @@ async fn server() -> SocketAddr {
         Endpoint::with_path("/mcp", all, Implementation::new("client", "1"))
             .add_tool(
                 ToolRegistration::with_name("roots", all)
+                    .json_object_arguments()
+                    .handler(roots)
+                    .input_request_declarations([InputRequestDeclaration::new(
+                        InputRequestKind::Roots,
+                        InputRequirement::Conditional,
+                    )])
+                    .build()
+                    .unwrap(),
+            )
+            .add_tool(
+                ToolRegistration::with_name("undeclared", all)
                     .json_object_arguments()
                     .handler(roots)
                     .build()
@@ -149,6 +164,16 @@ async fn refusals() {
         "{}",
         resp.text()
     );
+    // A tool that did not declare roots cannot ask for them, whatever the client declared.
+    let s = session(addr, V1125, r#"{"roots":{}}"#).await;
+    let h2 = [
+        ("Mcp-Session-Id", s.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let undeclared = CALL.replace(r#""name":"roots""#, r#""name":"undeclared""#);
+    let resp = post(addr, &h2, undeclared.as_bytes()).await;
+    assert!(resp.text().contains("undeclared"), "{}", resp.text());
+    assert!(!resp.text().contains("roots/list"), "{}", resp.text());
     // A response nobody waits for, or outside a session, is refused.
     let stray = r#"{"jsonrpc":"2.0","id":"tollgate-9","result":{"roots":[]}}"#;
     assert_eq!(post(addr, &h, stray.as_bytes()).await.status, 400);

@@ -496,16 +496,46 @@ async fn registration_rules_for_2025_revisions() {
     ) -> Result<Vec<u8>, Infallible> {
         Ok(vec![1])
     }
-    let err = ToolRegistration::with_name("numbers", [V1125])
+    // What a 2025 revision cannot serve is refused when the endpoint is built, naming the
+    // tool, the endpoint path and the tool's revisions.
+    let both = [V26, V1125];
+    let refused = |tool: ToolRegistration| {
+        Endpoint::with_path("/catalog/mcp", both, Implementation::new("m", "1"))
+            .add_tool(tool)
+            .build()
+            .unwrap_err()
+    };
+    let numbers_tool = |revisions: &[tollgate::ProtocolVersion]| {
+        ToolRegistration::with_name(
+            "numbers",
+            revisions
+                .iter()
+                .copied()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
+        )
         .argument_and_output_types::<In, Vec<u8>>()
         .handler(numbers)
         .build()
-        .unwrap_err();
-    assert_eq!(err.kind(), BuildErrorKind::LegacyOutputNotObject);
+        .unwrap()
+    };
+    let err = refused(numbers_tool(&both));
+    assert_eq!(
+        (err.kind(), err.tool(), err.path(), err.revisions()),
+        (
+            BuildErrorKind::LegacyOutputNotObject,
+            Some("numbers"),
+            Some("/catalog/mcp"),
+            both.into_iter().collect()
+        )
+    );
+    let text = err.to_string();
     assert!(
-        ToolRegistration::with_name("numbers", [V26])
-            .argument_and_output_types::<In, Vec<u8>>()
-            .handler(numbers)
+        text.contains("`numbers`") && text.contains("/catalog/mcp") && text.contains("2025-11-25"),
+        "{text}"
+    );
+    assert!(
+        Endpoint::with_path("/mcp", both, Implementation::new("m", "1"))
+            .add_tool(numbers_tool(&[V26]))
             .build()
             .is_ok()
     );
@@ -514,13 +544,53 @@ async fn registration_rules_for_2025_revisions() {
         &JsonLimits::default(),
     )
     .unwrap();
-    let err = ToolRegistration::with_name("m", [V26, V0618])
+    let tool = ToolRegistration::with_name("m", [V26, V1125])
         .input_schema(&mirrored)
         .unwrap()
         .handler(array)
         .build()
-        .unwrap_err();
-    assert_eq!(err.kind(), BuildErrorKind::MirroredHeaderOnLegacyRevision);
+        .unwrap();
+    let err = refused(tool);
+    assert_eq!(
+        (err.kind(), err.path()),
+        (
+            BuildErrorKind::MirroredHeaderOnLegacyRevision,
+            Some("/catalog/mcp")
+        )
+    );
+    // Request state exists only on 2026-07-28; declared input requests are served on 2025
+    // through requests inside the call.
+    use tollgate::tool::{InputRequestDeclaration, InputRequestKind, InputRequirement};
+    let declared = ToolRegistration::with_name("ask", [V26, V1125])
+        .json_object_arguments()
+        .handler(array)
+        .input_request_declarations([InputRequestDeclaration::new(
+            InputRequestKind::Elicitation,
+            InputRequirement::Conditional,
+        )])
+        .build()
+        .unwrap();
+    assert!(
+        Endpoint::with_path("/catalog/mcp", both, Implementation::new("m", "1"))
+            .add_tool(declared)
+            .build()
+            .is_ok()
+    );
+    let stateful = ToolRegistration::with_name("keep", [V26, V1125])
+        .json_object_arguments()
+        .handler(array)
+        .request_state_mode(tollgate::tool::RequestStateMode::FrameworkProtected)
+        .build()
+        .unwrap();
+    let err = refused(stateful);
+    assert_eq!(
+        (err.kind(), err.tool(), err.path()),
+        (
+            BuildErrorKind::RequestStateOnLegacyRevision,
+            Some("keep"),
+            Some("/catalog/mcp")
+        )
+    );
     let err = Endpoint::with_path("/mcp", [V26], Implementation::new("m", "1"))
         .add_tool(
             ToolRegistration::with_name("a", [V1125])

@@ -23,7 +23,10 @@ use tollgate::{
     context::{InputRequest, InputRequiredResult},
     endpoint::RequestStateKey,
     policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
-    tool::{CompleteResult, OperationResult},
+    tool::{
+        CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
+        OperationResult, RequestStateMode,
+    },
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -132,9 +135,28 @@ fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
     AdmissionDecision::admit(AdmissionIdentity::principal(who))
 }
 
+/// Elicitation (conditional), sampling and roots, as `everything` asks for them.
+fn declarations() -> Vec<InputRequestDeclaration> {
+    [
+        InputRequestKind::Elicitation,
+        InputRequestKind::Sampling,
+        InputRequestKind::Roots,
+    ]
+    .into_iter()
+    .map(|k| InputRequestDeclaration::new(k, InputRequirement::Conditional))
+    .collect()
+}
+
 fn service() -> McpService {
     let both = [V26, V1125];
-    let tool = |name: &str| ToolRegistration::with_name(name, both).json_object_arguments();
+    let tool = |name: &str| ToolRegistration::with_name(name, [V26]).json_object_arguments();
+    let asking = |builder: tollgate::tool::ToolBuilder| {
+        builder
+            .input_request_declarations(declarations())
+            .request_state_mode(RequestStateMode::FrameworkProtected)
+            .build()
+            .unwrap()
+    };
     McpService::new(
         Endpoint::with_path("/mcp", both, Implementation::new("input", "1"))
             .legacy_sessions(None)
@@ -147,12 +169,58 @@ fn service() -> McpService {
                 )
                 .unwrap(),
             )
-            .add_tool(tool("greet").handler(greet).build().unwrap())
-            .add_tool(tool("other").handler(greet).build().unwrap())
-            .add_tool(tool("forever").handler(forever).build().unwrap())
-            .add_tool(tool("everything").handler(everything).build().unwrap())
-            .add_tool(tool("huge").handler(huge).build().unwrap())
-            .add_tool(tool("duplicate").handler(duplicate).build().unwrap())
+            .add_tool(asking(tool("greet").handler(greet)))
+            .add_tool(asking(tool("other").handler(greet)))
+            .add_tool(asking(tool("forever").handler(forever)))
+            .add_tool(asking(tool("everything").handler(everything)))
+            .add_tool(asking(tool("huge").handler(huge)))
+            .add_tool(asking(tool("duplicate").handler(duplicate)))
+            // Asks without declaring, on both revisions.
+            .add_tool(
+                ToolRegistration::with_name("undeclared", both)
+                    .json_object_arguments()
+                    .handler(forever)
+                    .build()
+                    .unwrap(),
+            )
+            // Declares only roots, and asks for elicitation too.
+            .add_tool(
+                tool("roots_only")
+                    .handler(everything)
+                    .input_request_declarations([InputRequestDeclaration::new(
+                        InputRequestKind::Roots,
+                        InputRequirement::Conditional,
+                    )])
+                    .build()
+                    .unwrap(),
+            )
+            // Needs elicitation on every call; keeps no state.
+            .add_tool(
+                tool("must_elicit")
+                    .handler(forever)
+                    .input_request_declarations([InputRequestDeclaration::new(
+                        InputRequestKind::Elicitation,
+                        InputRequirement::Required,
+                    )])
+                    .build()
+                    .unwrap(),
+            )
+            // Declares elicitation but keeps state without a state mode.
+            .add_tool(
+                tool("stateless")
+                    .handler(greet)
+                    .input_request_declarations(declarations())
+                    .build()
+                    .unwrap(),
+            )
+            .add_tool(
+                tool("app_state")
+                    .handler(app_state)
+                    .input_request_declarations(declarations())
+                    .request_state_mode(RequestStateMode::ApplicationProtected)
+                    .build()
+                    .unwrap(),
+            )
             .add_tool(
                 ToolRegistration::with_name("typed", both)
                     .argument_and_output_types::<Nothing, Done>()
@@ -163,6 +231,37 @@ fn service() -> McpService {
             .build()
             .unwrap(),
     )
+}
+
+/// Application-protected state: `{"size":n}` asks with a state of n bytes; a retry reports
+/// what it saw.
+async fn app_state(
+    ctx: &RequestContext,
+    args: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    if ctx.input_responses().is_none() && ctx.application_request_state().is_none() {
+        let size = args
+            .raw()
+            .get("size")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_u64())
+            .unwrap_or(8);
+        let state = "s".repeat(usize::try_from(size).unwrap());
+        return Ok(InputRequiredResult::with_input_request("name", ask())
+            .application_state(state)
+            .into());
+    }
+    let seen = JsonObject::builder()
+        .insert("state", ctx.application_request_state())
+        .insert("verified", ctx.input_verified())
+        .insert("framework", ctx.request_state().cloned())
+        .insert(
+            "responses",
+            ctx.input_responses().cloned().unwrap_or_default(),
+        )
+        .build();
+    Ok(CompleteResult::from_tool_structured_content(seen).into())
 }
 
 /// A 2026-07-28 tools/call with `extra` params (no braces) and client `capabilities`.
@@ -377,14 +476,134 @@ async fn contract_failures_and_the_2025_revisions() {
         .await;
         assert_eq!((resp.status, resp.code()), (200, -32603), "{tool}");
     }
-    // 2025-11-25 has no multi-round-trip requests: the result cannot be carried there.
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{}}}"#;
+    // A tool asks only for what it declared: nothing at all, or roots but not elicitation.
+    for tool in ["undeclared", "roots_only"] {
+        let caps = r#"{"elicitation":{},"roots":{},"sampling":{}}"#;
+        let resp = call(addr, "alice", tool, "{}", "", caps).await;
+        assert_eq!((resp.status, resp.code()), (200, -32603), "{tool}");
+        assert!(!resp.text().contains("inputRequests"), "{tool}");
+    }
+    // 2025-11-25 has no multi-round-trip requests: a tool that may ask cannot select it, and
+    // one that asks anyway fails there too.
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"undeclared","arguments":{}}}"#;
     let headers = [("MCP-Protocol-Version", "2025-11-25"), ("X-User", "alice")];
     let resp = post(addr, &headers, body.as_bytes()).await;
     assert_eq!((resp.status, resp.code()), (200, -32603));
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{},"requestState":"x"}}"#;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"undeclared","arguments":{},"requestState":"x"}}"#;
     let resp = post(addr, &headers, body.as_bytes()).await;
     assert_eq!(resp.code(), -32602);
+}
+
+#[tokio::test]
+async fn declared_requirements_are_checked_before_the_handler() {
+    let addr = start(service()).await;
+    // Required: refused before the handler when the client lacks the capability.
+    let resp = call(addr, "alice", "must_elicit", "{}", "", "{}").await;
+    assert_eq!((resp.status, resp.code()), (400, -32021));
+    assert!(
+        resp.text()
+            .contains(r#""data":{"requiredCapabilities":{"elicitation":{}}}"#),
+        "{}",
+        resp.text()
+    );
+    let resp = call(addr, "alice", "must_elicit", "{}", "", ELICIT).await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    // Conditional: checked when the handler asks (`greet` asks for elicitation).
+    let resp = call(addr, "alice", "greet", "{}", "", "{}").await;
+    assert_eq!((resp.status, resp.code()), (400, -32021));
+}
+
+#[tokio::test]
+async fn state_modes_are_enforced() {
+    let addr = start(service()).await;
+    // No state mode: a result carrying state is a contract failure.
+    let resp = call(addr, "alice", "stateless", "{}", "", ELICIT).await;
+    assert_eq!((resp.status, resp.code()), (200, -32603));
+    // Application-protected: the state goes out and comes back exactly as given, unopened;
+    // the responses are unverified input.
+    let first = call(addr, "alice", "app_state", r#"{"size":12}"#, "", ELICIT).await;
+    assert_eq!(state_of(&first), "ssssssssssss");
+    let retry = r#""inputResponses":{"name":{"action":"decline"}},"requestState":"opaque-token""#;
+    let second = call(addr, "alice", "app_state", r#"{"size":12}"#, retry, ELICIT).await;
+    assert_eq!(
+        to_string(
+            second.result().get("structuredContent").unwrap(),
+            &Default::default()
+        )
+        .unwrap(),
+        r#"{"state":"opaque-token","verified":false,"framework":null,"responses":{"name":{"action":"decline"}}}"#
+    );
+    // Its bound: 65,536 bytes out and back; one more is refused either way, never echoed.
+    let max = tollgate::context::MAX_APPLICATION_STATE_BYTES;
+    let at = call(
+        addr,
+        "alice",
+        "app_state",
+        &format!(r#"{{"size":{max}}}"#),
+        "",
+        ELICIT,
+    )
+    .await;
+    assert_eq!(state_of(&at).len(), max);
+    let past = format!(r#"{{"size":{}}}"#, max + 1);
+    let resp = call(addr, "alice", "app_state", &past, "", ELICIT).await;
+    assert_eq!((resp.status, resp.code()), (200, -32603));
+    let back = format!(r#""requestState":"{}""#, "t".repeat(max));
+    let resp = call(addr, "alice", "app_state", "{}", &back, ELICIT).await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let back = format!(r#""requestState":"{}""#, "t".repeat(max + 1));
+    let resp = call(addr, "alice", "app_state", "{}", &back, ELICIT).await;
+    assert_eq!((resp.status, resp.code()), (400, -32602));
+    assert!(!resp.text().contains("tttt"));
+}
+
+#[test]
+fn declarations_need_a_handler_that_can_ask() {
+    let err = ToolRegistration::with_name("typed", [V26])
+        .argument_and_output_types::<Nothing, Done>()
+        .handler(typed)
+        .request_state_mode(RequestStateMode::FrameworkProtected)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        tollgate::BuildErrorKind::InvalidInputDeclarations
+    );
+    let err = ToolRegistration::with_name("typed", [V26])
+        .argument_and_output_types::<Nothing, Done>()
+        .handler(typed)
+        .input_request_declarations(declarations())
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        tollgate::BuildErrorKind::InvalidInputDeclarations
+    );
+    // Declaring a kind twice keeps the last requirement; an empty list clears them.
+    let tool = ToolRegistration::with_name("t", [V26])
+        .json_object_arguments()
+        .handler(forever)
+        .input_request_declarations([
+            InputRequestDeclaration::new(InputRequestKind::Roots, InputRequirement::Required),
+            InputRequestDeclaration::new(InputRequestKind::Roots, InputRequirement::Conditional),
+        ])
+        .build()
+        .unwrap();
+    assert_eq!(
+        tool.input_request_declarations(),
+        [InputRequestDeclaration::new(
+            InputRequestKind::Roots,
+            InputRequirement::Conditional
+        )]
+    );
+    let cleared = ToolRegistration::with_name("t", [V26])
+        .json_object_arguments()
+        .handler(forever)
+        .input_request_declarations(declarations())
+        .input_request_declarations([])
+        .build()
+        .unwrap();
+    assert!(cleared.input_request_declarations().is_empty());
 }
 
 #[test]

@@ -144,7 +144,7 @@ fn greet_tool_or_panic() -> tollgate::ToolRegistration {
     greet_person_tool().unwrap()
 }
 
-/// A mirrored tool may not select a 2025 revision: the registration says so when built.
+/// A mirrored tool may not select a 2025 revision: its endpoint says so when built.
 #[tool(revisions = [V2026_07_28, V2025_11_25])]
 async fn legacy_mirror(#[header("Region")] region: String) -> Result<OperationResult, Infallible> {
     Ok(CompleteResult::from_tool_text(region).into())
@@ -152,10 +152,18 @@ async fn legacy_mirror(#[header("Region")] region: String) -> Result<OperationRe
 
 #[test]
 fn build_rules_still_apply() {
-    let err = legacy_mirror_tool().unwrap_err();
+    let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let err =
+        tollgate::Endpoint::with_path("/mcp", revisions, tollgate::Implementation::new("m", "1"))
+            .add_tool(legacy_mirror_tool().unwrap())
+            .build()
+            .unwrap_err();
     assert_eq!(
-        err.kind(),
-        tollgate::BuildErrorKind::MirroredHeaderOnLegacyRevision
+        (err.kind(), err.path()),
+        (
+            tollgate::BuildErrorKind::MirroredHeaderOnLegacyRevision,
+            Some("/mcp")
+        )
     );
 }
 

@@ -103,6 +103,10 @@ async fn server() -> Server {
             ToolRegistration::with_name("roots", all)
                 .json_object_arguments()
                 .handler(roots)
+                .input_request_declarations([tollgate::tool::InputRequestDeclaration::new(
+                    tollgate::tool::InputRequestKind::Roots,
+                    tollgate::tool::InputRequirement::Conditional,
+                )])
                 .build()
                 .unwrap(),
         )

@@ -24,7 +24,10 @@ use tollgate::{
     context::InputRequest,
     policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
     task::{InMemoryTaskStore, TaskConfig, TaskContext, TaskCreation, TaskError},
-    tool::{CompleteResult, OperationResult, TaskCreated, TaskSupport},
+    tool::{
+        CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
+        OperationResult, TaskCreated, TaskSupport,
+    },
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -163,6 +166,8 @@ async fn limits(_: &RequestContext, _: Args, features: &InvocationFeatures) -> O
                     .await
                     .is_err(),
             );
+            // A kind the tool did not declare.
+            report.push(task.request_input([("e", confirm())]).await.is_err());
             report.push(
                 task.request_input([
                     ("d", InputRequest::list_roots()),
@@ -207,6 +212,10 @@ fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
     AdmissionDecision::admit(AdmissionIdentity::principal(who))
 }
 
+fn declared(kind: InputRequestKind) -> InputRequestDeclaration {
+    InputRequestDeclaration::new(kind, InputRequirement::Conditional)
+}
+
 fn endpoint(store: impl tollgate::task::TaskStore, config: TaskConfig) -> Endpoint {
     let tool = |name: &str, support| {
         ToolRegistration::with_name(name, [V26])
@@ -248,6 +257,10 @@ fn endpoint(store: impl tollgate::task::TaskStore, config: TaskConfig) -> Endpoi
             task("asks")
                 .handler(asks)
                 .task_support(TaskSupport::Required)
+                .input_request_declarations([
+                    declared(InputRequestKind::Elicitation),
+                    declared(InputRequestKind::Roots),
+                ])
                 .build()
                 .unwrap(),
         )
@@ -255,6 +268,7 @@ fn endpoint(store: impl tollgate::task::TaskStore, config: TaskConfig) -> Endpoi
             task("limits")
                 .handler(limits)
                 .task_support(TaskSupport::Required)
+                .input_request_declarations([declared(InputRequestKind::Roots)])
                 .build()
                 .unwrap(),
         )

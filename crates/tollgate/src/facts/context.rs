@@ -234,6 +234,8 @@ pub(crate) struct InputContext {
     pub(crate) round: u8,
     /// Whether a sealed state came back (and so the responses are exactly the ones asked for).
     pub(crate) verified: bool,
+    /// An application-protected tool's state, exactly as the client returned it.
+    pub(crate) application_state: Option<std::sync::Arc<str>>,
 }
 
 /// What a validated request says about itself, gathered by the protocol paths.
@@ -445,6 +447,21 @@ impl RequestContext {
     /// result carried (opened and verified by Tollgate; `null` when it carried none).
     pub fn request_state(&self) -> Option<&JsonValue> {
         self.input.as_ref().filter(|i| i.verified).map(|i| &i.state)
+    }
+
+    /// On a retry to a tool whose state is
+    /// [`ApplicationProtected`](crate::tool::RequestStateMode::ApplicationProtected): the
+    /// `requestState` exactly as the client returned it. Tollgate has not checked it: the
+    /// application opens and verifies it as it sealed it.
+    pub fn application_request_state(&self) -> Option<&str> {
+        self.input.as_ref()?.application_state.as_deref()
+    }
+
+    /// Whether this retry's input responses were bound by Tollgate's sealed state to the
+    /// inputs the previous result asked for (`false` on a first call, on the protocol's
+    /// ephemeral flow, and for application-protected state).
+    pub fn input_verified(&self) -> bool {
+        self.input.as_ref().is_some_and(|i| i.verified)
     }
 
     /// How many `input_required` results this request has answered so far (0 on a first call;

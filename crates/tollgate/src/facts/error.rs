@@ -28,6 +28,13 @@ pub enum BuildErrorKind {
     LegacyOutputNotObject,
     /// A tool with `x-mcp-header` properties selects a 2025 revision.
     MirroredHeaderOnLegacyRevision,
+    /// A tool whose handler keeps request state selects a 2025 revision (only 2026-07-28 has
+    /// multi-round-trip requests; on the 2025 revisions a tool asks for input inside the call,
+    /// through `ClientRequests`).
+    RequestStateOnLegacyRevision,
+    /// A typed-complete tool declares input requests or a request-state mode (it always
+    /// completes in one invocation).
+    InvalidInputDeclarations,
     /// A tool selects a revision its endpoint does not serve.
     RevisionOutsideEndpoint,
     /// Two tools on one endpoint share a name.
@@ -40,6 +47,9 @@ pub enum BuildErrorKind {
     RevisionNotImplemented,
     /// A configured value is outside its permitted range (page size, server name, ...).
     InvalidConfiguration,
+    /// An endpoint's output limit is above the fixed 4 MiB, or a string limit above the fixed
+    /// 1,048,576 UTF-16 units (lowering them is allowed).
+    LimitAboveCeiling,
     /// Two endpoints on one server share a path.
     DuplicateEndpointPath,
     /// A typed field accepts any JSON value (`serde_json::Value`, an empty schema): use
@@ -113,12 +123,21 @@ impl BuildErrorKind {
             Self::MirroredHeaderOnLegacyRevision => {
                 "a tool with x-mcp-header properties may select only 2026-07-28"
             }
+            Self::RequestStateOnLegacyRevision => {
+                "a tool with request state may select only 2026-07-28"
+            }
+            Self::InvalidInputDeclarations => {
+                "input declarations and request state need an advanced or task-required handler"
+            }
             Self::RevisionOutsideEndpoint => "tool selects a revision its endpoint does not serve",
             Self::DuplicateToolName => "duplicate tool name on one endpoint",
             Self::InvalidEndpointPath => "endpoint path must be exact, absolute and not the root",
             Self::EmptyEndpointRevisions => "an endpoint must select at least one revision",
             Self::RevisionNotImplemented => "revision not served by this version of Tollgate",
             Self::InvalidConfiguration => "configuration value out of range",
+            Self::LimitAboveCeiling => {
+                "limit above its fixed ceiling (4 MiB output, 1,048,576 string units)"
+            }
             Self::DuplicateEndpointPath => "duplicate endpoint path on one server",
             Self::UnconstrainedType => "a typed field accepts any JSON value",
             Self::RecursiveType => "recursive types cannot be derived",

@@ -216,7 +216,7 @@ async fn relay_task(
             task_id,
             owner,
             context,
-            endpoint.inner.sanitizer.as_ref(),
+            &|record| crate::methods::tasks::visible_result(endpoint, record, context).ok(),
             &endpoint.inner.limits.output,
         )
         .await

@@ -9,8 +9,9 @@ use crate::methods::missing_capabilities;
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::handler::{Erased, Outcome};
-use crate::model::input::InputRequiredResult;
+use crate::model::input::{InputRequiredResult, MAX_APPLICATION_STATE_BYTES};
 use crate::model::intercept::{FailureKind, HandlerFailure, HandlerOutput, run_chain};
+use crate::model::tool::options::RequestStateMode;
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
@@ -62,6 +63,7 @@ pub(crate) fn open_input(
             state: JsonValue::Null,
             round: 0,
             verified: false,
+            application_state: None,
         });
     };
     let key = endpoint
@@ -95,23 +97,36 @@ pub(crate) fn open_input(
         state: opened.state,
         round: opened.round,
         verified: true,
+        application_state: None,
     })
 }
 
-/// Renders an `input_required` result: 2026-07-28 only; every input's client capability
-/// declared (all missing ones reported together, -32021); a sealed `requestState` always, one
-/// round further, within the round limit.
+/// Renders an `input_required` result: 2026-07-28 only; state of the kind `mode` allows;
+/// every input's client capability declared (all missing ones reported together, -32021);
+/// then the application's own state as the `requestState`, or a sealed one (one round further,
+/// within the round limit).
 pub(crate) fn input_required(
     endpoint: &Endpoint,
     context: &RequestContext,
-    method: &str,
-    name: &str,
-    arguments: &JsonObject,
+    binding: &Binding<'_>,
+    mode: RequestStateMode,
     required: &InputRequiredResult,
 ) -> Reply {
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
-    if is_legacy(revision) || !required.is_well_formed() {
+    let (method, name, arguments) = (binding.method.name(), binding.name, binding.arguments);
+    let state_allowed = match mode {
+        RequestStateMode::None => required.state.is_none() && required.application_state.is_none(),
+        RequestStateMode::FrameworkProtected => required.application_state.is_none(),
+        _ => {
+            required.state.is_none()
+                && required
+                    .application_state
+                    .as_ref()
+                    .is_none_or(|s| (1..=MAX_APPLICATION_STATE_BYTES).contains(&s.len()))
+        }
+    };
+    if is_legacy(revision) || !required.is_well_formed() || !state_allowed {
         return fail(revision, id, Fault::Internal, None);
     }
     let caps = &context.client_capabilities;
@@ -123,6 +138,20 @@ pub(crate) fn input_required(
     }
     if !missing.is_empty() {
         return missing_capabilities(revision, id, missing.into_iter());
+    }
+    let mut out = JsonObject::builder().insert("resultType", "input_required");
+    if required.input_requests().next().is_some() {
+        let mut requests = JsonObject::builder();
+        for (key, request) in required.input_requests() {
+            requests.push(key, request.render());
+        }
+        out.push("inputRequests", requests.build());
+    }
+    if mode == RequestStateMode::ApplicationProtected {
+        if let Some(state) = &required.application_state {
+            out.push("requestState", &**state);
+        }
+        return tree_reply(&endpoint.inner.limits.output, revision, id, out);
     }
     let round = context.input_round().saturating_add(1);
     if round > crate::facts::state::MAX_REQUEST_STATE_ROUNDS {
@@ -151,16 +180,35 @@ pub(crate) fn input_required(
     else {
         return fail(revision, id, Fault::Internal, None);
     };
-    let mut out = JsonObject::builder().insert("resultType", "input_required");
-    if required.input_requests().next().is_some() {
-        let mut requests = JsonObject::builder();
-        for (key, request) in required.input_requests() {
-            requests.push(key, request.render());
-        }
-        out.push("inputRequests", requests.build());
-    }
     out.push("requestState", sealed);
     tree_reply(&endpoint.inner.limits.output, revision, id, out)
+}
+
+/// A retry to an application-protected tool: its `requestState` handed over exactly as the
+/// client returned it (at most [`MAX_APPLICATION_STATE_BYTES`]), and its responses as
+/// unverified client input (each an object), as on the ephemeral flow.
+pub(crate) fn application_input(
+    responses: Option<&JsonObject>,
+    state: Option<&JsonString>,
+) -> Result<crate::facts::context::InputContext, Fault> {
+    let responses = responses.cloned().unwrap_or_default();
+    if responses.iter().any(|(_, v)| v.as_object().is_none()) {
+        return Err(Fault::InvalidParams);
+    }
+    let application_state = match state {
+        Some(s) if s.as_str().is_empty() || s.as_str().len() > MAX_APPLICATION_STATE_BYTES => {
+            return Err(Fault::InvalidRequestState);
+        }
+        Some(s) => Some(std::sync::Arc::from(s.as_str())),
+        None => None,
+    };
+    Ok(crate::facts::context::InputContext {
+        responses,
+        state: JsonValue::Null,
+        round: 0,
+        verified: false,
+        application_state,
+    })
 }
 
 /// What request state is bound to: the method, the operation's name and its arguments (as sent).
@@ -291,12 +339,12 @@ fn finish<T>(
     let id = context.request_id.as_ref();
     match outcome {
         Ok(Outcome::Complete(value)) => Ok(value),
+        // Prompts and resources declare no state mode: their handlers' state is sealed.
         Ok(Outcome::InputRequired(required)) => Err(input_required(
             endpoint,
             context,
-            binding.method.name(),
-            binding.name,
-            binding.arguments,
+            binding,
+            RequestStateMode::FrameworkProtected,
             &required,
         )),
         Err(kind) => {

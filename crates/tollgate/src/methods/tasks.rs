@@ -2,16 +2,22 @@
 //! one prologue (the extension declared, the id, the caller's own task), then the detailed task,
 //! the partial answers, or the cancellation.
 
+use std::sync::Arc;
+
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
 
 use crate::facts::context::{ClientCapability, RequestContext};
 use crate::methods::missing_capabilities;
+use crate::methods::tools::typed_output;
 use crate::model::input::input_response_shape;
+use crate::model::intercept::sanitize;
+use crate::model::projection::render_tool_result;
 use crate::registry::Endpoint;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
 use crate::tasks::record::TaskRecord;
 use crate::tasks::runner::Lookup;
 use crate::tasks::runner::{Tasks, owner_of};
+use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, result_reply};
@@ -113,16 +119,51 @@ pub(crate) async fn get(
         return internal(context);
     };
     let mut record = record;
-    if let (TaskStatus::Completed, Some(sanitizer)) = (record.status, &endpoint.inner.sanitizer) {
-        match record.sanitized_result(sanitizer, context, &endpoint.inner.limits.output) {
-            Some(text) => record.result = Some(text),
-            None => return internal(context),
+    if record.status == TaskStatus::Completed {
+        match visible_result(endpoint, &record, context) {
+            Ok(text) => record.result = Some(text),
+            Err(fault) => {
+                let id = context.request_id.as_ref();
+                return fail(context.protocol_version, id, fault, None);
+            }
         }
     }
     match write_detailed(&record, request_id, &endpoint.inner.limits.output) {
         Some(body) => Reply::ok(body),
         None => internal(context),
     }
+}
+
+/// A completed task's result as `context` may see it: through the endpoint's sanitizer (with
+/// the creating call's tool and arguments), then, for a typed tool, checked against its output
+/// schema (and mirrored as text, as the call itself would have been). The stored result is
+/// left as it is, so a later read can succeed. A result that does not read back, is refused
+/// by the sanitizer, fails the schema, or belongs to a tool that is no longer typed here is
+/// the fixed internal error.
+pub(crate) fn visible_result(
+    endpoint: &Endpoint,
+    record: &TaskRecord,
+    context: &RequestContext,
+) -> Result<Arc<str>, Fault> {
+    let text = record.result.as_ref().ok_or(Fault::Internal)?;
+    let sanitizer = endpoint.inner.sanitizer.as_ref();
+    if sanitizer.is_none() && !record.typed {
+        return Ok(text.clone());
+    }
+    let parsed = record.stored_result().ok_or(Fault::Internal)?;
+    let clean = sanitize(sanitizer, context, &record.tool, &record.arguments, parsed)
+        .ok_or(Fault::Internal)?;
+    let shown = if record.typed {
+        let tool = endpoint
+            .tool(&record.tool, ProtocolVersion::V2026_07_28)
+            .filter(|t| t.inner.output.is_some() && !t.inner.completes)
+            .ok_or(Fault::Internal)?;
+        typed_output(tool, clean, &endpoint.inner.limits)?
+    } else {
+        clean
+    };
+    let limits = &endpoint.inner.limits.output;
+    render_tool_result(limits, ProtocolVersion::V2026_07_28, &shown).ok_or(Fault::Internal)
 }
 
 /// The `tasks/get` response: the envelope written around the stored result or error text.

@@ -12,7 +12,9 @@ use tollgate_schema::ValidationErrorKind;
 use crate::facts::context::{ClientCapability, RequestContext};
 use crate::facts::policy::refusal_reply;
 use crate::methods::missing_capabilities;
-use crate::methods::state::{Retry, input_required, open_input, retry_params};
+use crate::methods::state::{
+    Binding, Retry, application_input, input_required, open_input, retry_params,
+};
 use crate::model::content::TextContent;
 use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
@@ -21,7 +23,7 @@ use crate::model::origin::Transport;
 use crate::model::projection::complete;
 use crate::model::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::model::tool::check::{ArgumentCheck, Checked};
-use crate::model::tool::options::TaskSupport;
+use crate::model::tool::options::{RequestStateMode, TaskSupport};
 use crate::model::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::registry::{Endpoint, revision_slot};
 use crate::tasks::model::TASKS_EXTENSION;
@@ -106,20 +108,7 @@ pub(crate) async fn call(
     }
     // Request state: opened and verified against this request before anything else uses it.
     if let Some((responses, state)) = call.retry {
-        // A typed tool always completes: it never issued state to come back to.
-        if tool.inner.output.is_some() {
-            return fail(revision, id, Fault::InvalidRequestState, None);
-        }
-        let method = Method::ToolsCall.name();
-        match open_input(
-            endpoint,
-            &context,
-            method,
-            call.name,
-            &call.arguments,
-            responses,
-            state,
-        ) {
+        match retry_input(endpoint, tool, &context, &call, responses, state) {
             Ok(input) => context.input = Some(Arc::new(input)),
             Err(fault) => return fail(revision, id, fault, None),
         }
@@ -159,6 +148,28 @@ pub(crate) async fn call(
         Some(Checked::Valid) | None => ended,
     };
     outcome(endpoint, tool, &call, &context, task_serial, ended)
+}
+
+/// A retry's input: a typed-complete tool never issued state to come back to; an
+/// application-protected tool's state is handed over as returned; any other is opened and
+/// verified against this call.
+fn retry_input(
+    endpoint: &Endpoint,
+    tool: &ToolRegistration,
+    context: &RequestContext,
+    call: &Call<'_>,
+    responses: Option<&JsonObject>,
+    state: Option<&JsonString>,
+) -> Result<crate::facts::context::InputContext, Fault> {
+    if tool.inner.completes {
+        return Err(Fault::InvalidRequestState);
+    }
+    if tool.inner.state_mode == RequestStateMode::ApplicationProtected {
+        return application_input(responses, state);
+    }
+    let method = Method::ToolsCall.name();
+    let (name, arguments) = (call.name.as_str(), &call.arguments);
+    open_input(endpoint, context, method, name, arguments, responses, state)
 }
 
 /// How a call's handler stage ended.
@@ -289,13 +300,22 @@ fn select<'e>(
         _ => None,
     };
     let tasks_missing = tool.inner.task_support == TaskSupport::Required && tasks.is_none();
-    let required = &tool.inner.required_capabilities;
-    if tasks_missing || required.iter().any(|c| !caps.declares(c)) {
+    // The tool's own requirements, then those of the inputs every call may need.
+    let mut required: Vec<ClientCapability> = Vec::new();
+    for capability in tool
+        .inner
+        .required_capabilities
+        .iter()
+        .cloned()
+        .chain(tool.required_input_capabilities())
+    {
+        if !caps.declares(&capability) && !required.contains(&capability) {
+            required.push(capability);
+        }
+    }
+    if tasks_missing || !required.is_empty() {
         let extension = ClientCapability::Extension(TASKS_EXTENSION.into());
-        let missing = required
-            .iter()
-            .filter(|c| !caps.declares(c))
-            .chain(tasks_missing.then_some(&extension));
+        let missing = required.iter().chain(tasks_missing.then_some(&extension));
         return Err(missing_capabilities(revision, id, missing));
     }
     if let Some(headers) = transport.headers() {
@@ -345,6 +365,7 @@ fn features_for(
                 stream.clone(),
                 session,
                 context.client_capabilities.clone(),
+                tool.inner.input_declarations.clone(),
             ));
         }
     }
@@ -368,6 +389,8 @@ fn features_for(
                 .is_some()
                 .then(|| arguments.clone()),
             Arc::clone(&check),
+            tool.inner.input_declarations.clone(),
+            tool.inner.output.is_some(),
         );
         created = Some((creation.serial(), check));
         features = features.with(creation);
@@ -440,20 +463,24 @@ fn outcome(
                 }
             }
         }
-        // A typed tool always completes.
-        Invocation::Operation(OperationResult::InputRequired(_)) if typed => {
+        // A typed-complete tool always completes, and a tool asks only for the kinds of
+        // input it declared.
+        Invocation::Operation(OperationResult::InputRequired(required))
+            if tool.inner.completes
+                || required
+                    .input_requests()
+                    .any(|(_, r)| !tool.declares_input(r.kind())) =>
+        {
             return fail(revision, id, Fault::Internal, None);
         }
         Invocation::Operation(OperationResult::InputRequired(required)) => {
-            let method = Method::ToolsCall.name();
-            return input_required(
-                endpoint,
-                context,
-                method,
-                call.name,
-                &call.arguments,
-                &required,
-            );
+            let binding = Binding {
+                method: Method::ToolsCall,
+                name: call.name,
+                arguments: &call.arguments,
+            };
+            let mode = tool.inner.state_mode;
+            return input_required(endpoint, context, &binding, mode, &required);
         }
         Invocation::Operation(OperationResult::TaskCreated(created)) => {
             // Only a task this very call created: a handle kept from another call, or made
@@ -512,7 +539,7 @@ fn invalid_arguments(
 /// an interceptor's refusal, the fixed invalid-arguments result) needs no structured content;
 /// any other result must carry structured content that satisfies the derived output schema, and
 /// is mirrored as text when the tool mirrors and the result carries no content of its own.
-fn typed_output(
+pub(crate) fn typed_output(
     tool: &ToolRegistration,
     result: CompleteResult,
     limits: &crate::registry::EndpointLimits,

@@ -16,6 +16,8 @@ use crate::facts::error::{ContentError, ContentErrorKind};
 
 /// The most input requests one result may carry.
 pub const MAX_INPUT_REQUESTS: usize = 32;
+/// The largest application-protected request state, in bytes.
+pub const MAX_APPLICATION_STATE_BYTES: usize = 64 * 1024;
 
 /// One request for the client to fulfil before it retries: `elicitation/create`,
 /// `sampling/createMessage` or `roots/list`.
@@ -100,6 +102,16 @@ impl InputRequest {
         &self.capability
     }
 
+    /// Its kind, as a tool declares it.
+    pub fn kind(&self) -> crate::model::tool::options::InputRequestKind {
+        use crate::model::tool::options::InputRequestKind as K;
+        match self.capability {
+            ClientCapability::Sampling => K::Sampling,
+            ClientCapability::Roots => K::Roots,
+            _ => K::Elicitation,
+        }
+    }
+
     pub(crate) fn render(&self) -> JsonValue {
         JsonObject::builder()
             .insert("method", self.method)
@@ -132,6 +144,7 @@ impl InputRequest {
 pub struct InputRequiredResult {
     pub(crate) requests: Vec<(Arc<str>, InputRequest)>,
     pub(crate) state: Option<JsonValue>,
+    pub(crate) application_state: Option<Arc<str>>,
 }
 
 impl InputRequiredResult {
@@ -140,6 +153,7 @@ impl InputRequiredResult {
         Self {
             requests: vec![(key.into(), request)],
             state: None,
+            application_state: None,
         }
     }
 
@@ -149,6 +163,7 @@ impl InputRequiredResult {
         Self {
             requests: Vec::new(),
             state: Some(state),
+            application_state: None,
         }
     }
 
@@ -162,10 +177,34 @@ impl InputRequiredResult {
 
     /// State the handler receives back on the retry
     /// ([`RequestContext::request_state`](crate::RequestContext::request_state)); sealed, at
-    /// most 64 KiB with Tollgate's envelope.
+    /// most 64 KiB with Tollgate's envelope. Only for a tool whose
+    /// [`RequestStateMode`](crate::tool::RequestStateMode) is `FrameworkProtected` (prompts and
+    /// resources always may): anywhere else the result fails with the fixed internal error.
     #[must_use]
     pub fn state(mut self, state: JsonValue) -> Self {
         self.state = Some(state);
+        self
+    }
+
+    /// A result asking for nothing, only carrying application-protected state.
+    pub fn with_application_state(state: impl Into<Arc<str>>) -> Self {
+        Self {
+            requests: Vec::new(),
+            state: None,
+            application_state: Some(state.into()),
+        }
+    }
+
+    /// State the application protects itself (encrypted, signed or a reference to its own
+    /// store: Tollgate does not look inside), sent as the `requestState` exactly as given and
+    /// handed back on the retry through
+    /// [`RequestContext::application_request_state`](crate::RequestContext::application_request_state).
+    /// 1 to [`MAX_APPLICATION_STATE_BYTES`] bytes, and only for a tool whose
+    /// [`RequestStateMode`](crate::tool::RequestStateMode) is `ApplicationProtected`: anywhere
+    /// else, or out of bounds, the result fails with the fixed internal error.
+    #[must_use]
+    pub fn application_state(mut self, state: impl Into<Arc<str>>) -> Self {
+        self.application_state = Some(state.into());
         self
     }
 

@@ -327,6 +327,9 @@ impl EndpointBuilder {
         if !(1..=10_000).contains(&self.page_size) {
             return Err(self.error(BuildErrorKind::InvalidConfiguration));
         }
+        if !self.limits.within_ceilings() {
+            return Err(self.error(BuildErrorKind::LimitAboveCeiling));
+        }
         if self
             .implementation
             .website_url
@@ -345,6 +348,12 @@ impl EndpointBuilder {
         for (i, tool) in self.tools.iter().enumerate() {
             if !tool.revisions().is_subset_of(self.revisions) {
                 return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
+                    .tool_name(tool.name())
+                    .at_path(&self.path)
+                    .with_revisions(tool.revisions()));
+            }
+            if let Some(kind) = tool.legacy_refusal() {
+                return Err(BuildError::new(kind)
                     .tool_name(tool.name())
                     .at_path(&self.path)
                     .with_revisions(tool.revisions()));

@@ -134,6 +134,14 @@ pub struct EndpointLimits {
 }
 
 impl EndpointLimits {
+    /// The fixed ceiling on a response's UTF-8 bytes: 4 MiB. [`output`](Self::output) may
+    /// lower it; an endpoint whose output limit is above it refuses to build.
+    pub const MAX_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+    /// The fixed ceiling on one JSON string or member name, in UTF-16 units, for its decoded
+    /// value and for its escaped spelling, in requests and in responses: 1,048,576. Lower
+    /// limits are allowed; an endpoint whose limits are above it refuses to build.
+    pub const MAX_STRING_UNITS: usize = 1024 * 1024;
+
     /// The production defaults: 10 MiB request bodies, depth 128, 100,000 values, 4 MiB
     /// responses, the binding limits of [`BindLimits`], and the process-wide evaluation gate
     /// (128 concurrent evaluations).
@@ -141,14 +149,29 @@ impl EndpointLimits {
         Self::default()
     }
 
-    /// Replaces the request JSON limits (the body byte limit is `max_input_bytes`).
+    /// Whether every limit is within the fixed MCP ceilings (the request body's 16 MiB
+    /// ceiling is [`JsonLimits`]' own).
+    pub(crate) fn within_ceilings(&self) -> bool {
+        self.output.max_output_bytes() <= Self::MAX_OUTPUT_BYTES
+            && self.output.max_string_units() <= Self::MAX_STRING_UNITS
+            && self.output.max_string_token_units() <= Self::MAX_STRING_UNITS
+            && self.json.max_string_units() <= Self::MAX_STRING_UNITS
+            && self.json.max_string_token_units() <= Self::MAX_STRING_UNITS
+    }
+
+    /// Replaces the request JSON limits (the body byte limit is `max_input_bytes`). String
+    /// limits above [`MAX_STRING_UNITS`](Self::MAX_STRING_UNITS) make the endpoint refuse to
+    /// build ([`BuildErrorKind::LimitAboveCeiling`](crate::BuildErrorKind::LimitAboveCeiling)).
     #[must_use]
     pub fn json(mut self, limits: JsonLimits) -> Self {
         self.json = limits;
         self
     }
 
-    /// Replaces the response limits.
+    /// Replaces the response limits. A byte limit above
+    /// [`MAX_OUTPUT_BYTES`](Self::MAX_OUTPUT_BYTES) or string limits above
+    /// [`MAX_STRING_UNITS`](Self::MAX_STRING_UNITS) make the endpoint refuse to build
+    /// ([`BuildErrorKind::LimitAboveCeiling`](crate::BuildErrorKind::LimitAboveCeiling)).
     #[must_use]
     pub fn output(mut self, limits: OutputLimits) -> Self {
         self.output = limits;

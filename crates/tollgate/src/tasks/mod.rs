@@ -42,6 +42,7 @@ mod tests {
             version: 3,
             owner: "/mcp\na\n".into(),
             tool: "t".into(),
+            typed: true,
             arguments: JsonObject::new(),
             status: TaskStatus::InputRequired,
             message: Some("waiting".into()),

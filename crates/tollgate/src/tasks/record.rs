@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tollgate_json::{JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice, to_string};
 
 use crate::facts::context::ClientCapability;
+use crate::model::tool::options::InputRequestKind;
 use crate::tasks::model::{TaskStatus, iso8601};
 use crate::tasks::store::TaskRow;
 
@@ -17,6 +18,9 @@ pub(crate) struct TaskRecord {
     /// Endpoint path and admitted principal: lookups by anyone else find nothing.
     pub(crate) owner: Arc<str>,
     pub(crate) tool: Arc<str>,
+    /// Whether the tool was typed: its result is checked against the tool's output schema
+    /// whenever it is read (and refused, failing closed, if the tool is no longer typed).
+    pub(crate) typed: bool,
     /// The arguments the creating call sent, kept only when the endpoint has a sanitizer (which
     /// sees them when `tasks/get` returns the result); empty otherwise.
     pub(crate) arguments: JsonObject,
@@ -71,31 +75,12 @@ pub(crate) fn record_output_limits() -> OutputLimits {
 }
 
 impl TaskRecord {
-    /// The completed result as `sanitizer` lets `context` see it: read back through the content
-    /// model's checks, sanitized with the creating call's tool and arguments, and written again
-    /// (the stored result is left as it is). `None` when there is no result, it does not read
-    /// back, the sanitizer refuses or panics, or the rewritten result breaks an output limit.
-    pub(crate) fn sanitized_result(
-        &self,
-        sanitizer: &Arc<dyn crate::model::intercept::ToolResultSanitizer>,
-        context: &crate::facts::context::RequestContext,
-        limits: &OutputLimits,
-    ) -> Option<Arc<str>> {
+    /// The completed result, read back through the content model's checks: `None` when
+    /// there is none or it does not read back.
+    pub(crate) fn stored_result(&self) -> Option<crate::model::result::CompleteResult> {
         let text = self.result.as_deref()?;
         let stored = from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
-        let parsed = crate::model::content::parse::tool_result(stored.as_object()?)?;
-        let clean = crate::model::intercept::sanitize(
-            Some(sanitizer),
-            context,
-            &self.tool,
-            &self.arguments,
-            parsed,
-        )?;
-        crate::model::projection::render_tool_result(
-            limits,
-            crate::version::ProtocolVersion::V2026_07_28,
-            &clean,
-        )
+        crate::model::content::parse::tool_result(stored.as_object()?)
     }
 
     pub(crate) fn expires_at_ms(&self) -> u64 {
@@ -107,6 +92,7 @@ impl TaskRecord {
             .insert("v", 1u64)
             .insert("owner", &*self.owner)
             .insert("tool", &*self.tool)
+            .insert("typed", self.typed)
             .insert("status", self.status.as_str())
             .insert("created", self.created_ms)
             .insert("updated", self.updated_ms)
@@ -154,6 +140,8 @@ impl TaskRecord {
             version: row.version,
             owner: text("owner")?,
             tool: text("tool")?,
+            // Rows written before typed task-required tools existed are untyped.
+            typed: o.get("typed").and_then(JsonValue::as_bool).unwrap_or(false),
             // Rows written before arguments were kept, or without a sanitizer, have none.
             arguments: o
                 .get("arguments")
@@ -184,12 +172,8 @@ impl TaskRecord {
     ) -> Option<Vec<ClientCapability>> {
         let mut missing = Vec::new();
         for (_, request) in self.requests.iter() {
-            let capability = match request.get("method").and_then(JsonValue::as_str)? {
-                "elicitation/create" => ClientCapability::Elicitation,
-                "sampling/createMessage" => ClientCapability::Sampling,
-                "roots/list" => ClientCapability::Roots,
-                _ => return None,
-            };
+            let method = request.get("method").and_then(JsonValue::as_str)?;
+            let capability = InputRequestKind::of_method(method)?.capability();
             if !declared.declares(&capability) && !missing.contains(&capability) {
                 missing.push(capability);
             }

@@ -18,6 +18,7 @@ use crate::model::input::{InputRequest, MAX_INPUT_REQUESTS};
 use crate::model::result::CompleteResult;
 use crate::model::result::TaskCreated;
 use crate::model::tool::check::{ArgumentCheck, Checked};
+use crate::model::tool::options::InputRequestDeclaration;
 use crate::tasks::model::{TaskConfig, TaskError, TaskInputError, TaskStatus, now_ms};
 use crate::tasks::record::{TaskRecord, record_limits, stored_text_limits};
 use crate::tasks::store::TaskStoreErrorKind;
@@ -227,7 +228,7 @@ impl Tasks {
         id: &str,
         owner: &str,
         listener: &crate::facts::context::RequestContext,
-        sanitizer: Option<&Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
+        visible: &(dyn Fn(&TaskRecord) -> Option<Arc<str>> + Sync),
         limits: &OutputLimits,
     ) -> Option<(JsonObject, bool)> {
         let capabilities = &listener.client_capabilities;
@@ -245,10 +246,13 @@ impl Tasks {
                 b.push("inputRequests", record.requests.clone());
             }
             TaskStatus::Completed => {
-                // A result the sanitizer refuses is left out: the listener still learns the
-                // task ended (and `tasks/get` answers it with the fixed internal error).
+                // A result the sanitizer refuses, or that fails a typed tool's output schema,
+                // is left out: the listener still learns the task ended (and `tasks/get`
+                // answers it with the fixed internal error).
                 record.result.as_deref()?;
-                if let Some(result) = relayed_result(&record, listener, sanitizer, limits) {
+                let shown = visible(&record)
+                    .and_then(|text| from_slice(text.as_bytes(), &stored_text_limits()).ok());
+                if let Some(result) = shown {
                     b.push("result", result);
                 }
             }
@@ -377,6 +381,10 @@ pub struct TaskCreation {
     /// The call's arguments against its tool's input schema: no task is created for
     /// arguments that fail it.
     check: Arc<ArgumentCheck>,
+    /// The kinds of input the tool declared (its task's work may ask for no other).
+    declared: Arc<[InputRequestDeclaration]>,
+    /// Whether the tool is typed (its result is checked against the output schema when read).
+    typed: bool,
     serial: u64,
 }
 
@@ -396,6 +404,8 @@ impl TaskCreation {
         tool: Arc<str>,
         arguments: Option<JsonObject>,
         check: Arc<ArgumentCheck>,
+        declared: Arc<[InputRequestDeclaration]>,
+        typed: bool,
     ) -> Self {
         Self {
             tasks,
@@ -404,6 +414,8 @@ impl TaskCreation {
             tool,
             arguments,
             check,
+            declared,
+            typed,
             serial: SERIAL.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -455,6 +467,7 @@ impl TaskCreation {
             version: 1,
             owner: self.owner.clone(),
             tool: self.tool.clone(),
+            typed: self.typed,
             arguments: self.arguments.clone().unwrap_or_default(),
             status: TaskStatus::Working,
             message: None,
@@ -494,6 +507,7 @@ impl TaskCreation {
             id: id.clone(),
             cancel: cancel.clone(),
             wake,
+            declared: self.declared.clone(),
         };
         tokio::spawn(run(
             tasks.clone(),
@@ -590,21 +604,6 @@ pub(crate) async fn run(
     }
 }
 
-/// A completed task's stored result for a listener: through the sanitizer, when there is one,
-/// with the listener's context (as `tasks/get` does).
-fn relayed_result(
-    record: &TaskRecord,
-    listener: &RequestContext,
-    sanitizer: Option<&Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
-    limits: &OutputLimits,
-) -> Option<JsonValue> {
-    let text = match sanitizer {
-        None => record.result.clone()?,
-        Some(sanitizer) => record.sanitized_result(sanitizer, listener, limits)?,
-    };
-    from_slice(text.as_bytes(), &stored_text_limits()).ok()
-}
-
 /// What a task's work receives: its id, its cancellation signal, and the means to report a
 /// status message and to ask the client for input.
 pub struct TaskContext {
@@ -612,6 +611,7 @@ pub struct TaskContext {
     id: Arc<str>,
     cancel: CancellationToken,
     wake: Arc<Notify>,
+    declared: Arc<[InputRequestDeclaration]>,
 }
 
 impl fmt::Debug for TaskContext {
@@ -663,12 +663,13 @@ impl TaskContext {
     /// Moves the task to `input_required` with these requests, waits until the client has
     /// answered every one (through `tasks/update`, possibly over several calls and on any
     /// instance), then returns to `working` and yields the answers by key. Keys must be
-    /// unique over the task's lifetime.
+    /// unique over the task's lifetime, and each request of a kind its tool declared
+    /// ([`ToolBuilder::input_request_declarations`](crate::tool::ToolBuilder::input_request_declarations)).
     ///
     /// # Errors
     ///
-    /// [`TaskInputError::InvalidRequests`], [`TaskInputError::Ended`] (cancelled or expired
-    /// meanwhile), [`TaskInputError::Store`].
+    /// [`TaskInputError::InvalidRequests`] (also for an undeclared kind),
+    /// [`TaskInputError::Ended`] (cancelled or expired meanwhile), [`TaskInputError::Store`].
     pub async fn request_input<K: Into<Arc<str>>>(
         &self,
         requests: impl IntoIterator<Item = (K, InputRequest)>,
@@ -677,7 +678,11 @@ impl TaskContext {
             requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
         let mut keys: Vec<&str> = requests.iter().map(|(k, _)| &**k).collect();
         keys.sort_unstable();
+        let undeclared = requests
+            .iter()
+            .any(|(_, r)| !self.declared.iter().any(|d| d.kind() == r.kind()));
         if requests.is_empty()
+            || undeclared
             || requests.len() > MAX_INPUT_REQUESTS
             || keys.iter().any(|k| k.is_empty() || k.len() > 256)
             || keys.windows(2).any(|w| w[0] == w[1])

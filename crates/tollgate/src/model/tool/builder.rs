@@ -1,0 +1,478 @@
+//! The staged tool builder: the argument and result model chosen first (typed complete, typed
+//! task-required, typed or raw advanced, authored schema), then the handler, then metadata and
+//! [`ToolBuilder::build`], which checks everything a registration alone can check.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tollgate_json::{JsonObject, JsonValue, to_value};
+use tollgate_schema::CompiledSchema;
+
+use crate::facts::context::ClientCapability;
+use crate::facts::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
+use crate::model::content::icon::Icon;
+use crate::model::handler::Handler;
+use crate::model::result::OperationResult;
+use crate::model::tool::invoke::{
+    ArgumentModel, Invoke, Invoker, Operation, RawArguments, Structured, TypedArguments,
+};
+use crate::model::tool::options::{
+    InputRequestDeclaration, RequestStateMode, TaskSupport, ToolAnnotations,
+};
+use crate::model::tool::{ToolArguments, ToolInner, ToolRegistration};
+use crate::version::{ProtocolVersion, ProtocolVersions};
+use crate::wire::syntax;
+
+/// The first stage: choose the argument and result model.
+#[derive(Debug)]
+#[must_use = "a tool needs an argument model and a handler"]
+pub struct ToolModelStage {
+    pub(super) name: Arc<str>,
+    pub(super) revisions: ProtocolVersions,
+}
+
+fn derive_schema<T: JsonSchema>() -> JsonValue {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    // A schemars document is plain JSON; a failure here would be a schemars bug, and the empty
+    // document it leaves fails the object-root rule below.
+    to_value(&schema).unwrap_or(JsonValue::Null)
+}
+
+fn compile_derived<T: JsonSchema>(tool: &str, input: bool) -> Result<CompiledSchema, BuildError> {
+    let derived = derive_schema::<T>();
+    let document = crate::model::derive::normalise(&derived, !input).map_err(|e| {
+        use crate::model::derive::DeriveFailure as F;
+        let kind = match e.failure {
+            F::Unconstrained => BuildErrorKind::UnconstrainedType,
+            F::Recursive => BuildErrorKind::RecursiveType,
+            F::InexactOneOf => BuildErrorKind::InexactOneOf,
+            F::BareStringOutput => BuildErrorKind::BareStringOutput,
+        };
+        BuildError::new(kind)
+            .tool_name(tool)
+            .for_type(std::any::type_name::<T>())
+            .at_location(e.location)
+    })?;
+    let compiled = if input {
+        CompiledSchema::compile_tool_input(&document)
+    } else {
+        CompiledSchema::compile(&document)
+    };
+    compiled.map_err(|e| {
+        BuildError::new(BuildErrorKind::DerivedSchema)
+            .tool_name(tool)
+            .for_type(std::any::type_name::<T>())
+            .with_schema_error(e)
+    })
+}
+
+fn raw_object_schema() -> Result<CompiledSchema, BuildError> {
+    let document: JsonValue = JsonObject::builder()
+        .insert("type", "object")
+        .build()
+        .into();
+    CompiledSchema::compile_tool_input(&document)
+        .map_err(|e| BuildError::new(BuildErrorKind::InputSchema).with_schema_error(e))
+}
+
+impl ToolModelStage {
+    /// Typed arguments and typed output: the handler returns `R`, always a completed result
+    /// with structured content. Both schemas are derived with schemars and compiled through
+    /// Profile 1; whatever the profile cannot express fails [`ToolBuilder::build`].
+    pub fn argument_and_output_types<A, R>(self) -> TypedCompleteStage<A, R>
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: Serialize + JsonSchema + 'static,
+    {
+        let schemas = compile_derived::<A>(&self.name, true)
+            .and_then(|input| Ok((input, compile_derived::<R>(&self.name, false)?)));
+        TypedCompleteStage {
+            head: self,
+            schemas,
+            _types: PhantomData,
+        }
+    }
+
+    /// Typed arguments and an advanced result ([`OperationResult`]).
+    pub fn argument_type<A>(self) -> AdvancedStage<A, TypedArguments>
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+    {
+        let input = compile_derived::<A>(&self.name, true);
+        AdvancedStage {
+            head: self,
+            input,
+            _types: PhantomData,
+        }
+    }
+
+    /// The raw validated JSON object as arguments, under the fixed `{"type":"object"}` schema.
+    pub fn json_object_arguments(self) -> AdvancedStage<JsonObject, RawArguments> {
+        let input = raw_object_schema();
+        AdvancedStage {
+            head: self,
+            input,
+            _types: PhantomData,
+        }
+    }
+
+    /// An authored Profile 1 input schema (object root), compiled now. Use it when derivation
+    /// cannot express a constraint, or to declare `x-mcp-header` mirrored arguments.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::InputSchema`] naming the tool, with the compiler's location and
+    /// keyword.
+    pub fn input_schema(
+        self,
+        document: &JsonValue,
+    ) -> Result<AdvancedStage<JsonObject, RawArguments>, BuildError> {
+        let input = CompiledSchema::compile_tool_input(document).map_err(|e| {
+            BuildError::new(BuildErrorKind::InputSchema)
+                .tool_name(&self.name)
+                .with_schema_error(e)
+        })?;
+        Ok(AdvancedStage {
+            head: self,
+            input: Ok(input),
+            _types: PhantomData,
+        })
+    }
+}
+
+/// The typed-complete stage: install the handler.
+#[must_use = "a tool needs a handler"]
+pub struct TypedCompleteStage<A, R> {
+    head: ToolModelStage,
+    schemas: Result<(CompiledSchema, CompiledSchema), BuildError>,
+    _types: PhantomData<fn() -> (A, R)>,
+}
+
+impl<A, R> TypedCompleteStage<A, R>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    R: Serialize + JsonSchema + 'static,
+{
+    /// Installs the handler, an `async fn(&RequestContext, ToolArguments<A>,
+    /// &InvocationFeatures) -> Result<R, E>`.
+    pub fn handler<H, E>(self, handler: H) -> ToolBuilder
+    where
+        H: for<'a> Handler<'a, ToolArguments<A>, R, E>,
+        E: 'static,
+    {
+        let invoker: Box<dyn Invoke> =
+            Box::new(Invoker::<A, R, E, H, TypedArguments, Structured> {
+                handler,
+                _models: PhantomData,
+            });
+        let (input, output) = match self.schemas {
+            Ok((i, o)) => (Ok(i), Some(o)),
+            Err(e) => (Err(e), None),
+        };
+        ToolBuilder::new(self.head, input, output, invoker, true)
+    }
+
+    /// Installs an operation handler, an `async fn(&RequestContext, ToolArguments<A>,
+    /// &InvocationFeatures) -> Result<OperationResult, E>`, and makes the tool statically
+    /// task-required ([`TaskSupport::Required`], so 2026-07-28 only, with a task store on its
+    /// endpoint). The handler creates a task through
+    /// [`TaskCreation`](crate::task::TaskCreation) (or answers inline with a completed result
+    /// or an `input_required` one); `R`'s schema is kept as the tool's output schema and
+    /// enforced on every completed result: the call's own, and the task's when `tasks/get`
+    /// returns it (a result that fails it is the fixed -32603, the stored task unchanged).
+    /// Completed results without content of their own get the text mirror, as typed results
+    /// do.
+    pub fn operation_handler<H, E>(self, handler: H) -> ToolBuilder
+    where
+        H: for<'a> Handler<'a, ToolArguments<A>, OperationResult, E>,
+        E: 'static,
+    {
+        let invoker: Box<dyn Invoke> =
+            Box::new(
+                Invoker::<A, OperationResult, E, H, TypedArguments, Operation> {
+                    handler,
+                    _models: PhantomData,
+                },
+            );
+        let (input, output) = match self.schemas {
+            Ok((i, o)) => (Ok(i), Some(o)),
+            Err(e) => (Err(e), None),
+        };
+        let mut builder = ToolBuilder::new(self.head, input, output, invoker, false);
+        builder.task_support = TaskSupport::Required;
+        builder
+    }
+}
+
+/// The advanced stage (typed or raw arguments, [`OperationResult`] result): install the
+/// handler.
+#[must_use = "a tool needs a handler"]
+pub struct AdvancedStage<A, M> {
+    head: ToolModelStage,
+    input: Result<CompiledSchema, BuildError>,
+    _types: PhantomData<fn() -> (A, M)>,
+}
+
+#[allow(private_bounds, reason = "the argument model is sealed: Typed or Raw")]
+impl<A, M> AdvancedStage<A, M>
+where
+    A: Send + 'static,
+    M: ArgumentModel<A>,
+{
+    /// Installs the handler, an `async fn(&RequestContext, ToolArguments<A>,
+    /// &InvocationFeatures) -> Result<OperationResult, E>`.
+    pub fn handler<H, E>(self, handler: H) -> ToolBuilder
+    where
+        H: for<'a> Handler<'a, ToolArguments<A>, OperationResult, E>,
+        E: 'static,
+    {
+        let invoker: Box<dyn Invoke> =
+            Box::new(Invoker::<A, OperationResult, E, H, M, Operation> {
+                handler,
+                _models: PhantomData,
+            });
+        ToolBuilder::new(self.head, self.input, None, invoker, false)
+    }
+}
+
+/// The last stage: metadata, then [`build`](Self::build).
+#[must_use = "call build() to finish the registration"]
+pub struct ToolBuilder {
+    name: Arc<str>,
+    revisions: ProtocolVersions,
+    input: Result<CompiledSchema, BuildError>,
+    output: Option<CompiledSchema>,
+    invoker: Box<dyn Invoke>,
+    title: Option<Arc<str>>,
+    description: Option<Arc<str>>,
+    annotations: Option<ToolAnnotations>,
+    icons: Vec<Icon>,
+    meta: Option<Result<JsonObject, ContentError>>,
+    text_mirror: bool,
+    required_capabilities: Vec<ClientCapability>,
+    rate_limiter: Option<Arc<str>>,
+    task_support: TaskSupport,
+    completes: bool,
+    input_declarations: Vec<InputRequestDeclaration>,
+    state_mode: RequestStateMode,
+}
+
+impl ToolBuilder {
+    fn new(
+        head: ToolModelStage,
+        input: Result<CompiledSchema, BuildError>,
+        output: Option<CompiledSchema>,
+        invoker: Box<dyn Invoke>,
+        completes: bool,
+    ) -> Self {
+        Self {
+            name: head.name,
+            revisions: head.revisions,
+            input,
+            output,
+            invoker,
+            title: None,
+            description: None,
+            annotations: None,
+            icons: Vec::new(),
+            meta: None,
+            text_mirror: true,
+            required_capabilities: Vec::new(),
+            rate_limiter: None,
+            task_support: TaskSupport::Forbidden,
+            completes,
+            input_declarations: Vec::new(),
+            state_mode: RequestStateMode::None,
+        }
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<Arc<str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// A description for the model.
+    pub fn description(mut self, description: impl Into<Arc<str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Appends an icon (omitted from 2025-06-18 catalogs).
+    pub fn add_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// The descriptor's `_meta` (keys checked at build).
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        let checked = if meta.keys().all(syntax::is_meta_key) {
+            Ok(meta)
+        } else {
+            Err(ContentError::new(ContentErrorKind::InvalidMetaKey))
+        };
+        self.meta = Some(checked);
+        self
+    }
+
+    /// Whether a typed tool's structured output is also sent as one text block holding its
+    /// JSON (on by default, for clients that read only `content`). Advanced handlers choose
+    /// their own content and are unaffected.
+    pub fn structured_content_text_mirror(mut self, enabled: bool) -> Self {
+        self.text_mirror = enabled;
+        self
+    }
+
+    /// Requires the client to declare `capability` on every call; a call without it gets
+    /// HTTP 400 / -32021 listing what is missing, before the handler. The tool stays listed.
+    pub fn require_client_capability(mut self, capability: ClientCapability) -> Self {
+        if !self.required_capabilities.contains(&capability) {
+            self.required_capabilities.push(capability);
+        }
+        self
+    }
+
+    /// Charges this tool's calls to the endpoint's rate limiter registered under `name`
+    /// ([`EndpointBuilder::add_rate_limiter`](crate::endpoint::EndpointBuilder::add_rate_limiter)) instead
+    /// of the endpoint's tool limiter. An endpoint without a limiter of that name refuses to
+    /// build.
+    pub fn rate_limiter(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.rate_limiter = Some(name.into());
+        self
+    }
+
+    /// Whether the handler may answer with a task (the tasks extension, 2026-07-28). With
+    /// [`TaskSupport::Optional`](crate::tool::TaskSupport::Optional) the handler finds a
+    /// [`TaskCreation`](crate::task::TaskCreation) among its features when the client declared the
+    /// extension; with [`TaskSupport::Required`](crate::tool::TaskSupport::Required) a call from a
+    /// client that did not is refused (HTTP 400 / -32021) before the handler. Only advanced
+    /// handlers can return a task, and a required-task tool may select only 2026-07-28
+    /// ([`BuildErrorKind::InvalidTaskSupport`]); its endpoint needs a task store.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// The kinds of input the handler (or its task's work) may ask the client for, replacing
+    /// any set before (an empty list clears them). Asking for an undeclared kind is an
+    /// application contract failure (the fixed -32603); a
+    /// [`Required`](crate::tool::InputRequirement::Required) kind's capability is checked on
+    /// every call before the handler. They hold on every revision: on 2026-07-28 for
+    /// `input_required` results and a task's
+    /// [`request_input`](crate::task::TaskContext::request_input), on the 2025 revisions for
+    /// [`ClientRequests::send`](crate::context::ClientRequests::send) (which refuses an
+    /// undeclared kind). Not for typed-complete tools, which never ask
+    /// ([`BuildErrorKind::InvalidInputDeclarations`]). Declaring a kind twice keeps its last
+    /// requirement.
+    pub fn input_request_declarations(
+        mut self,
+        declarations: impl IntoIterator<Item = InputRequestDeclaration>,
+    ) -> Self {
+        self.input_declarations.clear();
+        for declaration in declarations {
+            self.input_declarations
+                .retain(|d| d.kind() != declaration.kind());
+            self.input_declarations.push(declaration);
+        }
+        self
+    }
+
+    /// What the handler may keep in `requestState` across rounds (default
+    /// [`RequestStateMode::None`](crate::tool::RequestStateMode::None)). Not for
+    /// typed-complete tools, nor for tools selecting a 2025 revision (refused when the
+    /// endpoint is built: [`BuildErrorKind::RequestStateOnLegacyRevision`]).
+    pub fn request_state_mode(mut self, mode: RequestStateMode) -> Self {
+        self.state_mode = mode;
+        self
+    }
+
+    /// Finishes the registration.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::EmptyRevisions`], [`BuildErrorKind::InvalidToolName`], a schema error
+    /// ([`BuildErrorKind::InputSchema`], [`BuildErrorKind::DerivedSchema`], ...),
+    /// [`BuildErrorKind::InvalidTaskSupport`], [`BuildErrorKind::InvalidInputDeclarations`], or
+    /// [`BuildErrorKind::InvalidConfiguration`] for a `_meta` key that breaks the naming rules.
+    /// What a 2025 revision cannot serve (mirrored headers, a non-object output, input requests
+    /// or request state) is refused when the endpoint is built, naming the endpoint.
+    pub fn build(self) -> Result<ToolRegistration, BuildError> {
+        let fail = |kind| {
+            Err(BuildError::new(kind)
+                .tool_name(&self.name)
+                .with_revisions(self.revisions))
+        };
+        if self.revisions.is_empty() {
+            return fail(BuildErrorKind::EmptyRevisions);
+        }
+        if !is_tool_name(&self.name) {
+            return fail(BuildErrorKind::InvalidToolName);
+        }
+        let input = self.input.map_err(|e| e.tool_name(&self.name))?;
+        let legacy = self.revisions.contains(ProtocolVersion::V2025_06_18)
+            || self.revisions.contains(ProtocolVersion::V2025_11_25);
+        // A typed-complete tool always completes; a typed task-required one always requires
+        // a task; required tasks exist only on 2026-07-28.
+        let typed_operation = self.output.is_some() && !self.completes;
+        if (self.completes && self.task_support != TaskSupport::Forbidden)
+            || (typed_operation && self.task_support != TaskSupport::Required)
+            || (self.task_support == TaskSupport::Required && legacy)
+        {
+            return fail(BuildErrorKind::InvalidTaskSupport);
+        }
+        if self.completes
+            && (!self.input_declarations.is_empty() || self.state_mode != RequestStateMode::None)
+        {
+            return fail(BuildErrorKind::InvalidInputDeclarations);
+        }
+        let meta = match self.meta {
+            Some(Ok(m)) => Some(m),
+            Some(Err(_)) => {
+                return Err(
+                    BuildError::new(BuildErrorKind::InvalidConfiguration).tool_name(&self.name)
+                );
+            }
+            None => None,
+        };
+        Ok(ToolRegistration {
+            inner: Arc::new(ToolInner {
+                name: self.name,
+                revisions: self.revisions,
+                title: self.title,
+                description: self.description,
+                annotations: self.annotations,
+                icons: self.icons,
+                meta,
+                input,
+                output: self.output,
+                completes: self.completes,
+                input_declarations: self.input_declarations.into(),
+                state_mode: self.state_mode,
+                text_mirror: self.text_mirror,
+                required_capabilities: self.required_capabilities,
+                rate_limiter: self.rate_limiter,
+                task_support: self.task_support,
+                invoker: self.invoker,
+            }),
+        })
+    }
+}
+
+/// 1 to 128 characters of `A-Z a-z 0-9 _ - .`, as the protocol recommends; such names are
+/// also always header-safe for `Mcp-Name`.
+pub(crate) fn is_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
