@@ -1,7 +1,9 @@
 //! The limits matrix: every request and response limit at its bound and one past it, over real
 //! HTTP on loopback, on each revision (2026-07-28, 2025-11-25, 2025-06-18), with the production
 //! defaults. The request at the bound succeeds; the one past it gets exactly the fixed code and
-//! status. (Limits that are not per-request — schema size, evaluation concurrency, sessions,
+//! status. The evaluation budget (one million operations) is reached over HTTP for input (the
+//! ordinary invalid-arguments answer) and for output (the fixed -32603), and the output and
+//! string ceilings cannot be raised. (Limits that are not per-request — schema size, evaluation concurrency, sessions,
 //! headers, mirrored values — are tested at the bound where they live; see docs/reliability.md.)
 
 #![allow(
@@ -355,4 +357,183 @@ fn schema_nodes_4_096_and_depth_64() {
     };
     assert!(register(deep(64)).is_ok(), "depth 64");
     assert!(register(deep(65)).is_err(), "depth 65");
+}
+
+/// An item of [`Many`]: ten members, so each element costs about twenty-five evaluation
+/// operations against the derived output schema.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Wide {
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Many {
+    items: Vec<Wide>,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct HowMany {
+    n: u32,
+}
+
+async fn many(
+    _: &RequestContext,
+    args: ToolArguments<HowMany>,
+    _: &InvocationFeatures,
+) -> Result<Many, Infallible> {
+    let n = args.converted().n as usize;
+    let wide = || Wide {
+        a: 0,
+        b: 0,
+        c: 0,
+        d: 0,
+        e: 0,
+        f: 0,
+        g: 0,
+        h: 0,
+        i: 0,
+        j: 0,
+    };
+    Ok(Many {
+        items: (0..n).map(|_| wide()).collect(),
+    })
+}
+
+/// An input schema whose evaluation costs about twelve operations per element of `p`.
+const COSTLY_INPUT: &str = r#"{"type":"object","properties":{"p":{"items":{"allOf":[true,true,true,true,true,true,true,true,true,true]}}}}"#;
+
+async fn budget_server() -> std::net::SocketAddr {
+    let schema =
+        tollgate::json::from_str(COSTLY_INPUT, &tollgate::json::JsonLimits::default()).unwrap();
+    let endpoint = Endpoint::with_path("/mcp", ALL, Implementation::new("budget", "1"))
+        .legacy_sessions(None)
+        .add_tool(
+            ToolRegistration::with_name("costly", ALL)
+                .input_schema(&schema)
+                .unwrap()
+                .handler(echo)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            ToolRegistration::with_name("many", ALL)
+                .argument_and_output_types::<HowMany, Many>()
+                .handler(many)
+                .structured_content_text_mirror(false)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    start(McpService::new(endpoint)).await
+}
+
+fn zeros(n: usize) -> String {
+    format!(r#"{{"p":[{}]}}"#, vec!["0"; n].join(","))
+}
+
+#[tokio::test]
+async fn input_evaluation_budget_1_000_000_operations() {
+    let addr = budget_server().await;
+    for revision in ALL {
+        // 50,000 elements: about 600,000 operations. 99,000 (inside the 100,000-value bound):
+        // about 1.2 million, valid or not.
+        ok(
+            &call(addr, revision, "costly", &zeros(50_000)).await,
+            "within the budget",
+        );
+        let past = call(addr, revision, "costly", &zeros(99_000)).await;
+        if revision == ProtocolVersion::V2025_06_18 {
+            refused(&past, 200, -32602, "past the input budget, 2025-06-18");
+        } else {
+            // The ordinary input-validation answer: a tool error with the fixed text.
+            assert_eq!(past.status, 200, "{revision}");
+            let result = past.result();
+            assert_eq!(
+                result.get("isError"),
+                Some(&JsonValue::Bool(true)),
+                "{revision}"
+            );
+            assert!(
+                past.text().contains(tollgate::tool::INVALID_ARGUMENTS_TEXT),
+                "{revision}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn output_evaluation_budget_1_000_000_operations() {
+    let addr = budget_server().await;
+    for revision in ALL {
+        let small = call(addr, revision, "many", r#"{"n":5000}"#).await;
+        ok(&small, "an output within the budget");
+        // 60,000 wide items: well over a million operations, in about 2.6 MB of output
+        // (inside the 4 MiB ceiling): the fixed internal error on every revision.
+        let big = call(addr, revision, "many", r#"{"n":60000}"#).await;
+        assert!(big.body.len() < 1024, "an error, not a truncated result");
+        refused(&big, 200, -32603, "an output past the evaluation budget");
+        assert!(!big.text().contains(r#""a":0"#));
+    }
+}
+
+#[test]
+fn the_output_and_string_ceilings_are_fixed() {
+    use tollgate::endpoint::EndpointLimits;
+    use tollgate::json::{JsonLimits, OutputLimits};
+    let build = |limits: EndpointLimits| {
+        Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("c", "1"),
+        )
+        .limits(limits)
+        .build()
+        .map(|_| ())
+        .map_err(|e| e.kind())
+    };
+    let above = Err(tollgate::BuildErrorKind::LimitAboveCeiling);
+    let output = |bytes| {
+        EndpointLimits::new().output(
+            OutputLimits::default()
+                .with_max_output_bytes(bytes)
+                .unwrap(),
+        )
+    };
+    assert_eq!(EndpointLimits::MAX_OUTPUT_BYTES, 4 * MIB);
+    assert!(build(output(4 * MIB)).is_ok());
+    assert!(build(output(1024)).is_ok(), "lowering is allowed");
+    assert_eq!(build(output(4 * MIB + 1)), above);
+    let strings = |units| {
+        EndpointLimits::new().output(
+            OutputLimits::default()
+                .with_max_string_units(units)
+                .unwrap(),
+        )
+    };
+    assert_eq!(EndpointLimits::MAX_STRING_UNITS, 1_048_576);
+    assert!(build(strings(1_048_576)).is_ok());
+    assert!(build(strings(100)).is_ok());
+    assert_eq!(build(strings(1_048_577)), above);
+    let input = |units| {
+        EndpointLimits::new().json(JsonLimits::default().with_max_string_units(units).unwrap())
+    };
+    assert!(build(input(1_048_576)).is_ok());
+    assert_eq!(build(input(1_048_577)), above);
+    // The request body's own ceiling (16 MiB) is unchanged.
+    let body = EndpointLimits::new().json(
+        JsonLimits::default()
+            .with_max_input_bytes(16 * MIB)
+            .unwrap(),
+    );
+    assert!(build(body).is_ok());
 }
