@@ -252,9 +252,21 @@ fn data_carrying_enums_are_published_as_exclusive_any_of() {
     assert!(defs.get("anyOf").is_some() && defs.get("oneOf").is_none());
 }
 
+/// Recursion without a base case: no finite value is an `Endless`.
 #[derive(Deserialize, Serialize, schemars::JsonSchema)]
-struct Recursive {
-    next: Option<Box<Recursive>>,
+struct Endless {
+    next: Box<Endless>,
+}
+
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
+struct Ping {
+    pong: Box<Pong>,
+}
+
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
+struct Pong {
+    ping: Vec<Ping>,
+    again: Box<Ping>,
 }
 
 #[derive(Deserialize, Serialize, schemars::JsonSchema)]
@@ -316,7 +328,8 @@ fn refused_types_name_the_tool_the_type_and_the_location() {
             Some("/properties/v/items".into())
         )
     );
-    assert_eq!(refused::<Recursive>().0, BuildErrorKind::RecursiveType);
+    assert_eq!(refused::<Endless>().0, BuildErrorKind::RecursiveType);
+    assert_eq!(refused::<Ping>().0, BuildErrorKind::RecursiveType);
     assert_eq!(refused::<Internally>().0, BuildErrorKind::InexactOneOf);
     let (kind, location) = refused::<HashSet<u8>>();
     assert_eq!(

@@ -55,7 +55,9 @@ pub enum BuildErrorKind {
     /// A typed field accepts any JSON value (`serde_json::Value`, an empty schema): use
     /// `json_object_arguments()` or a concrete type.
     UnconstrainedType,
-    /// A typed argument or output type is recursive.
+    /// A typed argument or output type is recursive without a base case: no finite value has
+    /// it (`struct Endless { next: Box<Endless> }`). Recursion through `Option`, `Vec`, `Box`
+    /// inside those, or a map is allowed.
     RecursiveType,
     /// A derived `oneOf` whose branches may overlap (an untagged or internally tagged enum that
     /// Profile 1 cannot express exactly).
@@ -140,7 +142,7 @@ impl BuildErrorKind {
             }
             Self::DuplicateEndpointPath => "duplicate endpoint path on one server",
             Self::UnconstrainedType => "a typed field accepts any JSON value",
-            Self::RecursiveType => "recursive types cannot be derived",
+            Self::RecursiveType => "a recursive type without a base case has no finite value",
             Self::InexactOneOf => "an enum whose variants may overlap cannot be expressed exactly",
             Self::BareStringOutput => "a typed output cannot be a bare string",
         }

@@ -381,7 +381,11 @@ fn features_for(
             tasks,
             endpoint.inner.limits.output,
             crate::tasks::runner::owner_of(&endpoint.inner.path, context),
-            tool.inner.name.clone(),
+            crate::tasks::runner::CreatingTool {
+                name: tool.inner.name.clone(),
+                declared: tool.inner.input_declarations.clone(),
+                typed: tool.inner.output.is_some(),
+            },
             // Kept with the task only for the sanitizer, which sees them at `tasks/get`.
             endpoint
                 .inner
@@ -389,8 +393,6 @@ fn features_for(
                 .is_some()
                 .then(|| arguments.clone()),
             Arc::clone(&check),
-            tool.inner.input_declarations.clone(),
-            tool.inner.output.is_some(),
         );
         created = Some((creation.serial(), check));
         features = features.with(creation);

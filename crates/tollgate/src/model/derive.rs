@@ -6,12 +6,13 @@
 //! each such format with the type's exact `minimum`/`maximum` (so validation is as strict as the
 //! Rust type, and clients see only standard keywords), rewrites a `oneOf` whose branches are
 //! provably exclusive (serde's externally tagged enums) to the equivalent `anyOf`, and refuses
-//! what no exact profile schema can say: unconstrained values (`serde_json::Value`), recursive
-//! types, any other `oneOf`, and a bare string output. Everything else the profile cannot
+//! what no exact profile schema can say: unconstrained values (`serde_json::Value`), types that
+//! can only be infinite (recursion without a base case; recursion through `Option`, `Vec` or a
+//! map derives `$defs`/`$ref` and is kept), any other `oneOf`, and a bare string output. Everything else the profile cannot
 //! express (sets, tuples, fixed-length arrays, `char`, maps with non-string keys) is refused by
 //! the Profile 1 compiler with its location. Knows nothing of tools or HTTP.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use tollgate_json::{JsonArray, JsonNumber, JsonObjectBuilder, JsonValue};
 
@@ -201,77 +202,99 @@ fn exclusive(branches: &JsonArray) -> bool {
     })
 }
 
-/// Refuses recursive types: a cycle among the root and its `$defs` through `$ref`.
+/// Refuses types that can only be infinite: a schema (the root or one of its `$defs`) that no
+/// finite JSON value satisfies because every way to satisfy it goes back through a `$ref` to
+/// itself (`struct Endless { next: Box<Endless> }`). Recursion with a base case (through
+/// `Option`, `Vec`, a map, or an enum with a leaf variant) is fine: the JSON reader's depth and
+/// value bounds keep each instance finite and bounded.
 fn refuse_recursion(document: &JsonValue) -> Result<(), DeriveError> {
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    collect_refs(document, "#", &mut edges);
-    if let Some(defs) = document.get("$defs").and_then(JsonValue::as_object) {
+    let defs = document.get("$defs").and_then(JsonValue::as_object);
+    let mut nodes: Vec<(String, &JsonValue)> = vec![("#".to_owned(), document)];
+    if let Some(defs) = defs {
         for (name, def) in defs.iter() {
-            collect_refs(def, &format!("#/$defs/{}", escape(name)), &mut edges);
+            nodes.push((format!("#/$defs/{}", escape(name)), def));
         }
     }
-    // Depth-first search for a back edge.
-    fn cycle(
-        node: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        visiting: &mut BTreeSet<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<String> {
-        if done.contains(node) {
-            return None;
-        }
-        if !visiting.insert(node.to_owned()) {
-            return Some(node.to_owned());
-        }
-        for next in edges.get(node).into_iter().flatten() {
-            if let Some(found) = cycle(next, edges, visiting, done) {
-                return Some(found);
+    // The least fixed point: a node is finite once some finite value satisfies it given the
+    // nodes already known to be finite.
+    let mut finite: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = finite.len();
+        for (name, schema) in &nodes {
+            if !finite.contains(name) && satisfiable(schema, &finite) {
+                finite.insert(name.clone());
             }
         }
-        visiting.remove(node);
-        done.insert(node.to_owned());
-        None
-    }
-    let (mut visiting, mut done) = (BTreeSet::new(), BTreeSet::new());
-    let nodes: Vec<String> = edges.keys().cloned().collect();
-    for node in nodes {
-        if let Some(found) = cycle(&node, &edges, &mut visiting, &mut done) {
-            let location = found.trim_start_matches('#').to_owned();
-            return Err(DeriveError {
-                failure: DeriveFailure::Recursive,
-                location,
-            });
+        if finite.len() == before {
+            break;
         }
     }
-    Ok(())
+    match nodes.iter().find(|(name, _)| !finite.contains(name)) {
+        None => Ok(()),
+        Some((name, _)) => Err(DeriveError {
+            failure: DeriveFailure::Recursive,
+            location: name.trim_start_matches('#').to_owned(),
+        }),
+    }
 }
 
-/// Records `$ref` targets reachable from `schema` (not descending into the root's `$defs`,
-/// which are nodes of their own), as edges from `from`.
-fn collect_refs(schema: &JsonValue, from: &str, edges: &mut BTreeMap<String, BTreeSet<String>>) {
-    match schema {
-        JsonValue::Object(o) => {
-            for (name, value) in o.iter() {
-                match (name.as_str(), value) {
-                    ("$ref", JsonValue::String(target)) => {
-                        let target = if target.as_str() == "#" {
-                            "#".to_owned()
-                        } else {
-                            target.to_string()
-                        };
-                        edges.entry(from.to_owned()).or_default().insert(target);
-                    }
-                    ("$defs", _) if from == "#" => {}
-                    _ => collect_refs(value, from, edges),
-                }
-            }
-            edges.entry(from.to_owned()).or_default();
+/// Whether some finite value satisfies `schema`, given which `$ref` targets are known to have
+/// one. Each keyword is one conjunct; a conjunct that cannot be met makes the schema unmet. (An
+/// over-approximation for everything else: contradictions between keywords are the compiler's
+/// and the evaluator's business, not recursion.)
+fn satisfiable(schema: &JsonValue, finite: &BTreeSet<String>) -> bool {
+    let o = match schema {
+        JsonValue::Bool(b) => return *b,
+        JsonValue::Object(o) => o,
+        _ => return true,
+    };
+    if let Some(JsonValue::String(target)) = o.get("$ref") {
+        let target = target.as_str();
+        // Anchors and other local forms are not emitted by derivation; only `#` and
+        // `#/$defs/...` can close a cycle.
+        if (target == "#" || target.starts_with("#/$defs/")) && !finite.contains(target) {
+            return false;
         }
-        JsonValue::Array(items) => items
-            .iter()
-            .for_each(|item| collect_refs(item, from, edges)),
-        _ => {}
     }
+    let branches = |key: &str| o.get(key).and_then(JsonValue::as_array);
+    if let Some(all) = branches("allOf") {
+        if !all.iter().all(|b| satisfiable(b, finite)) {
+            return false;
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(any) = branches(key) {
+            if !any.iter().any(|b| satisfiable(b, finite)) {
+                return false;
+            }
+        }
+    }
+    if o.contains_key("const") || o.get("enum").and_then(JsonValue::as_array).is_some() {
+        // Literal values are finite by construction.
+        return true;
+    }
+    let types: Vec<&str> = match o.get("type") {
+        Some(JsonValue::String(t)) => vec![t.as_str()],
+        Some(JsonValue::Array(ts)) => ts.iter().filter_map(JsonValue::as_str).collect(),
+        _ => return true,
+    };
+    // Any scalar, or an empty array, is finite; an object needs each required member finite.
+    if types.iter().any(|t| *t != "object") {
+        return true;
+    }
+    let properties = o.get("properties").and_then(JsonValue::as_object);
+    let additional = o.get("additionalProperties");
+    o.get("required")
+        .and_then(JsonValue::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(JsonValue::as_str)
+        .all(
+            |name| match properties.and_then(|p| p.get(name)).or(additional) {
+                Some(member) => satisfiable(member, finite),
+                None => true,
+            },
+        )
 }
 
 #[cfg(test)]
@@ -327,18 +350,33 @@ mod tests {
             normalise(&annotated, false).map_err(|e| e.failure),
             Err(DeriveFailure::Unconstrained)
         );
-        let rec = doc(
-            r##"{"type":"object","properties":{"next":{"anyOf":[{"$ref":"#"},{"type":"null"}]}}}"##,
+        // Recursion with a base case (null, an empty array, an optional member) is kept.
+        for safe in [
+            r##"{"type":"object","properties":{"next":{"anyOf":[{"$ref":"#"},{"type":"null"}]}},"required":["next"]}"##,
+            r##"{"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"b":{"$ref":"#/$defs/B"}},"required":["b"]},"B":{"type":"array","items":{"$ref":"#/$defs/A"}}}}"##,
+            r##"{"type":"object","properties":{"next":{"$ref":"#"}}}"##,
+        ] {
+            assert!(normalise(&doc(safe), false).is_ok(), "{safe}");
+        }
+        // Recursion that can only be infinite is refused, where it is.
+        let endless =
+            doc(r##"{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}"##);
+        assert_eq!(
+            normalise(&endless, false).map_err(|e| (e.failure, e.location)),
+            Err((DeriveFailure::Recursive, String::new()))
+        );
+        let mutual = doc(
+            r##"{"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"b":{"$ref":"#/$defs/B"}},"required":["b"]},"B":{"allOf":[{"$ref":"#/$defs/A"}]}}}"##,
         );
         assert_eq!(
-            normalise(&rec, false).map_err(|e| e.failure),
+            normalise(&mutual, false).map_err(|e| e.failure),
             Err(DeriveFailure::Recursive)
         );
-        let rec_defs = doc(
-            r##"{"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"b":{"$ref":"#/$defs/B"}}},"B":{"type":"array","items":{"$ref":"#/$defs/A"}}}}"##,
+        let no_leaf = doc(
+            r##"{"anyOf":[{"type":"object","properties":{"l":{"$ref":"#"}},"required":["l"]},{"type":"object","properties":{"r":{"$ref":"#"}},"required":["r"]}]}"##,
         );
         assert_eq!(
-            normalise(&rec_defs, false).map_err(|e| e.failure),
+            normalise(&no_leaf, false).map_err(|e| e.failure),
             Err(DeriveFailure::Recursive)
         );
         let shared = doc(

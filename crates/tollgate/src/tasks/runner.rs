@@ -343,6 +343,15 @@ pub(crate) fn owner_of(endpoint_path: &str, context: &RequestContext) -> Arc<str
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
+/// What a task keeps of the tool whose call created it.
+pub(crate) struct CreatingTool {
+    pub(crate) name: Arc<str>,
+    /// The kinds of input the tool declared.
+    pub(crate) declared: Arc<[InputRequestDeclaration]>,
+    /// Whether its results are checked against an output schema.
+    pub(crate) typed: bool,
+}
+
 /// The invocation feature that lets a tool handler create a task. Present only on 2026-07-28,
 /// on an endpoint with a task store, for a tool with [`TaskSupport::Optional`](crate::tool::TaskSupport::Optional) or
 /// [`TaskSupport::Required`](crate::tool::TaskSupport::Required), when the client declared the extension on this call.
@@ -401,21 +410,19 @@ impl TaskCreation {
         tasks: Arc<Tasks>,
         output: OutputLimits,
         owner: Arc<str>,
-        tool: Arc<str>,
+        tool: CreatingTool,
         arguments: Option<JsonObject>,
         check: Arc<ArgumentCheck>,
-        declared: Arc<[InputRequestDeclaration]>,
-        typed: bool,
     ) -> Self {
         Self {
             tasks,
             output,
             owner,
-            tool,
+            tool: tool.name,
             arguments,
             check,
-            declared,
-            typed,
+            declared: tool.declared,
+            typed: tool.typed,
             serial: SERIAL.fetch_add(1, Ordering::Relaxed),
         }
     }
