@@ -20,11 +20,22 @@ use syn::{
 /// Turns an `async fn` into a tool: generates `<fn name>_tool()`, which returns
 /// `Result<tollgate::ToolRegistration, tollgate::BuildError>`.
 ///
-/// Attribute arguments (all optional): `name = "..."` (default: the fn name), `title = "..."`,
-/// `description = "..."` (default: the doc comment), `rate_limiter = "..."` (an endpoint's
-/// named limiter, see `EndpointBuilder::add_rate_limiter`), `revisions = [V2026_07_28, V2025_11_25,
-/// V2025_06_18]` (default: `[V2026_07_28]`), and the hints `read_only`, `destructive`,
-/// `idempotent`, `open_world`.
+/// Attribute arguments (all optional):
+///
+/// - `name = "..."` (default: the fn name), `title = "..."`, `description = "..."` (default: the
+///   doc comment), `icons = ["https://...", ...]` (absolute URIs, checked at build);
+/// - `revisions = [V2026_07_28, V2025_11_25, V2025_06_18]` (default: `[V2026_07_28]`);
+/// - `rate_limiter = "..."`: an endpoint's named limiter (see `EndpointBuilder::add_rate_limiter`);
+/// - the hints `read_only`, `destructive`, `idempotent`, `open_world`;
+/// - `text_mirror = false`: no text copy of structured output (`structured_content_text_mirror`);
+/// - `may_ask = [elicitation, sampling(required), roots(conditional)]`: the input the tool may
+///   ask for (`input_request_declarations`; conditional unless marked `required`);
+/// - `request_state = framework | application | none`: what the handler keeps across rounds
+///   (`request_state_mode`);
+/// - `task_output = Type`: a typed task-required tool (`argument_and_output_types` with
+///   `operation_handler`) whose task completes with a `Type` (a path; alias generic types).
+///
+/// `may_ask`, `request_state` and `task_output` need a fn returning `OperationResult`.
 ///
 /// Parameters are the tool's arguments (each becomes a property of one object schema), except a
 /// `&RequestContext` or `&InvocationFeatures` parameter, which receives the request's. On an
@@ -76,6 +87,78 @@ struct ToolOptions {
     rate_limiter: Option<LitStr>,
     revisions: Vec<syn::Ident>,
     hints: Vec<(&'static str, Span)>,
+    /// `text_mirror = false`.
+    text_mirror: Option<syn::LitBool>,
+    /// `may_ask = [...]`: each kind with whether it is required.
+    may_ask: Vec<(syn::Ident, bool)>,
+    /// `request_state = framework | application | none`.
+    request_state: Option<syn::Ident>,
+    /// `task_output = Type`: a typed task-required tool.
+    task_output: Option<syn::Path>,
+    /// `icons = ["https://...", ...]`.
+    icons: Vec<LitStr>,
+}
+
+fn boolean(expr: &Expr) -> syn::Result<syn::LitBool> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.clone()),
+        other => Err(syn::Error::new_spanned(other, "expected true or false")),
+    }
+}
+
+fn ident_of(expr: &Expr) -> Option<&syn::Ident> {
+    match expr {
+        Expr::Path(p) => p.path.get_ident(),
+        _ => None,
+    }
+}
+
+/// `[elicitation, sampling(required), roots(conditional)]`.
+fn may_ask(expr: &Expr) -> syn::Result<Vec<(syn::Ident, bool)>> {
+    let Expr::Array(array) = expr else {
+        return Err(syn::Error::new_spanned(
+            expr,
+            "expected a list such as [elicitation, roots(required)]",
+        ));
+    };
+    let kind = |e: &Expr| -> syn::Result<syn::Ident> {
+        match ident_of(e) {
+            Some(i) if ["elicitation", "sampling", "roots"].contains(&i.to_string().as_str()) => {
+                Ok(i.clone())
+            }
+            _ => Err(syn::Error::new_spanned(
+                e,
+                "unknown input kind; expected elicitation, sampling or roots",
+            )),
+        }
+    };
+    let mut out = Vec::new();
+    for element in &array.elems {
+        match element {
+            Expr::Call(call) if call.args.len() == 1 => {
+                let required = match call
+                    .args
+                    .first()
+                    .and_then(ident_of)
+                    .map(ToString::to_string)
+                {
+                    Some(r) if r == "required" => true,
+                    Some(r) if r == "conditional" => false,
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &call.args,
+                            "expected required or conditional",
+                        ));
+                    }
+                };
+                out.push((kind(&call.func)?, required));
+            }
+            other => out.push((kind(other)?, false)),
+        }
+    }
+    Ok(out)
 }
 
 fn string(expr: &Expr) -> syn::Result<LitStr> {
@@ -118,6 +201,44 @@ fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                     "title" => options.title = Some(string(&nv.value)?),
                     "description" => options.description = Some(string(&nv.value)?),
                     "rate_limiter" => options.rate_limiter = Some(string(&nv.value)?),
+                    "text_mirror" => options.text_mirror = Some(boolean(&nv.value)?),
+                    "may_ask" => options.may_ask = may_ask(&nv.value)?,
+                    "request_state" => match ident_of(&nv.value) {
+                        Some(i)
+                            if ["none", "framework", "application"]
+                                .contains(&i.to_string().as_str()) =>
+                        {
+                            options.request_state = Some(i.clone());
+                        }
+                        _ => {
+                            return Err(syn::Error::new_spanned(
+                                &nv.value,
+                                "expected none, framework or application",
+                            ));
+                        }
+                    },
+                    "task_output" => match &nv.value {
+                        Expr::Path(p) if p.qself.is_none() => {
+                            options.task_output = Some(p.path.clone());
+                        }
+                        other => {
+                            return Err(syn::Error::new_spanned(
+                                other,
+                                "expected the output type's path (use a type alias for a generic type)",
+                            ));
+                        }
+                    },
+                    "icons" => {
+                        let Expr::Array(array) = &nv.value else {
+                            return Err(syn::Error::new_spanned(
+                                &nv.value,
+                                "expected a list of icon URIs",
+                            ));
+                        };
+                        for element in &array.elems {
+                            options.icons.push(string(element)?);
+                        }
+                    }
                     "revisions" => {
                         let Expr::Array(array) = &nv.value else {
                             return Err(syn::Error::new_spanned(
@@ -153,7 +274,7 @@ fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                     _ => {
                         return Err(syn::Error::new_spanned(
                             &nv.path,
-                            "unknown #[tool] argument; expected name, title, description, rate_limiter or revisions",
+                            "unknown #[tool] argument; expected name, title, description, rate_limiter, revisions, text_mirror, may_ask, request_state, task_output or icons",
                         ));
                     }
                 }
@@ -372,10 +493,29 @@ fn parts(
         let r = &options.revisions;
         quote!([#(::tollgate::ProtocolVersion::#r),*])
     };
-    let stage = if advanced {
-        quote!(.argument_type::<#struct_name>())
-    } else {
-        quote!(.argument_and_output_types::<#struct_name, #output>())
+    if !advanced
+        && (options.task_output.is_some()
+            || !options.may_ask.is_empty()
+            || options.request_state.is_some())
+    {
+        return Err(syn::Error::new(
+            sig.output.span(),
+            "task_output, may_ask and request_state need a fn returning Result<OperationResult, E>",
+        ));
+    }
+    let (stage, install) = match (&options.task_output, advanced) {
+        (Some(eventual), _) => (
+            quote!(.argument_and_output_types::<#struct_name, #eventual>()),
+            quote!(.operation_handler(__handler)),
+        ),
+        (None, true) => (
+            quote!(.argument_type::<#struct_name>()),
+            quote!(.handler(__handler)),
+        ),
+        (None, false) => (
+            quote!(.argument_and_output_types::<#struct_name, #output>()),
+            quote!(.handler(__handler)),
+        ),
     };
     let mut metadata = Vec::new();
     if let Some(t) = &options.title {
@@ -391,6 +531,39 @@ fn parts(
     }
     if let Some(limiter) = &options.rate_limiter {
         metadata.push(quote!(.rate_limiter(#limiter)));
+    }
+    if let Some(mirror) = &options.text_mirror {
+        metadata.push(quote!(.structured_content_text_mirror(#mirror)));
+    }
+    if !options.may_ask.is_empty() {
+        let declarations = options.may_ask.iter().map(|(kind, required)| {
+            let kind = match kind.to_string().as_str() {
+                "sampling" => quote!(Sampling),
+                "roots" => quote!(Roots),
+                _ => quote!(Elicitation),
+            };
+            let requirement = if *required {
+                quote!(Required)
+            } else {
+                quote!(Conditional)
+            };
+            quote!(::tollgate::tool::InputRequestDeclaration::new(
+                ::tollgate::tool::InputRequestKind::#kind,
+                ::tollgate::tool::InputRequirement::#requirement,
+            ))
+        });
+        metadata.push(quote!(.input_request_declarations([#(#declarations),*])));
+    }
+    if let Some(mode) = &options.request_state {
+        let mode = match mode.to_string().as_str() {
+            "framework" => quote!(FrameworkProtected),
+            "application" => quote!(ApplicationProtected),
+            _ => quote!(None),
+        };
+        metadata.push(quote!(.request_state_mode(::tollgate::tool::RequestStateMode::#mode)));
+    }
+    for icon in &options.icons {
+        metadata.push(quote!(.add_icon_source(#icon)));
     }
     if !options.hints.is_empty() {
         let hints = options.hints.iter().map(|(h, span)| {
@@ -425,7 +598,7 @@ fn parts(
     let registration = quote! {
         ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
             #stage
-            .handler(__handler)
+            #install
             #(#metadata)*
             .build()
     };

@@ -322,3 +322,127 @@ fn the_rate_limiter_option_names_the_endpoint_limiter() {
     .unwrap_err();
     assert_eq!(err.kind(), tollgate::BuildErrorKind::UnknownRateLimiter);
 }
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Tally {
+    count: u32,
+}
+
+/// Counts as a task whose result is a `Tally`.
+#[tool(
+    name = "tally",
+    task_output = Tally,
+    text_mirror = false,
+    may_ask = [elicitation, roots(required)],
+    request_state = framework,
+    icons = ["https://example.com/tally.png"],
+    rate_limiter = "slow",
+    open_world
+)]
+async fn tally(count: u32) -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_structured_content(
+        tollgate::json::JsonObject::builder()
+            .insert("count", count)
+            .build(),
+    )
+    .into())
+}
+
+/// Keeps its own state.
+#[tool(may_ask = [sampling], request_state = application)]
+async fn own_state() -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text("ok").into())
+}
+
+/// An icon that is not an absolute URI.
+#[tool(icons = ["relative.png"])]
+async fn bad_icon() -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text("never").into())
+}
+
+#[test]
+fn every_tool_option_reaches_the_registration() {
+    use tollgate::tool::{
+        InputRequestDeclaration as D, InputRequestKind as K, InputRequirement as Q,
+        RequestStateMode, TaskSupport,
+    };
+    let t = tally_tool().unwrap();
+    assert_eq!(t.task_support(), TaskSupport::Required);
+    assert!(
+        t.output_schema().is_some(),
+        "the eventual output type is kept"
+    );
+    assert_eq!(
+        t.input_request_declarations(),
+        [
+            D::new(K::Elicitation, Q::Conditional),
+            D::new(K::Roots, Q::Required)
+        ]
+    );
+    assert_eq!(t.request_state_mode(), RequestStateMode::FrameworkProtected);
+    assert_eq!(t.rate_limiter_name(), Some("slow"));
+    let o = own_state_tool().unwrap();
+    assert_eq!(
+        o.request_state_mode(),
+        RequestStateMode::ApplicationProtected
+    );
+    assert_eq!(
+        o.input_request_declarations(),
+        [D::new(K::Sampling, Q::Conditional)]
+    );
+    assert_eq!(
+        bad_icon_tool().unwrap_err().kind(),
+        tollgate::BuildErrorKind::InvalidConfiguration
+    );
+}
+
+/// A `tally` call from a client declaring `capabilities`.
+async fn call_with(
+    addr: std::net::SocketAddr,
+    arguments: &str,
+    capabilities: &str,
+) -> support::Response {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"tally","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}}}"#
+    );
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "tally"),
+    ];
+    support::post(addr, &headers, body.as_bytes()).await
+}
+
+#[tokio::test]
+async fn a_typed_task_tool_from_the_macro_checks_its_inline_output() {
+    let endpoint = Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2026_07_28],
+        Implementation::new("m", "1"),
+    )
+    .task_store(tollgate::task::InMemoryTaskStore::default())
+    .add_rate_limiter("slow", tollgate::policy::TokenBucket::with_capacity(100))
+    .add_tool(tally_tool().unwrap())
+    .build()
+    .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let listed = support::send(addr, "tools/list", "").await.text();
+    assert!(
+        listed.contains(r#""icons":[{"src":"https://example.com/tally.png"}]"#),
+        "{listed}"
+    );
+    // No text mirror; the structured content is checked against `Tally`.
+    let caps = r#"{"extensions":{"io.modelcontextprotocol/tasks":{}},"roots":{}}"#;
+    let r = call_with(addr, r#"{"count":3}"#, caps).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        r.text()
+            .contains(r#""content":[],"structuredContent":{"count":3}"#),
+        "{}",
+        r.text()
+    );
+    // A client without the required roots capability is refused before the handler.
+    let caps = r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#;
+    let r = call_with(addr, r#"{"count":3}"#, caps).await;
+    assert_eq!((r.status, r.code()), (400, -32021));
+}

@@ -259,6 +259,7 @@ pub struct ToolBuilder {
     completes: bool,
     input_declarations: Vec<InputRequestDeclaration>,
     state_mode: RequestStateMode,
+    invalid_icon: bool,
 }
 
 impl ToolBuilder {
@@ -287,6 +288,7 @@ impl ToolBuilder {
             completes,
             input_declarations: Vec::new(),
             state_mode: RequestStateMode::None,
+            invalid_icon: false,
         }
     }
 
@@ -311,6 +313,17 @@ impl ToolBuilder {
     /// Appends an icon (omitted from 2025-06-18 catalogs).
     pub fn add_icon(mut self, icon: Icon) -> Self {
         self.icons.push(icon);
+        self
+    }
+
+    /// Appends an icon from its source URI alone (what `#[tool(icons = [...])]` uses); a
+    /// source that is not an absolute URI fails [`build`](Self::build) with
+    /// [`BuildErrorKind::InvalidConfiguration`].
+    pub fn add_icon_source(mut self, src: &str) -> Self {
+        match Icon::with_source(src) {
+            Ok(icon) => self.icons.push(icon),
+            Err(_) => self.invalid_icon = true,
+        }
         self
     }
 
@@ -434,6 +447,9 @@ impl ToolBuilder {
             && (!self.input_declarations.is_empty() || self.state_mode != RequestStateMode::None)
         {
             return fail(BuildErrorKind::InvalidInputDeclarations);
+        }
+        if self.invalid_icon {
+            return fail(BuildErrorKind::InvalidConfiguration);
         }
         let meta = match self.meta {
             Some(Ok(m)) => Some(m),
