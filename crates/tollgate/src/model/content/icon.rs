@@ -114,6 +114,11 @@ impl Icon {
         self.sizes.iter().map(|s| &**s).collect()
     }
 
+    /// The MIME type, when set.
+    pub fn mime_type(&self) -> Option<&str> {
+        self.mime_type.as_deref()
+    }
+
     pub(crate) fn render(&self) -> JsonValue {
         let mut b = JsonObject::builder().insert("src", &*self.src);
         if let Some(m) = &self.mime_type {
@@ -137,4 +142,49 @@ impl Icon {
 
 pub(crate) fn render_icons(icons: &[Icon]) -> JsonValue {
     icons.iter().map(Icon::render).collect::<JsonArray>().into()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    fn rendered(icon: &Icon) -> String {
+        tollgate_json::to_string(&icon.render(), &tollgate_json::OutputLimits::default())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_mime_setter_checks_and_keeps_the_previous_value_on_error() {
+        let mut icon = Icon::with_source("https://example.com/i.png").unwrap();
+        assert_eq!(icon.mime_type(), None);
+        assert!(icon.set_mime_type("image/png").is_ok());
+        assert_eq!(icon.mime_type(), Some("image/png"));
+        for bad in ["png", "image/", "image/png; charset", "image png", ""] {
+            assert_eq!(
+                icon.set_mime_type(bad).map_err(|e| e.kind()),
+                Err(ContentErrorKind::InvalidMediaType),
+                "{bad}"
+            );
+            assert_eq!(icon.mime_type(), Some("image/png"), "{bad} kept the old value");
+        }
+        assert_eq!(
+            rendered(&icon),
+            r#"{"src":"https://example.com/i.png","mimeType":"image/png"}"#
+        );
+    }
+
+    #[test]
+    fn empty_sizes_reset_them() {
+        let mut icon = Icon::with_source("data:image/png;base64,AAAA").unwrap();
+        assert!(icon.set_sizes(["16x16", "any", "16x16"]).is_ok());
+        assert_eq!(icon.sizes(), ["16x16", "any", "16x16"]);
+        assert!(rendered(&icon).contains(r#""sizes":["16x16","any","16x16"]"#));
+        assert!(icon.set_sizes(Vec::<&str>::new()).is_ok());
+        assert!(icon.sizes().is_empty());
+        assert_eq!(rendered(&icon), r#"{"src":"data:image/png;base64,AAAA"}"#);
+        for bad in ["16", "x16", "16x", "16X16", "ANY", "1 6x16", "-1x2"] {
+            assert!(icon.set_sizes([bad]).is_err(), "{bad}");
+        }
+    }
 }
