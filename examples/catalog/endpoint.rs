@@ -26,6 +26,7 @@ use tollgate::{
         ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
     },
     task::{TaskContext, TaskCreation, TaskError, TaskStore},
+    tool,
     tool::{
         CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
         OperationResult, TaskSupport, ToolAnnotations, ToolOutput,
@@ -85,15 +86,6 @@ const THUMBNAIL_PNG: &[u8] = &[
     0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
 
-/// Arguments of `catalog.search`.
-#[derive(Deserialize, schemars::JsonSchema)]
-struct SearchArguments {
-    /// Words to look for in item names (case-insensitive).
-    query: String,
-    /// The most items to return (default 10).
-    limit: Option<u8>,
-}
-
 #[derive(Serialize, schemars::JsonSchema)]
 struct SearchItem {
     sku: String,
@@ -106,12 +98,19 @@ struct SearchResult {
     items: Vec<SearchItem>,
 }
 
+/// Searches catalog items by name.
+#[tool(
+    name = "catalog.search",
+    title = "Catalog search",
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    read_only,
+    idempotent,
+    open_world = false
+)]
 async fn search(
-    _: &RequestContext,
-    arguments: ToolArguments<SearchArguments>,
-    _: &InvocationFeatures,
+    #[arg(description = "Words to look for in item names (case-insensitive)")] query: String,
+    #[arg(description = "The most items to return (default 10)")] limit: Option<u8>,
 ) -> Result<SearchResult, Infallible> {
-    let SearchArguments { query, limit } = arguments.into_converted();
     let query = query.to_lowercase();
     let items = ITEMS
         .iter()
@@ -203,13 +202,6 @@ async fn stock(
     .into())
 }
 
-/// Arguments of `catalog.inventory`.
-#[derive(Deserialize, schemars::JsonSchema)]
-struct InventoryArguments {
-    /// Count only this tenant's warehouse (default: every tenant).
-    tenant: Option<String>,
-}
-
 #[derive(Serialize, schemars::JsonSchema)]
 struct InventoryTotals {
     /// Items counted.
@@ -221,12 +213,19 @@ struct InventoryTotals {
 /// A slow stock count: one item at a time, reporting progress after each. On 2025-11-25 it
 /// frees the HTTP connection after the first item (the client resumes the stream with
 /// `Last-Event-ID` and receives the rest), as a long job on a busy server would.
+#[tool(
+    name = "catalog.inventory",
+    title = "Inventory count",
+    description = "Counts units in stock item by item, reporting progress as it goes",
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    read_only
+)]
 async fn inventory(
-    _: &RequestContext,
-    arguments: ToolArguments<InventoryArguments>,
+    #[arg(description = "Count only this tenant's warehouse (default: every tenant)")]
+    tenant: Option<String>,
     features: &InvocationFeatures,
 ) -> Result<InventoryTotals, Infallible> {
-    let tenant = arguments.converted().tenant.as_deref();
+    let tenant = tenant.as_deref();
     let progress = features.find::<ProgressReporter>();
     let total = ITEMS.len() as f64;
     let mut totals = InventoryTotals { items: 0, units: 0 };
@@ -634,18 +633,8 @@ fn asks_the_user() -> InputRequestDeclaration {
 }
 
 pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::error::Error>> {
-    let search = ToolRegistration::with_name("catalog.search", ALL)
-        .argument_and_output_types::<SearchArguments, SearchResult>()
-        .handler(search)
-        .title("Catalog search")
-        .description("Searches catalog items by name")
-        .annotations(
-            ToolAnnotations::new()
-                .read_only_hint(true)
-                .idempotent_hint(true)
-                .open_world_hint(false),
-        )
-        .build()?;
+    // Typed tools come from `#[tool]`; the advanced ones use the builder.
+    let search = search_tool()?;
     let get = ToolRegistration::with_name("catalog.get", ALL)
         .argument_type::<GetArguments>()
         .handler(get)
@@ -679,13 +668,7 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
         )
         .task_support(TaskSupport::Optional)
         .build()?;
-    let inventory = ToolRegistration::with_name("catalog.inventory", ALL)
-        .argument_and_output_types::<InventoryArguments, InventoryTotals>()
-        .handler(inventory)
-        .title("Inventory count")
-        .description("Counts units in stock item by item, reporting progress as it goes")
-        .annotations(ToolAnnotations::new().read_only_hint(true))
-        .build()?;
+    let inventory = inventory_tool()?;
     let whoami = ToolRegistration::with_name("catalog.whoami", ALL)
         .json_object_arguments()
         .handler(whoami)

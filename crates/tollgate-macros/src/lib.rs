@@ -26,7 +26,8 @@ use syn::{
 ///   doc comment), `icons = ["https://...", ...]` (absolute URIs, checked at build);
 /// - `revisions = [V2026_07_28, V2025_11_25, V2025_06_18]` (default: `[V2026_07_28]`);
 /// - `rate_limiter = "..."`: an endpoint's named limiter (see `EndpointBuilder::add_rate_limiter`);
-/// - the hints `read_only`, `destructive`, `idempotent`, `open_world`;
+/// - the hints `read_only`, `destructive`, `idempotent`, `open_world` (each alone for true, or
+///   `= true` / `= false`);
 /// - `text_mirror = false`: no text copy of structured output (`structured_content_text_mirror`);
 /// - `may_ask = [elicitation, sampling(required), roots(conditional)]`: the input the tool may
 ///   ask for (`input_request_declarations`; conditional unless marked `required`);
@@ -86,7 +87,9 @@ struct ToolOptions {
     description: Option<LitStr>,
     rate_limiter: Option<LitStr>,
     revisions: Vec<syn::Ident>,
-    hints: Vec<(&'static str, Span)>,
+    /// Behaviour hints: the builder method, its span and the value (`read_only` is true,
+    /// `open_world = false` false).
+    hints: Vec<(&'static str, Span, bool)>,
     /// `text_mirror = false`.
     text_mirror: Option<syn::LitBool>,
     /// `may_ask = [...]`: each kind with whether it is required.
@@ -188,7 +191,7 @@ fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                         ));
                     }
                 };
-                options.hints.push((hint, p.span()));
+                options.hints.push((hint, p.span(), true));
             }
             Meta::NameValue(nv) => {
                 let key = nv
@@ -196,6 +199,18 @@ fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                     .get_ident()
                     .map(ToString::to_string)
                     .unwrap_or_default();
+                let hint = match key.as_str() {
+                    "read_only" => Some("read_only_hint"),
+                    "destructive" => Some("destructive_hint"),
+                    "idempotent" => Some("idempotent_hint"),
+                    "open_world" => Some("open_world_hint"),
+                    _ => None,
+                };
+                if let Some(hint) = hint {
+                    let value = boolean(&nv.value)?;
+                    options.hints.push((hint, nv.path.span(), value.value));
+                    continue;
+                }
                 match key.as_str() {
                     "name" => options.name = Some(string(&nv.value)?),
                     "title" => options.title = Some(string(&nv.value)?),
@@ -566,9 +581,9 @@ fn parts(
         metadata.push(quote!(.add_icon_source(#icon)));
     }
     if !options.hints.is_empty() {
-        let hints = options.hints.iter().map(|(h, span)| {
+        let hints = options.hints.iter().map(|(h, span, value)| {
             let h = syn::Ident::new(h, *span);
-            quote!(.#h(true))
+            quote!(.#h(#value))
         });
         metadata.push(quote!(.annotations(::tollgate::tool::ToolAnnotations::new() #(#hints)*)));
     }

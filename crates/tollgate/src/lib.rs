@@ -84,6 +84,11 @@ struct ReadmeExamples;
 #[doc = include_str!("../../../docs/guide/tasks.md")]
 struct TasksGuideExamples;
 
+/// The typed tools guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/typed-tools.md")]
+struct TypedToolsGuideExamples;
+
 /// The interception guide's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/guide/interception.md")]

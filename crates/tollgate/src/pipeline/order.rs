@@ -278,7 +278,7 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "20",
         Lookup,
-        "Capabilities the tool requires were declared",
+        "Capabilities the tool requires were declared: its own, the tasks extension for a task-required tool, and those of its `Required` input declarations",
         "missing",
         F(Fault::MissingCapability, "`data.requiredCapabilities`"),
     ),
@@ -337,9 +337,16 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "24",
         Output,
-        "Typed output converts to JSON and satisfies its derived output schema",
+        "Typed output converts to JSON and satisfies its derived output schema (for a typed task-required tool, also the task's result at each `tasks/get`)",
         "any",
         F(Fault::Internal, ""),
+    ),
+    row(
+        "24b",
+        Output,
+        "An `input_required` result asks only for kinds the tool declared, carries only the state its request-state mode allows (an application-protected state 1 to 65,536 bytes), and is well formed (at most 32 unique keys of 1 to 256 bytes); a typed-complete tool never returns one",
+        "any",
+        F(Fault::Internal, "(nothing of the result is sent)"),
     ),
     row(
         "25",

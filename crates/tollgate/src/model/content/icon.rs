@@ -166,7 +166,11 @@ mod tests {
                 Err(ContentErrorKind::InvalidMediaType),
                 "{bad}"
             );
-            assert_eq!(icon.mime_type(), Some("image/png"), "{bad} kept the old value");
+            assert_eq!(
+                icon.mime_type(),
+                Some("image/png"),
+                "{bad} kept the old value"
+            );
         }
         assert_eq!(
             rendered(&icon),
