@@ -1,6 +1,7 @@
 //! Typed task-required tools over real HTTP: the output type's schema kept with the tool and
 //! enforced on the call's own completed result and on the task's result when `tasks/get`
-//! returns it (the fixed -32603, nothing of the value echoed, the stored task unchanged).
+//! returns it, after the sanitizer (the fixed -32603, nothing of the value echoed, the stored
+//! task unchanged).
 
 #![allow(
     clippy::unwrap_used,
@@ -16,6 +17,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use support::{Response, post, start};
+use tollgate::context::{SanitizeError, ToolResultSanitizer};
 use tollgate::json::JsonValue;
 use tollgate::task::{InMemoryTaskStore, TaskConfig, TaskCreation};
 use tollgate::tool::{CompleteResult, OperationResult, TaskSupport};
@@ -75,6 +77,30 @@ async fn count(
     Ok(created.into())
 }
 
+/// Rewrites the structured content as the request's `x-rewrite` header says: `valid` to
+/// another `Report`, `invalid` to something that is not one.
+struct Rewrite;
+
+impl ToolResultSanitizer for Rewrite {
+    fn sanitize(
+        &self,
+        context: &RequestContext,
+        _tool: &str,
+        _arguments: &tollgate::json::JsonObject,
+        result: CompleteResult,
+    ) -> Result<CompleteResult, SanitizeError> {
+        let units = match context.originating_request().header("x-rewrite") {
+            Some("valid") => JsonValue::from(7u32),
+            Some("invalid") => JsonValue::from("seven"),
+            _ => return Ok(result),
+        };
+        let value = tollgate::json::JsonObject::builder()
+            .insert("units", units)
+            .build();
+        Ok(CompleteResult::from_tool_structured_content(value))
+    }
+}
+
 async fn server() -> SocketAddr {
     let tool = ToolRegistration::with_name("count", [V26])
         .argument_and_output_types::<Count, Report>()
@@ -87,12 +113,24 @@ async fn server() -> SocketAddr {
         .task_store(InMemoryTaskStore::default())
         .task_config(TaskConfig::default().poll_interval(Duration::from_millis(50)))
         .add_tool(tool)
+        .tool_result_sanitizer(Rewrite)
         .build()
         .unwrap();
     start(McpService::new(endpoint)).await
 }
 
 async fn send(addr: SocketAddr, method: &str, params: &str, caps: &str, name: &str) -> Response {
+    send_with(addr, method, params, caps, name, "as-is").await
+}
+
+async fn send_with(
+    addr: SocketAddr,
+    method: &str,
+    params: &str,
+    caps: &str,
+    name: &str,
+    rewrite: &str,
+) -> Response {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":5,"method":"{method}","params":{{{params},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{{caps}}}}}}}}}"#
     );
@@ -100,6 +138,7 @@ async fn send(addr: SocketAddr, method: &str, params: &str, caps: &str, name: &s
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", method),
         ("Mcp-Name", name),
+        ("x-rewrite", rewrite),
     ];
     post(addr, &headers, body.as_bytes()).await
 }
@@ -161,6 +200,33 @@ async fn a_task_result_that_breaks_the_output_type_is_the_fixed_internal_error()
         let again = get(addr, &id).await;
         assert_eq!((again.status, again.code()), (200, -32603));
     }
+}
+
+#[tokio::test]
+async fn the_sanitized_task_result_is_what_is_checked() {
+    let addr = server().await;
+    let (id, r) = finished(addr, r#"{"units":3}"#).await;
+    assert!(r.text().contains(r#""structuredContent":{"units":3}"#));
+    let get_with = |rewrite| {
+        let params = format!(r#""taskId":"{id}""#);
+        let id = id.clone();
+        async move { send_with(addr, "tasks/get", &params, EXT, &id, rewrite).await }
+    };
+    // The sanitizer's rewrite is checked (and mirrored) like the stored result.
+    let valid = get_with("valid").await;
+    assert!(
+        valid.text().contains(
+            r#""content":[{"type":"text","text":"{\"units\":7}"}],"structuredContent":{"units":7}"#
+        ),
+        "{}",
+        valid.text()
+    );
+    let invalid = get_with("invalid").await;
+    assert_eq!((invalid.status, invalid.code()), (200, -32603));
+    assert!(!invalid.text().contains("seven"));
+    // The stored result is untouched by either.
+    let plain = get(addr, &id).await;
+    assert!(plain.text().contains(r#""structuredContent":{"units":3}"#));
 }
 
 #[tokio::test]
