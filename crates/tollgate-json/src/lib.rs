@@ -77,7 +77,7 @@ pub use limits::{JsonLimits, OutputLimits};
 pub use number::JsonNumber;
 pub use object::{JsonObject, JsonObjectBuilder};
 pub use read::{from_slice, from_str};
-pub use ser::to_value;
+pub use ser::{MAX_SERIALIZE_NESTING, to_value};
 pub use string::JsonString;
 pub use value::{JsonType, JsonValue};
 pub use write::{to_string, to_vec, write_into};

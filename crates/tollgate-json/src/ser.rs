@@ -2,8 +2,9 @@
 //!
 //! This is the output half of typed binding: an application's typed result becomes a
 //! [`JsonValue`] that can be validated against a schema and then written under the output
-//! limits. It owns no limits of its own (the writer enforces those) but refuses what JSON cannot
-//! say: non-finite floats and map keys that are not strings, integers, booleans or chars.
+//! limits. The writer enforces the output limits; this module refuses what JSON cannot say
+//! (non-finite floats, map keys that are not strings, integers, booleans or chars) and bounds its
+//! own recursion, so a deep recursive value is refused, never a stack overflow.
 
 use serde::ser::{self, Impossible, Serialize};
 
@@ -22,8 +23,10 @@ use crate::value::JsonValue;
 /// # Errors
 ///
 /// [`ErrorKind::Unserializable`] for a non-finite float, a map key that is not a string (or an
-/// integer, boolean or char, which are written as strings), a duplicate member name, or an error
-/// raised by the value's own `Serialize` implementation (its message is not kept).
+/// integer, boolean or char, which are written as strings), a duplicate member name, a value
+/// nested deeper than [`MAX_SERIALIZE_NESTING`] serializer calls (a recursive type's value too
+/// deep to write), or an error raised by the value's own `Serialize` implementation (its message
+/// is not kept).
 ///
 /// # Examples
 ///
@@ -38,8 +41,14 @@ use crate::value::JsonValue;
 /// # Ok::<(), tollgate_json::Error>(())
 /// ```
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<JsonValue, Error> {
-    value.serialize(ValueSerializer)
+    value.serialize(ValueSerializer { depth: 0 })
 }
+
+/// The most nested serializer calls one conversion makes: each container and each transparent
+/// wrapper (`Some`, a newtype) is one. Twice the writer's depth ceiling, so every value the
+/// writer could write converts (an `Option<Box<Self>>` chain costs two per level), while a
+/// recursive value too deep to write is refused long before it could exhaust a thread's stack.
+pub const MAX_SERIALIZE_NESTING: usize = 2 * crate::JsonLimits::MAX_DEPTH_CEILING;
 
 fn refused() -> Error {
     Error::new(ErrorKind::Unserializable, 0)
@@ -52,7 +61,22 @@ impl ser::Error for Error {
     }
 }
 
-struct ValueSerializer;
+#[derive(Clone, Copy)]
+struct ValueSerializer {
+    depth: usize,
+}
+
+impl ValueSerializer {
+    /// The serializer for a value one level further in.
+    fn nested(self) -> Result<Self, Error> {
+        if self.depth >= MAX_SERIALIZE_NESTING {
+            return Err(refused());
+        }
+        Ok(Self {
+            depth: self.depth + 1,
+        })
+    }
+}
 
 fn float(v: f64) -> Result<JsonValue, Error> {
     JsonNumber::from_f64(v)
@@ -133,7 +157,7 @@ impl ser::Serializer for ValueSerializer {
         Ok(JsonValue::Null)
     }
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<JsonValue, Error> {
-        value.serialize(self)
+        value.serialize(self.nested()?)
     }
     fn serialize_unit(self) -> Result<JsonValue, Error> {
         Ok(JsonValue::Null)
@@ -156,14 +180,14 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<JsonValue, Error> {
         if name == crate::EXACT_NUMBER {
             // The spelling of an exact number becomes the number itself.
-            return match value.serialize(ValueSerializer)? {
+            return match value.serialize(self.nested()?)? {
                 JsonValue::String(s) => JsonNumber::parse(&s)
                     .map(JsonValue::Number)
                     .map_err(|_| refused()),
                 _ => Err(refused()),
             };
         }
-        value.serialize(self)
+        value.serialize(self.nested()?)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -172,11 +196,14 @@ impl ser::Serializer for ValueSerializer {
         variant: &'static str,
         value: &T,
     ) -> Result<JsonValue, Error> {
-        let inner = value.serialize(ValueSerializer)?;
+        let inner = value.serialize(self.nested()?)?;
         Ok(JsonObject::builder().insert(variant, inner).build().into())
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqBuilder, Error> {
-        Ok(SeqBuilder(Vec::with_capacity(len.unwrap_or(0).min(4096))))
+        Ok(SeqBuilder {
+            items: Vec::with_capacity(len.unwrap_or(0).min(4096)),
+            inner: self.nested()?,
+        })
     }
     fn serialize_tuple(self, len: usize) -> Result<SeqBuilder, Error> {
         self.serialize_seq(Some(len))
@@ -193,14 +220,17 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<VariantSeq, Error> {
         Ok(VariantSeq {
             variant,
-            items: SeqBuilder(Vec::with_capacity(len.min(4096))),
+            items: SeqBuilder {
+                items: Vec::with_capacity(len.min(4096)),
+                inner: self.nested()?,
+            },
         })
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<MapBuilder, Error> {
-        Ok(MapBuilder::default())
+        MapBuilder::new(self)
     }
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<MapBuilder, Error> {
-        Ok(MapBuilder::default())
+        MapBuilder::new(self)
     }
     fn serialize_struct_variant(
         self,
@@ -211,20 +241,24 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<VariantMap, Error> {
         Ok(VariantMap {
             variant,
-            members: MapBuilder::default(),
+            members: MapBuilder::new(self)?,
         })
     }
 }
 
-struct SeqBuilder(Vec<JsonValue>);
+struct SeqBuilder {
+    items: Vec<JsonValue>,
+    /// The serializer for the elements.
+    inner: ValueSerializer,
+}
 
 impl SeqBuilder {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.0.push(value.serialize(ValueSerializer)?);
+        self.items.push(value.serialize(self.inner)?);
         Ok(())
     }
     fn finish(self) -> JsonValue {
-        JsonValue::Array(JsonArray::from(self.0))
+        JsonValue::Array(JsonArray::from(self.items))
     }
 }
 
@@ -280,13 +314,21 @@ impl ser::SerializeTupleVariant for VariantSeq {
     }
 }
 
-#[derive(Default)]
 struct MapBuilder {
     members: Vec<(JsonString, JsonValue)>,
     pending_key: Option<JsonString>,
+    /// The serializer for the member values.
+    inner: ValueSerializer,
 }
 
 impl MapBuilder {
+    fn new(outer: ValueSerializer) -> Result<Self, Error> {
+        Ok(Self {
+            members: Vec::new(),
+            pending_key: None,
+            inner: outer.nested()?,
+        })
+    }
     fn member(&mut self, key: JsonString, value: JsonValue) {
         self.members.push((key, value));
     }
@@ -306,7 +348,7 @@ impl ser::SerializeMap for MapBuilder {
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         let key = self.pending_key.take().ok_or_else(refused)?;
-        let value = value.serialize(ValueSerializer)?;
+        let value = value.serialize(self.inner)?;
         self.member(key, value);
         Ok(())
     }
@@ -323,7 +365,7 @@ impl ser::SerializeStruct for MapBuilder {
         key: &'static str,
         value: &T,
     ) -> Result<(), Error> {
-        let value = value.serialize(ValueSerializer)?;
+        let value = value.serialize(self.inner)?;
         self.member(JsonString::from(key), value);
         Ok(())
     }
@@ -480,6 +522,44 @@ impl ser::Serializer for KeySerializer {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// A linked list: each level costs two nested calls (the struct and the `Some`).
+    #[derive(serde::Serialize)]
+    struct Link {
+        next: Option<Box<Link>>,
+    }
+
+    fn chain(levels: usize) -> Link {
+        let mut link = Link { next: None };
+        for _ in 1..levels {
+            link = Link {
+                next: Some(Box::new(link)),
+            };
+        }
+        link
+    }
+
+    #[test]
+    fn nesting_is_bounded_at_and_past_the_bound() -> Result<(), Error> {
+        // 512 levels: 1,023 nested calls, and exactly the writer's depth ceiling.
+        let at = to_value(&chain(512))?;
+        let limits = crate::OutputLimits::default();
+        assert!(crate::to_string(&at, &limits).is_ok());
+        // 513 levels: 1,025 nested calls.
+        assert_eq!(
+            to_value(&chain(513)).map(|_| ()).map_err(|e| e.kind()),
+            Err(ErrorKind::Unserializable)
+        );
+        // Far past it: refused without exhausting the stack.
+        let deep = chain(200_000);
+        assert!(to_value(&deep).is_err());
+        // Dropping the list is the test's own business: unlink it iteratively.
+        let mut next = deep.next;
+        while let Some(mut link) = next {
+            next = link.next.take();
+        }
+        Ok(())
+    }
 
     #[derive(serde::Serialize)]
     enum Shape {

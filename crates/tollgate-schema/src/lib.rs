@@ -66,3 +66,4 @@ pub use eval::{EvaluationGate, EvaluationPermit};
 pub use header::{HeaderValueType, MirroredHeader};
 pub use keywords::{EXCLUDED as EXCLUDED_KEYWORDS, RECOGNISED as RECOGNISED_KEYWORDS};
 pub use limits::SchemaLimits;
+pub use pointer::reference_pointer;

@@ -59,6 +59,33 @@ pub(crate) fn canonical_pointer(fragment: &str) -> Option<String> {
     Some(out)
 }
 
+/// The JSON Pointer a same-document `$ref` names, spelled canonically (RFC 6901 tokens escaped
+/// only where they must be: `~0` and `~1`), after the fragment's percent-decoding: `""` for `#`,
+/// `/$defs/Point 2D` for `#/$defs/Point%202D`. `None` for anything else (another document, a
+/// plain-name anchor, a malformed escape).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_schema::reference_pointer;
+///
+/// assert_eq!(reference_pointer("#").as_deref(), Some(""));
+/// assert_eq!(reference_pointer("#/$defs/Gr%C3%B6%C3%9Fe").as_deref(), Some("/$defs/Größe"));
+/// assert_eq!(reference_pointer("#/$defs/a~1b").as_deref(), Some("/$defs/a~1b"));
+/// assert_eq!(reference_pointer("#anchor"), None);
+/// assert_eq!(reference_pointer("other.json#/x"), None);
+/// ```
+pub fn reference_pointer(reference: &str) -> Option<String> {
+    let fragment = percent_decode(reference.strip_prefix('#')?)?;
+    if fragment.is_empty() {
+        return Some(String::new());
+    }
+    if !fragment.starts_with('/') {
+        return None;
+    }
+    canonical_pointer(&fragment)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -287,6 +287,34 @@ where
     (err.kind(), err.location().map(str::to_owned))
 }
 
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename = "Point 2D")]
+struct Point {
+    x: i32,
+}
+
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
+#[allow(
+    non_camel_case_types,
+    reason = "a definition name schemars percent-encodes"
+)]
+struct Größe {
+    cm: u32,
+}
+
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
+struct Named {
+    p: Point,
+    g: Größe,
+}
+
+#[test]
+fn definition_names_that_need_encoding_are_not_recursion() {
+    let tool = registration::<Named>().unwrap();
+    let schema = tollgate::json::to_string(tool.input_schema(), &Default::default()).unwrap();
+    assert!(schema.contains("Point%202D"), "{schema}");
+}
+
 #[test]
 fn refused_types_name_the_tool_the_type_and_the_location() {
     assert_eq!(

@@ -533,7 +533,22 @@ async fn state_modes_are_enforced() {
         .unwrap(),
         r#"{"state":"opaque-token","verified":false,"framework":null,"responses":{"name":{"action":"decline"}}}"#
     );
-    // Its bound: 65,536 bytes out and back; one more is refused either way, never echoed.
+    // Its bounds: 1 to 65,536 bytes out and back; an empty one, or one more byte, is refused
+    // either way, never echoed.
+    let empty = call(addr, "alice", "app_state", r#"{"size":0}"#, "", ELICIT).await;
+    assert_eq!((empty.status, empty.code()), (200, -32603));
+    let resp = call(
+        addr,
+        "alice",
+        "app_state",
+        "{}",
+        r#""requestState":"""#,
+        ELICIT,
+    )
+    .await;
+    assert_eq!((resp.status, resp.code()), (400, -32602));
+    let one = call(addr, "alice", "app_state", r#"{"size":1}"#, "", ELICIT).await;
+    assert_eq!(state_of(&one), "s");
     let max = tollgate::context::MAX_APPLICATION_STATE_BYTES;
     let at = call(
         addr,

@@ -41,6 +41,63 @@ async fn echo(
     Ok(args.into_converted())
 }
 
+/// A list through `Option<Box<_>>`.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Link {
+    n: u32,
+    next: Option<Box<Link>>,
+}
+
+/// A recursive enum with data: an expression.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+enum Expr {
+    Num(i64),
+    Neg(Box<Expr>),
+    Add { left: Box<Expr>, right: Box<Expr> },
+}
+
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Formula {
+    expr: Expr,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Length {
+    levels: u32,
+}
+
+async fn echo_link(
+    _: &RequestContext,
+    args: ToolArguments<Link>,
+    _: &InvocationFeatures,
+) -> Result<Link, Infallible> {
+    Ok(args.into_converted())
+}
+
+async fn echo_formula(
+    _: &RequestContext,
+    args: ToolArguments<Formula>,
+    _: &InvocationFeatures,
+) -> Result<Formula, Infallible> {
+    Ok(args.into_converted())
+}
+
+/// Builds a list `levels` long: as deep an output as the handler likes.
+async fn build_list(
+    _: &RequestContext,
+    args: ToolArguments<Length>,
+    _: &InvocationFeatures,
+) -> Result<Link, Infallible> {
+    let mut link = Link { n: 0, next: None };
+    for n in 1..args.converted().levels {
+        link = Link {
+            n,
+            next: Some(Box::new(link)),
+        };
+    }
+    Ok(link)
+}
+
 async fn server() -> std::net::SocketAddr {
     let tool = ToolRegistration::with_name("tree", [V])
         .argument_and_output_types::<Node, Node>()
@@ -50,8 +107,33 @@ async fn server() -> std::net::SocketAddr {
         .unwrap();
     let schema = tollgate::json::to_string(tool.input_schema(), &Default::default()).unwrap();
     assert!(schema.contains(r##""$ref":"#""##), "{schema}");
+    let typed = |name: &str| ToolRegistration::with_name(name.to_owned(), [V]);
     let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("tree", "1"))
         .add_tool(tool)
+        .add_tool(
+            typed("link")
+                .argument_and_output_types::<Link, Link>()
+                .handler(echo_link)
+                .structured_content_text_mirror(false)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            typed("formula")
+                .argument_and_output_types::<Formula, Formula>()
+                .handler(echo_formula)
+                .structured_content_text_mirror(false)
+                .build()
+                .unwrap(),
+        )
+        .add_tool(
+            typed("build_list")
+                .argument_and_output_types::<Length, Link>()
+                .handler(build_list)
+                .structured_content_text_mirror(false)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     start(McpService::new(endpoint)).await
@@ -128,4 +210,81 @@ async fn a_tree_as_deep_as_the_bound_round_trips_and_one_level_more_is_refused()
     let r = call(addr, "tree", &bad, &[]).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.result().get("isError"), Some(&JsonValue::Bool(true)));
+}
+
+/// `{"n":0,"next":{"n":1,"next":...null}}`, `levels` objects deep.
+fn link_chain(levels: usize) -> String {
+    let mut text = String::new();
+    for i in 0..levels {
+        text.push_str(&format!(r#"{{"n":{i},"next":"#));
+    }
+    text.push_str("null");
+    text.push_str(&"}".repeat(levels));
+    text
+}
+
+/// `{"Neg":{"Neg":...{"Num":1}}}` inside `{"expr":...}`, `levels` objects deep in all.
+fn negations(levels: usize) -> String {
+    let mut text = String::from(r#"{"expr":"#);
+    for _ in 0..levels - 2 {
+        text.push_str(r#"{"Neg":"#);
+    }
+    text.push_str(r#"{"Num":1}"#);
+    text.push_str(&"}".repeat(levels - 1));
+    text
+}
+
+#[tokio::test]
+async fn optional_links_and_recursive_enums_bind_at_the_depth_bound() {
+    let addr = server().await;
+    // `Option<Box<_>>` (about three evaluation frames per level): 126 objects in the arguments
+    // make the body 128 deep.
+    let at = link_chain(126);
+    assert_eq!(body_depth(&at), 128);
+    let r = call(addr, "link", &at, &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(!r.text().contains(r#""isError":true"#));
+    assert!(r.text().contains(r#"{"n":125,"next":null}"#));
+    let r = call(addr, "link", &link_chain(127), &[]).await;
+    assert_eq!((r.status, r.code()), (400, -32700));
+    // A recursive enum with data, at the bound and past it.
+    let at = negations(126);
+    assert_eq!(body_depth(&at), 128);
+    let r = call(addr, "formula", &at, &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(
+        !r.text().contains(r#""isError":true"#),
+        "{}",
+        &r.text()[..200]
+    );
+    assert!(r.text().contains(r#"{"Num":1}"#));
+    let r = call(addr, "formula", &negations(127), &[]).await;
+    assert_eq!((r.status, r.code()), (400, -32700));
+    let add = r#"{"expr":{"Add":{"left":{"Num":1},"right":{"Neg":{"Num":2}}}}}"#;
+    let r = call(addr, "formula", add, &[]).await;
+    assert!(
+        r.text().contains(&format!(r#""structuredContent":{add}"#)),
+        "{}",
+        r.text()
+    );
+}
+
+#[tokio::test]
+async fn an_output_too_deep_to_write_is_the_fixed_internal_error() {
+    let addr = server().await;
+    let r = call(addr, "build_list", r#"{"levels":100}"#, &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains(r#""n":99"#));
+    // (Far deeper lists would overflow the stack in their own recursive `Drop`, the
+    // application's type, not in Tollgate: the conversion stops at its nesting bound.)
+    for levels in [513, 600, 10_000] {
+        let r = call(
+            addr,
+            "build_list",
+            &format!(r#"{{"levels":{levels}}}"#),
+            &[],
+        )
+        .await;
+        assert_eq!((r.status, r.code()), (200, -32603), "{levels}");
+    }
 }

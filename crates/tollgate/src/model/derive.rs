@@ -249,11 +249,13 @@ fn satisfiable(schema: &JsonValue, finite: &BTreeSet<String>) -> bool {
         _ => return true,
     };
     if let Some(JsonValue::String(target)) = o.get("$ref") {
-        let target = target.as_str();
         // Anchors and other local forms are not emitted by derivation; only `#` and
-        // `#/$defs/...` can close a cycle.
-        if (target == "#" || target.starts_with("#/$defs/")) && !finite.contains(target) {
-            return false;
+        // `#/$defs/...` (percent-encoded as schemars writes them) can close a cycle.
+        if let Some(pointer) = tollgate_schema::reference_pointer(target.as_str()) {
+            let node = format!("#{pointer}");
+            if (pointer.is_empty() || pointer.starts_with("/$defs/")) && !finite.contains(&node) {
+                return false;
+            }
         }
     }
     let branches = |key: &str| o.get(key).and_then(JsonValue::as_array);
@@ -358,6 +360,19 @@ mod tests {
         ] {
             assert!(normalise(&doc(safe), false).is_ok(), "{safe}");
         }
+        // Definition names schemars percent-encodes in references (a space, non-ASCII) are
+        // matched to their definitions: a plain type is not taken for a recursive one.
+        let encoded = doc(
+            r##"{"type":"object","properties":{"p":{"$ref":"#/$defs/Point%202D"},"g":{"$ref":"#/$defs/Gr%C3%B6%C3%9Fe"}},"required":["p","g"],"$defs":{"Point 2D":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]},"Größe":{"type":"string"}}}"##,
+        );
+        assert!(normalise(&encoded, false).is_ok());
+        let encoded_loop = doc(
+            r##"{"$ref":"#/$defs/Gr%C3%B6%C3%9Fe","$defs":{"Größe":{"type":"object","properties":{"n":{"$ref":"#/$defs/Gr%C3%B6%C3%9Fe"}},"required":["n"]}}}"##,
+        );
+        assert_eq!(
+            normalise(&encoded_loop, false).map_err(|e| e.failure),
+            Err(DeriveFailure::Recursive)
+        );
         // Recursion that can only be infinite is refused, where it is.
         let endless =
             doc(r##"{"type":"object","properties":{"next":{"$ref":"#"}},"required":["next"]}"##);

@@ -37,6 +37,9 @@ pub(crate) enum Stage {
     Sanitizing,
     /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
     Output,
+    /// `methods/tools.rs` and `methods/state.rs`: an `input_required` result checked against
+    /// the tool's declarations and request-state mode, then sealed.
+    InputRequired,
 }
 
 impl Stage {
@@ -53,6 +56,7 @@ impl Stage {
             Self::Validation => "`methods/tools.rs`",
             Self::Handler => "`model/guard.rs`",
             Self::Output => "`model/projection.rs`",
+            Self::InputRequired => "`methods/state.rs`",
         }
     }
 }
@@ -343,7 +347,7 @@ pub(crate) const ORDER: &[Check] = &[
     ),
     row(
         "24b",
-        Output,
+        InputRequired,
         "An `input_required` result asks only for kinds the tool declared, carries only the state its request-state mode allows (an application-protected state 1 to 65,536 bytes), and is well formed (at most 32 unique keys of 1 to 256 bytes); a typed-complete tool never returns one",
         "any",
         F(Fault::Internal, "(nothing of the result is sent)"),
