@@ -35,11 +35,11 @@ pub(crate) enum Stage {
     Handler,
     /// `model/intercept.rs`: the tool-result sanitizer.
     Sanitizing,
-    /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
-    Output,
     /// `methods/tools.rs` and `methods/state.rs`: an `input_required` result checked against
     /// the tool's declarations and request-state mode, then sealed.
     InputRequired,
+    /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
+    Output,
 }
 
 impl Stage {
@@ -339,18 +339,18 @@ pub(crate) const ORDER: &[Check] = &[
         F(Fault::Internal, ""),
     ),
     row(
+        "23c",
+        InputRequired,
+        "An `input_required` result asks only for kinds the tool declared, carries only the state its request-state mode allows (an application-protected state 1 to 65,536 bytes), and is well formed (at most 32 unique keys of 1 to 256 bytes); a typed-complete tool never returns one",
+        "any",
+        F(Fault::Internal, "(nothing of the result is sent)"),
+    ),
+    row(
         "24",
         Output,
         "Typed output converts to JSON and satisfies its derived output schema (for a typed task-required tool, also the task's result at each `tasks/get`)",
         "any",
         F(Fault::Internal, ""),
-    ),
-    row(
-        "24b",
-        InputRequired,
-        "An `input_required` result asks only for kinds the tool declared, carries only the state its request-state mode allows (an application-protected state 1 to 65,536 bytes), and is well formed (at most 32 unique keys of 1 to 256 bytes); a typed-complete tool never returns one",
-        "any",
-        F(Fault::Internal, "(nothing of the result is sent)"),
     ),
     row(
         "25",
