@@ -1,4 +1,5 @@
-//! The built-in HTTP/1.1 server: accept loop, connection bounds, graceful shutdown.
+//! The built-in HTTP/1.1 server: accept loop, connection bounds (a clear refusal past the
+//! limit), the idle-or-head timeout, graceful shutdown.
 //!
 //! Owns sockets and hyper connections only; every request goes to an [`McpService`]. Binds
 //! where it is told (the examples use 127.0.0.1). Knows nothing of MCP.
@@ -48,12 +49,16 @@ impl Default for ServerLimits {
 
 impl ServerLimits {
     /// The defaults: 1,024 open connections, a 512 KiB read buffer (and head cap), 100 header
-    /// fields, 30 s to read a request head, 10 s for in-flight requests at shutdown.
+    /// fields, 30 s for a connection to deliver a complete request head once it is ready for
+    /// one (whether it was idle or sending slowly), 10 s for in-flight requests at shutdown.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Open connections (at least 1). Further connections wait in the listen backlog.
+    /// Open connections (at least 1). A connection past the limit is accepted and answered at
+    /// once with HTTP 503, `Retry-After: 1` and the fixed JSON-RPC busy error (-32603
+    /// `Server busy`, id `null`), then closed; at most 64 such refusals are in progress at a
+    /// time, and a connection past those is closed unanswered.
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
@@ -77,7 +82,12 @@ impl ServerLimits {
         self
     }
 
-    /// How long a client may take to send a request head.
+    /// How long a connection may take, from the moment it is ready for a request (just
+    /// accepted, or its previous response fully sent), to deliver a complete request head.
+    /// This one timer is both the header-read timeout (a head sent one byte at a time) and the
+    /// idle keep-alive timeout (a connection that sends nothing); past it the connection is
+    /// closed without an answer. It does not run while a request is served or a response (an
+    /// event stream included) is written.
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
@@ -90,6 +100,47 @@ impl ServerLimits {
         self.shutdown_timeout = timeout;
         self
     }
+}
+
+/// The most refusals (past the connection limit) written at once.
+const MAX_REFUSALS_IN_PROGRESS: usize = 64;
+/// How long a refused connection is drained so its client reads the refusal.
+const REFUSAL_LINGER: Duration = Duration::from_secs(1);
+/// How much of a refused connection's request is read and discarded.
+const REFUSAL_LINGER_BYTES: usize = 64 * 1024;
+
+/// Answers a connection past the limit: 503 with `Retry-After` and the fixed busy error, then a
+/// bounded lingering close (the request is read and discarded, up to 64 KiB and 1 s, so a
+/// client still writing it reads the answer instead of a reset).
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let fault = crate::wire::fault::Fault::Busy;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{},"message":"{}"}}}}"#,
+        fault.code(),
+        fault.message()
+    );
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let linger = async {
+        if stream.write_all(head.as_bytes()).await.is_err()
+            || stream.write_all(body.as_bytes()).await.is_err()
+            || stream.shutdown().await.is_err()
+        {
+            return;
+        }
+        let mut buf = [0u8; 4096];
+        let mut read = 0;
+        while read < REFUSAL_LINGER_BYTES {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => read += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(REFUSAL_LINGER, linger).await;
 }
 
 /// The built-in server.
@@ -153,6 +204,7 @@ impl Server {
     pub async fn serve_with_shutdown(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let graceful = GracefulShutdown::new();
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
+        let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
         let mut builder = http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -161,13 +213,6 @@ impl Server {
             .max_headers(self.limits.max_headers);
         tokio::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                () = &mut shutdown => break,
-                permit = Arc::clone(&permits).acquire_owned() => match permit {
-                    Ok(p) => p,
-                    Err(_) => break,
-                },
-            };
             let (stream, peer) = tokio::select! {
                 () = &mut shutdown => break,
                 accepted = self.listener.accept() => match accepted {
@@ -178,6 +223,16 @@ impl Server {
                         continue;
                     }
                 },
+            };
+            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                // Past the limit: a clear, bounded refusal (or, past those, a plain close).
+                if let Ok(slot) = Arc::clone(&refusals).try_acquire_owned() {
+                    tokio::spawn(async move {
+                        refuse(stream).await;
+                        drop(slot);
+                    });
+                }
+                continue;
             };
             let _ = stream.set_nodelay(true);
             let service = self.service.clone();

@@ -1,0 +1,258 @@
+//! The built-in server's edge over real loopback sockets, with tokio's paused clock (time
+//! advances only when every task waits, so no test sleeps): the idle-or-head timeout at its bound
+//! and past it, the connection limit's refusal, and graceful shutdown's bound on in-flight
+//! requests.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests"
+)]
+
+mod support;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+use tollgate::json::JsonObject;
+use tollgate::transport::ServerLimits;
+use tollgate::{
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    Server, ToolArguments, ToolRegistration,
+    tool::{CompleteResult, OperationResult},
+};
+
+const V: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+/// Sleeps `ms` (virtual time), then answers.
+async fn slow(
+    _: &RequestContext,
+    args: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let ms = args
+        .raw()
+        .get("ms")
+        .and_then(|v| v.as_number())
+        .and_then(|n| n.to_u64())
+        .unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(CompleteResult::from_tool_text(format!("slept {ms}")).into())
+}
+
+fn service() -> McpService {
+    let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("edge", "1"))
+        .add_tool(
+            ToolRegistration::with_name("slow", [V])
+                .json_object_arguments()
+                .handler(slow)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    McpService::new(endpoint)
+}
+
+/// A server with `limits`, stopped when the returned sender fires; the join handle yields when
+/// `serve_with_shutdown` returned.
+async fn serve(
+    limits: ServerLimits,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), service())
+        .await
+        .unwrap()
+        .limits(limits);
+    let addr = server.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve_with_shutdown(async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, serving)
+}
+
+fn call_request(addr: SocketAddr, ms: u64, close: bool) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow","arguments":{{"ms":{ms}}},{}}}}}"#,
+        support::META
+    );
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: slow\r\n{}Content-Length: {}\r\n\r\n{body}",
+        addr.port(),
+        if close { "Connection: close\r\n" } else { "" },
+        body.len()
+    )
+}
+
+/// Reads one response (head and `Content-Length` body) off a keep-alive connection; `None` at
+/// end of stream.
+async fn read_response(stream: &mut TcpStream) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte).await {
+            Ok(1) => buf.push(byte[0]),
+            _ => return None,
+        }
+    }
+    let head = String::from_utf8_lossy(&buf).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).await.ok()?;
+    Some(head + &String::from_utf8_lossy(&body))
+}
+
+/// Whether the peer closed: a read returns end of stream (or an error).
+async fn closed(stream: &mut TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(stream.read(&mut byte).await, Ok(0) | Err(_))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_head_must_arrive_within_the_timeout() {
+    let limits = ServerLimits::new().header_read_timeout(Duration::from_secs(30));
+    let (addr, _stop, _serving) = serve(limits).await;
+    let request = call_request(addr, 0, false);
+    let (first, rest) = request.split_at(20);
+    // At the bound: the head's last byte arrives just inside 30 s.
+    let mut at = TcpStream::connect(addr).await.unwrap();
+    at.write_all(first.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(29_900)).await;
+    at.write_all(rest.as_bytes()).await.unwrap();
+    let response = read_response(&mut at).await.expect("served");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    // Past it: a head still incomplete at 30 s closes the connection, unanswered.
+    let mut past = TcpStream::connect(addr).await.unwrap();
+    let started = Instant::now();
+    past.write_all(first.as_bytes()).await.unwrap();
+    assert!(closed(&mut past).await);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(30) && waited < Duration::from_secs(31),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_keep_alive_connection_is_closed_after_the_same_timeout() {
+    let limits = ServerLimits::new().header_read_timeout(Duration::from_secs(10));
+    let (addr, _stop, _serving) = serve(limits).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(call_request(addr, 0, false).as_bytes())
+        .await
+        .unwrap();
+    assert!(read_response(&mut stream).await.is_some());
+    // Idle just under the bound: the next request is still served on the same connection.
+    tokio::time::sleep(Duration::from_millis(9_900)).await;
+    stream
+        .write_all(call_request(addr, 0, false).as_bytes())
+        .await
+        .unwrap();
+    assert!(read_response(&mut stream).await.is_some());
+    // Idle past it: closed.
+    let idle = Instant::now();
+    assert!(closed(&mut stream).await);
+    let waited = idle.elapsed();
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(11),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn connections_past_the_limit_get_a_clear_refusal() {
+    let (addr, _stop, _serving) = serve(ServerLimits::new().max_connections(2)).await;
+    // Two connections, held open (keep-alive) after one request each.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(call_request(addr, 0, false).as_bytes())
+            .await
+            .unwrap();
+        assert!(read_response(&mut s).await.is_some());
+        held.push(s);
+    }
+    // The third is refused at once: 503, Retry-After, the fixed busy error, closed.
+    let mut third = TcpStream::connect(addr).await.unwrap();
+    third
+        .write_all(call_request(addr, 0, false).as_bytes())
+        .await
+        .unwrap();
+    let refusal = read_response(&mut third)
+        .await
+        .expect("an answer, not a reset");
+    assert!(refusal.starts_with("HTTP/1.1 503 "), "{refusal}");
+    assert!(
+        refusal.to_ascii_lowercase().contains("retry-after: 1\r\n"),
+        "{refusal}"
+    );
+    assert!(
+        refusal.ends_with(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Server busy"}}"#
+        ),
+        "{refusal}"
+    );
+    assert!(closed(&mut third).await);
+    // A place frees up when a held connection closes.
+    drop(held.pop());
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let mut fourth = TcpStream::connect(addr).await.unwrap();
+    fourth
+        .write_all(call_request(addr, 0, true).as_bytes())
+        .await
+        .unwrap();
+    let served = read_response(&mut fourth).await.unwrap();
+    assert!(served.starts_with("HTTP/1.1 200"), "{served}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_lets_in_flight_requests_finish_within_its_bound() {
+    let limits = ServerLimits::new().shutdown_timeout(Duration::from_secs(5));
+    let (addr, stop, serving) = serve(limits).await;
+    // A call that needs 2 s, in flight when shutdown begins: it is answered.
+    let mut quick = TcpStream::connect(addr).await.unwrap();
+    quick
+        .write_all(call_request(addr, 2_000, true).as_bytes())
+        .await
+        .unwrap();
+    // A call that needs a minute: cut at the 5 s bound.
+    let mut long = TcpStream::connect(addr).await.unwrap();
+    long.write_all(call_request(addr, 60_000, true).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let began = Instant::now();
+    stop.send(()).unwrap();
+    // New connections are no longer accepted.
+    let answered = read_response(&mut quick)
+        .await
+        .expect("the in-flight call finished");
+    assert!(answered.contains("slept 2000"), "{answered}");
+    serving.await.unwrap().unwrap();
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+        "{took:?}"
+    );
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the listener is closed"
+    );
+}
