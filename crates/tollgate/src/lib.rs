@@ -237,7 +237,7 @@ pub mod task {
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use crate::tasks::sql::DEFAULT_SQL_TASK_CAPACITY;
     #[cfg(feature = "postgres")]
-    pub use crate::tasks::sql::PostgresTaskStore;
+    pub use crate::tasks::sql::{POSTGRES_ACQUIRE_TIMEOUT, PostgresTaskStore};
     #[cfg(feature = "sqlite")]
     pub use crate::tasks::sql::SqliteTaskStore;
     pub use crate::tasks::store::{

@@ -65,6 +65,16 @@ fn internal(context: &RequestContext) -> Reply {
     )
 }
 
+/// The store could not be reached: HTTP 503 `Server busy`, which a client may retry.
+fn unavailable(context: &RequestContext) -> Reply {
+    fail(
+        context.protocol_version,
+        context.request_id.as_ref(),
+        Fault::Busy,
+        None,
+    )
+}
+
 fn ack(context: &RequestContext) -> Reply {
     match context.request_id.as_ref() {
         Some(id) => result_reply(id, br#"{"resultType":"complete"}"#),
@@ -85,7 +95,7 @@ async fn own_task<'p>(
     match tasks.lookup_for_client(id, &owner).await {
         Lookup::Found(record) => Ok((id, record)),
         Lookup::Absent => Err(no_task(context)),
-        Lookup::StoreFailed => Err(internal(context)),
+        Lookup::StoreFailed => Err(unavailable(context)),
     }
 }
 
@@ -251,7 +261,7 @@ pub(crate) async fn update(
             tasks.wake(id);
             ack(context)
         }
-        Err(_) => internal(context),
+        Err(_) => unavailable(context),
     }
 }
 
@@ -284,6 +294,6 @@ pub(crate) async fn cancel(
             tasks.cancel_local(id);
             ack(context)
         }
-        Err(_) => internal(context),
+        Err(_) => unavailable(context),
     }
 }

@@ -438,7 +438,8 @@ impl TaskCreation {
     ///
     /// # Errors
     ///
-    /// [`TaskError::internal`] when the store refuses the task (full or failing), or when the
+    /// [`TaskError::internal`] when the store refuses the task (full, or failing: the call then
+    /// answers HTTP 503 `Server busy` whatever the handler returns), or when the
     /// admitted principal already has its most tasks running here
     /// ([`TaskConfig::max_running_per_principal`]).
     pub async fn spawn<W, F>(&self, work: W) -> Result<TaskCreated, TaskError>
@@ -492,11 +493,14 @@ impl TaskCreation {
         let row = record.to_row().ok_or_else(TaskError::internal)?;
         // Given back if the store refuses, or if this future is dropped while it waits.
         let reservation = Reservation::take(tasks, &self.owner).ok_or_else(TaskError::internal)?;
-        tasks
-            .store
-            .insert(row)
-            .await
-            .map_err(|_| TaskError::internal())?;
+        tasks.store.insert(row).await.map_err(|e| {
+            // A store that cannot be reached (not one that is full): the call answers 503
+            // `Server busy`, which a client may retry, whatever the handler makes of the error.
+            if e.kind() == TaskStoreErrorKind::Backend {
+                self.check.refuse(Checked::Busy);
+            }
+            TaskError::internal()
+        })?;
         // From here the place is given back when the work ends.
         reservation.keep();
         let cancel = CancellationToken::new();

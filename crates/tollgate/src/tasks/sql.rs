@@ -217,6 +217,10 @@ sql_task_store!(
     "DELETE FROM tollgate_tasks WHERE expires_at_ms <= ?1"
 );
 
+/// How long [`PostgresTaskStore::connect`]'s pool waits for a connection.
+#[cfg(feature = "postgres")]
+pub const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Tasks in PostgreSQL: every instance sharing the database answers for every task, and a
 /// worker notices a cancellation or an answer made through another instance on its next poll.
 ///
@@ -239,7 +243,11 @@ pub struct PostgresTaskStore {
 
 #[cfg(feature = "postgres")]
 impl PostgresTaskStore {
-    /// Connects to `url` and creates the table if it is missing.
+    /// Connects to `url` and creates the table if it is missing. The pool holds at most 8
+    /// connections, checks each before use, and waits at most
+    /// [`POSTGRES_ACQUIRE_TIMEOUT`] for one: while the database is down, a request that needs
+    /// it fails within that bound (the fixed internal error, or 503 for a read) instead of
+    /// hanging, and the pool reconnects by itself when the database is back.
     ///
     /// # Errors
     ///
@@ -247,6 +255,7 @@ impl PostgresTaskStore {
     pub async fn connect(url: &str) -> Result<Self, TaskStoreError> {
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(8)
+            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
             .connect(url)
             .await
             .map_err(backend)?;

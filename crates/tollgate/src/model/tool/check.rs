@@ -20,7 +20,8 @@ pub(crate) enum Checked {
 pub(crate) struct ArgumentCheck {
     /// 0 unchecked, else a [`Checked`] + 1.
     state: AtomicU8,
-    /// Set when a task was refused for its arguments: the call answers as for those arguments.
+    /// Set when a task was refused for its arguments (the call answers as for those
+    /// arguments), or because its store could not be reached (`Busy`: 503).
     refused: AtomicU8,
     run: Box<dyn Fn() -> Checked + Send + Sync>,
 }
