@@ -236,10 +236,10 @@ pub mod task {
     pub use crate::tasks::runner::{TaskContext, TaskCreation};
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use crate::tasks::sql::DEFAULT_SQL_TASK_CAPACITY;
-    #[cfg(feature = "postgres")]
-    pub use crate::tasks::sql::{POSTGRES_ACQUIRE_TIMEOUT, PostgresTaskStore};
     #[cfg(feature = "sqlite")]
     pub use crate::tasks::sql::SqliteTaskStore;
+    #[cfg(feature = "postgres")]
+    pub use crate::tasks::sql::{POSTGRES_ACQUIRE_TIMEOUT, PostgresTaskStore};
     pub use crate::tasks::store::{
         InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
     };
