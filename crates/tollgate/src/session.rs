@@ -181,6 +181,11 @@ impl SessionStore {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// How many sessions are open.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().sessions.len()
+    }
+
     /// How long a session may go without a request.
     pub(crate) fn idle_timeout(&self) -> Duration {
         self.config.idle_timeout

@@ -312,6 +312,23 @@ impl Endpoint {
         &self.inner.tools
     }
 
+    /// How many 2025 sessions are open now (0 when the endpoint serves those revisions
+    /// statelessly, or not at all): a gauge for monitoring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2025_11_25],
+    ///     Implementation::new("demo", "1.0.0")).build()?;
+    /// assert_eq!(endpoint.open_sessions(), 0);
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn open_sessions(&self) -> usize {
+        self.inner.sessions.as_ref().map_or(0, |s| s.len())
+    }
+
     pub(crate) fn prompt(
         &self,
         name: &str,

@@ -107,6 +107,7 @@ pub trait TaskStore: Send + Sync + 'static {
 ///
 /// let store = InMemoryTaskStore::with_capacity(1_000);
 /// assert_eq!(store.capacity(), 1_000);
+/// assert!(store.is_empty());
 /// ```
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
@@ -129,6 +130,17 @@ impl InMemoryTaskStore {
     /// The most tasks it holds.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// How many tasks it holds now (expired ones included until purged): a gauge for
+    /// monitoring.
+    pub fn len(&self) -> usize {
+        self.rows().len()
+    }
+
+    /// Whether it holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.rows().is_empty()
     }
 
     pub(crate) fn rows(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRow>> {
