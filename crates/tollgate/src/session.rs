@@ -337,11 +337,6 @@ impl SessionStore {
             streams.detach_all();
         }
     }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.lock().sessions.len()
-    }
 }
 
 #[cfg(test)]

@@ -20,68 +20,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::{Response, post, start};
-use tollgate::json::{JsonObject, JsonValue};
-use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
-    ToolArguments, ToolRegistration,
-    task::{PostgresTaskStore, TaskConfig, TaskCreation, TaskError},
-    tool::{CompleteResult, OperationResult, TaskSupport},
-};
+use support::{Response, control, env_var, post, task_server};
+use tollgate::json::JsonValue;
+use tollgate::task::PostgresTaskStore;
 
 /// The longest any request may take, outage or not (the pool's acquire bound is 5 s).
 const REQUEST_BOUND: Duration = Duration::from_secs(8);
 
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is set by scripts/with-postgres"))
+async fn instance() -> std::net::SocketAddr {
+    let store = PostgresTaskStore::connect(&env_var("TOLLGATE_TEST_POSTGRES_URL"))
+        .await
+        .unwrap();
+    task_server(store, 200, "done").await
 }
 
 fn ctl(action: &str) {
-    let status = std::process::Command::new(env("TOLLGATE_TEST_POSTGRES_CTL"))
-        .arg(action)
-        .status()
-        .unwrap();
-    assert!(status.success(), "ctl {action}");
-}
-
-async fn job(
-    _: &RequestContext,
-    _: ToolArguments<JsonObject>,
-    features: &InvocationFeatures,
-) -> Result<OperationResult, TaskError> {
-    let tasks = features
-        .require::<TaskCreation>()
-        .map_err(|_| TaskError::internal())?;
-    Ok(tasks
-        .spawn(|_| async {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            Ok(CompleteResult::from_tool_text("done"))
-        })
-        .await?
-        .into())
-}
-
-async fn instance() -> std::net::SocketAddr {
-    let store = PostgresTaskStore::connect(&env("TOLLGATE_TEST_POSTGRES_URL"))
-        .await
-        .unwrap();
-    let v26 = ProtocolVersion::V2026_07_28;
-    start(McpService::new(
-        Endpoint::with_path("/mcp", [v26], Implementation::new("faults", "1"))
-            .task_store(store)
-            .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
-            .add_tool(
-                ToolRegistration::with_name("job", [v26])
-                    .json_object_arguments()
-                    .handler(job)
-                    .task_support(TaskSupport::Required)
-                    .build()
-                    .unwrap(),
-            )
-            .build()
-            .unwrap(),
-    ))
-    .await
+    control("TOLLGATE_TEST_POSTGRES_CTL", action);
 }
 
 async fn send(addr: std::net::SocketAddr, method: &str, params: &str, name: &str) -> Response {

@@ -14,14 +14,9 @@ mod support;
 
 use std::time::Duration;
 
-use support::{post, start};
-use tollgate::json::{JsonObject, JsonValue};
-use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
-    ToolArguments, ToolRegistration,
-    task::{PostgresTaskStore, TaskConfig, TaskCreation},
-    tool::{CompleteResult, OperationResult, TaskSupport},
-};
+use support::{post, task_server};
+use tollgate::json::JsonValue;
+use tollgate::task::PostgresTaskStore;
 
 fn url() -> String {
     std::env::var("TOLLGATE_TEST_POSTGRES_URL")
@@ -39,41 +34,8 @@ async fn postgres_keeps_the_store_contract() {
     );
 }
 
-async fn slow(
-    _: &RequestContext,
-    _: ToolArguments<JsonObject>,
-    features: &InvocationFeatures,
-) -> Result<OperationResult, tollgate::task::TaskError> {
-    let tasks = features
-        .require::<TaskCreation>()
-        .map_err(|_| tollgate::task::TaskError::internal())?;
-    Ok(tasks
-        .spawn(|_| async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            Ok(CompleteResult::from_tool_text("done"))
-        })
-        .await?
-        .into())
-}
-
 async fn instance(store: PostgresTaskStore) -> std::net::SocketAddr {
-    let v26 = ProtocolVersion::V2026_07_28;
-    start(McpService::new(
-        Endpoint::with_path("/mcp", [v26], Implementation::new("pg", "1"))
-            .task_store(store)
-            .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
-            .add_tool(
-                ToolRegistration::with_name("slow", [v26])
-                    .json_object_arguments()
-                    .handler(slow)
-                    .task_support(TaskSupport::Required)
-                    .build()
-                    .unwrap(),
-            )
-            .build()
-            .unwrap(),
-    ))
-    .await
+    task_server(store, 300, "done").await
 }
 
 async fn send(addr: std::net::SocketAddr, method: &str, params: &str, name: &str) -> JsonValue {
@@ -99,7 +61,7 @@ async fn send(addr: std::net::SocketAddr, method: &str, params: &str, name: &str
 async fn two_instances_share_tasks_through_postgres() {
     let a = instance(PostgresTaskStore::connect(&url()).await.unwrap()).await;
     let b = instance(PostgresTaskStore::connect(&url()).await.unwrap()).await;
-    let created = send(a, "tools/call", r#""name":"slow","arguments":{}"#, "slow").await;
+    let created = send(a, "tools/call", r#""name":"job","arguments":{}"#, "job").await;
     let id = created
         .get("taskId")
         .and_then(JsonValue::as_str)

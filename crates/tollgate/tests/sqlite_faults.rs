@@ -18,39 +18,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::{Response, post, start};
-use tollgate::json::{JsonObject, JsonValue};
-use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
-    ToolArguments, ToolRegistration,
-    task::{SqliteTaskStore, TaskConfig, TaskCreation, TaskError, TaskStoreErrorKind},
-    tool::{CompleteResult, OperationResult, TaskSupport},
-};
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is set by scripts/with-small-fs"))
-}
+use support::{Response, control, env_var, post, task_server};
+use tollgate::json::JsonValue;
+use tollgate::task::{SqliteTaskStore, TaskStoreErrorKind};
 
 fn ctl(action: &str) {
-    let status = std::process::Command::new(env("TOLLGATE_TEST_SMALL_FS_CTL"))
-        .arg(action)
-        .status()
-        .unwrap();
-    assert!(status.success(), "ctl {action}");
-}
-
-async fn job(
-    _: &RequestContext,
-    _: ToolArguments<JsonObject>,
-    features: &InvocationFeatures,
-) -> Result<OperationResult, TaskError> {
-    let tasks = features
-        .require::<TaskCreation>()
-        .map_err(|_| TaskError::internal())?;
-    Ok(tasks
-        .spawn(|_| async { Ok(CompleteResult::from_tool_text("x".repeat(2048))) })
-        .await?
-        .into())
+    control("TOLLGATE_TEST_SMALL_FS_CTL", action);
 }
 
 async fn instance(path: &Path) -> std::net::SocketAddr {
@@ -58,23 +31,7 @@ async fn instance(path: &Path) -> std::net::SocketAddr {
 }
 
 async fn instance_with(store: SqliteTaskStore) -> std::net::SocketAddr {
-    let v26 = ProtocolVersion::V2026_07_28;
-    start(McpService::new(
-        Endpoint::with_path("/mcp", [v26], Implementation::new("faults", "1"))
-            .task_store(store)
-            .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
-            .add_tool(
-                ToolRegistration::with_name("job", [v26])
-                    .json_object_arguments()
-                    .handler(job)
-                    .task_support(TaskSupport::Required)
-                    .build()
-                    .unwrap(),
-            )
-            .build()
-            .unwrap(),
-    ))
-    .await
+    task_server(store, 0, "done").await
 }
 
 /// A task-creating call; it must end within 8 s whatever the filesystem does.
@@ -132,7 +89,7 @@ fn fill(dir: &Path) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs scripts/with-small-fs (root)"]
 async fn a_full_or_read_only_filesystem_gives_a_clear_error_and_recovers() {
-    let dir = PathBuf::from(env("TOLLGATE_TEST_SMALL_FS"));
+    let dir = PathBuf::from(env_var("TOLLGATE_TEST_SMALL_FS"));
     let path = dir.join("tasks.sqlite3");
     let addr = instance(&path).await;
     assert!(created(&create(addr).await));
@@ -163,7 +120,7 @@ async fn a_full_or_read_only_filesystem_gives_a_clear_error_and_recovers() {
     // typed backend error, or gives a store whose writes are refused with 503 and whose reads
     // still answer; the file is left intact either way.
     ctl("ro");
-    let ro_path = PathBuf::from(env("TOLLGATE_TEST_SMALL_FS_RO")).join("tasks.sqlite3");
+    let ro_path = PathBuf::from(env_var("TOLLGATE_TEST_SMALL_FS_RO")).join("tasks.sqlite3");
     match SqliteTaskStore::open(&ro_path).await {
         Err(e) => {
             assert_eq!(e.kind(), TaskStoreErrorKind::Backend);

@@ -320,3 +320,64 @@ pub fn post_request(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> S
     request.push_str(body);
     request
 }
+
+/// The value of an environment variable a wrapper script (`scripts/with-postgres`,
+/// `scripts/with-small-fs`) sets.
+pub fn env_var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is set by the wrapper script"))
+}
+
+/// Runs the control script the environment variable `var` names with `action` (`kill`,
+/// `start`, `ro`, `rw`).
+pub fn control(var: &str, action: &str) {
+    let status = std::process::Command::new(env_var(var))
+        .arg(action)
+        .status()
+        .expect("the control script runs");
+    assert!(status.success(), "{var} {action}");
+}
+
+/// A 2026-07-28 endpoint on loopback with one task-required tool, `job`, whose work sleeps `ms`
+/// and completes with `text`; its tasks in `store`, polled every 100 ms.
+pub async fn task_server(
+    store: impl tollgate::task::TaskStore,
+    ms: u64,
+    text: &'static str,
+) -> SocketAddr {
+    use tollgate::task::{TaskConfig, TaskCreation, TaskError};
+    use tollgate::tool::{CompleteResult, OperationResult, TaskSupport};
+    use tollgate::{
+        Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext,
+        ToolArguments, ToolRegistration,
+    };
+    let job = move |_: &RequestContext,
+                    _: ToolArguments<tollgate::json::JsonObject>,
+                    features: &InvocationFeatures| {
+        let tasks = features.find::<TaskCreation>().cloned();
+        async move {
+            let tasks = tasks.ok_or_else(TaskError::internal)?;
+            let created = tasks
+                .spawn(move |_| async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(CompleteResult::from_tool_text(text))
+                })
+                .await?;
+            Ok::<_, TaskError>(OperationResult::from(created))
+        }
+    };
+    let v26 = ProtocolVersion::V2026_07_28;
+    let endpoint = Endpoint::with_path("/mcp", [v26], Implementation::new("tasks", "1"))
+        .task_store(store)
+        .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
+        .add_tool(
+            ToolRegistration::with_name("job", [v26])
+                .json_object_arguments()
+                .handler(job)
+                .task_support(TaskSupport::Required)
+                .build()
+                .expect("a valid tool"),
+        )
+        .build()
+        .expect("a valid endpoint");
+    start(McpService::new(endpoint)).await
+}

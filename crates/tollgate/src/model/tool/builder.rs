@@ -17,7 +17,7 @@ use crate::model::content::icon::Icon;
 use crate::model::handler::Handler;
 use crate::model::result::OperationResult;
 use crate::model::tool::invoke::{
-    ArgumentModel, Invoke, Invoker, Operation, RawArguments, Structured, TypedArguments,
+    ArgumentModel, Invoke, Operation, RawArguments, Structured, TypedArguments, boxed,
 };
 use crate::model::tool::options::{
     InputRequestDeclaration, RequestStateMode, TaskSupport, ToolAnnotations,
@@ -164,16 +164,10 @@ where
         H: for<'a> Handler<'a, ToolArguments<A>, R, E>,
         E: 'static,
     {
-        let invoker: Box<dyn Invoke> =
-            Box::new(Invoker::<A, R, E, H, TypedArguments, Structured> {
-                handler,
-                _models: PhantomData,
-            });
-        let (input, output) = match self.schemas {
-            Ok((i, o)) => (Ok(i), Some(o)),
-            Err(e) => (Err(e), None),
-        };
-        ToolBuilder::new(self.head, input, output, invoker, true)
+        self.install(
+            boxed::<A, R, E, H, TypedArguments, Structured>(handler),
+            true,
+        )
     }
 
     /// Installs an operation handler, an `async fn(&RequestContext, ToolArguments<A>,
@@ -191,20 +185,18 @@ where
         H: for<'a> Handler<'a, ToolArguments<A>, OperationResult, E>,
         E: 'static,
     {
-        let invoker: Box<dyn Invoke> =
-            Box::new(
-                Invoker::<A, OperationResult, E, H, TypedArguments, Operation> {
-                    handler,
-                    _models: PhantomData,
-                },
-            );
+        let invoker = boxed::<A, OperationResult, E, H, TypedArguments, Operation>(handler);
+        let mut builder = self.install(invoker, false);
+        builder.task_support = TaskSupport::Required;
+        builder
+    }
+
+    fn install(self, invoker: Box<dyn Invoke>, completes: bool) -> ToolBuilder {
         let (input, output) = match self.schemas {
             Ok((i, o)) => (Ok(i), Some(o)),
             Err(e) => (Err(e), None),
         };
-        let mut builder = ToolBuilder::new(self.head, input, output, invoker, false);
-        builder.task_support = TaskSupport::Required;
-        builder
+        ToolBuilder::new(self.head, input, output, invoker, completes)
     }
 }
 
@@ -230,11 +222,7 @@ where
         H: for<'a> Handler<'a, ToolArguments<A>, OperationResult, E>,
         E: 'static,
     {
-        let invoker: Box<dyn Invoke> =
-            Box::new(Invoker::<A, OperationResult, E, H, M, Operation> {
-                handler,
-                _models: PhantomData,
-            });
+        let invoker = boxed::<A, OperationResult, E, H, M, Operation>(handler);
         ToolBuilder::new(self.head, self.input, None, invoker, false)
     }
 }

@@ -90,9 +90,25 @@ impl ResultModel<OperationResult> for Operation {
 /// The handler's argument, output and error types plus the two models, as one marker.
 pub(crate) type Models<A, T, E, AM, RM> = PhantomData<fn() -> (A, T, E, AM, RM)>;
 
-pub(crate) struct Invoker<A, T, E, H, AM, RM> {
-    pub(crate) handler: H,
-    pub(crate) _models: Models<A, T, E, AM, RM>,
+struct Invoker<A, T, E, H, AM, RM> {
+    handler: H,
+    _models: Models<A, T, E, AM, RM>,
+}
+
+/// A handler with its argument and result models, boxed for a registration.
+pub(crate) fn boxed<A, T, E, H, AM, RM>(handler: H) -> Box<dyn Invoke>
+where
+    A: Send + 'static,
+    T: 'static,
+    E: 'static,
+    H: for<'a> Handler<'a, ToolArguments<A>, T, E>,
+    AM: ArgumentModel<A>,
+    RM: ResultModel<T>,
+{
+    Box::new(Invoker::<A, T, E, H, AM, RM> {
+        handler,
+        _models: PhantomData,
+    })
 }
 
 impl<A, T, E, H, AM, RM> Invoke for Invoker<A, T, E, H, AM, RM>
