@@ -233,7 +233,7 @@ pub mod task {
     pub use crate::tasks::model::{
         MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError, TaskInputError, TaskStatus,
     };
-    pub use crate::tasks::runner::{TaskContext, TaskCreation};
+    pub use crate::tasks::runner::TaskCreation;
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub use crate::tasks::sql::DEFAULT_SQL_TASK_CAPACITY;
     #[cfg(feature = "sqlite")]
@@ -243,6 +243,7 @@ pub mod task {
     pub use crate::tasks::store::{
         InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
     };
+    pub use crate::tasks::work::TaskContext;
 }
 
 pub mod endpoint {

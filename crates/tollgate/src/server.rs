@@ -55,10 +55,12 @@ impl ServerLimits {
         Self::default()
     }
 
-    /// Open connections (at least 1). A connection past the limit is accepted and answered at
-    /// once with HTTP 503, `Retry-After: 1` and the fixed JSON-RPC busy error (-32603
-    /// `Server busy`, id `null`), then closed; at most 64 such refusals are in progress at a
-    /// time, and a connection past those is closed unanswered.
+    /// Open connections (at least 1). A connection past the limit is accepted and waits up to
+    /// 100 ms for a place (one that closed a moment ago may not have given it back yet); then it
+    /// is answered with HTTP 503, `Retry-After: 1` and the fixed JSON-RPC busy error (-32603
+    /// `Server busy`, id `null`), and closed after its request is drained (up to 16 MiB and
+    /// 2 s); at most 64 connections wait or are refused at a time, and one past those is closed
+    /// unanswered.
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
@@ -104,13 +106,16 @@ impl ServerLimits {
 
 /// The most refusals (past the connection limit) written at once.
 const MAX_REFUSALS_IN_PROGRESS: usize = 64;
-/// How long a refused connection is drained so its client reads the refusal.
-const REFUSAL_LINGER: Duration = Duration::from_secs(1);
+/// How long a connection past the limit waits for a place before it is refused.
+const PLACE_WAIT: Duration = Duration::from_millis(100);
+/// How long a refused connection is drained so its client reads the refusal (as for a body
+/// refused for its size).
+const REFUSAL_LINGER: Duration = crate::body::LINGER_TIME;
 /// How much of a refused connection's request is read and discarded.
-const REFUSAL_LINGER_BYTES: usize = 64 * 1024;
+const REFUSAL_LINGER_BYTES: usize = crate::body::LINGER_BYTES;
 
 /// Answers a connection past the limit: 503 with `Retry-After` and the fixed busy error, then a
-/// bounded lingering close (the request is read and discarded, up to 64 KiB and 1 s, so a
+/// bounded lingering close (the request is read and discarded, up to 16 MiB and 2 s, so a
 /// client still writing it reads the answer instead of a reset).
 async fn refuse(mut stream: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -194,8 +199,9 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves until `shutdown` completes, then stops accepting, lets in-flight requests finish
-    /// (up to the shutdown timeout), and returns.
+    /// Serves until `shutdown` completes, then stops accepting, ends open event streams, lets
+    /// in-flight requests finish up to the shutdown timeout, ends the connections still open
+    /// after it, and returns.
     ///
     /// # Errors
     ///
@@ -211,6 +217,10 @@ impl Server {
             .header_read_timeout(self.limits.header_read_timeout)
             .max_buf_size(self.limits.read_buffer_bytes)
             .max_headers(self.limits.max_headers);
+        let builder = Arc::new(builder);
+        // Every connection's task, so those still running when shutdown's bound has passed are
+        // ended rather than left behind.
+        let mut connections = tokio::task::JoinSet::new();
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
@@ -224,19 +234,71 @@ impl Server {
                     }
                 },
             };
-            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                // Past the limit: a clear, bounded refusal (or, past those, a plain close).
-                if let Ok(slot) = Arc::clone(&refusals).try_acquire_owned() {
-                    tokio::spawn(async move {
-                        refuse(stream).await;
-                        drop(slot);
+            while connections.try_join_next().is_some() {}
+            let _ = stream.set_nodelay(true);
+            let serve = Serve {
+                builder: Arc::clone(&builder),
+                service: self.service.clone(),
+                watcher: graceful.watcher(),
+                peer,
+            };
+            match Arc::clone(&permits).try_acquire_owned() {
+                Ok(permit) => {
+                    connections.spawn(serve.run(stream, permit));
+                }
+                // Past the limit: a connection that closed a moment ago may not have given its
+                // place back yet, so wait briefly for one; else a clear, bounded refusal (or,
+                // past those, a plain close).
+                Err(_) => {
+                    let Ok(slot) = Arc::clone(&refusals).try_acquire_owned() else {
+                        continue;
+                    };
+                    let permits = Arc::clone(&permits);
+                    connections.spawn(async move {
+                        let wait = tokio::time::timeout(PLACE_WAIT, permits.acquire_owned());
+                        match wait.await {
+                            Ok(Ok(permit)) => {
+                                drop(slot);
+                                serve.run(stream, permit).await;
+                            }
+                            _ => {
+                                refuse(stream).await;
+                                drop(slot);
+                            }
+                        }
                     });
                 }
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            let service = self.service.clone();
-            let connection = builder.serve_connection(
+            }
+        }
+        drop(self.listener);
+        self.service.end_streams();
+        let _ = tokio::time::timeout(self.limits.shutdown_timeout, graceful.shutdown()).await;
+        // Past the bound: whatever still runs is ended (its client sees the connection close).
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+        Ok(())
+    }
+}
+
+/// What serving one connection needs.
+struct Serve {
+    builder: Arc<http1::Builder>,
+    service: McpService,
+    watcher: hyper_util::server::graceful::Watcher,
+    peer: SocketAddr,
+}
+
+impl Serve {
+    /// Serves the connection until it closes, holding its place (`permit`) meanwhile.
+    async fn run(self, stream: tokio::net::TcpStream, permit: tokio::sync::OwnedSemaphorePermit) {
+        let Self {
+            builder,
+            service,
+            watcher,
+            peer,
+        } = self;
+        let connection =
+            builder.serve_connection(
                 TokioIo::new(stream),
                 service_fn(move |request: http::Request<hyper::body::Incoming>| {
                     let service = service.clone();
@@ -247,15 +309,7 @@ impl Server {
                     }
                 }),
             );
-            let watched = graceful.watch(connection);
-            tokio::spawn(async move {
-                let _ = watched.await;
-                drop(permit);
-            });
-        }
-        drop(self.listener);
-        self.service.end_streams();
-        let _ = tokio::time::timeout(self.limits.shutdown_timeout, graceful.shutdown()).await;
-        Ok(())
+        let _ = watcher.watch(connection).await;
+        drop(permit);
     }
 }

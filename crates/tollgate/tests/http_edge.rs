@@ -189,7 +189,9 @@ async fn connections_past_the_limit_get_a_clear_refusal() {
         assert!(read_response(&mut s).await.is_some());
         held.push(s);
     }
-    // The third is refused at once: 503, Retry-After, the fixed busy error, closed.
+    // The third waits 100 ms for a place, then is refused: 503, Retry-After, the fixed busy
+    // error, closed.
+    let asked = Instant::now();
     let mut third = TcpStream::connect(addr).await.unwrap();
     third
         .write_all(call_request(addr, 0, false).as_bytes())
@@ -198,6 +200,11 @@ async fn connections_past_the_limit_get_a_clear_refusal() {
     let refusal = read_response(&mut third)
         .await
         .expect("an answer, not a reset");
+    let waited = asked.elapsed();
+    assert!(
+        waited >= Duration::from_millis(100) && waited < Duration::from_millis(200),
+        "{waited:?}"
+    );
     assert!(refusal.starts_with("HTTP/1.1 503 "), "{refusal}");
     assert!(
         refusal.to_ascii_lowercase().contains("retry-after: 1\r\n"),
@@ -210,9 +217,9 @@ async fn connections_past_the_limit_get_a_clear_refusal() {
         "{refusal}"
     );
     assert!(closed(&mut third).await);
-    // A place frees up when a held connection closes.
+    // A place frees up when a held connection closes: a connection arriving just as one closes
+    // waits for it rather than being refused.
     drop(held.pop());
-    tokio::time::sleep(Duration::from_millis(10)).await;
     let mut fourth = TcpStream::connect(addr).await.unwrap();
     fourth
         .write_all(call_request(addr, 0, true).as_bytes())

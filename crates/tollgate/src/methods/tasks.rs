@@ -75,6 +75,16 @@ fn unavailable(context: &RequestContext) -> Reply {
     )
 }
 
+/// A failed store write: 503 when the store did not answer (retry), the fixed -32603 when the
+/// record cannot be used (retrying does not help).
+fn store_failure(context: &RequestContext, kind: crate::tasks::store::TaskStoreErrorKind) -> Reply {
+    if kind == crate::tasks::store::TaskStoreErrorKind::Backend {
+        unavailable(context)
+    } else {
+        internal(context)
+    }
+}
+
 fn ack(context: &RequestContext) -> Reply {
     match context.request_id.as_ref() {
         Some(id) => result_reply(id, br#"{"resultType":"complete"}"#),
@@ -96,6 +106,7 @@ async fn own_task<'p>(
         Lookup::Found(record) => Ok((id, record)),
         Lookup::Absent => Err(no_task(context)),
         Lookup::StoreFailed => Err(unavailable(context)),
+        Lookup::Unreadable => Err(internal(context)),
     }
 }
 
@@ -261,7 +272,7 @@ pub(crate) async fn update(
             tasks.wake(id);
             ack(context)
         }
-        Err(_) => unavailable(context),
+        Err(e) => store_failure(context, e.kind()),
     }
 }
 
@@ -294,6 +305,6 @@ pub(crate) async fn cancel(
             tasks.cancel_local(id);
             ack(context)
         }
-        Err(_) => unavailable(context),
+        Err(e) => store_failure(context, e.kind()),
     }
 }

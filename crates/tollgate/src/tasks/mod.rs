@@ -10,7 +10,8 @@
 //! - `record`: a task's record, its encoding to a row, and the [`TaskCreated`](record::TaskCreated)
 //!   handle;
 //! - `runner`: the endpoint's tasks, the handler-facing [`TaskCreation`](runner::TaskCreation),
-//!   the work-facing [`TaskContext`](runner::TaskContext), leases and per-principal bounds;
+//!   leases and per-principal bounds;
+//! - `work`: the work-facing [`TaskContext`](work::TaskContext) (status messages, input);
 //! - `sql`: SQLite and PostgreSQL stores (features `sqlite`, `postgres`).
 //!
 //! A task record is created (durably, in the store) before its handle is returned; its work
@@ -25,6 +26,7 @@ pub(crate) mod runner;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod sql;
 pub(crate) mod store;
+pub(crate) mod work;
 
 #[cfg(test)]
 mod tests {

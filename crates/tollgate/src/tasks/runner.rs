@@ -1,6 +1,6 @@
 //! The in-process runner: an endpoint's [`Tasks`] (store, lifetimes, running work, per-principal
-//! bounds), the handler-facing [`TaskCreation`], the work-facing [`TaskContext`], leases, and the
-//! transitions every store shares.
+//! bounds), the handler-facing [`TaskCreation`], leases, and the transitions every store shares
+//! (the work-facing `TaskContext` is `work.rs`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -14,15 +14,15 @@ use tollgate_json::{JsonObject, JsonValue, OutputLimits, from_slice, to_string};
 use crate::facts::context::RequestContext;
 use crate::model::features::CancellationToken;
 use crate::model::guard::{BoxFuture, guarded};
-use crate::model::input::{InputRequest, MAX_INPUT_REQUESTS};
 use crate::model::result::CompleteResult;
 use crate::model::result::TaskCreated;
 use crate::model::tool::check::{ArgumentCheck, Checked};
 use crate::model::tool::options::InputRequestDeclaration;
-use crate::tasks::model::{TaskConfig, TaskError, TaskInputError, TaskStatus, now_ms};
+use crate::tasks::model::{TaskConfig, TaskError, TaskStatus, now_ms};
 use crate::tasks::record::{TaskRecord, record_limits, stored_text_limits};
 use crate::tasks::store::TaskStoreErrorKind;
 use crate::tasks::store::{TaskStore, TaskStoreError};
+use crate::tasks::work::TaskContext;
 use crate::version::ProtocolVersion;
 
 /// What an endpoint with tasks keeps: the store, the lifetimes, and this process's running
@@ -57,7 +57,21 @@ impl fmt::Debug for Tasks {
 pub(crate) enum Lookup {
     Found(TaskRecord),
     Absent,
+    /// The store did not answer (possibly transient).
     StoreFailed,
+    /// The row does not decode (retrying does not help).
+    Unreadable,
+}
+
+/// The longest one store call may take before it counts as a failure, so a database that
+/// stops answering (stopped, partitioned) never holds a request.
+pub(crate) const STORE_CALL_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A store call within [`STORE_CALL_BOUND`].
+async fn bounded<T>(call: crate::tasks::store::StoreFuture<'_, T>) -> Result<T, TaskStoreError> {
+    tokio::time::timeout(STORE_CALL_BOUND, call)
+        .await
+        .unwrap_or_else(|_| Err(TaskStoreError::new(TaskStoreErrorKind::Backend)))
 }
 
 /// How long a worker's lease lasts: three poll intervals, at least ten seconds.
@@ -90,6 +104,7 @@ impl Tasks {
                 match failed {
                     Ok(Some(r)) => Lookup::Found(r),
                     Ok(None) => Lookup::Absent,
+                    Err(e) if e.kind() == TaskStoreErrorKind::Unusable => Lookup::Unreadable,
                     Err(_) => Lookup::StoreFailed,
                 }
             }
@@ -153,13 +168,13 @@ impl Tasks {
     }
 
     pub(crate) async fn lookup(&self, id: &str, owner: Option<&str>) -> Lookup {
-        let row = match self.store.load(id).await {
+        let row = match bounded(self.store.load(id)).await {
             Ok(Some(row)) => row,
             Ok(None) => return Lookup::Absent,
             Err(_) => return Lookup::StoreFailed,
         };
         let Some(record) = TaskRecord::from_row(&row) else {
-            return Lookup::StoreFailed;
+            return Lookup::Unreadable;
         };
         if record.expires_at_ms() <= now_ms() || owner.is_some_and(|o| o != &*record.owner) {
             return Lookup::Absent;
@@ -181,6 +196,9 @@ impl Tasks {
                 Lookup::StoreFailed => {
                     return Err(TaskStoreError::new(TaskStoreErrorKind::Backend));
                 }
+                Lookup::Unreadable => {
+                    return Err(TaskStoreError::new(TaskStoreErrorKind::Unusable));
+                }
             };
             let mut next = record.clone();
             if !change(&mut next) {
@@ -198,8 +216,8 @@ impl Tasks {
             }
             let row = next
                 .to_row()
-                .ok_or(TaskStoreError::new(TaskStoreErrorKind::Backend))?;
-            if self.store.replace(row, record.version).await? {
+                .ok_or(TaskStoreError::new(TaskStoreErrorKind::Unusable))?;
+            if bounded(self.store.replace(row, record.version)).await? {
                 if visible {
                     if let Some(events) = &self.events {
                         let _ = events.send(crate::model::subscription::Event::TaskChanged(
@@ -278,7 +296,7 @@ impl Tasks {
                 .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         {
-            let _ = self.store.purge_expired(now).await;
+            let _ = bounded(self.store.purge_expired(now)).await;
         }
     }
 
@@ -493,14 +511,19 @@ impl TaskCreation {
         let row = record.to_row().ok_or_else(TaskError::internal)?;
         // Given back if the store refuses, or if this future is dropped while it waits.
         let reservation = Reservation::take(tasks, &self.owner).ok_or_else(TaskError::internal)?;
-        tasks.store.insert(row).await.map_err(|e| {
-            // A store that cannot be reached (not one that is full): the call answers 503
-            // `Server busy`, which a client may retry, whatever the handler makes of the error.
-            if e.kind() == TaskStoreErrorKind::Backend {
-                self.check.refuse(Checked::Busy);
+        match bounded(tasks.store.insert(row)).await {
+            // A retry that succeeds answers as any created task would.
+            Ok(()) => self.check.clear_busy(),
+            Err(e) => {
+                // A store that cannot be reached (not one that is full): the call answers 503
+                // `Server busy`, which a client may retry, whatever the handler makes of the
+                // error.
+                if e.kind() == TaskStoreErrorKind::Backend {
+                    self.check.refuse(Checked::Busy);
+                }
+                return Err(TaskError::internal());
             }
-            TaskError::internal()
-        })?;
+        }
         // From here the place is given back when the work ends.
         reservation.keep();
         let cancel = CancellationToken::new();
@@ -589,189 +612,39 @@ pub(crate) async fn run(
             Some(Err(error)) => (None, error.render()),
             None => (None, TaskError::internal().render()),
         };
-        let _ = tasks
-            .update(&id, |r| {
-                if r.status.is_terminal() {
-                    return false;
+        // The end is written until it sticks or the lease runs out: a store that is down for a
+        // moment (a database restart) does not lose a finished task's result.
+        let give_up = now_ms().saturating_add(lease_span(&tasks.config));
+        loop {
+            let written = tasks
+                .update(&id, |r| {
+                    if r.status.is_terminal() {
+                        return false;
+                    }
+                    r.requests = JsonObject::new();
+                    r.responses = JsonObject::new();
+                    // A progress message does not describe the end.
+                    r.message = None;
+                    if let Some(text) = &result {
+                        r.status = TaskStatus::Completed;
+                        r.result = Some(text.clone());
+                    } else {
+                        r.status = TaskStatus::Failed;
+                        r.error = error.clone().or_else(|| TaskError::internal().render());
+                    }
+                    true
+                })
+                .await;
+            match written {
+                Err(e) if e.kind() == TaskStoreErrorKind::Backend && now_ms() < give_up => {
+                    tokio::time::sleep(tasks.config.poll_interval).await;
                 }
-                r.requests = JsonObject::new();
-                r.responses = JsonObject::new();
-                // A progress message does not describe the end.
-                r.message = None;
-                if let Some(text) = &result {
-                    r.status = TaskStatus::Completed;
-                    r.result = Some(text.clone());
-                } else {
-                    r.status = TaskStatus::Failed;
-                    r.error = error.clone().or_else(|| TaskError::internal().render());
-                }
-                true
-            })
-            .await;
+                _ => break,
+            }
+        }
     }
     let ended = tasks.running().remove(&id);
     if let Some(owner) = ended.and_then(|r| r.counted) {
         tasks.release(&owner);
-    }
-}
-
-/// What a task's work receives: its id, its cancellation signal, and the means to report a
-/// status message and to ask the client for input.
-pub struct TaskContext {
-    tasks: Arc<Tasks>,
-    id: Arc<str>,
-    cancel: CancellationToken,
-    wake: Arc<Notify>,
-    declared: Arc<[InputRequestDeclaration]>,
-}
-
-impl fmt::Debug for TaskContext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskContext").finish_non_exhaustive()
-    }
-}
-
-impl TaskContext {
-    /// The task id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// Cancelled when the client cancels the task (the work is then dropped at its next
-    /// await; long synchronous sections should check it).
-    pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
-    }
-
-    /// Sets the status message clients see on `tasks/get` (at most 1,024 bytes; longer text
-    /// is refused).
-    ///
-    /// # Errors
-    ///
-    /// [`TaskInputError::InvalidRequests`] for an overlong message, [`TaskInputError::Ended`]
-    /// once the task is terminal, [`TaskInputError::Store`] when the store fails.
-    pub async fn set_status_message(&self, message: &str) -> Result<(), TaskInputError> {
-        if message.len() > 1024 {
-            return Err(TaskInputError::InvalidRequests);
-        }
-        let updated = self
-            .tasks
-            .update(&self.id, |r| {
-                if r.status.is_terminal() {
-                    return false;
-                }
-                r.message = Some(message.into());
-                true
-            })
-            .await
-            .map_err(|_| TaskInputError::Store)?;
-        match updated {
-            Some(r) if !r.status.is_terminal() => Ok(()),
-            _ => Err(TaskInputError::Ended),
-        }
-    }
-
-    /// Moves the task to `input_required` with these requests, waits until the client has
-    /// answered every one (through `tasks/update`, possibly over several calls and on any
-    /// instance), then returns to `working` and yields the answers by key. Keys must be
-    /// unique over the task's lifetime, and each request of a kind its tool declared
-    /// ([`ToolBuilder::input_request_declarations`](crate::tool::ToolBuilder::input_request_declarations)).
-    ///
-    /// # Errors
-    ///
-    /// [`TaskInputError::InvalidRequests`] (also for an undeclared kind),
-    /// [`TaskInputError::Ended`] (cancelled or expired meanwhile), [`TaskInputError::Store`].
-    pub async fn request_input<K: Into<Arc<str>>>(
-        &self,
-        requests: impl IntoIterator<Item = (K, InputRequest)>,
-    ) -> Result<JsonObject, TaskInputError> {
-        let requests: Vec<(Arc<str>, InputRequest)> =
-            requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
-        let mut keys: Vec<&str> = requests.iter().map(|(k, _)| &**k).collect();
-        keys.sort_unstable();
-        let undeclared = requests
-            .iter()
-            .any(|(_, r)| !self.declared.iter().any(|d| d.kind() == r.kind()));
-        if requests.is_empty()
-            || undeclared
-            || requests.len() > MAX_INPUT_REQUESTS
-            || keys.iter().any(|k| k.is_empty() || k.len() > 256)
-            || keys.windows(2).any(|w| w[0] == w[1])
-        {
-            return Err(TaskInputError::InvalidRequests);
-        }
-        let mut reused = false;
-        let stored = self
-            .tasks
-            .update(&self.id, |r| {
-                if r.status.is_terminal() {
-                    return false;
-                }
-                if requests
-                    .iter()
-                    .any(|(k, _)| r.asked.iter().any(|a| a.as_str() == Some(k)))
-                {
-                    reused = true;
-                    return false;
-                }
-                let mut outstanding = r.requests.to_builder();
-                for (key, request) in &requests {
-                    outstanding.push(&**key, request.render());
-                    r.asked.push(JsonValue::from(&**key));
-                }
-                r.requests = outstanding.build();
-                r.status = TaskStatus::InputRequired;
-                true
-            })
-            .await
-            .map_err(|_| TaskInputError::Store)?;
-        if reused {
-            return Err(TaskInputError::InvalidRequests);
-        }
-        match stored {
-            Some(r) if !r.status.is_terminal() => {}
-            _ => return Err(TaskInputError::Ended),
-        }
-        loop {
-            let notified = self.wake.notified();
-            if self.cancel.is_cancelled() {
-                return Err(TaskInputError::Ended);
-            }
-            let mut taken = None;
-            let updated = self
-                .tasks
-                .update(&self.id, |r| {
-                    if r.status.is_terminal()
-                        || requests.iter().any(|(k, _)| !r.responses.contains_key(k))
-                    {
-                        return false;
-                    }
-                    let mut answers = JsonObject::builder();
-                    let mut rest = JsonObject::builder();
-                    for (key, value) in r.responses.iter() {
-                        if requests.iter().any(|(k, _)| **k == *key.as_str()) {
-                            answers.push(key.clone(), value.clone());
-                        } else {
-                            rest.push(key.clone(), value.clone());
-                        }
-                    }
-                    r.responses = rest.build();
-                    if r.requests.is_empty() {
-                        r.status = TaskStatus::Working;
-                    }
-                    taken = Some(answers.build());
-                    true
-                })
-                .await
-                .map_err(|_| TaskInputError::Store)?;
-            match (updated, taken) {
-                (Some(_), Some(answers)) => return Ok(answers),
-                (Some(r), None) if !r.status.is_terminal() => {}
-                _ => return Err(TaskInputError::Ended),
-            }
-            // Woken by a local `tasks/update`, or re-read after the poll interval (answers may
-            // arrive through another instance).
-            let _ = tokio::time::timeout(self.tasks.config.poll_interval, notified).await;
-        }
     }
 }

@@ -246,8 +246,9 @@ impl PostgresTaskStore {
     /// Connects to `url` and creates the table if it is missing. The pool holds at most 8
     /// connections, checks each before use, and waits at most
     /// [`POSTGRES_ACQUIRE_TIMEOUT`] for one: while the database is down, a request that needs
-    /// it fails within that bound (the fixed internal error, or 503 for a read) instead of
-    /// hanging, and the pool reconnects by itself when the database is back.
+    /// it fails within that bound with HTTP 503 `Server busy` instead of hanging (and any store
+    /// call that gets no answer within 10 s counts as failed), and the pool reconnects by itself
+    /// when the database is back.
     ///
     /// # Errors
     ///

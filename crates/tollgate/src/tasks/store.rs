@@ -32,8 +32,12 @@ pub enum TaskStoreErrorKind {
     Full,
     /// A row with that id exists already.
     Duplicate,
-    /// The backing storage failed (connection, I/O, constraint).
+    /// The backing storage failed (connection, I/O, constraint, or no answer within the
+    /// runner's bound): possibly transient, so callers are told to retry.
     Backend,
+    /// A stored row does not decode, or a record has grown too large for a row: retrying does
+    /// not help.
+    Unusable,
 }
 
 /// A failed store operation.
@@ -69,6 +73,7 @@ impl fmt::Display for TaskStoreError {
             TaskStoreErrorKind::Full => "task store is full",
             TaskStoreErrorKind::Duplicate => "task id already stored",
             TaskStoreErrorKind::Backend => "task store backend failed",
+            TaskStoreErrorKind::Unusable => "stored task row unusable",
         })
     }
 }

@@ -72,6 +72,14 @@ impl ArgumentCheck {
         self.refused.store(Self::encode(checked), Ordering::Release);
     }
 
+    /// Forgets a `Busy` refusal: the store answered after all (a handler that retried).
+    pub(crate) fn clear_busy(&self) {
+        let busy = Self::encode(Checked::Busy);
+        let _ = self
+            .refused
+            .compare_exchange(busy, 0, Ordering::AcqRel, Ordering::Acquire);
+    }
+
     /// Why a task was refused, if one was.
     pub(crate) fn refused(&self) -> Option<Checked> {
         Self::decode(self.refused.load(Ordering::Acquire))
