@@ -161,6 +161,17 @@ pub mod prompt {
     };
 }
 
+pub mod skill {
+    //! Skills (the `io.modelcontextprotocol/skills` extension, SEP-2640, on 2026-07-28): a
+    //! registration from a directory on disk or built file by file, its builder and the
+    //! extension's limits. Serve one with [`EndpointBuilder::add_skill`](crate::endpoint::EndpointBuilder::add_skill).
+    pub use crate::model::skill::{
+        MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_DEPTH,
+        MAX_SKILL_DIRECTORIES, MAX_SKILL_FILES, MAX_SKILL_URI_BYTES, SKILLS_EXTENSION,
+        SkillBuilder, SkillRegistration,
+    };
+}
+
 pub mod resource {
     //! Resources: exact-URI and URI-template registrations, the request a read handler
     //! receives, the contents it returns, and the template bounds.

@@ -91,6 +91,19 @@ pub enum BuildErrorKind {
     /// A CORS policy names no origin, an origin that is not an exact `http` or `https` origin,
     /// or a request header that is not a header name.
     InvalidCorsPolicy,
+    /// A skill's path, name, file path or media type breaks the rules, it has no `SKILL.md`, or
+    /// its endpoint does not serve 2026-07-28 (see [`BuildError::detail`]).
+    InvalidSkill,
+    /// A `SKILL.md` is not UTF-8, has no frontmatter, or its frontmatter is not the YAML
+    /// Tollgate reads or breaks the Agent Skills rules ([`BuildError::location`] names the field).
+    SkillFrontmatter,
+    /// A skill is past one of its limits: 512 files, 16 MiB, 512 directories, depth 16, 64 KiB
+    /// of frontmatter, or a file or listing that cannot be answered within the output limits.
+    SkillLimit,
+    /// A skill directory on disk cannot be read, or holds a symbolic link leading out of it or
+    /// to a directory, a special file, or a name that is not UTF-8 ([`BuildError::location`] is
+    /// the path concerned).
+    InvalidSkillDirectory,
 }
 
 impl BuildErrorKind {
@@ -145,6 +158,10 @@ impl BuildErrorKind {
             Self::RecursiveType => "a recursive type without a base case has no finite value",
             Self::InexactOneOf => "an enum whose variants may overlap cannot be expressed exactly",
             Self::BareStringOutput => "a typed output cannot be a bare string",
+            Self::InvalidSkill => "invalid skill registration",
+            Self::SkillFrontmatter => "invalid SKILL.md frontmatter",
+            Self::SkillLimit => "skill over a limit",
+            Self::InvalidSkillDirectory => "skill directory refused",
         }
     }
 }
@@ -182,6 +199,7 @@ struct BuildErrorInner {
     type_name: Option<&'static str>,
     schema: Option<CompileError>,
     location: Option<String>,
+    detail: Option<&'static str>,
 }
 
 impl BuildError {
@@ -196,6 +214,7 @@ impl BuildError {
             type_name: None,
             schema: None,
             location: None,
+            detail: None,
         }))
     }
 
@@ -233,6 +252,11 @@ impl BuildError {
 
     pub(crate) fn at_location(mut self, location: String) -> Self {
         self.0.location = Some(location);
+        self
+    }
+
+    pub(crate) fn with_detail(mut self, detail: &'static str) -> Self {
+        self.0.detail = Some(detail);
         self
     }
 
@@ -276,12 +300,19 @@ impl BuildError {
         self.0.type_name
     }
 
-    /// The JSON Pointer, within the derived or authored schema, of what was refused.
+    /// Where, within what was refused: the JSON Pointer of a schema's or a skill frontmatter's
+    /// part, or a skill file's path relative to the skill.
     pub fn location(&self) -> Option<&str> {
         self.0
             .location
             .as_deref()
             .or_else(|| self.0.schema.as_ref().map(CompileError::location))
+    }
+
+    /// What exactly was refused, in a fixed text, when the kind has several causes (a skill's
+    /// rules and limits).
+    pub fn detail(&self) -> Option<&'static str> {
+        self.0.detail
     }
 
     /// The schema compiler's error (kind, JSON Pointer location and keyword), when a schema was
@@ -294,6 +325,9 @@ impl BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0.kind.description())?;
+        if let Some(detail) = self.0.detail {
+            write!(f, ": {detail}")?;
+        }
         if let Some(tool) = &self.0.tool {
             write!(f, "; tool `{tool}`")?;
         }

@@ -107,10 +107,7 @@ pub(crate) async fn listen(
     let inner = &endpoint.inner;
     let uris: HashSet<Arc<str>> = uris
         .into_iter()
-        .filter(|uri| {
-            crate::model::resource::route(uri, revision, &inner.resources, &inner.templates)
-                .is_some()
-        })
+        .filter(|uri| endpoint.route_resource(uri, revision).is_some())
         .collect();
     let owner = crate::tasks::runner::owner_of(&endpoint.inner.path, context);
     let mut tasks: HashSet<Arc<str>> = HashSet::new();

@@ -7,6 +7,7 @@ pub(crate) mod discover;
 pub(crate) mod listen;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+pub(crate) mod skills;
 pub(crate) mod state;
 pub(crate) mod tasks;
 pub(crate) mod tools;

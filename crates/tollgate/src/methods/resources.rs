@@ -37,14 +37,11 @@ pub(crate) async fn read(
         Fault::ResourceNotFound
     };
     let inner = &endpoint.inner;
-    let (registration, request) =
-        match crate::model::resource::route(uri, revision, &inner.resources, &inner.templates) {
-            Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
-            Some(Route::Template(t, variables)) => {
-                (&t.inner, ResourceRequest::routed(uri, variables))
-            }
-            None => return fail(revision, id, not_found, None),
-        };
+    let (registration, request) = match endpoint.route_resource(uri, revision) {
+        Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
+        Some(Route::Template(t, variables)) => (&t.inner, ResourceRequest::routed(uri, variables)),
+        None => return fail(revision, id, not_found, None),
+    };
     context.operation_name = Some(uri.clone());
     // Request state for a read is bound to its URI (it has no other arguments).
     let bound = JsonObject::new();
@@ -107,8 +104,7 @@ pub(crate) fn subscription(
     if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
         return fail(revision, id, Fault::InvalidParams, None);
     }
-    let inner = &endpoint.inner;
-    if crate::model::resource::route(uri, revision, &inner.resources, &inner.templates).is_none() {
+    if endpoint.route_resource(uri, revision).is_none() {
         return fail(revision, id, Fault::ResourceNotFound2025, None);
     }
     if method == Method::ResourcesSubscribe {

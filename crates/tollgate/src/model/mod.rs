@@ -1,5 +1,5 @@
-//! The model: what an application builds and a handler returns. Tool, prompt and resource
-//! registrations, content, results and input requests, schema derivation for typed tools, the
+//! The model: what an application builds and a handler returns. Tool, prompt, resource and
+//! skill registrations, content, results and input requests, schema derivation for typed tools, the
 //! projection of a completed tool result, and the handler guard.
 //!
 //! Knows nothing of the wire framing, sessions or revisions' envelopes: the rooms above read
@@ -19,5 +19,6 @@ pub(crate) mod projection;
 pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod result;
+pub(crate) mod skill;
 pub(crate) mod subscription;
 pub(crate) mod tool;

@@ -35,7 +35,7 @@ use crate::wire::reply::{Reply, fail, result_reply_json};
 
 /// Whether this endpoint offers `method` on `revision`: the method exists there, and its
 /// capability is advertised (prompts, completions and resources where registered, tasks with a
-/// store, resource subscriptions inside a 2025 session).
+/// store, skills where registered, resource subscriptions inside a 2025 session).
 fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, session: bool) -> bool {
     if !method.exists_on(revision) {
         return false;
@@ -52,6 +52,9 @@ fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, sessi
         }
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             endpoint.inner.tasks.is_some()
+        }
+        Method::SkillsList | Method::SkillsGet | Method::ResourcesDirectoryRead => {
+            endpoint.offers_skills(revision)
         }
         // The revision's gate answers these before dispatch.
         Method::Initialize | Method::LoggingSetLevel => false,
@@ -92,6 +95,11 @@ pub(crate) async fn dispatch(
         Method::ResourcesRead => methods::resources::read(endpoint, params, context).await,
         Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
             methods::resources::subscription(endpoint, method, params, &context, session)
+        }
+        Method::SkillsList => methods::skills::list(endpoint, revision, params, id),
+        Method::SkillsGet => methods::skills::get(endpoint, revision, params, id),
+        Method::ResourcesDirectoryRead => {
+            methods::skills::read_directory(endpoint, revision, params, id)
         }
         Method::SubscriptionsListen => {
             crate::methods::listen::listen(endpoint, transport, params, &context).await

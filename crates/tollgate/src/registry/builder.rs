@@ -15,10 +15,12 @@ use crate::model::cache::CachePolicy;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::template::MAX_TEMPLATES_PER_ENDPOINT;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use crate::model::skill::SkillRegistration;
 use crate::model::subscription::Listeners;
 use crate::model::tool::ToolRegistration;
 use crate::model::tool::options::TaskSupport;
 use crate::registry::catalog;
+use crate::registry::skills;
 use crate::registry::{Endpoint, EndpointInner, EndpointLimits, IMPLEMENTED, Implementation};
 use crate::session::{SessionConfig, SessionStore};
 use crate::stream::StreamConfig;
@@ -42,6 +44,7 @@ impl Endpoint {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            skills: Vec::new(),
             policy: Policy::default(),
             state_key: None,
             cache: CachePolicy::default(),
@@ -69,6 +72,7 @@ pub struct EndpointBuilder {
     pub(super) prompts: Vec<PromptRegistration>,
     pub(super) resources: Vec<ResourceRegistration>,
     pub(super) templates: Vec<ResourceTemplateRegistration>,
+    pub(super) skills: Vec<SkillRegistration>,
     pub(super) policy: Policy,
     pub(super) state_key: Option<crate::facts::state::RequestStateKey>,
     pub(super) cache: CachePolicy,
@@ -119,6 +123,17 @@ impl EndpointBuilder {
     /// Appends a resource at an exact URI (registration order is list order).
     pub fn add_resource(mut self, resource: ResourceRegistration) -> Self {
         self.resources.push(resource);
+        self
+    }
+
+    /// Serves a skill (the `io.modelcontextprotocol/skills` extension, on 2026-07-28):
+    /// `server/discover` then declares the extension (with `directoryRead`) and the `resources`
+    /// capability, `skills/list`, `skills/get` and `resources/directory/read` answer, every file
+    /// is read through `resources/read`, and each `SKILL.md` is listed by `resources/list`.
+    /// Registration order is list order; `skills/list` pages hold at most the page size
+    /// ([`EndpointBuilder::tools_page_size`]) entries and what fits the output limit.
+    pub fn add_skill(mut self, skill: SkillRegistration) -> Self {
+        self.skills.push(skill);
         self
     }
 
@@ -272,6 +287,7 @@ impl EndpointBuilder {
         let by_name = self.index_tools()?;
         let prompt_by_name = self.index_prompts()?;
         self.check_resources()?;
+        let skills = self.index_skills()?;
         if self.task_store.is_some() && !self.task_config.is_valid() {
             return Err(self.error(BuildErrorKind::TasksNotConfigured));
         }
@@ -289,6 +305,7 @@ impl EndpointBuilder {
         };
         let error = self.error(BuildErrorKind::InvalidConfiguration);
         let mut inner = self.assemble(by_name, prompt_by_name, fingerprint);
+        inner.skills = skills;
         catalog::render(&mut inner, &rendering).map_err(|()| error)?;
         Ok(Endpoint {
             inner: Arc::new(inner),
@@ -436,6 +453,24 @@ impl EndpointBuilder {
         Ok(())
     }
 
+    /// The skills, indexed and rendered: 2026-07-28 only, no two overlapping, no file at a
+    /// registered resource's URI.
+    fn index_skills(&self) -> Result<Option<skills::Skills>, BuildError> {
+        if !self.skills.is_empty() && !self.revisions.contains(ProtocolVersion::V2026_07_28) {
+            return Err(self
+                .error(BuildErrorKind::InvalidSkill)
+                .with_detail("skills are served on 2026-07-28: the endpoint must serve it"));
+        }
+        let setting = skills::Setting {
+            cache: self.cache,
+            output: &self.limits.output,
+            page_size: self.page_size,
+            path: &self.path,
+            resources: &self.resources,
+        };
+        skills::index(&self.skills, &setting)
+    }
+
     /// The endpoint's state, its catalogs not rendered yet.
     fn assemble(
         self,
@@ -475,6 +510,7 @@ impl EndpointBuilder {
             prompt_pages: Default::default(),
             resources: self.resources,
             templates: self.templates,
+            skills: None,
             resource_pages: Default::default(),
             template_pages: Default::default(),
             cache: self.cache,

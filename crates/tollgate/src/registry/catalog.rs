@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonObject, JsonObjectBuilder, OutputLimits, to_vec};
 
+use crate::model::skill::SKILLS_EXTENSION;
 use crate::model::tool::ToolRegistration;
 use crate::registry::{EndpointInner, Implementation, cursor_text, revision_slot};
 use crate::tasks::model::TASKS_EXTENSION;
@@ -57,12 +58,21 @@ pub(crate) fn render(inner: &mut EndpointInner, rendering: &Rendering) -> Result
             .map(|p| p.descriptor(revision))
             .collect();
         inner.prompt_pages[slot] = Some(page(inner, revision, "prompts", prompts)?);
-        let resources: JsonArray = inner
+        let mut resources: JsonArray = inner
             .resources
             .iter()
             .filter(|r| r.revisions().contains(revision))
             .map(|r| r.descriptor(revision))
             .collect();
+        // Each skill's SKILL.md is listed after the registered resources (2026-07-28).
+        if let Some(skills) = inner.skills.as_ref().filter(|_| !is_legacy(revision)) {
+            resources = resources
+                .as_slice()
+                .iter()
+                .chain(&skills.listed)
+                .cloned()
+                .collect();
+        }
         inner.resource_pages[slot] = Some(page(inner, revision, "resources", resources)?);
         let templates: JsonArray = inner
             .templates
@@ -177,10 +187,12 @@ fn capabilities(inner: &EndpointInner, revision: ProtocolVersion) -> JsonObject 
     if inner.tools.iter().any(|t| t.revisions().contains(revision)) {
         capabilities.push("tools", list_changed(legacy));
     }
-    let resources_here = inner
-        .resources
-        .iter()
-        .any(|r| r.revisions().contains(revision))
+    let skills_here = !legacy && inner.skills.is_some();
+    let resources_here = skills_here
+        || inner
+            .resources
+            .iter()
+            .any(|r| r.revisions().contains(revision))
         || inner
             .templates
             .iter()
@@ -202,8 +214,16 @@ fn capabilities(inner: &EndpointInner, revision: ProtocolVersion) -> JsonObject 
     if prompts_here().any(|p| p.completes()) {
         capabilities.push("completions", JsonObject::new());
     }
+    let mut extensions = JsonObject::builder();
     if !legacy && inner.tasks.is_some() {
-        let extensions = JsonObject::builder().insert(TASKS_EXTENSION, JsonObject::new());
+        extensions.push(TASKS_EXTENSION, JsonObject::new());
+    }
+    if skills_here {
+        // Every skill is served file by file, so every directory can be read.
+        let settings = JsonObject::builder().insert("directoryRead", true);
+        extensions.push(SKILLS_EXTENSION, settings.build());
+    }
+    if !extensions.is_empty() {
         capabilities.push("extensions", extensions.build());
     }
     if prompts_here().next().is_some() {

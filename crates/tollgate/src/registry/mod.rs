@@ -11,6 +11,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
+pub(crate) mod skills;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -232,6 +233,8 @@ pub(crate) struct EndpointInner {
     pub(crate) prompt_by_name: HashMap<Arc<str>, usize>,
     pub(crate) resources: Vec<ResourceRegistration>,
     pub(crate) templates: Vec<ResourceTemplateRegistration>,
+    /// The skills extension's answers and files (2026-07-28), when skills are registered.
+    pub(crate) skills: Option<skills::Skills>,
     /// Per served revision: the one-page `resources/list` and `resources/templates/list`
     /// results.
     pub(crate) resource_pages: [Option<Vec<u8>>; 3],
@@ -350,12 +353,19 @@ impl Endpoint {
             .any(|p| p.revisions().contains(revision))
     }
 
+    /// Whether `revision` offers skills here (the skills extension: 2026-07-28, with skills).
+    pub(crate) fn offers_skills(&self, revision: ProtocolVersion) -> bool {
+        self.inner.skills.is_some() && revision == ProtocolVersion::V2026_07_28
+    }
+
     /// Whether `revision` offers resources here (the `resources` capability).
     pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
-        self.inner
-            .resources
-            .iter()
-            .any(|r| r.revisions().contains(revision))
+        self.offers_skills(revision)
+            || self
+                .inner
+                .resources
+                .iter()
+                .any(|r| r.revisions().contains(revision))
             || self
                 .inner
                 .templates
@@ -431,22 +441,42 @@ impl Endpoint {
         tool.revisions().contains(revision).then_some(tool)
     }
 
-    /// The page a cursor names, if this endpoint issued it.
+    /// The `tools/list` page a cursor names, if this endpoint issued it.
     pub(crate) fn page_of(&self, cursor: &str, pages: usize) -> Option<usize> {
-        if cursor.len() > 96 {
-            return None;
-        }
-        let raw = syntax::base64_decode(cursor.as_bytes(), 72)?;
-        let text = std::str::from_utf8(&raw).ok()?;
-        let rest = text.strip_prefix(&format!("tollgate/1/{:016x}/", self.inner.fingerprint))?;
-        if rest.is_empty()
-            || rest.len() > 10
-            || !rest.bytes().all(|b| b.is_ascii_digit())
-            || (rest.len() > 1 && rest.starts_with('0'))
-        {
-            return None;
-        }
-        let page: usize = rest.parse().ok()?;
-        (page >= 1 && page < pages).then_some(page)
+        page_of(self.inner.fingerprint, cursor, pages)
     }
+
+    /// Routes a read: a skill's file (2026-07-28), else an exact resource, else a template.
+    pub(crate) fn route_resource(
+        &self,
+        uri: &str,
+        revision: ProtocolVersion,
+    ) -> Option<crate::model::resource::Route<'_>> {
+        let inner = &*self.inner;
+        if let Some(file) = inner.skills.as_ref().and_then(|s| s.files.get(uri)) {
+            if file.revisions().contains(revision) {
+                return Some(crate::model::resource::Route::Exact(file));
+            }
+        }
+        crate::model::resource::route(uri, revision, &inner.resources, &inner.templates)
+    }
+}
+
+/// The page a cursor names, if it was issued under `fingerprint` for a list of `pages` pages.
+pub(crate) fn page_of(fingerprint: u64, cursor: &str, pages: usize) -> Option<usize> {
+    if cursor.len() > 96 {
+        return None;
+    }
+    let raw = syntax::base64_decode(cursor.as_bytes(), 72)?;
+    let text = std::str::from_utf8(&raw).ok()?;
+    let rest = text.strip_prefix(&format!("tollgate/1/{fingerprint:016x}/"))?;
+    if rest.is_empty()
+        || rest.len() > 10
+        || !rest.bytes().all(|b| b.is_ascii_digit())
+        || (rest.len() > 1 && rest.starts_with('0'))
+    {
+        return None;
+    }
+    let page: usize = rest.parse().ok()?;
+    (page >= 1 && page < pages).then_some(page)
 }

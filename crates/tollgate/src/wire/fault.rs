@@ -61,6 +61,10 @@ pub(crate) enum Fault {
     ResourceNotFound,
     /// The same on the 2025 revisions, which give it its own code (-32002).
     ResourceNotFound2025,
+    /// `skills/get` names no `SKILL.md` this endpoint serves (-32602, the skills extension).
+    SkillNotFound,
+    /// `resources/directory/read` names no directory this endpoint serves (-32602).
+    NotADirectory,
     /// A `requestState` that does not open here: altered, expired, bound to another request or
     /// principal, or past the round limit (the reasons are not told apart).
     InvalidRequestState,
@@ -102,6 +106,8 @@ impl Fault {
             | Self::UnknownTool
             | Self::UnknownPrompt
             | Self::ResourceNotFound
+            | Self::SkillNotFound
+            | Self::NotADirectory
             | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::TaskNotFound => code::INVALID_PARAMS,
@@ -126,6 +132,8 @@ impl Fault {
             Self::UnknownTool => "Unknown tool",
             Self::UnknownPrompt => "Unknown prompt",
             Self::ResourceNotFound | Self::ResourceNotFound2025 => "Resource not found",
+            Self::SkillNotFound => "Skill not found",
+            Self::NotADirectory => "Not a directory",
             Self::InvalidRequestState => "Invalid request state",
             Self::InvalidCursor => "Invalid cursor",
             Self::TaskNotFound => "Task not found",
@@ -151,6 +159,8 @@ impl Fault {
             | Self::UnknownPrompt
             | Self::ResourceNotFound
             | Self::ResourceNotFound2025
+            | Self::SkillNotFound
+            | Self::NotADirectory
             | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::TaskNotFound
@@ -188,6 +198,8 @@ impl Fault {
             | Self::UnknownPrompt
             | Self::ResourceNotFound
             | Self::ResourceNotFound2025
+            | Self::SkillNotFound
+            | Self::NotADirectory
             | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::TaskNotFound

@@ -50,6 +50,12 @@ pub enum OperationType {
     TasksUpdate,
     /// `tasks/cancel`.
     TasksCancel,
+    /// `skills/list` (the skills extension, 2026-07-28).
+    SkillsList,
+    /// `skills/get` (the skills extension, 2026-07-28).
+    SkillsGet,
+    /// `resources/directory/read` (the skills extension, 2026-07-28).
+    ResourcesDirectoryRead,
     /// A notification (`notifications/...`, no id); the method is in
     /// [`RequestContext::json_rpc_method`](crate::RequestContext::json_rpc_method).
     Notification,
@@ -96,6 +102,9 @@ pub(crate) enum Method {
     TasksGet,
     TasksUpdate,
     TasksCancel,
+    SkillsList,
+    SkillsGet,
+    ResourcesDirectoryRead,
 }
 
 /// Where a method exists.
@@ -135,7 +144,7 @@ const fn row(
 use Revisions::{All, Legacy, Modern};
 
 /// The table, one row per [`Method`], in its order (tested below).
-const TABLE: [Row; 18] = [
+const TABLE: [Row; 21] = [
     row("server/discover", || OperationType::Discover, Modern, None),
     row("initialize", || OperationType::Initialize, Legacy, None),
     row("ping", || OperationType::Ping, Legacy, None),
@@ -204,6 +213,14 @@ const TABLE: [Row; 18] = [
         Modern,
         Some("taskId"),
     ),
+    row("skills/list", || OperationType::SkillsList, Modern, None),
+    row("skills/get", || OperationType::SkillsGet, Modern, None),
+    row(
+        "resources/directory/read",
+        || OperationType::ResourcesDirectoryRead,
+        Modern,
+        None,
+    ),
 ];
 
 impl Method {
@@ -235,6 +252,9 @@ impl Method {
             "tasks/get" => Self::TasksGet,
             "tasks/update" => Self::TasksUpdate,
             "tasks/cancel" => Self::TasksCancel,
+            "skills/list" => Self::SkillsList,
+            "skills/get" => Self::SkillsGet,
+            "resources/directory/read" => Self::ResourcesDirectoryRead,
             _ => return None,
         })
     }
@@ -270,7 +290,7 @@ impl Method {
     }
 
     /// The name of the operation the parameters name, as sent (before any lookup): the tool or
-    /// prompt name, the resource URI, the completion reference's name or URI.
+    /// prompt name, the resource, skill or directory URI, the completion reference's name or URI.
     pub(crate) fn operation_name(self, params: &JsonObject) -> Option<JsonString> {
         let from = |object: &JsonObject, key: &str| match object.get(key) {
             Some(JsonValue::String(s)) => Some(s.clone()),
@@ -278,9 +298,11 @@ impl Method {
         };
         match self {
             Self::ToolsCall | Self::PromptsGet => from(params, "name"),
-            Self::ResourcesRead | Self::ResourcesSubscribe | Self::ResourcesUnsubscribe => {
-                from(params, "uri")
-            }
+            Self::ResourcesRead
+            | Self::ResourcesSubscribe
+            | Self::ResourcesUnsubscribe
+            | Self::SkillsGet
+            | Self::ResourcesDirectoryRead => from(params, "uri"),
             Self::Complete => match params.get("ref") {
                 Some(JsonValue::Object(r)) => from(r, "name").or_else(|| from(r, "uri")),
                 _ => None,
@@ -309,7 +331,14 @@ mod tests {
     fn each_revision_has_its_methods() {
         let modern = ProtocolVersion::V2026_07_28;
         let legacy = ProtocolVersion::V2025_11_25;
-        for name in ["server/discover", "subscriptions/listen", "tasks/get"] {
+        for name in [
+            "server/discover",
+            "subscriptions/listen",
+            "tasks/get",
+            "skills/list",
+            "skills/get",
+            "resources/directory/read",
+        ] {
             assert!(Method::on(name, modern).is_some() && Method::on(name, legacy).is_none());
         }
         for name in [

@@ -307,6 +307,35 @@ impl ResourceRegistration {
         self.inner.revisions
     }
 
+    /// A resource whose contents are fixed when the endpoint is built (a skill's file), served on
+    /// 2026-07-28: its read returns `contents` through the same pipeline as any other.
+    pub(crate) fn served(
+        name: Arc<str>,
+        description: Option<Arc<str>>,
+        size: u64,
+        contents: ResourceContents,
+    ) -> Self {
+        let (uri, mime_type) = match &contents {
+            ResourceContents::Text { uri, mime_type, .. }
+            | ResourceContents::Blob { uri, mime_type, .. } => (uri.clone(), mime_type.clone()),
+        };
+        let metadata = Metadata {
+            description,
+            mime_type,
+            size: Some(size),
+            ..Metadata::default()
+        };
+        Self {
+            uri,
+            inner: Arc::new(ResourceInner {
+                name,
+                metadata,
+                revisions: [ProtocolVersion::V2026_07_28].into(),
+                handler: Box::new(Served(contents)),
+            }),
+        }
+    }
+
     pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder()
             .insert("uri", &*self.uri)
@@ -512,6 +541,21 @@ impl ResourceBuilder<Template> {
             template: Arc::new(template),
             inner: Arc::new(inner),
         })
+    }
+}
+
+/// The handler of a [`ResourceRegistration::served`] resource: its fixed contents.
+struct Served(ResourceContents);
+
+impl Erased<ResourceRequest, ResourceOutcome> for Served {
+    fn invoke<'a>(
+        &'a self,
+        _: &'a crate::facts::context::RequestContext,
+        _: ResourceRequest,
+        _: &'a crate::model::features::InvocationFeatures,
+    ) -> crate::model::guard::BoxFuture<'a, Option<ResourceOutcome>> {
+        let output = ResourceOutput::with_contents(self.0.clone());
+        Box::pin(std::future::ready(Some(Outcome::Complete(output))))
     }
 }
 

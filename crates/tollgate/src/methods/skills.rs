@@ -1,0 +1,83 @@
+//! `skills/list`, `skills/get` and `resources/directory/read`: the skills extension's methods
+//! (2026-07-28), answered from what `registry/skills.rs` rendered when the endpoint was built.
+//! An unknown skill or directory is a fixed -32602 that does not repeat the URI.
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::registry::{Endpoint, page_of};
+use crate::version::ProtocolVersion;
+use crate::wire::fault::Fault;
+use crate::wire::id::RequestId;
+use crate::wire::reply::{Reply, fail, fault_reply, result_reply};
+
+/// `skills/list`: the page the cursor names (issued by this build of the list).
+pub(crate) fn list(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+) -> Reply {
+    let Some(skills) = endpoint.inner.skills.as_ref() else {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    };
+    let page = match params.get("cursor") {
+        None => 0,
+        Some(JsonValue::String(cursor)) => {
+            match page_of(skills.fingerprint, cursor, skills.pages.len()) {
+                Some(page) => page,
+                None => return fail(revision, id, Fault::InvalidCursor, None),
+            }
+        }
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
+    };
+    match (skills.pages.get(page), id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}
+
+/// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`.
+pub(crate) fn get(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+) -> Reply {
+    let Some(skills) = endpoint.inner.skills.as_ref() else {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    };
+    let Some(JsonValue::String(uri)) = params.get("uri") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    match (skills.get.get(uri.as_str()), id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        (Some(_), None) => fault_reply(id, Fault::Internal, None),
+        (None, _) => fail(revision, id, Fault::SkillNotFound, None),
+    }
+}
+
+/// `resources/directory/read`: the direct children of a skill's directory, on one page (any
+/// cursor is one this endpoint did not issue).
+pub(crate) fn read_directory(
+    endpoint: &Endpoint,
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+) -> Reply {
+    let Some(skills) = endpoint.inner.skills.as_ref() else {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    };
+    let Some(JsonValue::String(uri)) = params.get("uri") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    match params.get("cursor") {
+        None => {}
+        Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
+    }
+    match (skills.directories.get(uri.as_str()), id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        (Some(_), None) => fault_reply(id, Fault::Internal, None),
+        (None, _) => fail(revision, id, Fault::NotADirectory, None),
+    }
+}
