@@ -27,6 +27,7 @@ use tollgate::{
     resource::{
         ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
     },
+    skill::SkillRegistration,
     task::{InMemoryTaskStore, TaskContext, TaskCreation, TaskError},
     tool::{
         CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
@@ -292,13 +293,35 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
-    builder = builder.task_store(InMemoryTaskStore::default());
+    builder = builder
+        .task_store(InMemoryTaskStore::default())
+        .add_skill(pdf_skill()?);
     Ok(
         add_task_tools(add_client_request_tools(add_input_tools(add_resources(
             add_prompts(builder)?,
         )?)?)?)?
         .build()?,
     )
+}
+
+/// The skill the SEP-2640 scenarios discover (2026-07-28): a `SKILL.md` with frontmatter, a file
+/// in a subdirectory (the directory scenario reads the skill's root and expects one), and a
+/// nested skill with its own entry.
+fn pdf_skill() -> Result<SkillRegistration, tollgate::BuildError> {
+    SkillRegistration::builder("pdf-processing")
+        .file(
+            "SKILL.md",
+            "---\nname: pdf-processing\ndescription: Extract text and fill forms in PDF files.\nlicense: Apache-2.0\nmetadata:\n  version: \"1.0\"\n---\n# PDF processing\n\nRead `references/FORMS.md` before filling a form.\n",
+        )
+        .file(
+            "references/FORMS.md",
+            "# Forms\n\nEvery field has a name and a type.\n",
+        )
+        .file(
+            "forms/SKILL.md",
+            "---\nname: forms\ndescription: Fill one PDF form field by field.\n---\n# Forms\n",
+        )
+        .build()
 }
 
 type PromptReply = Result<PromptResult, ContentError>;

@@ -1,10 +1,11 @@
 // Reads the conformance suite's per-scenario results (<dir>/<revision>/server-<scenario>-<time>/
 // checks.json), compares them with the known-failures list, prints a table and the totals, and
-// exits 1 on an unexpected failure, on a listed scenario that passes, or on a stale entry.
+// exits 1 on an unexpected failure, on a listed scenario that passes, on a stale entry, or on a
+// server scenario the suite lists (the arguments after the list's path) that did not run.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const [resultsDir, knownPath] = process.argv.slice(2);
+const [resultsDir, knownPath, ...listed] = process.argv.slice(2);
 const known = new Map();
 for (const line of readFileSync(knownPath, "utf8").split("\n")) {
   const text = line.trim();
@@ -66,6 +67,14 @@ const failedRows = scored.filter((r) => !r.passed);
 const knownFailed = failedRows.filter((r) => known.has(`${r.revision} ${r.scenario}`)).length;
 console.log(`conformance: ${warnedPasses} passing scenario(s) with warnings, ${skippedCount} skipped by the suite`);
 console.log(`conformance: ${passed} passed, ${failedRows.length} failed (${knownFailed} known)`);
+// Every server scenario the suite lists ran, on some revision.
+const ran = new Set(rows.map((r) => r.scenario));
+const missing = listed.filter((s) => !ran.has(s));
+console.log(`conformance: ${listed.length - missing.length} of the suite's ${listed.length} server scenarios run`);
+for (const scenario of missing) {
+  console.log(`${scenario}: listed by the suite but not run`);
+  unexpected++;
+}
 if (rows.length === 0) {
   console.log("conformance: no results were produced");
   process.exit(1);

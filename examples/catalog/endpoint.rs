@@ -25,6 +25,7 @@ use tollgate::{
     resource::{
         ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
     },
+    skill::SkillRegistration,
     task::{TaskContext, TaskCreation, TaskError, TaskStore},
     tool,
     tool::{
@@ -35,6 +36,8 @@ use tollgate::{
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+/// The catalog's skill, a directory beside the demo's source (read when the endpoint is built).
+const SKILLS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/catalog/skills/tea-shop-assistant");
 /// The revisions the demo serves on its one URL. `catalog.stock` mirrors an argument into a
 /// header, which only 2026-07-28 can do, so it selects that revision alone.
 const ALL: [ProtocolVersion; 3] = [
@@ -710,6 +713,9 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
             .mime_type("application/json")
             .build()?,
     )
+    // A skill read from disk (the skills extension, on 2026-07-28): every file is checked and
+    // hashed here, before the server starts.
+    .add_skill(SkillRegistration::from_directory(SKILLS_DIR)?.build()?)
     .add_prompt(
         PromptRegistration::with_name("catalog.pairing", ALL)
             .handler(pairing)

@@ -212,7 +212,7 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "11",
         Revision,
-        "The method is one Tollgate serves on 2026-07-28: `server/discover`, `tools/*`, `prompts/*`, `completion/complete`, `resources/list`, `resources/templates/list`, `resources/read`, `subscriptions/listen`, `tasks/get`, `tasks/update`, `tasks/cancel`",
+        "The method is one Tollgate serves on 2026-07-28: `server/discover`, `tools/*`, `prompts/*`, `completion/complete`, `resources/list`, `resources/templates/list`, `resources/read`, `subscriptions/listen`, `tasks/get`, `tasks/update`, `tasks/cancel`, `skills/list`, `skills/get`, `resources/directory/read`",
         "`initialize`, `ping`, `logging/setLevel`, `tasks/list`, `tasks/result`, anything else",
         F(Fault::MethodNotFound, ""),
     ),
@@ -254,7 +254,7 @@ pub(crate) const ORDER: &[Check] = &[
     row(
         "15c",
         Routing,
-        "The endpoint offers the method on this revision (`prompts/*`, `completion/complete` and `resources/*` where it registers them; `tasks/*` with a task store)",
+        "The endpoint offers the method on this revision (`prompts/*`, `completion/complete` and `resources/*` where it registers them; `tasks/*` with a task store; `skills/*` and `resources/directory/read` with skills)",
         "not offered",
         F(Fault::MethodNotFound, ""),
     ),
@@ -278,6 +278,20 @@ pub(crate) const ORDER: &[Check] = &[
         "The tool exists on this endpoint and revision",
         "unknown",
         F(Fault::UnknownTool, "(the name is not echoed)"),
+    ),
+    row(
+        "19b",
+        Lookup,
+        "`skills/get`: `uri` names a served skill's `SKILL.md` (`skills/list`'s cursor: as row 17, issued by this list)",
+        "unknown",
+        F(Fault::SkillNotFound, "(the URI is not echoed)"),
+    ),
+    row(
+        "19c",
+        Lookup,
+        "`resources/directory/read`: `uri` names a served skill directory (the skill's root or a directory below it); no cursor (one page)",
+        "a file, unknown",
+        F(Fault::NotADirectory, "(the URI is not echoed)"),
     ),
     row(
         "20",
