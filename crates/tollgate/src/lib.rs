@@ -89,6 +89,11 @@ struct TasksGuideExamples;
 #[doc = include_str!("../../../docs/typed-tools.md")]
 struct TypedToolsGuideExamples;
 
+/// The skills guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/skills.md")]
+struct SkillsGuideExamples;
+
 /// The interception guide's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/guide/interception.md")]
