@@ -93,6 +93,13 @@ fn service() -> &'static (McpService, tokio::runtime::Runtime) {
         if let Ok(r) = ResourceTemplateRegistration::with_uri_template("test://items/{id}", "item", all).handler(read).build() {
             endpoint = endpoint.add_resource_template(r);
         }
+        if let Ok(skill) = tollgate::skill::SkillRegistration::builder("fuzz-skill")
+            .file("SKILL.md", "---\nname: fuzz-skill\ndescription: A skill to fuzz.\n---\n# Skill\n")
+            .file("references/A.md", "a")
+            .build()
+        {
+            endpoint = endpoint.add_skill(skill);
+        }
         let endpoint = endpoint.build().unwrap_or_else(|e| panic!("fixture endpoint: {e}"));
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap_or_else(|e| panic!("{e}"));
         (McpService::new(endpoint), runtime)

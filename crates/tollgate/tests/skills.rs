@@ -94,11 +94,11 @@ async fn the_extension_is_declared_with_resources_on_2026_only() {
     let r = send(addr, "server/discover", "").await;
     let caps = get(&r.result(), &["capabilities"]).clone();
     let settings = get(&caps, &["extensions", "io.modelcontextprotocol/skills"]);
-    assert_eq!(
-        json(settings),
-        r#"{"directoryRead":true}"#
+    assert_eq!(json(settings), r#"{"directoryRead":true}"#);
+    assert!(
+        caps.get("resources")
+            .is_some_and(|r| r.as_object().is_some())
     );
-    assert!(caps.get("resources").is_some_and(|r| r.as_object().is_some()));
     // The 2025 revisions have no extension: the methods are unknown there.
     let legacy = post(
         addr,
@@ -326,7 +326,14 @@ async fn pages_hold_whole_entries_and_cursors_are_this_lists() {
 #[test]
 fn endpoint_rules_for_skills() {
     let build = |skills: Vec<SkillRegistration>, revisions: &[ProtocolVersion]| {
-        let mut e = Endpoint::with_path("/mcp", revisions.iter().copied().collect::<tollgate::endpoint::ProtocolVersions>(), Implementation::new("s", "1"));
+        let mut e = Endpoint::with_path(
+            "/mcp",
+            revisions
+                .iter()
+                .copied()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
+            Implementation::new("s", "1"),
+        );
         for s in skills {
             e = e.add_skill(s);
         }

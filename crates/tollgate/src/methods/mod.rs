@@ -15,7 +15,7 @@ pub(crate) mod tools;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::{ClientCapability, required_capabilities};
-use crate::registry::revision_slot;
+use crate::registry::{page_of, revision_slot};
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
@@ -35,6 +35,29 @@ pub(crate) fn one_page(
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     }
     match (&pages[revision_slot(revision)], id) {
+        (Some(result), Some(id)) => result_reply(id, result),
+        _ => fault_reply(id, Fault::Internal, None),
+    }
+}
+
+/// A list rendered page by page when the endpoint was built: the page the cursor names, if it
+/// was issued under `fingerprint` (the first page without one).
+pub(crate) fn paged(
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+    pages: &[Vec<u8>],
+    fingerprint: u64,
+) -> Reply {
+    let page = match params.get("cursor") {
+        None => 0,
+        Some(JsonValue::String(cursor)) => match page_of(fingerprint, cursor, pages.len()) {
+            Some(page) => page,
+            None => return fail(revision, id, Fault::InvalidCursor, None),
+        },
+        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
+    };
+    match (pages.get(page), id) {
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),
     }

@@ -2,9 +2,13 @@
 //! (2026-07-28), answered from what `registry/skills.rs` rendered when the endpoint was built.
 //! An unknown skill or directory is a fixed -32602 that does not repeat the URI.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::registry::{Endpoint, page_of};
+use crate::methods::paged;
+use crate::registry::Endpoint;
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
@@ -17,22 +21,9 @@ pub(crate) fn list(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
-    let Some(skills) = endpoint.inner.skills.as_ref() else {
-        return fail(revision, id, Fault::MethodNotFound, None);
-    };
-    let page = match params.get("cursor") {
-        None => 0,
-        Some(JsonValue::String(cursor)) => {
-            match page_of(skills.fingerprint, cursor, skills.pages.len()) {
-                Some(page) => page,
-                None => return fail(revision, id, Fault::InvalidCursor, None),
-            }
-        }
-        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
-    };
-    match (skills.pages.get(page), id) {
-        (Some(result), Some(id)) => result_reply(id, result),
-        _ => fault_reply(id, Fault::Internal, None),
+    match endpoint.inner.skills.as_ref() {
+        Some(skills) => paged(revision, params, id, &skills.pages, skills.fingerprint),
+        None => fail(revision, id, Fault::MethodNotFound, None),
     }
 }
 
@@ -43,17 +34,8 @@ pub(crate) fn get(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
-    let Some(skills) = endpoint.inner.skills.as_ref() else {
-        return fail(revision, id, Fault::MethodNotFound, None);
-    };
-    let Some(JsonValue::String(uri)) = params.get("uri") else {
-        return fail(revision, id, Fault::InvalidParams, None);
-    };
-    match (skills.get.get(uri.as_str()), id) {
-        (Some(result), Some(id)) => result_reply(id, result),
-        (Some(_), None) => fault_reply(id, Fault::Internal, None),
-        (None, _) => fail(revision, id, Fault::SkillNotFound, None),
-    }
+    let answers = endpoint.inner.skills.as_ref().map(|s| &s.get);
+    by_uri(revision, params, id, answers, Fault::SkillNotFound)
 }
 
 /// `resources/directory/read`: the direct children of a skill's directory, on one page (any
@@ -64,20 +46,32 @@ pub(crate) fn read_directory(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
-    let Some(skills) = endpoint.inner.skills.as_ref() else {
-        return fail(revision, id, Fault::MethodNotFound, None);
-    };
-    let Some(JsonValue::String(uri)) = params.get("uri") else {
-        return fail(revision, id, Fault::InvalidParams, None);
-    };
     match params.get("cursor") {
         None => {}
         Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     }
-    match (skills.directories.get(uri.as_str()), id) {
+    let answers = endpoint.inner.skills.as_ref().map(|s| &s.directories);
+    by_uri(revision, params, id, answers, Fault::NotADirectory)
+}
+
+/// The answer rendered for `params.uri`, else `missing`.
+fn by_uri(
+    revision: ProtocolVersion,
+    params: &JsonObject,
+    id: Option<&RequestId>,
+    answers: Option<&HashMap<Arc<str>, Vec<u8>>>,
+    missing: Fault,
+) -> Reply {
+    let Some(answers) = answers else {
+        return fail(revision, id, Fault::MethodNotFound, None);
+    };
+    let Some(JsonValue::String(uri)) = params.get("uri") else {
+        return fail(revision, id, Fault::InvalidParams, None);
+    };
+    match (answers.get(uri.as_str()), id) {
         (Some(result), Some(id)) => result_reply(id, result),
         (Some(_), None) => fault_reply(id, Fault::Internal, None),
-        (None, _) => fail(revision, id, Fault::NotADirectory, None),
+        (None, _) => fail(revision, id, missing, None),
     }
 }

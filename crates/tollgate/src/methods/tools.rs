@@ -33,7 +33,7 @@ use crate::wire::fault::{Fault, INVALID_ARGUMENTS_TEXT};
 use crate::wire::headers;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
-use crate::wire::reply::{Reply, fail, fault_reply, result_reply, tree_reply};
+use crate::wire::reply::{Reply, fail, tree_reply};
 
 /// `tools/list`: the page the cursor names (issued by this catalog), pre-rendered per revision.
 pub(crate) fn list(
@@ -43,18 +43,7 @@ pub(crate) fn list(
     id: Option<&RequestId>,
 ) -> Reply {
     let pages = &endpoint.inner.tool_pages[revision_slot(revision)];
-    let page = match params.get("cursor") {
-        None => 0,
-        Some(JsonValue::String(cursor)) => match endpoint.page_of(cursor, pages.len()) {
-            Some(page) => page,
-            None => return fail(revision, id, Fault::InvalidCursor, None),
-        },
-        Some(_) => return fail(revision, id, Fault::InvalidParams, None),
-    };
-    match (pages.get(page), id) {
-        (Some(result), Some(id)) => result_reply(id, result),
-        _ => fault_reply(id, Fault::Internal, None),
-    }
+    crate::methods::paged(revision, params, id, pages, endpoint.inner.fingerprint)
 }
 
 /// What a `tools/call` names: the tool, its arguments (an object, empty when absent) and a

@@ -441,11 +441,6 @@ impl Endpoint {
         tool.revisions().contains(revision).then_some(tool)
     }
 
-    /// The `tools/list` page a cursor names, if this endpoint issued it.
-    pub(crate) fn page_of(&self, cursor: &str, pages: usize) -> Option<usize> {
-        page_of(self.inner.fingerprint, cursor, pages)
-    }
-
     /// Routes a read: a skill's file (2026-07-28), else an exact resource, else a template.
     pub(crate) fn route_resource(
         &self,

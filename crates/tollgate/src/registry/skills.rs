@@ -277,9 +277,11 @@ fn pages(
         }
         setting.cache.push_into(&mut tail);
         let tail = to_vec(&tail.build().into(), setting.output).map_err(|_| Arc::from(""))?;
-        // `tail` is `{...}`: its members follow the array.
-        page.push(b',');
-        page.extend_from_slice(&tail[1..]);
+        // `tail` is `{...}`: its members, if any, follow the array.
+        if tail.len() > 2 {
+            page.push(b',');
+        }
+        page.extend_from_slice(tail.get(1..).unwrap_or(b"}"));
         pages.push(page);
     }
     Ok(pages)
@@ -345,4 +347,67 @@ fn directories(
 /// A directory's path in URI form: the encoding its files' URIs use.
 fn encoded(directory: &str) -> String {
     crate::model::skill::encode_path(directory).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tollgate_json::from_slice;
+
+    fn skill(i: usize, padding: usize) -> SkillRegistration {
+        let name = format!("skill-{i}");
+        let md = format!(
+            "---\nname: {name}\ndescription: {}\n---\n",
+            "d".repeat(padding)
+        );
+        SkillRegistration::builder(name)
+            .file("SKILL.md", md)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn indexed(
+        skills: &[SkillRegistration],
+        max_bytes: usize,
+    ) -> Result<Option<Skills>, BuildError> {
+        let output = OutputLimits::default()
+            .with_max_output_bytes(max_bytes)
+            .unwrap_or_default();
+        let setting = Setting {
+            cache: CachePolicy::default(),
+            output: &output,
+            page_size: 100,
+            path: "/mcp",
+            resources: &[],
+        };
+        index(skills, &setting)
+    }
+
+    #[test]
+    fn pages_close_before_the_output_limit_and_keep_entries_whole() {
+        let skills: Vec<SkillRegistration> = (0..10).map(|i| skill(i, 1000)).collect();
+        let Ok(Some(index)) = indexed(&skills, 4096) else {
+            panic!("indexed")
+        };
+        assert!(index.pages.len() >= 4, "{}", index.pages.len());
+        let mut seen = 0;
+        for (i, page) in index.pages.iter().enumerate() {
+            assert!(page.len() <= 4096, "page {i}: {} bytes", page.len());
+            let parsed =
+                from_slice(page, &Default::default()).unwrap_or_else(|e| panic!("page {i}: {e}"));
+            seen += parsed
+                .get("skills")
+                .and_then(JsonValue::as_array)
+                .map_or(0, |a| a.len());
+            assert_eq!(
+                parsed.get("nextCursor").is_some(),
+                i + 1 < index.pages.len()
+            );
+            assert!(parsed.get("ttlMs").is_some() && parsed.get("cacheScope").is_some());
+        }
+        assert_eq!(seen, 10);
+        // An entry that cannot fit a page alone refuses the build.
+        let err = indexed(&[skill(0, 1000)], 1024).err().map(|e| e.kind());
+        assert_eq!(err, Some(BuildErrorKind::SkillLimit));
+    }
 }
