@@ -99,14 +99,98 @@ async fn the_extension_is_declared_with_resources_on_2026_only() {
         caps.get("resources")
             .is_some_and(|r| r.as_object().is_some())
     );
-    // The 2025 revisions have no extension: the methods are unknown there.
-    let legacy = post(
-        addr,
-        &[("MCP-Protocol-Version", "2025-11-25")],
-        br#"{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}"#,
+    // The 2025 revisions have no extension: not declared, and the methods are unknown there.
+    let endpoint = Endpoint::with_path("/mcp", [V26, V1125], Implementation::new("skills", "1"))
+        .legacy_sessions(None)
+        .add_skill(pdf())
+        .build()
+        .unwrap();
+    let stateless = start(McpService::new(endpoint)).await;
+    let legacy = [("MCP-Protocol-Version", "2025-11-25")];
+    let init = post(
+        stateless,
+        &legacy,
+        br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
     )
     .await;
-    assert_ne!(legacy.status, 200, "{}", legacy.text());
+    assert_eq!(init.status, 200, "{}", init.text());
+    assert!(
+        !init.text().contains("io.modelcontextprotocol/skills"),
+        "{}",
+        init.text()
+    );
+    for method in ["skills/list", "skills/get", "resources/directory/read"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"uri":"skill://pdf-processing/SKILL.md"}}}}"#
+        );
+        let r = post(stateless, &legacy, body.as_bytes()).await;
+        assert_eq!(r.code(), -32601, "{method}: {}", r.text());
+    }
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"skill://pdf-processing/SKILL.md"}}"#;
+    let r = post(stateless, &legacy, body).await;
+    assert!(
+        r.text().contains("\"error\""),
+        "a skill file is not a 2025 resource: {}",
+        r.text()
+    );
+}
+
+#[tokio::test]
+async fn a_nested_skill_has_its_own_entry_and_directory() {
+    let suite = SkillRegistration::builder("suite")
+        .file("SKILL.md", "---\nname: suite\ndescription: All.\n---\n")
+        .file("a.md", "a")
+        .file(
+            "fmt/SKILL.md",
+            "---\nname: fmt\ndescription: Format.\n---\n",
+        )
+        .file("fmt/rules.md", "r")
+        .build()
+        .unwrap();
+    let addr = server(vec![suite], 50).await;
+    let uris = |entry: &JsonValue| -> Vec<String> {
+        get(entry, &["resources"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| text(get(f, &["uri"])).to_owned())
+            .collect()
+    };
+    let list = send(addr, "skills/list", "").await.result();
+    let entries = get(&list, &["skills"]).as_array().unwrap().clone();
+    assert_eq!(text(get(&entries[0], &["uri"])), "skill://suite/SKILL.md");
+    assert_eq!(
+        uris(&entries[0]).len(),
+        4,
+        "the enclosing skill lists the nested files"
+    );
+    let nested = send(addr, "skills/get", r#""uri":"skill://suite/fmt/SKILL.md""#)
+        .await
+        .result();
+    assert_eq!(
+        uris(get(&nested, &["skill"])),
+        ["skill://suite/fmt/SKILL.md", "skill://suite/fmt/rules.md"]
+    );
+    let dir = send(
+        addr,
+        "resources/directory/read",
+        r#""uri":"skill://suite/fmt""#,
+    )
+    .await
+    .result();
+    assert_eq!(get(&dir, &["resources"]).as_array().unwrap().len(), 2);
+    // resources/list: the root's SKILL.md first, then the nested one.
+    let listed = send(addr, "resources/list", "").await.result();
+    let listed: Vec<String> = get(&listed, &["resources"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| text(get(r, &["uri"])).to_owned())
+        .collect();
+    assert_eq!(
+        listed,
+        ["skill://suite/SKILL.md", "skill://suite/fmt/SKILL.md"]
+    );
 }
 
 #[tokio::test]
@@ -413,9 +497,46 @@ fn a_directory_on_disk_is_a_skill() {
     scratch.write("disk/references/a.md", b"a");
     std::fs::create_dir_all(root.join("empty")).unwrap();
     std::os::unix::fs::symlink(root.join("references/a.md"), root.join("alias.md")).unwrap();
+    scratch.write("disk/.env", b"SECRET=1");
+    scratch.write("disk/.git/config", b"x");
     let skill = from_disk(&root).unwrap();
     assert_eq!(skill.uri(), "skill://disk/SKILL.md");
-    assert_eq!(skill.file_count(), 3);
+    assert_eq!(skill.file_count(), 3, "hidden files are not served");
+    // A symbolic link to the skill is named by the link, as the application wrote it.
+    let link = scratch.0.join("link-dir");
+    scratch.write(
+        "elsewhere-x/SKILL.md",
+        b"---\nname: link-dir\ndescription: d\n---\n",
+    );
+    std::os::unix::fs::symlink(scratch.0.join("elsewhere-x"), &link).unwrap();
+    assert_eq!(from_disk(&link).unwrap().uri(), "skill://link-dir/SKILL.md");
+}
+
+#[tokio::test]
+async fn an_empty_directory_on_disk_is_listed() {
+    let scratch = Scratch::new("empty");
+    let root = scratch.0.join("disk");
+    scratch.write("disk/SKILL.md", DISK_MD);
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let addr = server(vec![from_disk(&root).unwrap()], 50).await;
+    let dir = send(addr, "resources/directory/read", r#""uri":"skill://disk""#)
+        .await
+        .result();
+    let names: Vec<String> = get(&dir, &["resources"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| text(get(r, &["name"])).to_owned())
+        .collect();
+    assert_eq!(names, ["empty", "SKILL.md"]);
+    let empty = send(
+        addr,
+        "resources/directory/read",
+        r#""uri":"skill://disk/empty""#,
+    )
+    .await
+    .result();
+    assert_eq!(get(&empty, &["resources"]).as_array().unwrap().len(), 0);
 }
 
 #[test]

@@ -112,6 +112,9 @@ pub(crate) fn index(
     let mut hasher = DefaultHasher::new();
     setting.path.hash(&mut hasher);
     setting.page_size.hash(&mut hasher);
+    // Where pages split depends on the output limit too.
+    setting.output.max_output_bytes().hash(&mut hasher);
+    let mut listed_bytes: usize = 0;
     for skill in skills {
         let inner = &*skill.inner;
         for file in &inner.files {
@@ -149,14 +152,16 @@ pub(crate) fn index(
                 file.size(),
                 contents,
             );
-            if entry.is_some() {
-                index
-                    .listed
-                    .push(registration.descriptor(ProtocolVersion::V2026_07_28));
-            }
             index.files.insert(file.uri.clone(), registration);
         }
+        // Root first, then nested skills: `resources/list` shows each SKILL.md in that order.
         for entry in &inner.entries {
+            if let Some(file) = index.files.get(&entry.uri) {
+                let descriptor = file.descriptor(ProtocolVersion::V2026_07_28);
+                let bytes = to_vec(&descriptor, setting.output).map_or(usize::MAX, |b| b.len() + 1);
+                listed_bytes = listed_bytes.saturating_add(bytes);
+                index.listed.push(descriptor);
+            }
             let rendered = render_entry(inner, entry);
             let bytes = to_vec(&rendered, setting.output).map_err(|_| {
                 error(
@@ -187,6 +192,14 @@ pub(crate) fn index(
                 &uri,
             )
         })?;
+    }
+    // `resources/list` is one page: the SKILL.md entries must leave room in it.
+    if listed_bytes > setting.output.max_output_bytes() / 2 {
+        return Err(error(
+            BuildErrorKind::SkillLimit,
+            "the SKILL.md entries of resources/list over half the output limit",
+            "",
+        ));
     }
     index.fingerprint = hasher.finish();
     index.pages = pages(&entries, setting, index.fingerprint).map_err(|uri| {
@@ -357,8 +370,8 @@ mod tests {
     fn skill(i: usize, padding: usize) -> SkillRegistration {
         let name = format!("skill-{i}");
         let md = format!(
-            "---\nname: {name}\ndescription: {}\n---\n",
-            "d".repeat(padding)
+            "---\nname: {name}\ndescription: d\nnotes: {}\n---\n",
+            "n".repeat(padding)
         );
         SkillRegistration::builder(name)
             .file("SKILL.md", md)
@@ -408,6 +421,23 @@ mod tests {
         assert_eq!(seen, 10);
         // An entry that cannot fit a page alone refuses the build.
         let err = indexed(&[skill(0, 1000)], 1024).err().map(|e| e.kind());
+        assert_eq!(err, Some(BuildErrorKind::SkillLimit));
+    }
+
+    #[test]
+    fn skill_md_entries_leave_room_in_resources_list() {
+        let described = |i: usize, n: usize| {
+            let name = format!("skill-{i}");
+            let md = format!("---\nname: {name}\ndescription: {}\n---\n", "d".repeat(n));
+            SkillRegistration::builder(name)
+                .file("SKILL.md", md)
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let few: Vec<SkillRegistration> = (0..2).map(|i| described(i, 500)).collect();
+        assert!(matches!(indexed(&few, 4096), Ok(Some(_))));
+        let many: Vec<SkillRegistration> = (0..4).map(|i| described(i, 500)).collect();
+        let err = indexed(&many, 4096).err().map(|e| e.kind());
         assert_eq!(err, Some(BuildErrorKind::SkillLimit));
     }
 }

@@ -4,9 +4,11 @@
 //! [`MAX_SKILL_BYTES`](super::MAX_SKILL_BYTES) in all (checked before each read, so an oversized
 //! file is never read whole), nested at most [`MAX_SKILL_DEPTH`](super::MAX_SKILL_DEPTH) deep.
 //!
-//! Owns the walk. A symbolic link is followed only to a regular file inside the skill's own
-//! directory; a link that leaves it, a link to a directory, and anything that is neither a file
-//! nor a directory refuse the skill. Names must be UTF-8. Knows nothing of URIs, frontmatter or
+//! Owns the walk. Names starting with `.` (`.git`, `.env`, editor files) are skipped. A symbolic
+//! link is followed only to a regular file inside the skill's own directory; a link that leaves
+//! it, a link to a directory, and anything that is neither a file nor a directory refuse the
+//! skill. Names must be UTF-8. A hard link is an ordinary file: what it shares is the
+//! application's to decide. Knows nothing of URIs, frontmatter or
 //! the wire: the builder checks what the walk found.
 
 use std::fs;
@@ -53,8 +55,13 @@ pub(crate) fn walk(dir: &Path) -> Result<Walked, WalkError> {
     if !root.is_dir() {
         return Err(refuse("the skill path is not a directory", ""));
     }
-    let name = root
-        .file_name()
+    // The name is the directory as the application named it (a symbolic link's own name, not
+    // its target's), else the resolved directory's.
+    let named = match dir.components().next_back() {
+        Some(std::path::Component::Normal(name)) => Some(name),
+        _ => root.file_name(),
+    };
+    let name = named
         .and_then(|n| n.to_str())
         .ok_or_else(|| refuse("the skill directory's name is not UTF-8", ""))?
         .to_owned();
@@ -76,6 +83,10 @@ pub(crate) fn walk(dir: &Path) -> Result<Walked, WalkError> {
             let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else {
                 return Err(refuse("a file name in the skill is not UTF-8", &relative));
             };
+            // Hidden files and directories (`.git`, `.env`, editor files) are never served.
+            if file_name.starts_with('.') {
+                continue;
+            }
             entries.push((file_name, entry.path()));
             if entries.len() > MAX_SKILL_FILES + MAX_SKILL_DIRECTORIES {
                 return Err(past("more than 512 files or directories", &relative));

@@ -98,8 +98,9 @@ fn check(object: &JsonObject, name: &str) -> Result<(), Refusal> {
         }
         _ => return Err(Refusal::at("frontmatter `name` must be a string", "/name")),
     }
+    // An empty optional field (`license:`) reads as null: absent, as hosts take it.
     let chars = |key: &str| match object.get(key) {
-        None => Ok(None),
+        None | Some(JsonValue::Null) => Ok(None),
         Some(JsonValue::String(s)) => Ok(Some(s.as_str().chars().count())),
         Some(_) => Err(Refusal::at(
             "frontmatter field must be a string",
@@ -124,7 +125,7 @@ fn check(object: &JsonObject, name: &str) -> Result<(), Refusal> {
     chars("license")?;
     chars("allowed-tools")?;
     match object.get("metadata") {
-        None => {}
+        None | Some(JsonValue::Null) => {}
         Some(JsonValue::Object(metadata)) => {
             for (key, value) in metadata.iter() {
                 if !matches!(value, JsonValue::String(_)) {
@@ -174,7 +175,14 @@ pub(crate) fn parse(yaml: &str) -> Result<JsonObject, Refusal> {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {
                 continue;
             }
-            Event::DocumentStart(_) => {
+            // An explicit `---` inside the block (which directives such as `%YAML 1.1` need, and
+            // which would change how hosts read the scalars) is refused.
+            Event::DocumentStart(true) => {
+                return Err(Refusal::new(
+                    "frontmatter directives and document markers are not allowed",
+                ));
+            }
+            Event::DocumentStart(false) => {
                 documents += 1;
                 if documents > 1 {
                     return Err(Refusal::new(
@@ -337,6 +345,10 @@ fn number(text: &str) -> Option<Option<JsonNumber>> {
         spelled.push('e');
         spelled.push_str(e);
     }
+    // Past `f64`'s range hosts read ±Infinity, and many JSON readers refuse the number.
+    if !spelled.parse::<f64>().is_ok_and(f64::is_finite) {
+        return Some(None);
+    }
     Some(JsonNumber::parse(&spelled).ok())
 }
 
@@ -406,6 +418,10 @@ mod tests {
             "just text",
             "a: [",
             "a: 0x1FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF",
+            "a: 1e400",
+            "a: -1e999",
+            "%YAML 1.1\n--- \nflag: yes",
+            "--- \nflag: yes",
         ] {
             assert!(json(yaml).is_err(), "{yaml}");
         }
@@ -457,6 +473,13 @@ mod tests {
                 "{text}"
             );
         }
+        let empty = "---\nname: pdf\ndescription: d\nlicense:\nmetadata:\ncompatibility:\n---\n";
+        assert!(
+            read(empty, "pdf").is_ok(),
+            "empty optional fields are absent"
+        );
+        let wide = format!("---\nname: pdf\ndescription: {}\n---\n", "é".repeat(1024));
+        assert!(read(&wide, "pdf").is_ok(), "1,024 characters, not bytes");
         let at = format!("---\nname: pdf\ndescription: {}\n---\n", "d".repeat(1024));
         assert!(read(&at, "pdf").is_ok());
         let past = format!("---\nname: pdf\ndescription: {}\n---\n", "d".repeat(1025));

@@ -387,6 +387,26 @@ impl SkillBuilder {
         if directories.len() > MAX_SKILL_DIRECTORIES {
             return fail(BuildErrorKind::SkillLimit, "more than 512 directories", "");
         }
+        // Every directory is a resource of its own (`resources/directory/read`).
+        for directory in &directories {
+            match encode_path(directory) {
+                Some(encoded) if root.len() + 1 + encoded.len() <= MAX_SKILL_URI_BYTES => {}
+                Some(_) => {
+                    return fail(
+                        BuildErrorKind::InvalidSkill,
+                        "a directory URI over 2,048 bytes",
+                        directory,
+                    );
+                }
+                None => {
+                    return fail(
+                        BuildErrorKind::InvalidSkill,
+                        "invalid directory path",
+                        directory,
+                    );
+                }
+            }
+        }
         if let Some(deep) = directories
             .iter()
             .find(|d| d.split('/').count() > MAX_SKILL_DEPTH)

@@ -162,6 +162,9 @@ fn nested_skills_have_entries_of_their_own() {
         .file("tools/fmt/rules.md", "r")
         .build()
         .unwrap();
+    let nested = &skill.inner.entries[1];
+    assert_eq!(&*nested.directory, "tools/fmt");
+    assert_eq!(&*nested.name, "fmt");
     let uris: Vec<&str> = skill.skill_uris().collect();
     assert_eq!(
         uris,
@@ -222,6 +225,24 @@ fn directories_are_bounded_in_depth_and_count() {
         b.build()
     };
     assert!(many(MAX_SKILL_FILES - 1).is_ok());
+    // Directories count apart from files: 512 of them (one file each, in pairs) fit, 513 do not.
+    let dirs = |n: usize| {
+        let mut b = SkillRegistration::builder("pdf").file("SKILL.md", MD);
+        for i in 0..n.div_ceil(2) {
+            let path = if 2 * i + 1 < n {
+                format!("x{i}/y/f.txt")
+            } else {
+                format!("x{i}/f.txt")
+            };
+            b = b.file(path, "x");
+        }
+        b.build()
+    };
+    assert!(dirs(MAX_SKILL_DIRECTORIES).is_ok());
+    assert_eq!(
+        kind(dirs(MAX_SKILL_DIRECTORIES + 1)),
+        BuildErrorKind::SkillLimit
+    );
 }
 
 #[test]
