@@ -250,10 +250,10 @@ async fn inventory(
         if let Some(progress) = progress {
             let _ = progress.report((i + 1) as f64, Some(total), Some(item.sku));
         }
-        if i == 0 {
-            if let Some(stream) = features.find::<ResponseStream>() {
-                stream.close_connection();
-            }
+        if i == 0
+            && let Some(stream) = features.find::<ResponseStream>()
+        {
+            stream.close_connection();
         }
     }
     Ok(totals)

@@ -33,7 +33,7 @@ pub(crate) fn mixed(target: usize) -> String {
             r % 500,
             r % 100,
             (r % 10_000) as f64 / 7.0,
-            r % 2 == 0,
+            r.is_multiple_of(2),
             r % 17,
             r % 31,
             r % 300,

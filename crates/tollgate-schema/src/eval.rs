@@ -243,12 +243,11 @@ impl Evaluator<'_> {
         if k.flags == 0 {
             return Ok(());
         }
-        if k.flags & flags::CONST != 0 {
-            if let Some(c) = &k.constant {
-                if !self.equal(c, v)? {
-                    return Self::fail(k, "const", quiet);
-                }
-            }
+        if k.flags & flags::CONST != 0
+            && let Some(c) = &k.constant
+            && !self.equal(c, v)?
+        {
+            return Self::fail(k, "const", quiet);
         }
         if k.flags & flags::ENUM != 0 {
             if let Some(strings) = &k.string_enum {
@@ -285,20 +284,20 @@ impl Evaluator<'_> {
                 }
             }
         }
-        if k.flags & flags::BOUNDS != 0 {
-            if let JsonValue::Number(n) = v {
-                if k.minimum
-                    .as_ref()
-                    .is_some_and(|m| n.cmp_value(m) == Ordering::Less)
-                {
-                    return Self::fail(k, "minimum", quiet);
-                }
-                if k.maximum
-                    .as_ref()
-                    .is_some_and(|m| n.cmp_value(m) == Ordering::Greater)
-                {
-                    return Self::fail(k, "maximum", quiet);
-                }
+        if k.flags & flags::BOUNDS != 0
+            && let JsonValue::Number(n) = v
+        {
+            if k.minimum
+                .as_ref()
+                .is_some_and(|m| n.cmp_value(m) == Ordering::Less)
+            {
+                return Self::fail(k, "minimum", quiet);
+            }
+            if k.maximum
+                .as_ref()
+                .is_some_and(|m| n.cmp_value(m) == Ordering::Greater)
+            {
+                return Self::fail(k, "maximum", quiet);
             }
         }
         match v {

@@ -133,12 +133,12 @@ struct Entries {
 impl Entries {
     fn remove(&mut self, id: &str) -> Option<Session> {
         let session = self.sessions.remove(id)?;
-        if let Some(owner) = &session.owner {
-            if let Some(n) = self.owned.get_mut(owner) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.owned.remove(owner);
-                }
+        if let Some(owner) = &session.owner
+            && let Some(n) = self.owned.get_mut(owner)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.owned.remove(owner);
             }
         }
         Some(session)

@@ -259,16 +259,16 @@ fn satisfiable(schema: &JsonValue, finite: &BTreeSet<String>) -> bool {
         }
     }
     let branches = |key: &str| o.get(key).and_then(JsonValue::as_array);
-    if let Some(all) = branches("allOf") {
-        if !all.iter().all(|b| satisfiable(b, finite)) {
-            return false;
-        }
+    if let Some(all) = branches("allOf")
+        && !all.iter().all(|b| satisfiable(b, finite))
+    {
+        return false;
     }
     for key in ["anyOf", "oneOf"] {
-        if let Some(any) = branches(key) {
-            if !any.iter().any(|b| satisfiable(b, finite)) {
-                return false;
-            }
+        if let Some(any) = branches(key)
+            && !any.iter().any(|b| satisfiable(b, finite))
+        {
+            return false;
         }
     }
     if o.contains_key("const") || o.get("enum").and_then(JsonValue::as_array).is_some() {

@@ -448,10 +448,10 @@ impl Endpoint {
         revision: ProtocolVersion,
     ) -> Option<crate::model::resource::Route<'_>> {
         let inner = &*self.inner;
-        if let Some(file) = inner.skills.as_ref().and_then(|s| s.files.get(uri)) {
-            if file.revisions().contains(revision) {
-                return Some(crate::model::resource::Route::Exact(file));
-            }
+        if let Some(file) = inner.skills.as_ref().and_then(|s| s.files.get(uri))
+            && file.revisions().contains(revision)
+        {
+            return Some(crate::model::resource::Route::Exact(file));
         }
         crate::model::resource::route(uri, revision, &inner.resources, &inner.templates)
     }

@@ -129,10 +129,10 @@ impl SessionStreams {
             return;
         }
         let room = self.prune(&mut state);
-        if let Some(id) = id.filter(|id| trackable(id)) {
-            if state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id) {
-                state.in_flight.insert(id.clone(), Arc::downgrade(stream));
-            }
+        if let Some(id) = id.filter(|id| trackable(id))
+            && (state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id))
+        {
+            state.in_flight.insert(id.clone(), Arc::downgrade(stream));
         }
         if !room {
             return;

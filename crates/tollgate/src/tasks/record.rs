@@ -104,10 +104,10 @@ impl TaskRecord {
             .insert("responses", self.responses.clone());
         // The creating call's arguments, as text (kept only for a sanitizer; dropped if they do
         // not fit a record).
-        if !self.arguments.is_empty() {
-            if let Ok(text) = to_string(&self.arguments.clone().into(), &record_output_limits()) {
-                b.push("arguments", text);
-            }
+        if !self.arguments.is_empty()
+            && let Ok(text) = to_string(&self.arguments.clone().into(), &record_output_limits())
+        {
+            b.push("arguments", text);
         }
         if let Some(m) = &self.message {
             b.push("message", &**m);

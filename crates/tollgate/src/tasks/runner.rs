@@ -218,12 +218,10 @@ impl Tasks {
                 .to_row()
                 .ok_or(TaskStoreError::new(TaskStoreErrorKind::Unusable))?;
             if bounded(self.store.replace(row, record.version)).await? {
-                if visible {
-                    if let Some(events) = &self.events {
-                        let _ = events.send(crate::model::subscription::Event::TaskChanged(
-                            next.id.clone(),
-                        ));
-                    }
+                if visible && let Some(events) = &self.events {
+                    let _ = events.send(crate::model::subscription::Event::TaskChanged(
+                        next.id.clone(),
+                    ));
                 }
                 return Ok(Some(next));
             }

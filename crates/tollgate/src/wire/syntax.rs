@@ -253,7 +253,7 @@ fn base64_value(b: u8) -> Option<u32> {
 /// end, and unused bits zero (so each byte string has exactly one accepted spelling). Refuses
 /// to produce more than `max_out` bytes.
 pub(crate) fn base64_decode(text: &[u8], max_out: usize) -> Option<Vec<u8>> {
-    if text.len() % 4 != 0 || text.len() / 4 * 3 > max_out.saturating_add(2) {
+    if !text.len().is_multiple_of(4) || text.len() / 4 * 3 > max_out.saturating_add(2) {
         return None;
     }
     let mut out = Vec::with_capacity(text.len() / 4 * 3);

@@ -502,14 +502,15 @@ impl ContentBlock {
         out: &mut Vec<u8>,
         limits: &tollgate_json::OutputLimits,
     ) -> Result<(), RenderError> {
-        if let Self::Text(t) = self {
-            if t.extras.annotations.is_none() && t.extras.meta.is_none() {
-                out.extend_from_slice(br#"{"type":"text","text":"#);
-                let text = JsonValue::String(tollgate_json::JsonString::from(t.text.clone()));
-                tollgate_json::write_into(&text, out, limits).map_err(|_| RenderError)?;
-                out.push(b'}');
-                return Ok(());
-            }
+        if let Self::Text(t) = self
+            && t.extras.annotations.is_none()
+            && t.extras.meta.is_none()
+        {
+            out.extend_from_slice(br#"{"type":"text","text":"#);
+            let text = JsonValue::String(tollgate_json::JsonString::from(t.text.clone()));
+            tollgate_json::write_into(&text, out, limits).map_err(|_| RenderError)?;
+            out.push(b'}');
+            return Ok(());
         }
         let value = self.render(revision)?;
         tollgate_json::write_into(&value, out, limits).map_err(|_| RenderError)

@@ -230,18 +230,17 @@ pub(crate) fn parse(yaml: &str) -> Result<JsonObject, Refusal> {
                 if anchor != 0 || tag.is_some() {
                     return Err(Refusal::new("frontmatter anchors and tags are not allowed"));
                 }
-                if let Some(Frame::Mapping { keys, key, .. }) = stack.last_mut() {
-                    if key.is_none() {
-                        if style == ScalarStyle::Plain && !matches!(resolve(&text)?, Plain::String)
-                        {
-                            return Err(Refusal::new("frontmatter keys must be strings"));
-                        }
-                        if !keys.insert(text.to_string()) {
-                            return Err(Refusal::new("frontmatter repeats a key"));
-                        }
-                        *key = Some(text.to_string());
-                        continue;
+                if let Some(Frame::Mapping { keys, key, .. }) = stack.last_mut()
+                    && key.is_none()
+                {
+                    if style == ScalarStyle::Plain && !matches!(resolve(&text)?, Plain::String) {
+                        return Err(Refusal::new("frontmatter keys must be strings"));
                     }
+                    if !keys.insert(text.to_string()) {
+                        return Err(Refusal::new("frontmatter repeats a key"));
+                    }
+                    *key = Some(text.to_string());
+                    continue;
                 }
                 if style == ScalarStyle::Plain {
                     match resolve(&text)? {
