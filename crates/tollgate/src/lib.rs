@@ -57,7 +57,8 @@
 //! | [`resource`] | resources and URI templates, their contents |
 //! | [`content`] | content blocks, annotations, icons, cache hints |
 //! | [`context`] | what a handler can read and do: client facts, cancellation, progress, logging, client requests, input requests |
-//! | [`policy`] | admission, rate limits, operation types |
+//! | [`policy`] | admission, protected-resource metadata, rate limits, operation types |
+//! | `auth` | bearer-token admission for an OAuth-protected endpoint (feature `oauth`) |
 //! | [`task`] | the tasks extension: configuration, records, stores |
 //! | [`endpoint`] | the endpoint builder and its settings: limits, sessions, streams, request state |
 //! | [`transport`] | the built-in HTTP server, the tower service, stdio |
@@ -72,6 +73,7 @@
 //! | `num-bigint` | no | [`tool::BigInteger`]: arbitrary-precision integers as typed fields |
 //! | `sqlite` | no | `task::SqliteTaskStore`: durable tasks in embedded SQLite |
 //! | `postgres` | no | `task::PostgresTaskStore`: tasks shared by many instances through PostgreSQL |
+//! | `oauth` | no | `auth::BearerAuth`: JWT (JWKS) and introspected bearer tokens for an OAuth 2.1 resource server |
 
 /// The README's examples, compiled (and run, unless marked `no_run`) as doc tests so they stay
 /// true.
@@ -100,10 +102,13 @@ struct SkillsGuideExamples;
 struct InterceptionGuideExamples;
 
 // The engine: private rooms, top to bottom (see `docs/architecture.md`).
+#[cfg(feature = "oauth")]
+pub mod auth;
 mod body;
 mod client_request;
 mod cors;
 mod facts;
+mod metadata;
 mod methods;
 mod model;
 mod pipeline;
@@ -234,11 +239,15 @@ pub mod context {
 pub mod policy {
     //! Policy: who may make a request (admission), how often (rate limits), and the operation
     //! types a decision can depend on.
-    pub use crate::facts::context::AdmissionIdentity;
-    pub use crate::facts::policy::{
-        AdmissionController, AdmissionDecision, AdmissionRequest, RateLimitDecision, RateLimiter,
-        TokenBucket,
+    pub use crate::facts::admission::{
+        Admission, AdmissionController, AdmissionDecision, AdmissionRequest,
     };
+    pub use crate::facts::authorization::{
+        MAX_AUTHORIZATION_SERVERS, MAX_AUTHORIZATION_URL_BYTES, MAX_SCOPE_BYTES,
+        MAX_SCOPE_IMPLICATIONS, MAX_SCOPES, ProtectedResource, ProtectedResourceBuilder,
+    };
+    pub use crate::facts::identity::AdmissionIdentity;
+    pub use crate::facts::policy::{RateLimitDecision, RateLimiter, TokenBucket};
     pub use crate::wire::method::OperationType;
 }
 

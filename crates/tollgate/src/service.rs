@@ -65,6 +65,8 @@ struct ServiceInner {
     max_header_bytes: usize,
     /// The CORS policy, with each endpoint's `mcp-param-*` header names (for preflights).
     cors: Option<(CorsPolicy, MirroredNames)>,
+    /// Protected-resource metadata, by well-known path.
+    metadata: crate::metadata::Routes,
 }
 
 /// Each endpoint's `mcp-param-*` header names, by path.
@@ -166,8 +168,10 @@ impl McpServiceBuilder {
                 .collect();
             (policy, params)
         });
+        let metadata = crate::metadata::routes(endpoints.values());
         Ok(McpService {
             inner: Arc::new(ServiceInner {
+                metadata,
                 endpoints,
                 allowed_hosts: self.allowed_hosts,
                 allowed_origins: self.allowed_origins,
@@ -186,10 +190,12 @@ impl McpService {
 
     /// A service for one endpoint with the default Host and Origin policy.
     pub fn new(endpoint: Endpoint) -> Self {
+        let metadata = crate::metadata::routes(std::iter::once(&endpoint));
         let mut endpoints = HashMap::with_capacity(1);
         endpoints.insert(endpoint.inner.path.clone(), endpoint);
         Self {
             inner: Arc::new(ServiceInner {
+                metadata,
                 endpoints,
                 allowed_hosts: Vec::new(),
                 allowed_origins: Vec::new(),
@@ -307,8 +313,13 @@ impl McpService {
         B::Error: Into<BoxError>,
     {
         let (parts, body) = request.into_parts();
-        let Some(endpoint) = self.inner.endpoints.get(parts.uri.path()) else {
-            return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND));
+        let endpoint = self.inner.endpoints.get(parts.uri.path());
+        let metadata = match endpoint {
+            Some(_) => None,
+            None => match self.inner.metadata.get(parts.uri.path()) {
+                Some(resource) => Some(resource),
+                None => return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND)),
+            },
         };
         let header_bytes = parts.headers.iter().fold(0usize, |sum, (name, value)| {
             sum.saturating_add(name.as_str().len() + value.len() + 4)
@@ -358,6 +369,9 @@ impl McpService {
                 return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
             }
         }
+        let Some(endpoint) = endpoint else {
+            return self.metadata(&parts, metadata);
+        };
         let caller = Caller {
             headers: Some(&parts.headers),
             peer: peer.map(|p| p.ip()),
@@ -370,20 +384,19 @@ impl McpService {
         };
         // A CORS preflight: answered here, before admission, parsing or any handler.
         if let (true, Some((policy, params))) = (parts.method == Method::OPTIONS, &self.inner.cors)
+            && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
         {
-            if parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD) {
-                let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
-                return match policy.preflight(&parts.headers, allow, names) {
-                    Some(grant) => Outcome::Preflight(grant),
-                    None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
-                };
-            }
+            let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
+            return match policy.preflight(&parts.headers, allow, names) {
+                Some(grant) => Outcome::Preflight(grant),
+                None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
+            };
         }
         if parts.method == Method::GET && endpoint.inner.sessions.is_some() {
             if !accepts(&parts.headers, Wanted::Sse) {
                 return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
             }
-            return match crate::revision::legacy::open_stream(endpoint, caller) {
+            return match crate::revision::legacy::open_stream(endpoint, caller).await {
                 Ok(connection) => Outcome::Stream(McpBody::events(connection, AbortOnDrop(None))),
                 Err(reply) if reply.status == StatusCode::METHOD_NOT_ALLOWED => {
                     Outcome::MethodNotAllowed(allow)
@@ -392,7 +405,7 @@ impl McpService {
             };
         }
         if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
-            return Outcome::Reply(crate::revision::legacy::end_session(endpoint, caller));
+            return Outcome::Reply(crate::revision::legacy::end_session(endpoint, caller).await);
         }
         if parts.method != Method::POST {
             return Outcome::MethodNotAllowed(allow);
@@ -432,6 +445,30 @@ impl McpService {
             return Outcome::Reply(handle_value(endpoint, &origin, &value, None).await);
         }
         answer_in_task(endpoint.clone(), origin, value).await
+    }
+
+    /// A protected-resource metadata route, past the Host and Origin checks: a CORS preflight
+    /// for `GET`, or the document.
+    fn metadata(
+        &self,
+        parts: &http::request::Parts,
+        resource: Option<&crate::facts::authorization::ProtectedResource>,
+    ) -> Outcome {
+        let Some(resource) = resource else {
+            return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND));
+        };
+        if let (true, Some((policy, _))) = (parts.method == Method::OPTIONS, &self.inner.cors)
+            && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
+        {
+            return match policy.preflight(&parts.headers, crate::metadata::ALLOW, &[]) {
+                Some(grant) => Outcome::Preflight(grant),
+                None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
+            };
+        }
+        match crate::metadata::answer(&parts.method, resource) {
+            Ok(reply) => Outcome::Reply(reply),
+            Err(()) => Outcome::MethodNotAllowed(crate::metadata::ALLOW),
+        }
     }
 
     fn host_allowed(&self, authority: &str) -> bool {

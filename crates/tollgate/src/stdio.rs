@@ -164,16 +164,16 @@ impl Lines {
                 return true;
             }
         };
-        if message.method.as_str() == "initialize" {
-            if let Some(newest) = legacy::newest_legacy(endpoint) {
-                let (reply, negotiated) =
-                    legacy::initialize(endpoint, message, newest, None, Transport::stdio(None));
-                if negotiated.is_some() {
-                    self.session = negotiated;
-                }
-                send(&self.tx, reply).await;
-                return true;
+        if message.method.as_str() == "initialize"
+            && let Some(newest) = legacy::newest_legacy(endpoint)
+        {
+            let (reply, negotiated) =
+                legacy::initialize(endpoint, message, newest, None, Transport::stdio(None)).await;
+            if negotiated.is_some() {
+                self.session = negotiated;
             }
+            send(&self.tx, reply).await;
+            return true;
         }
         let names_modern = message
             .params
@@ -197,7 +197,8 @@ impl Lines {
                 .session
                 .as_ref()
                 .map_or_else(|| default_revision(endpoint), |s| s.revision);
-            match legacy::admit_message(endpoint, Transport::stdio(None), &message, revision) {
+            match legacy::admit_message(endpoint, Transport::stdio(None), &message, revision).await
+            {
                 Ok(context) => Some(context),
                 Err(reply) => {
                     send(&self.tx, reply).await;
@@ -211,19 +212,19 @@ impl Lines {
             cancel_if_asked(&message, &self.in_flight);
             return true;
         }
-        if message.method.as_str() == "logging/setLevel" {
-            if let (Some(current), Some(context)) = (self.session.as_mut(), context.as_ref()) {
-                let revision = current.revision;
-                let owner = current.owner.as_deref() == context.admission.principal_name();
-                let reply = legacy::set_level(endpoint, &message, revision, |level| {
-                    if owner {
-                        current.log_level = Some(level);
-                    }
-                    owner
-                });
-                send(&self.tx, reply).await;
-                return true;
-            }
+        if message.method.as_str() == "logging/setLevel"
+            && let (Some(current), Some(context)) = (self.session.as_mut(), context.as_ref())
+        {
+            let revision = current.revision;
+            let owner = current.owner.as_deref() == context.admission.principal_name();
+            let reply = legacy::set_level(endpoint, &message, revision, |level| {
+                if owner {
+                    current.log_level = Some(level);
+                }
+                owner
+            });
+            send(&self.tx, reply).await;
+            return true;
         }
         let key = value.get("id").map(id_key).unwrap_or_default();
         self.spawn(key, message, legacy_session, context).await
@@ -305,10 +306,10 @@ fn cancel_if_asked(message: &Envelope, in_flight: &InFlight) {
     if message.method.as_str() != "notifications/cancelled" {
         return;
     }
-    if let Some(id) = message.params.as_ref().and_then(|p| p.get("requestId")) {
-        if let Some(handle) = lock(in_flight).remove(&id_key(id)) {
-            handle.abort();
-        }
+    if let Some(id) = message.params.as_ref().and_then(|p| p.get("requestId"))
+        && let Some(handle) = lock(in_flight).remove(&id_key(id))
+    {
+        handle.abort();
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
+pub(crate) use crate::facts::identity::AdmissionIdentity;
 use crate::facts::request::OriginatingRequest;
 use crate::facts::trace::{self, Baggage, TraceContext};
 use crate::version::ProtocolVersion;
@@ -163,32 +164,6 @@ pub(crate) fn required_capabilities<'a>(
         b.push("extensions", extensions.build());
     }
     b.build()
-}
-
-/// The identity admission accepted for this request. Until an admission controller is
-/// configured, every request is admitted as [`AdmissionIdentity::anonymous`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct AdmissionIdentity {
-    principal: Option<Arc<str>>,
-}
-
-impl AdmissionIdentity {
-    /// The identity of an unauthenticated, admitted caller.
-    pub fn anonymous() -> Self {
-        Self { principal: None }
-    }
-
-    /// An identity naming an authenticated principal.
-    pub fn principal(name: impl Into<Arc<str>>) -> Self {
-        Self {
-            principal: Some(name.into()),
-        }
-    }
-
-    /// The principal, or `None` when anonymous.
-    pub fn principal_name(&self) -> Option<&str> {
-        self.principal.as_deref()
-    }
 }
 
 /// Everything validated about the request a handler serves.

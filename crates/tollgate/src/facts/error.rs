@@ -104,6 +104,11 @@ pub enum BuildErrorKind {
     /// to a directory, a special file, or a name that is not UTF-8 ([`BuildError::location`] is
     /// the path concerned).
     InvalidSkillDirectory,
+    /// An authorization setting is invalid (see [`BuildError::detail`]): a protected resource's
+    /// identifier, authorization servers, scopes or name; a bearer-token validator's issuer,
+    /// algorithms, leeway or claims; or an operation requiring scopes on an endpoint without a
+    /// protected resource.
+    InvalidAuthorization,
 }
 
 impl BuildErrorKind {
@@ -127,6 +132,7 @@ impl BuildErrorKind {
             Self::TasksNotConfigured => {
                 "a tool supports tasks but the endpoint has no valid task store and lifetimes"
             }
+            Self::InvalidAuthorization => "invalid authorization configuration",
             Self::InvalidCorsPolicy => {
                 "a CORS policy needs exact http(s) origins (scheme, host, optional port)"
             }

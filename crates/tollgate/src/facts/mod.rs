@@ -5,8 +5,11 @@
 //!
 //! Knows nothing of methods, registrations or framing beyond the wire room below it.
 
+pub(crate) mod admission;
+pub(crate) mod authorization;
 pub(crate) mod context;
 pub(crate) mod error;
+pub(crate) mod identity;
 pub(crate) mod policy;
 pub(crate) mod request;
 pub(crate) mod state;

@@ -1,6 +1,7 @@
 //! Policy: who may make a request (admission) and how often (rate limits).
 //!
-//! Owns [`AdmissionController`] and its decision, [`RateLimiter`] and the built-in
+//! Owns when an [`AdmissionController`] runs (its decision's shape is `facts/admission.rs`'s),
+//! [`RateLimiter`] and the built-in
 //! [`TokenBucket`], the throttle on refused admissions, and the order they run in: the refusal
 //! throttle and admission, then the endpoint's request limiter ([`admit`], for every request and
 //! notification, before anything looks at the endpoint's state), then, once a tool is known,
@@ -17,141 +18,14 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, StatusCode};
 
+#[cfg(test)]
+use crate::facts::admission::AdmissionDecision;
+use crate::facts::admission::{AdmissionController, AdmissionRequest, Decision};
+use crate::facts::authorization::{ProtectedResource, Scopes};
 use crate::facts::context::{AdmissionIdentity, RequestContext};
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail};
-
-/// What admission sees of a request: its validated context (operation, method, operation name,
-/// revision, informational client information, `_meta`) and, over HTTP, its headers.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::{policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest}};
-///
-/// // Admit callers presenting the right API key, under that key's principal.
-/// fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
-///     match request.header("x-api-key") {
-///         Some("k-123") => AdmissionDecision::admit(AdmissionIdentity::principal("team-a")),
-///         Some(_) => AdmissionDecision::forbidden(),
-///         None => AdmissionDecision::unauthorized(),
-///     }
-/// }
-/// # let _ = admit;
-/// ```
-pub struct AdmissionRequest<'a> {
-    context: &'a RequestContext,
-    headers: Option<&'a HeaderMap>,
-}
-
-impl fmt::Debug for AdmissionRequest<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AdmissionRequest")
-            .field("method", &self.context.json_rpc_method())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> AdmissionRequest<'a> {
-    /// The validated request (its admission identity is still anonymous here).
-    pub fn context(&self) -> &'a RequestContext {
-        self.context
-    }
-
-    /// A request header's value, when the request came over HTTP and carries it exactly once as
-    /// visible ASCII. Over stdio there are no headers: the process's owner is the caller.
-    pub fn header(&self, name: &str) -> Option<&'a str> {
-        let headers = self.headers?;
-        let mut values = headers.get_all(name).iter();
-        let first = values.next()?;
-        if values.next().is_some() {
-            return None;
-        }
-        first.to_str().ok()
-    }
-
-    /// Whether the request came over HTTP.
-    pub fn is_http(&self) -> bool {
-        self.headers.is_some()
-    }
-}
-
-/// An admission controller's answer.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::{policy::{AdmissionDecision, AdmissionIdentity}};
-///
-/// let ok = AdmissionDecision::admit(AdmissionIdentity::principal("alice"));
-/// assert!(ok.is_admitted());
-/// let challenge = AdmissionDecision::unauthorized_with_challenge(r#"Bearer realm="mcp""#);
-/// assert!(!challenge.is_admitted());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdmissionDecision(pub(crate) Decision);
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Decision {
-    Admit(AdmissionIdentity),
-    Unauthorized(Option<HeaderValue>),
-    Forbidden,
-}
-
-impl AdmissionDecision {
-    /// Admits the request under `identity` (handlers see it in
-    /// [`RequestContext::admission_identity`]).
-    pub fn admit(identity: AdmissionIdentity) -> Self {
-        Self(Decision::Admit(identity))
-    }
-
-    /// Refuses an unauthenticated caller: HTTP 401, JSON-RPC -32001 `Unauthorized`.
-    pub fn unauthorized() -> Self {
-        Self(Decision::Unauthorized(None))
-    }
-
-    /// As [`unauthorized`](Self::unauthorized), with a `WWW-Authenticate` challenge (for
-    /// example the OAuth resource-metadata pointer MCP authorization uses). A challenge that is
-    /// not a valid header value is left out.
-    pub fn unauthorized_with_challenge(challenge: &str) -> Self {
-        Self(Decision::Unauthorized(
-            HeaderValue::from_str(challenge).ok(),
-        ))
-    }
-
-    /// Refuses an authenticated caller that may not do this: HTTP 403, JSON-RPC -32003
-    /// `Forbidden`.
-    pub fn forbidden() -> Self {
-        Self(Decision::Forbidden)
-    }
-
-    /// Whether the request is admitted.
-    pub fn is_admitted(&self) -> bool {
-        matches!(self.0, Decision::Admit(_))
-    }
-}
-
-/// Decides whether a validated request may proceed, and under which identity. Runs for every
-/// request, notification, client response, stream `GET` and session `DELETE`, once the request
-/// is well-formed and before anything answers from the endpoint's state: before any catalog,
-/// tool, prompt, resource, task or session is looked up, any client capability is checked or any
-/// handler runs. The context names the operation (tool or prompt name, resource URI,
-/// completion reference) when the method has one. A panicking controller refuses the request.
-///
-/// Any `Fn(&AdmissionRequest<'_>) -> AdmissionDecision` is a controller.
-pub trait AdmissionController: Send + Sync + 'static {
-    /// Decides.
-    fn admit(&self, request: &AdmissionRequest<'_>) -> AdmissionDecision;
-}
-
-impl<F> AdmissionController for F
-where
-    F: Fn(&AdmissionRequest<'_>) -> AdmissionDecision + Send + Sync + 'static,
-{
-    fn admit(&self, request: &AdmissionRequest<'_>) -> AdmissionDecision {
-        self(request)
-    }
-}
+use crate::wire::unwind::CatchUnwind;
 
 /// A rate limiter's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -357,13 +231,19 @@ pub(crate) struct Policy {
     /// Charged once per refused admission, by peer address; a peer out of tokens is refused
     /// (429) before its credentials are looked at again.
     pub(crate) refusals: Option<Arc<TokenBucket>>,
+    /// The protected resource the endpoint is (MCP authorization), for scope challenges.
+    pub(crate) protected: Option<ProtectedResource>,
 }
 
 /// Why [`admit`] or [`charge_tool`] refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Refusal {
     Unauthorized(Option<HeaderValue>),
-    Forbidden,
+    Forbidden(Option<HeaderValue>),
+    /// Malformed credentials (400), with their challenge.
+    Malformed(Option<HeaderValue>),
+    /// The controller cannot decide now (503).
+    Unavailable(Duration),
     RateLimited(Duration),
     /// The controller panicked: refused, as an internal error.
     Failed,
@@ -379,7 +259,7 @@ pub(crate) struct Caller<'a> {
 
 /// The first stage of policy, for every request: the refusal throttle, admission, then the
 /// endpoint's request limiter. On success the context carries the admitted identity.
-pub(crate) fn admit(
+pub(crate) async fn admit(
     policy: &Policy,
     caller: Caller<'_>,
     context: &mut RequestContext,
@@ -392,20 +272,19 @@ pub(crate) fn admit(
         if let Some(retry_after) = throttle.and_then(|(t, p)| t.exhausted(Some(p))) {
             return Err(Refusal::RateLimited(retry_after));
         }
-        let request = AdmissionRequest {
-            context,
-            headers: caller.headers,
-        };
-        let decision =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| controller.admit(&request)))
-                .map_err(|_| Refusal::Failed)?;
-        let refusal = match decision.0 {
+        let decision = decide(controller.as_ref(), context, caller.headers)
+            .await
+            .ok_or(Refusal::Failed)?;
+        let refusal = match decision {
             Decision::Admit(identity) => {
                 context.admission = identity;
                 None
             }
             Decision::Unauthorized(challenge) => Some(Refusal::Unauthorized(challenge)),
-            Decision::Forbidden => Some(Refusal::Forbidden),
+            Decision::Forbidden(challenge) => Some(Refusal::Forbidden(challenge)),
+            Decision::Malformed(challenge) => Some(Refusal::Malformed(challenge)),
+            // Not the caller's fault: never charged to the refusal throttle.
+            Decision::Unavailable(retry_after) => return Err(Refusal::Unavailable(retry_after)),
         };
         if let Some(refusal) = refusal {
             if let Some((throttle, peer)) = throttle {
@@ -418,6 +297,19 @@ pub(crate) fn admit(
         charge(limiter.as_ref(), &context.admission)?;
     }
     Ok(())
+}
+
+/// Runs the controller, its panics (while deciding or while its future runs) caught as `None`.
+async fn decide(
+    controller: &dyn AdmissionController,
+    context: &RequestContext,
+    headers: Option<&HeaderMap>,
+) -> Option<Decision> {
+    let request = AdmissionRequest { context, headers };
+    let started =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| controller.admit(&request)))
+            .ok()?;
+    CatchUnwind(Box::pin(started)).await.map(|d| d.0)
 }
 
 /// The throttle's partition for a peer: its IPv4 address, or its IPv6 /64.
@@ -451,11 +343,38 @@ pub(crate) fn charge_tool(
     }
 }
 
+/// The scope stage, once an operation is known: the admitted identity holds every scope the
+/// operation requires (granted, or implied by a granted scope), else 403 with the
+/// `insufficient_scope` challenge asking for them.
+pub(crate) fn check_scopes(
+    policy: &Policy,
+    context: &RequestContext,
+    required: &Scopes,
+) -> Result<(), Refusal> {
+    if required.is_empty() {
+        return Ok(());
+    }
+    // The endpoint refuses to build scoped operations without a protected resource.
+    let Some(resource) = &policy.protected else {
+        return Err(Refusal::Forbidden(None));
+    };
+    match resource.missing(&context.admission, required) {
+        None => Ok(()),
+        Some(challenge) => Err(Refusal::Forbidden(Some(challenge))),
+    }
+}
+
 fn charge(limiter: &dyn RateLimiter, identity: &AdmissionIdentity) -> Result<(), Refusal> {
     match limiter.try_acquire(identity) {
         RateLimitDecision::Allowed => Ok(()),
         RateLimitDecision::Denied { retry_after } => Err(Refusal::RateLimited(retry_after)),
     }
+}
+
+/// `Retry-After` in whole seconds, rounded up.
+fn retry_after_header(retry_after: Duration) -> (http::HeaderName, HeaderValue) {
+    let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+    (http::header::RETRY_AFTER, HeaderValue::from(seconds))
 }
 
 /// A policy refusal as its fixed reply, with `WWW-Authenticate` or `Retry-After` where it has
@@ -467,13 +386,17 @@ pub(crate) fn refusal_reply(context: &RequestContext, refusal: Refusal) -> Reply
             Fault::Unauthorized,
             challenge.map(|c| (http::header::WWW_AUTHENTICATE, c)),
         ),
-        Refusal::Forbidden => (Fault::Forbidden, None),
+        Refusal::Forbidden(challenge) => (
+            Fault::Forbidden,
+            challenge.map(|c| (http::header::WWW_AUTHENTICATE, c)),
+        ),
+        Refusal::Malformed(challenge) => (
+            Fault::InvalidRequest,
+            challenge.map(|c| (http::header::WWW_AUTHENTICATE, c)),
+        ),
+        Refusal::Unavailable(retry_after) => (Fault::Busy, Some(retry_after_header(retry_after))),
         Refusal::RateLimited(retry_after) => {
-            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
-            (
-                Fault::RateLimited,
-                Some((http::header::RETRY_AFTER, http::HeaderValue::from(seconds))),
-            )
+            (Fault::RateLimited, Some(retry_after_header(retry_after)))
         }
         Refusal::Failed => (Fault::Internal, None),
     };
@@ -537,8 +460,8 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn refused_admissions_are_throttled_per_peer() {
+    #[tokio::test]
+    async fn refused_admissions_are_throttled_per_peer() {
         let policy = Policy {
             admission: Some(Arc::new(|_: &AdmissionRequest<'_>| {
                 AdmissionDecision::unauthorized()
@@ -555,26 +478,26 @@ mod tests {
             peer: Some(IpAddr::from([10, 0, 0, last])),
         };
         assert_eq!(
-            admit(&policy, peer(1), &mut context),
+            admit(&policy, peer(1), &mut context).await,
             Err(Refusal::Unauthorized(None))
         );
         assert_eq!(
-            admit(&policy, peer(1), &mut context),
+            admit(&policy, peer(1), &mut context).await,
             Err(Refusal::Unauthorized(None))
         );
         // The third refusal from that peer is throttled before the controller runs.
         assert!(matches!(
-            admit(&policy, peer(1), &mut context),
+            admit(&policy, peer(1), &mut context).await,
             Err(Refusal::RateLimited(_))
         ));
         // Another peer, and a caller with no known address, are not.
         assert_eq!(
-            admit(&policy, peer(2), &mut context),
+            admit(&policy, peer(2), &mut context).await,
             Err(Refusal::Unauthorized(None))
         );
         for _ in 0..5 {
             assert_eq!(
-                admit(&policy, Caller::default(), &mut context),
+                admit(&policy, Caller::default(), &mut context).await,
                 Err(Refusal::Unauthorized(None))
             );
         }
@@ -583,10 +506,10 @@ mod tests {
             headers: None,
             peer: Some(IpAddr::from([0x2001, 0xdb8, 1, 2, 0, 0, 0, last])),
         };
-        let _ = admit(&policy, v6(1), &mut context);
-        let _ = admit(&policy, v6(2), &mut context);
+        let _ = admit(&policy, v6(1), &mut context).await;
+        let _ = admit(&policy, v6(2), &mut context).await;
         assert!(matches!(
-            admit(&policy, v6(3), &mut context),
+            admit(&policy, v6(3), &mut context).await,
             Err(Refusal::RateLimited(_))
         ));
     }

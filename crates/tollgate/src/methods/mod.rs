@@ -63,6 +63,17 @@ pub(crate) fn paged(
     }
 }
 
+/// The scope stage of an operation once it is found (`facts/policy.rs::check_scopes`): a
+/// caller lacking a required scope gets 403 with its `insufficient_scope` challenge.
+pub(crate) fn require_scopes(
+    endpoint: &crate::registry::Endpoint,
+    context: &crate::facts::context::RequestContext,
+    required: &crate::facts::authorization::Scopes,
+) -> Result<(), Reply> {
+    crate::facts::policy::check_scopes(&endpoint.inner.policy, context, required)
+        .map_err(|refusal| crate::facts::policy::refusal_reply(context, refusal))
+}
+
 /// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
 /// `missing`, each with an empty settings object.
 pub(crate) fn missing_capabilities<'a>(

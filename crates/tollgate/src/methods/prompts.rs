@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
+use crate::methods::require_scopes;
 use crate::methods::state::{Binding, retry_params, run};
 use crate::model::guard::guarded;
 use crate::model::prompt::PromptArguments;
@@ -37,6 +38,9 @@ pub(crate) async fn get(
     let Some(prompt) = endpoint.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
+    if let Err(reply) = require_scopes(endpoint, &context, &prompt.inner.required_scopes) {
+        return reply;
+    }
     context.operation_name = Some(name.clone());
     // The arguments as sent (an object, or none), for request state and interceptors; checked
     // against the prompt's declarations once those have run.
@@ -100,6 +104,9 @@ pub(crate) async fn complete(
     let Some(prompt) = endpoint.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
+    if let Err(reply) = require_scopes(endpoint, &context, &prompt.inner.required_scopes) {
+        return reply;
+    }
     if !prompt
         .arguments()
         .iter()

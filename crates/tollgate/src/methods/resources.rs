@@ -4,6 +4,7 @@
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
+use crate::methods::require_scopes;
 use crate::methods::state::{Binding, retry_params, run};
 use crate::model::resource::{ResourceRequest, Route};
 use crate::registry::Endpoint;
@@ -42,6 +43,9 @@ pub(crate) async fn read(
         Some(Route::Template(t, variables)) => (&t.inner, ResourceRequest::routed(uri, variables)),
         None => return fail(revision, id, not_found, None),
     };
+    if let Err(reply) = require_scopes(endpoint, &context, &registration.required_scopes) {
+        return reply;
+    }
     context.operation_name = Some(uri.clone());
     // Request state for a read is bound to its URI (it has no other arguments).
     let bound = JsonObject::new();
@@ -104,8 +108,13 @@ pub(crate) fn subscription(
     if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
         return fail(revision, id, Fault::InvalidParams, None);
     }
-    if endpoint.route_resource(uri, revision).is_none() {
-        return fail(revision, id, Fault::ResourceNotFound2025, None);
+    let required = match endpoint.route_resource(uri, revision) {
+        None => return fail(revision, id, Fault::ResourceNotFound2025, None),
+        Some(Route::Exact(r)) => &r.inner.required_scopes,
+        Some(Route::Template(t, _)) => &t.inner.required_scopes,
+    };
+    if let Err(reply) = require_scopes(endpoint, context, required) {
+        return reply;
     }
     if method == Method::ResourcesSubscribe {
         if !session.streams.subscribe(uri) {

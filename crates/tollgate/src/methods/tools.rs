@@ -275,6 +275,7 @@ fn select<'e>(
     let Some(tool) = endpoint.tool(call.name, revision) else {
         return Err(fail(revision, id, Fault::UnknownTool, None));
     };
+    crate::methods::require_scopes(endpoint, context, &tool.inner.required_scopes)?;
     let caps = &context.client_capabilities;
     // Tasks: offered on 2026-07-28, by an endpoint with a store, to a client declaring the
     // extension on this call; a tool that requires them refuses a call that cannot have one.

@@ -9,11 +9,12 @@ use crate::wire::reply::Reply;
 
 /// The admission stage for a well-formed request (see `facts/policy.rs`): the refusal throttle,
 /// admission and the request limiter. A refusal becomes its fixed reply.
-pub(crate) fn admit(
+pub(crate) async fn admit(
     endpoint: &Endpoint,
     caller: Caller<'_>,
     context: &mut RequestContext,
 ) -> Result<(), Reply> {
     crate::facts::policy::admit(&endpoint.inner.policy, caller, context)
+        .await
         .map_err(|refusal| refusal_reply(context, refusal))
 }

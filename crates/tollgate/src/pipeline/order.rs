@@ -137,6 +137,13 @@ pub(crate) const ORDER: &[Check] = &[
         O("204 with the grant / 403", "(empty)"),
     ),
     row(
+        "3c",
+        Transport,
+        "A protected endpoint's RFC 9728 metadata path (`/.well-known/oauth-protected-resource` followed by the endpoint's path; the bare well-known path when one endpoint is protected): `GET`/`HEAD` answered with the document here, never admitted, parsed or rate-limited",
+        "other method",
+        O("200 with the document / 405, `Allow: GET, HEAD`", "(not JSON-RPC)"),
+    ),
+    row(
         "4",
         Transport,
         "Method is POST (`GET` and `DELETE` belong to 2025 sessions: see below)",
@@ -248,8 +255,11 @@ pub(crate) const ORDER: &[Check] = &[
         "15b",
         Admission,
         "**Admission**, then the endpoint's request limiter, for every method. The controller sees the operation's name as sent (tool or prompt name, resource URI, completion reference): nothing below has looked anything up yet",
-        "refused",
-        O("401 / 403 / 429", "-32001 / -32003 / -31999 (see below)"),
+        "refused: no or a refused credential / forbidden / a malformed credential / throttled / the controller cannot decide (an authorization server unreachable)",
+        O(
+            "401 / 403 / 400 / 429 / 503 (with `WWW-Authenticate` or `Retry-After` where the controller gives one)",
+            "-32001 / -32003 / -32600 / -31999 / -32603 (see below)",
+        ),
     ),
     row(
         "15c",
@@ -278,6 +288,16 @@ pub(crate) const ORDER: &[Check] = &[
         "The tool exists on this endpoint and revision",
         "unknown",
         F(Fault::UnknownTool, "(the name is not echoed)"),
+    ),
+    row(
+        "19a",
+        Lookup,
+        "The admitted identity holds the scopes the operation requires (`required_scopes` of a tool, prompt, resource or template; a scope implied by a granted one counts). Checked after lookup, so an unknown name is still row 19's answer",
+        "missing",
+        O(
+            "403, `WWW-Authenticate: Bearer error=\"insufficient_scope\"` with the metadata pointer and the granted and required scopes",
+            "-32003 `Forbidden`",
+        ),
     ),
     row(
         "19b",

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonValue};
 
+use crate::facts::admission::AdmissionController;
 use crate::facts::error::{BuildError, BuildErrorKind};
-use crate::facts::policy::{AdmissionController, Policy, RateLimiter};
+use crate::facts::policy::{Policy, RateLimiter};
 use crate::facts::state::RequestStateKey;
 use crate::model::cache::CachePolicy;
 use crate::model::prompt::PromptRegistration;
@@ -181,6 +182,21 @@ impl EndpointBuilder {
         self
     }
 
+    /// Makes the endpoint an OAuth protected resource (MCP authorization): its RFC 9728
+    /// metadata is served at `/.well-known/oauth-protected-resource` followed by the endpoint's
+    /// path (and at the bare well-known path when it is the service's only protected endpoint),
+    /// and operations requiring scopes answer a caller lacking them with 403 and an
+    /// `insufficient_scope` challenge pointing there. Admission is still the controller's:
+    /// pair it with a bearer-token controller (`auth::BearerAuth`, feature `oauth`) or one of
+    /// your own.
+    pub fn protected_resource(
+        mut self,
+        resource: crate::facts::authorization::ProtectedResource,
+    ) -> Self {
+        self.policy.protected = Some(resource);
+        self
+    }
+
     /// Throttles refused admissions by peer address (IPv4, or the IPv6 /64), so credentials
     /// cannot be guessed at speed: each refusal takes a token from its peer's bucket, and a peer
     /// with none left is answered 429 (`Retry-After`, -31999) before its credentials are tried
@@ -287,6 +303,7 @@ impl EndpointBuilder {
         let by_name = self.index_tools()?;
         let prompt_by_name = self.index_prompts()?;
         self.check_resources()?;
+        self.check_scopes()?;
         let skills = self.index_skills()?;
         if self.task_store.is_some() && !self.task_config.is_valid() {
             return Err(self.error(BuildErrorKind::TasksNotConfigured));
@@ -317,6 +334,48 @@ impl EndpointBuilder {
         BuildError::new(kind)
             .at_path(&self.path)
             .with_revisions(self.revisions)
+    }
+
+    /// Operations requiring scopes need a protected resource to challenge for them.
+    fn check_scopes(&self) -> Result<(), BuildError> {
+        if self.policy.protected.is_some() {
+            return Ok(());
+        }
+        let fail = || {
+            self.error(BuildErrorKind::InvalidAuthorization)
+                .with_detail(
+                    "an operation requires scopes but the endpoint is no protected resource",
+                )
+        };
+        if let Some(tool) = self
+            .tools
+            .iter()
+            .find(|t| !t.inner.required_scopes.is_empty())
+        {
+            return Err(fail().tool_name(tool.name()));
+        }
+        if let Some(prompt) = self
+            .prompts
+            .iter()
+            .find(|p| !p.inner.required_scopes.is_empty())
+        {
+            return Err(fail().prompt_name(prompt.name()));
+        }
+        if let Some(r) = self
+            .resources
+            .iter()
+            .find(|r| !r.inner.required_scopes.is_empty())
+        {
+            return Err(fail().resource(r.uri()));
+        }
+        if let Some(t) = self
+            .templates
+            .iter()
+            .find(|t| !t.inner.required_scopes.is_empty())
+        {
+            return Err(fail().resource(t.uri_template()));
+        }
+        Ok(())
     }
 
     /// The endpoint's own rules: its path, revisions, page size and website.
@@ -375,11 +434,11 @@ impl EndpointBuilder {
                     .at_path(&self.path)
                     .with_revisions(tool.revisions()));
             }
-            if let Some(name) = &tool.inner.rate_limiter {
-                if !self.policy.named.contains_key(name) {
-                    let kind = BuildErrorKind::UnknownRateLimiter;
-                    return Err(self.error(kind).tool_name(tool.name()));
-                }
+            if let Some(name) = &tool.inner.rate_limiter
+                && !self.policy.named.contains_key(name)
+            {
+                let kind = BuildErrorKind::UnknownRateLimiter;
+                return Err(self.error(kind).tool_name(tool.name()));
             }
             if tool.inner.task_support != TaskSupport::Forbidden && self.task_store.is_none() {
                 let kind = BuildErrorKind::TasksNotConfigured;

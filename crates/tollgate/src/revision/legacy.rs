@@ -119,7 +119,7 @@ fn named_revision(endpoint: &Endpoint, headers: Option<&HeaderMap>) -> ProtocolV
 /// Admission for a 2025 message before anything of its session is looked at: the context says
 /// what the message says of itself (its method, id, revision and operation name); what its
 /// session remembers is added once the session is found as the admitted principal's.
-pub(crate) fn admit_message(
+pub(crate) async fn admit_message(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     message: &Envelope,
@@ -140,13 +140,13 @@ pub(crate) fn admit_message(
     context.operation_name = Method::of(&message.method)
         .zip(params)
         .and_then(|(m, p)| m.operation_name(p));
-    admit(endpoint, transport.caller(), &mut context)?;
+    admit(endpoint, transport.caller(), &mut context).await?;
     Ok(context)
 }
 
 /// Admission for an HTTP request that carries no JSON-RPC method (a stream `GET`, a session
 /// `DELETE`, a client's response).
-fn admit_bare(
+async fn admit_bare(
     endpoint: &Endpoint,
     caller: Caller<'_>,
     operation: OperationType,
@@ -156,7 +156,7 @@ fn admit_bare(
         operation,
         named_revision(endpoint, caller.headers),
     );
-    admit(endpoint, caller, &mut context)?;
+    admit(endpoint, caller, &mut context).await?;
     Ok(context)
 }
 
@@ -191,6 +191,7 @@ pub(crate) async fn handle(
             endpoint.inner.sessions.as_ref(),
             transport,
         )
+        .await
         .0;
     }
     let header_revision = match selection {
@@ -208,7 +209,7 @@ pub(crate) async fn handle(
                 return fail(newest, id, Fault::SessionRequired, None);
             };
             let revision = header_revision.unwrap_or(newest);
-            let context = match admit_message(endpoint, transport, &message, revision) {
+            let context = match admit_message(endpoint, transport, &message, revision).await {
                 Ok(context) => context,
                 Err(reply) => return reply,
             };
@@ -227,7 +228,7 @@ pub(crate) async fn handle(
             (session.revision, Some(session), context)
         }
         None => match header_revision {
-            Some(r) => match admit_message(endpoint, transport, &message, r) {
+            Some(r) => match admit_message(endpoint, transport, &message, r).await {
                 Ok(context) => (r, None, context),
                 Err(reply) => return reply,
             },
@@ -238,15 +239,14 @@ pub(crate) async fn handle(
         if notification {
             // `notifications/cancelled` stops the named request of this session if it still
             // runs; no response is then sent for it.
-            if message.method.as_str() == "notifications/cancelled" {
-                if let Some(cancelled) = message
+            if message.method.as_str() == "notifications/cancelled"
+                && let Some(cancelled) = message
                     .params
                     .as_ref()
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_json)
-                {
-                    session.streams.cancel(&cancelled);
-                }
+            {
+                session.streams.cancel(&cancelled);
             }
         } else if let Some(NotificationSink::Stream(stream)) = transport.sink() {
             // The answer may stream: number it in the session so it can be resumed.
@@ -347,7 +347,7 @@ fn with_session_facts(
 /// `initialize`: negotiates the revision (the client's when served, else the newest 2025
 /// revision served) and, given a store, starts a session in it. Returns the reply and what the
 /// session remembers (the stdio transport keeps that itself).
-pub(crate) fn initialize(
+pub(crate) async fn initialize(
     endpoint: &Endpoint,
     message: Envelope,
     newest: ProtocolVersion,
@@ -396,7 +396,7 @@ pub(crate) fn initialize(
         },
         transport.origin(),
     );
-    if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
+    if let Err(reply) = admit(endpoint, transport.caller(), &mut context).await {
         return (reply, None);
     }
     let idle_timeout = store.map_or_else(
@@ -431,7 +431,7 @@ pub(crate) fn initialize(
 
 /// `DELETE` with `Mcp-Session-Id`, admitted first: ends the admitted principal's session (200),
 /// or 404 when it has none by that id; 405 when the endpoint keeps no sessions.
-pub(crate) fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Reply {
+pub(crate) async fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Reply {
     let (Some(store), Some(headers)) = (&endpoint.inner.sessions, caller.headers) else {
         return Reply::empty(StatusCode::METHOD_NOT_ALLOWED);
     };
@@ -439,7 +439,7 @@ pub(crate) fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Reply {
         Ok(Some(id)) => id,
         _ => return Reply::empty(StatusCode::BAD_REQUEST),
     };
-    let context = match admit_bare(endpoint, caller, OperationType::EndSession) {
+    let context = match admit_bare(endpoint, caller, OperationType::EndSession).await {
         Ok(context) => context,
         Err(reply) => return reply,
     };
@@ -454,7 +454,10 @@ pub(crate) fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Reply {
 /// resumes one of its streams after the event `Last-Event-ID` names. Only a 2025 session has
 /// streams to open: without `Mcp-Session-Id` (a 2026-07-28 client, or an endpoint without
 /// sessions) the answer is 405.
-pub(crate) fn open_stream(endpoint: &Endpoint, caller: Caller<'_>) -> Result<Connection, Reply> {
+pub(crate) async fn open_stream(
+    endpoint: &Endpoint,
+    caller: Caller<'_>,
+) -> Result<Connection, Reply> {
     let (Some(store), Some(headers)) = (&endpoint.inner.sessions, caller.headers) else {
         return Err(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
     };
@@ -478,7 +481,7 @@ pub(crate) fn open_stream(endpoint: &Endpoint, caller: Caller<'_>) -> Result<Con
     let Ok(last_event_id) = headers::single(headers, LAST_EVENT_ID) else {
         return Err(Reply::empty(StatusCode::BAD_REQUEST));
     };
-    let context = admit_bare(endpoint, caller, OperationType::OpenStream)?;
+    let context = admit_bare(endpoint, caller, OperationType::OpenStream).await?;
     let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
         return Err(Reply::empty(StatusCode::NOT_FOUND));
     };
@@ -500,7 +503,7 @@ const LAST_EVENT_ID: http::HeaderName = http::HeaderName::from_static("last-even
 /// A POSTed JSON-RPC response carrying `Mcp-Session-Id`, admitted first: delivered to the
 /// server-to-client request of the admitted principal's session that is waiting for it (202),
 /// else refused (400; 404 when the principal has no session by that id).
-pub(crate) fn client_response(
+pub(crate) async fn client_response(
     endpoint: &Endpoint,
     caller: Caller<'_>,
     response: &JsonObject,
@@ -512,7 +515,7 @@ pub(crate) fn client_response(
     let Ok(Some(session_id)) = headers::single(headers, SESSION_ID) else {
         return refused;
     };
-    let context = match admit_bare(endpoint, caller, OperationType::ClientResponse) {
+    let context = match admit_bare(endpoint, caller, OperationType::ClientResponse).await {
         Ok(context) => context,
         Err(reply) => return reply,
     };

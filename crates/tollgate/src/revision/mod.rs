@@ -36,13 +36,11 @@ pub(crate) async fn handle_value(
     if let (Some(object), true) = (
         value.as_object(),
         endpoint.inner.sessions.is_some() && headers.contains_key(legacy::SESSION_ID),
-    ) {
-        if !object.contains_key("method")
-            && object.contains_key("id")
-            && (object.contains_key("result") || object.contains_key("error"))
-        {
-            return legacy::client_response(endpoint, transport.caller(), object);
-        }
+    ) && !object.contains_key("method")
+        && object.contains_key("id")
+        && (object.contains_key("result") || object.contains_key("error"))
+    {
+        return legacy::client_response(endpoint, transport.caller(), object).await;
     }
     // 2. Envelope.
     let message = match envelope(value) {
@@ -55,7 +53,7 @@ pub(crate) async fn handle_value(
         return legacy::handle(endpoint, transport, message, revision).await;
     }
     if message.id.is_none() {
-        return modern::notification(endpoint, transport, &message);
+        return modern::notification(endpoint, transport, &message).await;
     }
     modern::modern(endpoint, transport, message).await
 }

@@ -63,7 +63,7 @@ pub(crate) async fn modern(
         return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
     };
     context.operation_name = method.operation_name(params);
-    if let Err(reply) = admit(endpoint, transport.caller(), &mut context) {
+    if let Err(reply) = admit(endpoint, transport.caller(), &mut context).await {
         return reply;
     }
     dispatch(endpoint, transport, method, params, context, None).await
@@ -78,13 +78,13 @@ fn gate(
     message: &Envelope,
 ) -> Result<(Method, RequestContext), Reply> {
     let id = message.id.as_ref();
-    if let Some(headers) = transport.headers() {
-        if let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION) {
-            let served = ProtocolVersion::from_wire(version)
-                .is_some_and(|v| endpoint.inner.revisions.contains(v));
-            if !served {
-                return Err(unsupported_version(endpoint, id, version));
-            }
+    if let Some(headers) = transport.headers()
+        && let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION)
+    {
+        let served = ProtocolVersion::from_wire(version)
+            .is_some_and(|v| endpoint.inner.revisions.contains(v));
+        if !served {
+            return Err(unsupported_version(endpoint, id, version));
         }
     }
     let Some(method) = Method::on(&message.method, ProtocolVersion::V2026_07_28) else {
@@ -192,7 +192,7 @@ fn standard_headers<'h>(
 /// A notification: this revision defines none over HTTP, so an accepted one is a bare 202.
 /// Its protocol version header must still name a served revision, and it is admitted like any
 /// request (a refusal is the status alone).
-pub(crate) fn notification(
+pub(crate) async fn notification(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     message: &Envelope,
@@ -212,7 +212,7 @@ pub(crate) fn notification(
         RequestFacts::bare(revision),
         transport.origin(),
     );
-    match admit(endpoint, transport.caller(), &mut context) {
+    match admit(endpoint, transport.caller(), &mut context).await {
         Ok(()) => Reply::empty(StatusCode::ACCEPTED),
         Err(reply) => reply,
     }

@@ -12,3 +12,4 @@ pub(crate) mod level;
 pub(crate) mod method;
 pub(crate) mod reply;
 pub(crate) mod syntax;
+pub(crate) mod unwind;

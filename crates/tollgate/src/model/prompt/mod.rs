@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
+use crate::facts::authorization::Scopes;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::content::{ContentBlock, Role};
@@ -322,6 +323,8 @@ pub(crate) struct PromptInner {
     revisions: ProtocolVersions,
     pub(crate) handler: Box<dyn Erased<PromptArguments, PromptOutcome>>,
     pub(crate) completion: Option<Box<dyn InvokeCompletion>>,
+    /// The scopes a caller's token must grant (for `prompts/get` and its completions).
+    pub(crate) required_scopes: Scopes,
 }
 
 impl fmt::Debug for PromptRegistration {
@@ -411,6 +414,7 @@ impl PromptHandlerStage {
             arguments: Vec::new(),
             handler: erase(handler),
             completion: None,
+            required_scopes: Vec::new(),
         }
     }
 }
@@ -426,6 +430,7 @@ pub struct PromptBuilder {
     arguments: Vec<PromptArgument>,
     handler: Box<dyn Erased<PromptArguments, PromptOutcome>>,
     completion: Option<Box<dyn InvokeCompletion>>,
+    required_scopes: Vec<String>,
 }
 
 impl fmt::Debug for PromptBuilder {
@@ -452,6 +457,16 @@ impl PromptBuilder {
     /// Appends an icon (omitted on 2025-06-18, which has none).
     pub fn add_icon(mut self, icon: Icon) -> Self {
         self.icons.push(icon);
+        self
+    }
+
+    /// Requires the caller's token to grant each of `scopes` for `prompts/get` and
+    /// `completion/complete` on this prompt (see
+    /// [`ToolBuilder::required_scopes`](crate::tool::ToolBuilder::required_scopes)). Adds to
+    /// scopes set before.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.required_scopes
+            .extend(scopes.into_iter().map(Into::into));
         self
     }
 
@@ -498,6 +513,9 @@ impl PromptBuilder {
                     .at_location(format!("/arguments/{}", seen.len())));
             }
         }
+        let Some(required_scopes) = Scopes::parse(&self.required_scopes) else {
+            return fail(BuildErrorKind::InvalidAuthorization);
+        };
         Ok(PromptRegistration {
             inner: Arc::new(PromptInner {
                 name: self.name,
@@ -508,6 +526,7 @@ impl PromptBuilder {
                 revisions: self.revisions,
                 handler: self.handler,
                 completion: self.completion,
+                required_scopes,
             }),
         })
     }
@@ -522,12 +541,11 @@ pub(crate) fn render_messages(
     for m in messages {
         // 2025-06-18 has no icons: a resource link carrying some cannot be shown faithfully
         // there, so the prompt fails rather than silently losing them.
-        if revision == ProtocolVersion::V2025_06_18 {
-            if let ContentBlock::ResourceLink(link) = &m.content {
-                if link.has_icons() {
-                    return None;
-                }
-            }
+        if revision == ProtocolVersion::V2025_06_18
+            && let ContentBlock::ResourceLink(link) = &m.content
+            && link.has_icons()
+        {
+            return None;
         }
         let content = m.content.render(revision).ok()?;
         out.push(JsonValue::from(

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue};
 
+use crate::facts::authorization::Scopes;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::cache::CachePolicy;
 use crate::model::content::ResourceContents;
@@ -182,6 +183,8 @@ pub(crate) struct ResourceInner {
     metadata: Metadata,
     revisions: ProtocolVersions,
     pub(crate) handler: Box<dyn Erased<ResourceRequest, ResourceOutcome>>,
+    /// The scopes a caller's token must grant to read (or subscribe to) it.
+    pub(crate) required_scopes: Scopes,
 }
 
 impl ResourceInner {
@@ -332,6 +335,7 @@ impl ResourceRegistration {
                 metadata,
                 revisions: [ProtocolVersion::V2026_07_28].into(),
                 handler: Box::new(Served(contents)),
+                required_scopes: Scopes::default(),
             }),
         }
     }
@@ -415,6 +419,7 @@ impl<K> ResourceHandlerStage<K> {
             revisions: self.revisions,
             metadata: Metadata::default(),
             handler: erase(handler),
+            required_scopes: Vec::new(),
         }
     }
 }
@@ -427,6 +432,7 @@ pub struct ResourceBuilder<K> {
     revisions: ProtocolVersions,
     metadata: Metadata,
     handler: Box<dyn Erased<ResourceRequest, ResourceOutcome>>,
+    required_scopes: Vec<String>,
 }
 
 impl<K: fmt::Debug> fmt::Debug for ResourceBuilder<K> {
@@ -474,6 +480,16 @@ impl<K> ResourceBuilder<K> {
         self
     }
 
+    /// Requires the caller's token to grant each of `scopes` to read it (a template: any URI
+    /// it routes) or subscribe to it (see
+    /// [`ToolBuilder::required_scopes`](crate::tool::ToolBuilder::required_scopes)). Adds to
+    /// scopes set before.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.required_scopes
+            .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     fn inner(
         self,
         fail: impl Fn(BuildErrorKind) -> BuildError,
@@ -484,11 +500,14 @@ impl<K> ResourceBuilder<K> {
         if self.name.is_empty() || self.name.len() > 1024 {
             return Err(fail(BuildErrorKind::InvalidResource));
         }
-        if let Some(m) = &self.metadata.mime_type {
-            if !crate::wire::syntax::is_media_type(m) {
-                return Err(fail(BuildErrorKind::InvalidResource));
-            }
+        if let Some(m) = &self.metadata.mime_type
+            && !crate::wire::syntax::is_media_type(m)
+        {
+            return Err(fail(BuildErrorKind::InvalidResource));
         }
+        let Some(required_scopes) = Scopes::parse(&self.required_scopes) else {
+            return Err(fail(BuildErrorKind::InvalidAuthorization));
+        };
         Ok((
             self.address,
             ResourceInner {
@@ -496,6 +515,7 @@ impl<K> ResourceBuilder<K> {
                 metadata: self.metadata,
                 revisions: self.revisions,
                 handler: self.handler,
+                required_scopes,
             },
         ))
     }

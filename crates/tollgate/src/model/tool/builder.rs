@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use tollgate_json::{JsonObject, JsonValue, to_value};
 use tollgate_schema::CompiledSchema;
 
+use crate::facts::authorization::Scopes;
 use crate::facts::context::ClientCapability;
 use crate::facts::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 use crate::model::content::icon::Icon;
@@ -242,6 +243,7 @@ pub struct ToolBuilder {
     meta: Option<Result<JsonObject, ContentError>>,
     text_mirror: bool,
     required_capabilities: Vec<ClientCapability>,
+    required_scopes: Vec<String>,
     rate_limiter: Option<Arc<str>>,
     task_support: TaskSupport,
     completes: bool,
@@ -271,6 +273,7 @@ impl ToolBuilder {
             meta: None,
             text_mirror: true,
             required_capabilities: Vec::new(),
+            required_scopes: Vec::new(),
             rate_limiter: None,
             task_support: TaskSupport::Forbidden,
             completes,
@@ -340,6 +343,18 @@ impl ToolBuilder {
         if !self.required_capabilities.contains(&capability) {
             self.required_capabilities.push(capability);
         }
+        self
+    }
+
+    /// Requires the caller's token to grant each of `scopes` (or a scope its endpoint's
+    /// [`ProtectedResource`](crate::policy::ProtectedResource) says implies it): a call without
+    /// them gets HTTP 403 with an `insufficient_scope` challenge, after the tool is found and
+    /// before anything else of it runs. The tool stays listed (catalogs are caller-neutral). The
+    /// endpoint must have a protected resource ([`BuildErrorKind::InvalidAuthorization`]
+    /// otherwise, and for a scope that is not a scope token). Adds to scopes set before.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.required_scopes
+            .extend(scopes.into_iter().map(Into::into));
         self
     }
 
@@ -439,6 +454,9 @@ impl ToolBuilder {
         if self.invalid_icon {
             return fail(BuildErrorKind::InvalidConfiguration);
         }
+        let Some(required_scopes) = Scopes::parse(&self.required_scopes) else {
+            return fail(BuildErrorKind::InvalidAuthorization);
+        };
         let meta = match self.meta {
             Some(Ok(m)) => Some(m),
             Some(Err(_)) => {
@@ -464,6 +482,7 @@ impl ToolBuilder {
                 state_mode: self.state_mode,
                 text_mirror: self.text_mirror,
                 required_capabilities: self.required_capabilities,
+                required_scopes,
                 rate_limiter: self.rate_limiter,
                 task_support: self.task_support,
                 invoker: self.invoker,

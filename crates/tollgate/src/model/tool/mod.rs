@@ -114,6 +114,8 @@ pub(crate) struct ToolInner {
     pub(crate) state_mode: RequestStateMode,
     pub(crate) text_mirror: bool,
     pub(crate) required_capabilities: Vec<ClientCapability>,
+    /// The scopes a caller's token must grant.
+    pub(crate) required_scopes: crate::facts::authorization::Scopes,
     /// The endpoint rate limiter this tool's calls are charged to, by name.
     pub(crate) rate_limiter: Option<Arc<str>>,
     /// Whether the handler may (or must) answer with a task.
