@@ -1,0 +1,500 @@
+//! The OAuth 2.1 resource server of MCP authorization (feature `oauth`): [`BearerAuth`], an
+//! admission controller that reads the request's bearer token, checks it — a JWT access token
+//! against its issuer's keys ([`JwtValidation`]) or an opaque one by introspection
+//! ([`Introspection`]) — for *this* resource (RFC 8707 audience), and admits its subject with the
+//! scopes it grants and the claims the deployment keeps. Its answers are the MCP authorization
+//! spec's: 401 with a `WWW-Authenticate: Bearer resource_metadata=…` challenge (and
+//! `error="invalid_token"` when a token was refused), 400 `invalid_request` for a malformed
+//! `Authorization`, 403 `insufficient_scope` when a baseline scope is missing, and 503 with
+//! `Retry-After` when the authorization server cannot be reached. None carries the token or
+//! anything from it.
+//!
+//! Knows nothing of the protocol revisions, the registry or transports beyond
+//! [`AdmissionRequest`]; the metadata document and challenges are `ProtectedResource`'s.
+
+mod cache;
+mod fetch;
+mod header;
+mod introspect;
+mod jwks;
+mod jwt;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tollgate_json::{JsonObject, JsonValue};
+
+use crate::facts::admission::{
+    Admission, AdmissionController, AdmissionDecision, AdmissionRequest,
+};
+use crate::facts::authorization::{MAX_SCOPES, ProtectedResource, Scopes, is_scope_token};
+use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::facts::identity::AdmissionIdentity;
+
+pub use cache::MAX_CACHED_TOKENS;
+pub use header::MAX_BEARER_TOKEN_BYTES;
+pub use introspect::{Introspection, MAX_INTROSPECTION_CACHE};
+pub use jwks::{MAX_JWKS_BYTES, MAX_JWKS_KEYS};
+pub use jwt::{JwtValidation, MAX_LEEWAY};
+
+use cache::TokenCache;
+use header::Credential;
+use introspect::Introspector;
+use jwt::JwtVerifier;
+
+/// The most claims [`BearerAuthBuilder::keep_claims`] may name.
+pub const MAX_KEPT_CLAIMS: usize = 32;
+/// The longest `sub` accepted, in bytes.
+const MAX_SUBJECT_BYTES: usize = 256;
+/// What a 503 asks the client to wait, when the authorization server cannot be reached.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// An asymmetric JWS algorithm a JWT access token may be signed with. There is no HMAC and no
+/// `none`: a resource server verifies with the issuer's public keys only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SigningAlgorithm {
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    Rs256,
+    /// RSASSA-PKCS1-v1_5 with SHA-384.
+    Rs384,
+    /// RSASSA-PKCS1-v1_5 with SHA-512.
+    Rs512,
+    /// RSASSA-PSS with SHA-256.
+    Ps256,
+    /// RSASSA-PSS with SHA-384.
+    Ps384,
+    /// RSASSA-PSS with SHA-512.
+    Ps512,
+    /// ECDSA on P-256 with SHA-256.
+    Es256,
+    /// ECDSA on P-384 with SHA-384.
+    Es384,
+    /// Ed25519.
+    EdDsa,
+}
+
+impl SigningAlgorithm {
+    pub(crate) const ALL: [Self; 9] = [
+        Self::Rs256,
+        Self::Rs384,
+        Self::Rs512,
+        Self::Ps256,
+        Self::Ps384,
+        Self::Ps512,
+        Self::Es256,
+        Self::Es384,
+        Self::EdDsa,
+    ];
+
+    /// The algorithm a JOSE `alg` names, if it is one of these (exactly: `"none"`, `"HS256"`
+    /// and unknown names are `None`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Its JOSE name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rs256 => "RS256",
+            Self::Rs384 => "RS384",
+            Self::Rs512 => "RS512",
+            Self::Ps256 => "PS256",
+            Self::Ps384 => "PS384",
+            Self::Ps512 => "PS512",
+            Self::Es256 => "ES256",
+            Self::Es384 => "ES384",
+            Self::EdDsa => "EdDSA",
+        }
+    }
+
+    pub(crate) fn family(self) -> jwks::Family {
+        match self {
+            Self::Rs256 | Self::Rs384 | Self::Rs512 | Self::Ps256 | Self::Ps384 | Self::Ps512 => {
+                jwks::Family::Rsa
+            }
+            Self::Es256 => jwks::Family::P256,
+            Self::Es384 => jwks::Family::P384,
+            Self::EdDsa => jwks::Family::Ed25519,
+        }
+    }
+
+    pub(crate) fn to_jose(self) -> jsonwebtoken::Algorithm {
+        use jsonwebtoken::Algorithm as A;
+        match self {
+            Self::Rs256 => A::RS256,
+            Self::Rs384 => A::RS384,
+            Self::Rs512 => A::RS512,
+            Self::Ps256 => A::PS256,
+            Self::Ps384 => A::PS384,
+            Self::Ps512 => A::PS512,
+            Self::Es256 => A::ES256,
+            Self::Es384 => A::ES384,
+            Self::EdDsa => A::EdDSA,
+        }
+    }
+}
+
+/// A token that checked out: its subject, granted scopes, every claim, and until when the
+/// result may be reused.
+pub(crate) struct Verified {
+    subject: Arc<str>,
+    issuer: Option<Arc<str>>,
+    scopes: Vec<Arc<str>>,
+    claims: JsonObject,
+    until: SystemTime,
+}
+
+/// Why a token was not accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// Not a valid token for this resource (401 `invalid_token`).
+    Invalid,
+    /// The authorization server could not be asked (503).
+    Unavailable,
+}
+
+pub(crate) fn b64(value: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(value)
+        .ok()
+}
+
+/// The subject and scopes of a checked token's claims (or introspection answer): `sub` of 1 to
+/// 256 bytes, and `scope` (space-separated, RFC 9068 / RFC 7662) or `scp` (a string or an
+/// array) of at most 64 well-formed scope tokens.
+pub(crate) fn claims_of(claims: JsonObject, until: SystemTime) -> Result<Verified, Refused> {
+    let subject = claims
+        .get("sub")
+        .and_then(JsonValue::as_str)
+        .filter(|s| (1..=MAX_SUBJECT_BYTES).contains(&s.len()) && !s.chars().any(char::is_control))
+        .ok_or(Refused::Invalid)?;
+    let mut scopes: Vec<Arc<str>> = Vec::new();
+    let mut add = |scope: &str| {
+        if !is_scope_token(scope) || scopes.len() >= MAX_SCOPES {
+            return false;
+        }
+        if !scopes.iter().any(|s| &**s == scope) {
+            scopes.push(scope.into());
+        }
+        true
+    };
+    let fine = match (claims.get("scope"), claims.get("scp")) {
+        (None, None) => true,
+        (Some(JsonValue::String(s)), None) | (None, Some(JsonValue::String(s))) => s
+            .as_str()
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .all(&mut add),
+        (None, Some(JsonValue::Array(list))) => {
+            list.iter().all(|s| s.as_str().is_some_and(&mut add))
+        }
+        _ => false,
+    };
+    if !fine {
+        return Err(Refused::Invalid);
+    }
+    Ok(Verified {
+        subject: subject.into(),
+        issuer: claims.get("iss").and_then(JsonValue::as_str).map(Arc::from),
+        scopes,
+        claims,
+        until,
+    })
+}
+
+/// Bearer-token admission for an OAuth-protected endpoint.
+///
+/// Give it the endpoint's [`ProtectedResource`] and how tokens are checked: one
+/// [`JwtValidation`] per issuer, an [`Introspection`] for opaque tokens, or both (a token
+/// shaped as a JWS goes to the JWT check of its `iss`, anything else to introspection).
+/// Install it with `EndpointBuilder::admission` beside `EndpointBuilder::protected_resource`.
+///
+/// An admitted identity's principal is the token's `sub` (prefixed `issuer#` when several
+/// issuers are configured, so their subjects cannot collide); its scopes are the token's; its
+/// claims are those named by [`keep_claims`](BearerAuthBuilder::keep_claims). Positive results
+/// are reused, keyed by the token's SHA-256, until the token expires (at most 5 minutes for a
+/// JWT, the introspection cache time for an opaque token).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::auth::{BearerAuth, JwtValidation};
+/// use tollgate::policy::ProtectedResource;
+///
+/// let resource = ProtectedResource::builder("https://mcp.example.com/mcp")
+///     .authorization_server("https://auth.example.com")
+///     .scopes_supported(["catalog:read", "catalog:write"])
+///     .build()?;
+/// let auth = BearerAuth::builder(&resource)
+///     .jwt(JwtValidation::new("https://auth.example.com"))
+///     .required_scopes(["catalog:read"])
+///     .keep_claims(["client_id"])
+///     .build()?;
+/// # let _ = auth;
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct BearerAuth {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    resource: ProtectedResource,
+    jwt: Vec<JwtVerifier>,
+    introspection: Option<Introspector>,
+    required: Scopes,
+    keep: Vec<String>,
+    stdio: Option<AdmissionIdentity>,
+    cache: TokenCache,
+}
+
+impl std::fmt::Debug for BearerAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerAuth")
+            .field("resource", &self.inner.resource.resource())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`BearerAuth`].
+#[derive(Debug)]
+#[must_use = "call build() to finish the bearer authentication"]
+pub struct BearerAuthBuilder {
+    resource: ProtectedResource,
+    jwt: Vec<JwtValidation>,
+    introspection: Option<Introspection>,
+    required: Vec<String>,
+    keep: Vec<String>,
+    stdio: Option<AdmissionIdentity>,
+}
+
+impl BearerAuth {
+    /// Starts bearer authentication for `resource`.
+    pub fn builder(resource: &ProtectedResource) -> BearerAuthBuilder {
+        BearerAuthBuilder {
+            resource: resource.clone(),
+            jwt: Vec::new(),
+            introspection: None,
+            required: Vec::new(),
+            keep: Vec::new(),
+            stdio: None,
+        }
+    }
+
+    /// The protected resource it admits for.
+    pub fn resource(&self) -> &ProtectedResource {
+        &self.inner.resource
+    }
+}
+
+impl BearerAuthBuilder {
+    /// Accepts JWT access tokens of one issuer (call once per issuer).
+    pub fn jwt(mut self, validation: JwtValidation) -> Self {
+        self.jwt.push(validation);
+        self
+    }
+
+    /// Accepts opaque tokens by introspection.
+    pub fn introspection(mut self, introspection: Introspection) -> Self {
+        self.introspection = Some(introspection);
+        self
+    }
+
+    /// Scopes every request needs, whatever it asks for (a token without them gets the 403
+    /// `insufficient_scope` challenge). Operations add their own with `required_scopes`.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.required.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Claims copied from the token into the admitted identity (at most 32 names; `sub`,
+    /// `iss` and `scope` need not be named). Nothing else of the token is kept.
+    pub fn keep_claims<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.keep.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Over stdio there are no bearer tokens (the MCP authorization spec leaves a local
+    /// process to its environment's credentials): admit stdio requests as `identity`. Without
+    /// this, stdio requests are refused.
+    pub fn stdio_identity(mut self, identity: AdmissionIdentity) -> Self {
+        self.stdio = Some(identity);
+        self
+    }
+
+    /// Finishes, or names the first problem: no way to check tokens, an issuer that is not one
+    /// of the resource's authorization servers, two checks for one issuer, a bad URL, leeway,
+    /// timeout or cache setting, or scope and claim lists past their bounds.
+    pub fn build(self) -> Result<BearerAuth, BuildError> {
+        let fail = |text: &'static str| {
+            Err(BuildError::new(BuildErrorKind::InvalidAuthorization).with_detail(text))
+        };
+        if self.jwt.is_empty() && self.introspection.is_none() {
+            return fail("bearer authentication needs a JWT validation or introspection");
+        }
+        let servers: Vec<&str> = self.resource.authorization_servers().collect();
+        let issuers: Vec<&str> = self
+            .jwt
+            .iter()
+            .map(|j| j.issuer.as_str())
+            .chain(self.introspection.iter().map(|i| i.issuer.as_str()))
+            .collect();
+        if issuers.iter().any(|i| !servers.contains(i)) {
+            return fail(
+                "a token issuer must be one of the protected resource's authorization servers",
+            );
+        }
+        if self
+            .jwt
+            .iter()
+            .enumerate()
+            .any(|(n, j)| self.jwt[..n].iter().any(|k| k.issuer == j.issuer))
+        {
+            return fail("one JWT validation per issuer");
+        }
+        if let Some(problem) = self
+            .jwt
+            .iter()
+            .find_map(JwtValidation::problem)
+            .or_else(|| self.introspection.as_ref().and_then(Introspection::problem))
+        {
+            return fail(problem);
+        }
+        let Some(required) = Scopes::parse(&self.required) else {
+            return fail("required scopes must be at most 64 scope tokens");
+        };
+        if self.keep.len() > MAX_KEPT_CLAIMS
+            || self.keep.iter().any(|k| k.is_empty() || k.len() > 256)
+        {
+            return fail("keep_claims names at most 32 claims of 1 to 256 bytes");
+        }
+        // The process-wide verifier choice, made once (an error means one is already chosen).
+        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        let mut jwt = Vec::with_capacity(self.jwt.len());
+        for validation in self.jwt {
+            let Some(verifier) = JwtVerifier::new(validation) else {
+                return fail("no HTTPS client could be made for the authorization server");
+            };
+            jwt.push(verifier);
+        }
+        let introspection = match self.introspection {
+            Some(config) => match Introspector::new(config) {
+                Some(introspector) => Some(introspector),
+                None => return fail("no HTTPS client could be made for the authorization server"),
+            },
+            None => None,
+        };
+        Ok(BearerAuth {
+            inner: Arc::new(Inner {
+                resource: self.resource,
+                jwt,
+                introspection,
+                required,
+                keep: self.keep,
+                stdio: self.stdio,
+                cache: TokenCache::new(),
+            }),
+        })
+    }
+}
+
+impl AdmissionController for BearerAuth {
+    fn admit<'a>(&'a self, request: &'a AdmissionRequest<'a>) -> Admission<'a> {
+        let inner = &*self.inner;
+        if !request.is_http() {
+            return Admission::ready(match &inner.stdio {
+                Some(identity) => AdmissionDecision::admit(identity.clone()),
+                None => AdmissionDecision::unauthorized(),
+            });
+        }
+        let token = match header::credential(request) {
+            Credential::Bearer(token) => token,
+            Credential::Missing => {
+                let challenge = inner.resource.unauthorized_challenge(false);
+                return Admission::ready(AdmissionDecision::unauthorized_with_challenge(
+                    &challenge,
+                ));
+            }
+            Credential::Malformed => {
+                let challenge = inner.resource.invalid_request_challenge();
+                return Admission::ready(AdmissionDecision::malformed_with_challenge(&challenge));
+            }
+        };
+        let key = TokenCache::key(token);
+        if let Some(identity) = inner.cache.get(&key) {
+            return Admission::ready(inner.decide(identity));
+        }
+        Admission::pending(async move {
+            match inner.check(token).await {
+                Ok(verified) => {
+                    let until = verified.until;
+                    let identity = inner.identity(verified);
+                    inner.cache.put(key, identity.clone(), until);
+                    inner.decide(identity)
+                }
+                Err(Refused::Invalid) => AdmissionDecision::unauthorized_with_challenge(
+                    &inner.resource.unauthorized_challenge(true),
+                ),
+                Err(Refused::Unavailable) => AdmissionDecision::unavailable(RETRY_AFTER),
+            }
+        })
+    }
+}
+
+impl Inner {
+    /// The token checked by the JWT validation of its issuer, or by introspection.
+    async fn check(&self, token: &str) -> Result<Verified, Refused> {
+        if !self.jwt.is_empty() {
+            let lenient = self.jwt.iter().any(JwtVerifier::plain_jwt_type);
+            if let Some(parts) = jwt::parse(token, lenient) {
+                let issuer = parts.claims.get("iss").and_then(JsonValue::as_str);
+                let verifier = self.jwt.iter().find(|v| Some(v.issuer()) == issuer);
+                return match verifier {
+                    Some(v) if v.plain_jwt_type() || jwt::parse(token, false).is_some() => {
+                        v.verify(parts, &self.resource).await
+                    }
+                    _ => Err(Refused::Invalid),
+                };
+            }
+        }
+        match &self.introspection {
+            Some(introspector) => introspector.introspect(token, &self.resource).await,
+            None => Err(Refused::Invalid),
+        }
+    }
+
+    fn identity(&self, verified: Verified) -> AdmissionIdentity {
+        let principal: Arc<str> = match (&verified.issuer, self.issuers()) {
+            (Some(issuer), 2..) => format!("{issuer}#{}", verified.subject).into(),
+            _ => verified.subject,
+        };
+        let mut kept = JsonObject::builder();
+        for name in &self.keep {
+            if let Some(value) = verified.claims.get(name) {
+                kept = kept.insert(name.as_str(), value.clone());
+            }
+        }
+        AdmissionIdentity::principal(principal)
+            .with_scopes(verified.scopes)
+            .with_claims(kept.build())
+    }
+
+    fn issuers(&self) -> usize {
+        let introspected = self.introspection.as_ref().map(Introspector::issuer);
+        self.jwt.len()
+            + usize::from(introspected.is_some_and(|i| self.jwt.iter().all(|j| j.issuer() != i)))
+    }
+
+    /// Admits `identity`, unless it lacks a baseline scope.
+    fn decide(&self, identity: AdmissionIdentity) -> AdmissionDecision {
+        match self.resource.missing(&identity, &self.required) {
+            None => AdmissionDecision::admit(identity),
+            Some(challenge) => match challenge.to_str() {
+                Ok(challenge) => AdmissionDecision::forbidden_with_challenge(challenge),
+                Err(_) => AdmissionDecision::forbidden(),
+            },
+        }
+    }
+}
