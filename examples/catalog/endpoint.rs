@@ -558,7 +558,13 @@ async fn whoami(
         .collect();
     let trace = context.trace_context().map_or("none", |t| t.trace_id());
     let from = request.header("from").unwrap_or("nobody");
-    let text = format!("client: {agent}; trace: {trace}; from: {from}");
+    let mut text = format!("client: {agent}; trace: {trace}; from: {from}");
+    // In protected mode, the token's subject and scopes.
+    let identity = context.admission_identity();
+    if let Some(user) = identity.principal_name() {
+        let scopes: Vec<&str> = identity.scopes().collect();
+        text.push_str(&format!("; user: {user} ({})", scopes.join(" ")));
+    }
     Ok(CompleteResult::from_tool_text(text).into())
 }
 
@@ -639,6 +645,15 @@ fn asks_the_user() -> InputRequestDeclaration {
 }
 
 pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::error::Error>> {
+    Ok(builder(tasks, &[])?.build()?)
+}
+
+/// The demo's endpoint, not yet built: `restock_scopes` are the OAuth scopes `catalog.restock`
+/// requires (none unless the endpoint is made a protected resource: `protect.rs`).
+pub(crate) fn builder(
+    tasks: impl TaskStore,
+    restock_scopes: &[&str],
+) -> Result<tollgate::endpoint::EndpointBuilder, Box<dyn std::error::Error>> {
     // Typed tools come from `#[tool]`; the advanced ones use the builder.
     let search = search_tool()?;
     let get = ToolRegistration::with_name("catalog.get", ALL)
@@ -673,6 +688,7 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
              clients that take tasks",
         )
         .task_support(TaskSupport::Optional)
+        .required_scopes(restock_scopes.iter().copied())
         .build()?;
     let inventory = inventory_tool()?;
     let whoami = ToolRegistration::with_name("catalog.whoami", ALL)
@@ -729,6 +745,5 @@ pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::e
             )
             .completion(occasions)
             .build()?,
-    )
-    .build()?)
+    ))
 }

@@ -28,6 +28,10 @@
 //! completes (`completion/complete`). Resources: `catalog://price-list` (CSV) and the template
 //! `catalog://items/{sku}` (JSON), the target of `catalog.get`'s resource link.
 //!
+//! Protected mode (opt-in): with `TOLLGATE_CATALOG_OAUTH_ISSUER` set to an OAuth authorization
+//! server's issuer, the HTTP endpoint is an OAuth 2.1 protected resource (`protect.rs`): bearer
+//! tokens required, `catalog:read` for every request and `catalog:write` for `catalog.restock`.
+//!
 //! Browser pages on `http://localhost:5173` (or `TOLLGATE_CATALOG_PAGE_ORIGIN`) may call it: its
 //! CORS policy grants that origin. `examples/catalog/web` is such a page, using the official
 //! TypeScript client (`scripts/browser` bundles and drives it in headless Chromium).
@@ -46,6 +50,7 @@ use tollgate::{
 const DEFAULT_PAGE_ORIGIN: &str = "http://localhost:5173";
 
 mod endpoint;
+mod protect;
 use endpoint::{endpoint, task_database};
 
 /// Where to serve: HTTP on an address, or stdio.
@@ -78,8 +83,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Browser pages on the demo's page origin may call it (CORS): `examples/catalog/web`.
     let page = std::env::var("TOLLGATE_CATALOG_PAGE_ORIGIN")
         .unwrap_or_else(|_| DEFAULT_PAGE_ORIGIN.to_owned());
+    let protection = protect::from_env(addr)?;
+    let endpoint = match &protection {
+        None => endpoint(tasks)?,
+        Some(p) => endpoint::builder(tasks, &[protect::WRITE])?
+            .protected_resource(p.resource.clone())
+            .admission(p.auth.clone())
+            .build()?,
+    };
     let service = McpService::builder()
-        .endpoint(endpoint(tasks)?)
+        .endpoint(endpoint)
         .cors(CorsPolicy::allow_origins([page])?)
         .build()?;
     let server = Server::bind(addr, service).await?;
@@ -87,6 +100,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
         server.local_addr()?
     );
+    if let Some(p) = &protection {
+        println!(
+            "protected: resource {}, metadata {}",
+            p.resource.resource(),
+            p.resource.metadata_url()
+        );
+    }
     server
         .serve_with_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

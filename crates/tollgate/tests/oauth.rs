@@ -380,9 +380,7 @@ fn assert_no_echo(response: &Response, token: &str) {
 }
 
 fn invalid_token_challenge() -> String {
-    format!(
-        r#"Bearer error="invalid_token", resource_metadata="{METADATA}", scope="catalog:read catalog:write""#
-    )
+    format!(r#"Bearer error="invalid_token", resource_metadata="{METADATA}", scope="catalog:read""#)
 }
 
 fn assert_invalid(response: &Response, token: &str) {
@@ -433,9 +431,9 @@ async fn a_good_token_admits_its_subject_scopes_and_kept_claims_on_every_revisio
 #[tokio::test]
 async fn no_token_is_a_401_challenge_pointing_at_the_metadata_on_every_revision() {
     let (_issuer, addr) = serve(|j| j).await;
-    let expected = format!(
-        r#"Bearer resource_metadata="{METADATA}", scope="catalog:read catalog:write""#
-    );
+    // The scope to ask for first: the baseline every request needs (least privilege; restock
+    // steps up on its 403).
+    let expected = format!(r#"Bearer resource_metadata="{METADATA}", scope="catalog:read""#);
     for revision in ALL {
         for authorization in [&[][..], &["Basic YWxpY2U6cHc="][..]] {
             let response = call_as(addr, revision, authorization, "whoami").await;
@@ -514,7 +512,11 @@ async fn forged_misaddressed_and_mistimed_tokens_are_invalid() {
         ),
         (
             "no issuer",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "iss": null }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "iss": null })),
+            ),
         ),
         (
             "another audience",
@@ -526,27 +528,51 @@ async fn forged_misaddressed_and_mistimed_tokens_are_invalid() {
         ),
         (
             "no audience",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "aud": null }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "aud": null })),
+            ),
         ),
         (
             "expired past the leeway",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "exp": t - 31 }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "exp": t - 31 })),
+            ),
         ),
         (
             "no expiry",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "exp": null }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "exp": null })),
+            ),
         ),
         (
             "not yet valid",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "nbf": t + 120 }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "nbf": t + 120 })),
+            ),
         ),
         (
             "issued in the future",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "iat": t + 120 }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "iat": t + 120 })),
+            ),
         ),
         (
             "no subject",
-            sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "sub": null }))),
+            sign(
+                &key(1),
+                &header("k1"),
+                &claims(&issuer, &json!({ "sub": null })),
+            ),
         ),
         (
             "not typed as an access token",
@@ -572,8 +598,14 @@ async fn forged_misaddressed_and_mistimed_tokens_are_invalid() {
                 b64(&good)
             ),
         ),
-        ("not a JWT nor a known opaque token", "opaque-unknown".to_owned()),
-        ("an opaque token for another resource", "opaque-elsewhere".to_owned()),
+        (
+            "not a JWT nor a known opaque token",
+            "opaque-unknown".to_owned(),
+        ),
+        (
+            "an opaque token for another resource",
+            "opaque-elsewhere".to_owned(),
+        ),
     ];
     for (what, token) in &cases {
         let response = call(addr, token).await;
@@ -581,7 +613,11 @@ async fn forged_misaddressed_and_mistimed_tokens_are_invalid() {
         assert_invalid(&response, token);
     }
     // Within the leeway an expired token is still good.
-    let lenient = sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "exp": t - 20 })));
+    let lenient = sign(
+        &key(1),
+        &header("k1"),
+        &claims(&issuer, &json!({ "exp": t - 20 })),
+    );
     assert_eq!(call(addr, &lenient).await.status, 200);
 }
 
@@ -680,7 +716,10 @@ async fn a_missing_scope_is_a_403_insufficient_scope_challenge() {
         let challenge = format!(
             r#"Bearer error="insufficient_scope", resource_metadata="{METADATA}", scope="catalog:read catalog:write""#
         );
-        assert_eq!(response.header("www-authenticate"), Some(challenge.as_str()));
+        assert_eq!(
+            response.header("www-authenticate"),
+            Some(challenge.as_str())
+        );
         assert_no_echo(&response, &reader);
     }
     let writer = sign(
@@ -756,7 +795,11 @@ async fn a_2025_session_belongs_to_its_token_subject() {
     );
     let bob = format!(
         "Bearer {}",
-        sign(&key(1), &header("k1"), &claims(&issuer, &json!({ "sub": "bob" })))
+        sign(
+            &key(1),
+            &header("k1"),
+            &claims(&issuer, &json!({ "sub": "bob" }))
+        )
     );
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let opened = post(addr, &[("Authorization", alice.as_str())], init.as_bytes()).await;
@@ -783,6 +826,15 @@ async fn a_2025_session_belongs_to_its_token_subject() {
             .collect();
         post(addr, &headers, body.as_bytes()).await
     };
+    // Without baseline scopes a 401 names everything the resource supports.
+    let refused = send(with("")).await;
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(
+            format!(r#"Bearer resource_metadata="{METADATA}", scope="catalog:read catalog:write""#)
+                .as_str()
+        )
+    );
     let response = send(with(&alice)).await;
     assert_eq!(response.status, 200, "{}", response.text());
     // Every request carries the token: the session alone admits nothing.
@@ -798,7 +850,8 @@ async fn the_metadata_document_is_served_without_a_token() {
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
     ] {
-        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         let response = raw(addr, request.as_bytes()).await;
         assert_eq!(response.status, 200, "{path}");
         assert!(
@@ -850,9 +903,11 @@ fn bearer_auth_refuses_configurations_it_cannot_honour() {
         .build();
     assert_eq!(http.unwrap_err().kind(), invalid);
     assert_eq!(
-        kind(BearerAuth::builder(&resource).jwt(
-            JwtValidation::new("https://auth.example").jwks_uri("http://keys.example/jwks")
-        )),
+        kind(
+            BearerAuth::builder(&resource).jwt(
+                JwtValidation::new("https://auth.example").jwks_uri("http://keys.example/jwks")
+            )
+        ),
         invalid
     );
     let jwt = || JwtValidation::new("https://auth.example");
@@ -884,7 +939,11 @@ fn bearer_auth_refuses_configurations_it_cannot_honour() {
             .is_ok()
     );
     assert_eq!(
-        kind(BearerAuth::builder(&resource).jwt(jwt()).keep_claims(names(33))),
+        kind(
+            BearerAuth::builder(&resource)
+                .jwt(jwt())
+                .keep_claims(names(33))
+        ),
         invalid
     );
     assert!(
@@ -895,7 +954,11 @@ fn bearer_auth_refuses_configurations_it_cannot_honour() {
             .is_ok()
     );
     assert_eq!(
-        kind(BearerAuth::builder(&resource).jwt(jwt()).required_scopes(names(65))),
+        kind(
+            BearerAuth::builder(&resource)
+                .jwt(jwt())
+                .required_scopes(names(65))
+        ),
         invalid
     );
     // Operations requiring scopes need a protected endpoint.
@@ -931,7 +994,9 @@ async fn stdio_is_refused_unless_given_an_identity() {
         let endpoint = endpoint(&resource, builder.build().unwrap(), false);
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (server_read, server_write) = tokio::io::split(server);
-        tokio::spawn(tollgate::transport::StdioServer::new(endpoint).serve(server_read, server_write));
+        tokio::spawn(
+            tollgate::transport::StdioServer::new(endpoint).serve(server_read, server_write),
+        );
         let (client_read, mut client_write) = tokio::io::split(client);
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"whoami","arguments":{{}},{META}}}}}"#

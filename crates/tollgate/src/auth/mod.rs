@@ -248,6 +248,10 @@ struct Inner {
     keep: Vec<String>,
     stdio: Option<AdmissionIdentity>,
     cache: TokenCache,
+    /// The fixed challenges: no token, a refused token, a malformed `Authorization`.
+    missing: String,
+    invalid: String,
+    malformed: String,
 }
 
 impl std::fmt::Debug for BearerAuth {
@@ -386,8 +390,23 @@ impl BearerAuthBuilder {
             },
             None => None,
         };
+        // A 401 names the baseline scopes when there are some (a client starts with the least
+        // it needs and steps up on a 403), else everything the resource supports.
+        let challenge = |invalid: bool| {
+            if required.is_empty() {
+                self.resource.unauthorized_challenge(invalid)
+            } else {
+                self.resource
+                    .unauthorized_challenge_with(invalid, required.iter())
+            }
+        };
+        let (missing, invalid) = (challenge(false), challenge(true));
+        let malformed = self.resource.invalid_request_challenge();
         Ok(BearerAuth {
             inner: Arc::new(Inner {
+                missing,
+                invalid,
+                malformed,
                 resource: self.resource,
                 jwt,
                 introspection,
@@ -412,14 +431,14 @@ impl AdmissionController for BearerAuth {
         let token = match header::credential(request) {
             Credential::Bearer(token) => token,
             Credential::Missing => {
-                let challenge = inner.resource.unauthorized_challenge(false);
                 return Admission::ready(AdmissionDecision::unauthorized_with_challenge(
-                    &challenge,
+                    &inner.missing,
                 ));
             }
             Credential::Malformed => {
-                let challenge = inner.resource.invalid_request_challenge();
-                return Admission::ready(AdmissionDecision::malformed_with_challenge(&challenge));
+                return Admission::ready(AdmissionDecision::malformed_with_challenge(
+                    &inner.malformed,
+                ));
             }
         };
         let key = TokenCache::key(token);
@@ -434,9 +453,9 @@ impl AdmissionController for BearerAuth {
                     inner.cache.put(key, identity.clone(), until);
                     inner.decide(identity)
                 }
-                Err(Refused::Invalid) => AdmissionDecision::unauthorized_with_challenge(
-                    &inner.resource.unauthorized_challenge(true),
-                ),
+                Err(Refused::Invalid) => {
+                    AdmissionDecision::unauthorized_with_challenge(&inner.invalid)
+                }
                 Err(Refused::Unavailable) => AdmissionDecision::unavailable(RETRY_AFTER),
             }
         })

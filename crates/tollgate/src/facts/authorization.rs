@@ -295,11 +295,22 @@ impl ProtectedResource {
     /// should ask for (`scopes_supported`, when any), with `error="invalid_token"` when a token
     /// was presented and refused. It never carries anything of the request.
     pub fn unauthorized_challenge(&self, invalid_token: bool) -> String {
+        self.unauthorized_challenge_with(invalid_token, self.inner.scopes_supported.iter())
+    }
+
+    /// [`unauthorized_challenge`](Self::unauthorized_challenge) naming `scopes` instead of
+    /// `scopes_supported`: what a client should ask for first (for example the scopes every
+    /// request needs, so a token starts with the least it can do and steps up on a 403).
+    pub(crate) fn unauthorized_challenge_with<'a>(
+        &self,
+        invalid_token: bool,
+        scopes: impl Iterator<Item = &'a str>,
+    ) -> String {
         let mut out = String::from("Bearer ");
         if invalid_token {
             out.push_str("error=\"invalid_token\", ");
         }
-        self.push_pointer_and_scopes(&mut out, self.inner.scopes_supported.iter());
+        self.push_pointer_and_scopes(&mut out, scopes);
         out
     }
 

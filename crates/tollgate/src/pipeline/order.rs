@@ -141,7 +141,10 @@ pub(crate) const ORDER: &[Check] = &[
         Transport,
         "A protected endpoint's RFC 9728 metadata path (`/.well-known/oauth-protected-resource` followed by the endpoint's path; the bare well-known path when one endpoint is protected): `GET`/`HEAD` answered with the document here, never admitted, parsed or rate-limited",
         "other method",
-        O("200 with the document / 405, `Allow: GET, HEAD`", "(not JSON-RPC)"),
+        O(
+            "200 with the document / 405, `Allow: GET, HEAD`",
+            "(not JSON-RPC)",
+        ),
     ),
     row(
         "4",
