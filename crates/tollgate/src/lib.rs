@@ -96,6 +96,11 @@ struct TypedToolsGuideExamples;
 #[doc = include_str!("../../../docs/guide/skills.md")]
 struct SkillsGuideExamples;
 
+/// The authorization guide's examples, compiled and run as doc tests (they need `oauth`).
+#[cfg(all(doctest, feature = "oauth"))]
+#[doc = include_str!("../../../docs/guide/authorization.md")]
+struct AuthorizationGuideExamples;
+
 /// The interception guide's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/guide/interception.md")]

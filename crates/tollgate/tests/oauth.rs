@@ -931,36 +931,17 @@ fn bearer_auth_refuses_configurations_it_cannot_honour() {
     );
     // Claim and scope lists at their bounds and one past.
     let names = |n: usize| (0..n).map(|i| format!("c{i}")).collect::<Vec<_>>();
-    assert!(
-        BearerAuth::builder(&resource)
-            .jwt(jwt())
-            .keep_claims(names(32))
-            .build()
-            .is_ok()
-    );
-    assert_eq!(
-        kind(
-            BearerAuth::builder(&resource)
-                .jwt(jwt())
-                .keep_claims(names(33))
+    let base = || BearerAuth::builder(&resource).jwt(jwt());
+    for (at, past) in [
+        (base().keep_claims(names(32)), base().keep_claims(names(33))),
+        (
+            base().required_scopes(names(64)),
+            base().required_scopes(names(65)),
         ),
-        invalid
-    );
-    assert!(
-        BearerAuth::builder(&resource)
-            .jwt(jwt())
-            .required_scopes(names(64))
-            .build()
-            .is_ok()
-    );
-    assert_eq!(
-        kind(
-            BearerAuth::builder(&resource)
-                .jwt(jwt())
-                .required_scopes(names(65))
-        ),
-        invalid
-    );
+    ] {
+        assert!(at.build().is_ok());
+        assert_eq!(kind(past), invalid);
+    }
     // Operations requiring scopes need a protected endpoint.
     let err = Endpoint::with_path("/mcp", ALL, Implementation::new("e", "1"))
         .add_tool(

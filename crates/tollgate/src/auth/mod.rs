@@ -51,6 +51,14 @@ const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// An asymmetric JWS algorithm a JWT access token may be signed with. There is no HMAC and no
 /// `none`: a resource server verifies with the issuer's public keys only.
+///
+/// ```
+/// use tollgate::auth::{JwtValidation, SigningAlgorithm};
+///
+/// let jwt = JwtValidation::new("https://auth.example.com")
+///     .algorithms([SigningAlgorithm::Es256, SigningAlgorithm::EdDsa]);
+/// # let _ = jwt;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SigningAlgorithm {
@@ -89,11 +97,25 @@ impl SigningAlgorithm {
 
     /// The algorithm a JOSE `alg` names, if it is one of these (exactly: `"none"`, `"HS256"`
     /// and unknown names are `None`).
+    ///
+    /// ```
+    /// use tollgate::auth::SigningAlgorithm;
+    ///
+    /// assert_eq!(SigningAlgorithm::from_name("ES256"), Some(SigningAlgorithm::Es256));
+    /// assert_eq!(SigningAlgorithm::from_name("HS256"), None);
+    /// assert_eq!(SigningAlgorithm::from_name("none"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|a| a.name() == name)
     }
 
     /// Its JOSE name.
+    ///
+    /// ```
+    /// use tollgate::auth::SigningAlgorithm;
+    ///
+    /// assert_eq!(SigningAlgorithm::EdDsa.name(), "EdDSA");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Self::Rs256 => "RS256",
@@ -263,6 +285,19 @@ impl std::fmt::Debug for BearerAuth {
 }
 
 /// Builds a [`BearerAuth`].
+///
+/// ```
+/// use tollgate::auth::{BearerAuth, JwtValidation};
+/// use tollgate::policy::ProtectedResource;
+///
+/// let resource = ProtectedResource::builder("https://mcp.example.com/mcp")
+///     .authorization_server("https://auth.example.com")
+///     .build()?;
+/// let builder = BearerAuth::builder(&resource).jwt(JwtValidation::new("https://auth.example.com"));
+/// let auth = builder.build()?;
+/// # let _ = auth;
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
 #[derive(Debug)]
 #[must_use = "call build() to finish the bearer authentication"]
 pub struct BearerAuthBuilder {
@@ -276,6 +311,18 @@ pub struct BearerAuthBuilder {
 
 impl BearerAuth {
     /// Starts bearer authentication for `resource`.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .jwt(JwtValidation::new("https://auth.example.com"))
+    ///     .build()?;
+    /// # let _ = auth;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn builder(resource: &ProtectedResource) -> BearerAuthBuilder {
         BearerAuthBuilder {
             resource: resource.clone(),
@@ -288,6 +335,18 @@ impl BearerAuth {
     }
 
     /// The protected resource it admits for.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .jwt(JwtValidation::new("https://auth.example.com"))
+    ///     .build()?;
+    /// assert_eq!(auth.resource().resource(), "https://mcp.example.com/mcp");
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn resource(&self) -> &ProtectedResource {
         &self.inner.resource
     }
@@ -295,12 +354,40 @@ impl BearerAuth {
 
 impl BearerAuthBuilder {
     /// Accepts JWT access tokens of one issuer (call once per issuer).
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// use tollgate::auth::SigningAlgorithm;
+    ///
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .jwt(JwtValidation::new("https://auth.example.com").algorithms([SigningAlgorithm::Es256]))
+    ///     .build()?;
+    /// # let _ = auth;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn jwt(mut self, validation: JwtValidation) -> Self {
         self.jwt.push(validation);
         self
     }
 
     /// Accepts opaque tokens by introspection.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// use tollgate::auth::Introspection;
+    ///
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .introspection(Introspection::new("https://auth.example.com").client_credentials("mcp", "s3cret"))
+    ///     .build()?;
+    /// # let _ = auth;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn introspection(mut self, introspection: Introspection) -> Self {
         self.introspection = Some(introspection);
         self
@@ -308,6 +395,19 @@ impl BearerAuthBuilder {
 
     /// Scopes every request needs, whatever it asks for (a token without them gets the 403
     /// `insufficient_scope` challenge). Operations add their own with `required_scopes`.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .jwt(JwtValidation::new("https://auth.example.com"))
+    ///     .required_scopes(["mcp:use"])
+    ///     .build()?;
+    /// # let _ = auth;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.required.extend(scopes.into_iter().map(Into::into));
         self
@@ -315,6 +415,19 @@ impl BearerAuthBuilder {
 
     /// Claims copied from the token into the admitted identity (at most 32 names; `sub`,
     /// `iss` and `scope` need not be named). Nothing else of the token is kept.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .jwt(JwtValidation::new("https://auth.example.com"))
+    ///     .keep_claims(["client_id", "tenant"])
+    ///     .build()?;
+    /// # let _ = auth;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn keep_claims<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.keep.extend(names.into_iter().map(Into::into));
         self
@@ -323,6 +436,21 @@ impl BearerAuthBuilder {
     /// Over stdio there are no bearer tokens (the MCP authorization spec leaves a local
     /// process to its environment's credentials): admit stdio requests as `identity`. Without
     /// this, stdio requests are refused.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// use tollgate::policy::AdmissionIdentity;
+    ///
+    /// let auth = BearerAuth::builder(&resource)
+    ///     .jwt(JwtValidation::new("https://auth.example.com"))
+    ///     .stdio_identity(AdmissionIdentity::principal("local-user"))
+    ///     .build()?;
+    /// # let _ = auth;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn stdio_identity(mut self, identity: AdmissionIdentity) -> Self {
         self.stdio = Some(identity);
         self
@@ -331,6 +459,20 @@ impl BearerAuthBuilder {
     /// Finishes, or names the first problem: no way to check tokens, an issuer that is not one
     /// of the resource's authorization servers, two checks for one issuer, a bad URL, leeway,
     /// timeout or cache setting, or scope and claim lists past their bounds.
+    ///
+    /// ```
+    /// # use tollgate::auth::{BearerAuth, JwtValidation};
+    /// # let resource = tollgate::policy::ProtectedResource::builder("https://mcp.example.com/mcp")
+    /// #     .authorization_server("https://auth.example.com")
+    /// #     .build()?;
+    /// // Nothing to check tokens with:
+    /// let refused = BearerAuth::builder(&resource).build();
+    /// assert_eq!(
+    ///     refused.unwrap_err().kind(),
+    ///     tollgate::BuildErrorKind::InvalidAuthorization
+    /// );
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
     pub fn build(self) -> Result<BearerAuth, BuildError> {
         let fail = |text: &'static str| {
             Err(BuildError::new(BuildErrorKind::InvalidAuthorization).with_detail(text))
