@@ -87,8 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let endpoint = match &protection {
         None => endpoint(tasks)?,
         Some(p) => endpoint::builder(tasks, &[protect::WRITE])?
-            .protected_resource(p.resource.clone())
-            .admission(p.auth.clone())
+            .bearer_auth(p.auth.clone())
             .build()?,
     };
     let service = McpService::builder()

@@ -210,6 +210,10 @@ impl Issuer {
                 "active": true, "iss": self.url, "aud": "https://other.example/mcp",
                 "sub": "olga", "scope": "catalog:read", "exp": exp,
             }),
+            "opaque-refresh" => json!({
+                "active": true, "iss": self.url, "aud": RESOURCE, "sub": "olga",
+                "scope": "catalog:read", "exp": exp, "token_type": "refresh_token",
+            }),
             _ => json!({ "active": false }),
         }
     }
@@ -296,15 +300,14 @@ fn resource(issuer: &Issuer) -> ProtectedResource {
         .unwrap()
 }
 
-fn endpoint(resource: &ProtectedResource, auth: BearerAuth, sessions: bool) -> Endpoint {
+fn endpoint(auth: BearerAuth, sessions: bool) -> Endpoint {
     let tool = |name: &str| {
         ToolRegistration::with_name(name, ALL)
             .json_object_arguments()
             .handler(whoami)
     };
     let mut builder = Endpoint::with_path("/mcp", ALL, Implementation::new("oauth", "1"))
-        .protected_resource(resource.clone())
-        .admission(auth)
+        .bearer_auth(auth)
         .add_tool(tool("whoami").build().unwrap())
         .add_tool(
             tool("restock")
@@ -329,7 +332,7 @@ async fn serve(configure: impl FnOnce(JwtValidation) -> JwtValidation) -> (Issue
         .keep_claims(["client_id"])
         .build()
         .unwrap();
-    let addr = start(McpService::new(endpoint(&resource, auth, false))).await;
+    let addr = start(McpService::new(endpoint(auth, false))).await;
     (issuer, addr)
 }
 
@@ -606,6 +609,7 @@ async fn forged_misaddressed_and_mistimed_tokens_are_invalid() {
             "an opaque token for another resource",
             "opaque-elsewhere".to_owned(),
         ),
+        ("an active refresh token", "opaque-refresh".to_owned()),
     ];
     for (what, token) in &cases {
         let response = call(addr, token).await;
@@ -641,10 +645,13 @@ async fn hmac_signed_with_the_public_key_is_refused() {
 
 #[tokio::test]
 async fn an_unknown_key_id_refreshes_the_key_set_once_then_refuses() {
-    let (issuer, addr) = serve(|j| j.jwks_cache(Duration::from_secs(600), Duration::ZERO)).await;
+    let (issuer, addr) =
+        serve(|j| j.jwks_cache(Duration::from_secs(600), Duration::from_secs(1))).await;
     let good = sign(&key(1), &header("k1"), &claims(&issuer, &json!({})));
     assert_eq!(call(addr, &good).await.status, 200);
     assert_eq!(issuer.jwks_hits(), 1);
+    // Past the refresh interval (1 s, the least allowed).
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     // A key the issuer does not publish: one refetch, then 401.
     let rotated = sign(
         &key(2),
@@ -655,6 +662,7 @@ async fn an_unknown_key_id_refreshes_the_key_set_once_then_refuses() {
     assert_eq!(issuer.jwks_hits(), 2);
     // The issuer rotates: the next token naming k2 refetches and is admitted.
     issuer.publish(&[("k1", &key(1)), ("k2", &key(2))]);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     let response = call(addr, &rotated).await;
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(issuer.jwks_hits(), 3);
@@ -788,7 +796,7 @@ async fn a_2025_session_belongs_to_its_token_subject() {
         .jwt(JwtValidation::new(&issuer.url))
         .build()
         .unwrap();
-    let addr = start(McpService::new(endpoint(&resource, auth, true))).await;
+    let addr = start(McpService::new(endpoint(auth, true))).await;
     let alice = format!(
         "Bearer {}",
         sign(&key(1), &header("k1"), &claims(&issuer, &json!({})))
@@ -929,6 +937,17 @@ fn bearer_auth_refuses_configurations_it_cannot_honour() {
         kind(BearerAuth::builder(&resource).jwt(jwt().algorithms([]))),
         invalid
     );
+    let cache = |min_refresh| jwt().jwks_cache(Duration::from_secs(600), min_refresh);
+    assert_eq!(
+        kind(BearerAuth::builder(&resource).jwt(cache(Duration::from_millis(999)))),
+        invalid
+    );
+    assert!(
+        BearerAuth::builder(&resource)
+            .jwt(cache(Duration::from_secs(1)))
+            .build()
+            .is_ok()
+    );
     // Claim and scope lists at their bounds and one past.
     let names = |n: usize| (0..n).map(|i| format!("c{i}")).collect::<Vec<_>>();
     let base = || BearerAuth::builder(&resource).jwt(jwt());
@@ -972,7 +991,7 @@ async fn stdio_is_refused_unless_given_an_identity() {
         if let Some(identity) = identity {
             builder = builder.stdio_identity(identity);
         }
-        let endpoint = endpoint(&resource, builder.build().unwrap(), false);
+        let endpoint = endpoint(builder.build().unwrap(), false);
         let (client, server) = tokio::io::duplex(64 * 1024);
         let (server_read, server_write) = tokio::io::split(server);
         tokio::spawn(

@@ -181,6 +181,14 @@ impl Introspector {
         if answer.get("active").and_then(JsonValue::as_bool) != Some(true) {
             return Err(Refused::Invalid);
         }
+        // An access token only: an active refresh token is no credential for a resource.
+        if answer
+            .get("token_type")
+            .and_then(JsonValue::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case("refresh_token"))
+        {
+            return Err(Refused::Invalid);
+        }
         if let Some(iss) = answer.get("iss")
             && iss.as_str() != Some(self.config.issuer.as_str())
         {
@@ -210,7 +218,7 @@ impl Introspector {
             .checked_add(Duration::from_secs(expires))
             .ok_or(Refused::Invalid)?;
         let until = until.min(SystemTime::now() + self.config.cache);
-        claims_of(answer, until)
+        claims_of(answer, &self.config.issuer, until)
     }
 }
 

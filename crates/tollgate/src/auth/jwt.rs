@@ -132,9 +132,11 @@ impl JwtValidation {
         if !(Duration::from_secs(1)..=Duration::from_secs(30)).contains(&self.timeout) {
             return Some("an authorization server fetch timeout is 1 to 30 seconds");
         }
-        if self.timing.ttl.is_zero() || self.timing.min_refresh > self.timing.ttl {
+        if self.timing.min_refresh < Duration::from_secs(1)
+            || self.timing.min_refresh > self.timing.ttl
+        {
             return Some(
-                "a JWKS cache needs a positive lifetime no shorter than its refresh interval",
+                "a JWKS refresh interval is at least 1 second and no longer than the cache lifetime",
             );
         }
         None
@@ -295,7 +297,7 @@ impl JwtVerifier {
         let expires = UNIX_EPOCH
             .checked_add(Duration::from_secs(expires.saturating_add(leeway)))
             .ok_or(Refused::Invalid)?;
-        claims_of(claims, expires)
+        claims_of(claims, &self.config.issuer, expires)
     }
 }
 

@@ -186,7 +186,11 @@ pub(crate) fn b64(value: &str) -> Option<Vec<u8>> {
 /// The subject and scopes of a checked token's claims (or introspection answer): `sub` of 1 to
 /// 256 bytes, and `scope` (space-separated, RFC 9068 / RFC 7662) or `scp` (a string or an
 /// array) of at most 64 well-formed scope tokens.
-pub(crate) fn claims_of(claims: JsonObject, until: SystemTime) -> Result<Verified, Refused> {
+pub(crate) fn claims_of(
+    claims: JsonObject,
+    issuer: &str,
+    until: SystemTime,
+) -> Result<Verified, Refused> {
     let subject = claims
         .get("sub")
         .and_then(JsonValue::as_str)
@@ -219,7 +223,9 @@ pub(crate) fn claims_of(claims: JsonObject, until: SystemTime) -> Result<Verifie
     }
     Ok(Verified {
         subject: subject.into(),
-        issuer: claims.get("iss").and_then(JsonValue::as_str).map(Arc::from),
+        // The configured issuer that vouched for the token (an introspection answer need
+        // not name one), so two issuers' subjects never share a principal.
+        issuer: Some(Arc::from(issuer)),
         scopes,
         claims,
         until,

@@ -107,7 +107,17 @@ pub(crate) async fn listen(
     let inner = &endpoint.inner;
     let uris: HashSet<Arc<str>> = uris
         .into_iter()
-        .filter(|uri| endpoint.route_resource(uri, revision).is_some())
+        // Only resources this caller may read: routed, and their scopes held (as
+        // `resources/read` and 2025 subscriptions require).
+        .filter(|uri| match endpoint.route_resource(uri, revision) {
+            None => false,
+            Some(crate::model::resource::Route::Exact(r)) => {
+                crate::methods::require_scopes(endpoint, context, &r.inner.required_scopes).is_ok()
+            }
+            Some(crate::model::resource::Route::Template(t, _)) => {
+                crate::methods::require_scopes(endpoint, context, &t.inner.required_scopes).is_ok()
+            }
+        })
         .collect();
     let owner = crate::tasks::runner::owner_of(&endpoint.inner.path, context);
     let mut tasks: HashSet<Arc<str>> = HashSet::new();

@@ -197,6 +197,16 @@ impl EndpointBuilder {
         self
     }
 
+    /// Makes the endpoint the protected resource `auth` checks tokens for, and `auth` its
+    /// admission (feature `oauth`): `protected_resource(auth.resource())` and `admission(auth)`
+    /// in one, so the audience tokens are checked against is the resource this endpoint
+    /// publishes. Prefer it to setting the two apart.
+    #[cfg(feature = "oauth")]
+    pub fn bearer_auth(self, auth: crate::auth::BearerAuth) -> Self {
+        self.protected_resource(auth.resource().clone())
+            .admission(auth)
+    }
+
     /// Throttles refused admissions by peer address (IPv4, or the IPv6 /64), so credentials
     /// cannot be guessed at speed: each refusal takes a token from its peer's bucket, and a peer
     /// with none left is answered 429 (`Retry-After`, -31999) before its credentials are tried
