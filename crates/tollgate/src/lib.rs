@@ -74,6 +74,7 @@
 //! | `sqlite` | no | `task::SqliteTaskStore`: durable tasks in embedded SQLite |
 //! | `postgres` | no | `task::PostgresTaskStore`: tasks shared by many instances through PostgreSQL |
 //! | `oauth` | no | `auth::BearerAuth`: JWT (JWKS) and introspected bearer tokens for an OAuth 2.1 resource server |
+//! | `otel` | no | OpenTelemetry: a server span per request (MCP semantic conventions, the caller's trace continued), stage spans, the operation-duration histogram (see `docs/guide/observability.md`) |
 
 /// The README's examples, compiled (and run, unless marked `no_run`) as doc tests so they stay
 /// true.

@@ -253,21 +253,26 @@ impl Lines {
             // Progress notifications go out as lines before the response.
             let sink = NotificationSink::Lines(tx.clone());
             let transport = Transport::stdio(Some(&sink));
-            let reply = match (legacy_session, context) {
-                // The process's session is its initializing principal's.
-                (Some(s), Some(context))
-                    if s.owner.as_deref() == context.admission.principal_name() =>
-                {
-                    legacy::dispatch(&endpoint, transport, message, Some(s), context).await
-                }
-                (Some(s), _) => fail(
-                    s.revision,
-                    message.id.as_ref(),
-                    Fault::SessionNotFound,
-                    None,
-                ),
-                (None, _) => modern(&endpoint, transport, message).await,
-            };
+            let request = crate::revision::telemetry(&endpoint, &message, None);
+            let reply = request
+                .run(async {
+                    match (legacy_session, context) {
+                        // The process's session is its initializing principal's.
+                        (Some(s), Some(context))
+                            if s.owner.as_deref() == context.admission.principal_name() =>
+                        {
+                            legacy::dispatch(&endpoint, transport, message, Some(s), context).await
+                        }
+                        (Some(s), _) => fail(
+                            s.revision,
+                            message.id.as_ref(),
+                            Fault::SessionNotFound,
+                            None,
+                        ),
+                        (None, _) => modern(&endpoint, transport, message).await,
+                    }
+                })
+                .await;
             lock(&registry).remove(&task_key);
             send(&tx, reply).await;
             drop(permit);

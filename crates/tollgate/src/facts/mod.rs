@@ -13,4 +13,5 @@ pub(crate) mod identity;
 pub(crate) mod policy;
 pub(crate) mod request;
 pub(crate) mod state;
+pub(crate) mod telemetry;
 pub(crate) mod trace;

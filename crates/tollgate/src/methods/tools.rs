@@ -136,7 +136,9 @@ pub(crate) async fn call(
         Some(Checked::Busy) => Ended::Busy,
         Some(Checked::Valid) | None => ended,
     };
-    outcome(endpoint, tool, &call, &context, task_serial, ended)
+    crate::facts::telemetry::stage_sync("output", || {
+        outcome(endpoint, tool, &call, &context, task_serial, ended)
+    })
 }
 
 /// A retry's input: a typed-complete tool never issued state to come back to; an
@@ -184,7 +186,9 @@ async fn validate_and_invoke(
 ) -> Ended {
     let limits = &endpoint.inner.limits;
     let arguments_value = JsonValue::Object(arguments.clone());
-    let checked = checked(tool, &arguments_value, limits);
+    let checked = crate::facts::telemetry::stage_sync("validation", || {
+        checked(tool, &arguments_value, limits)
+    });
     if let Some(check) = check {
         check.record(checked);
     }
@@ -196,11 +200,14 @@ async fn validate_and_invoke(
     let JsonValue::Object(validated) = arguments_value else {
         return Ended::Failed;
     };
-    let invocation = guarded(|| {
-        tool.inner
-            .invoker
-            .invoke(context, validated, &features, &limits.bind)
-    })
+    let invocation = crate::facts::telemetry::stage(
+        "handler",
+        guarded(|| {
+            tool.inner
+                .invoker
+                .invoke(context, validated, &features, &limits.bind)
+        }),
+    )
     .await;
     match invocation {
         Some(Ok(invocation)) => Ended::Output(invocation),
@@ -275,6 +282,7 @@ fn select<'e>(
     let Some(tool) = endpoint.tool(call.name, revision) else {
         return Err(fail(revision, id, Fault::UnknownTool, None));
     };
+    crate::facts::telemetry::target(crate::facts::telemetry::Target::Tool(tool.name()));
     crate::methods::require_scopes(endpoint, context, &tool.inner.required_scopes)?;
     let caps = &context.client_capabilities;
     // Tasks: offered on 2026-07-28, by an endpoint with a store, to a client declaring the
@@ -485,6 +493,9 @@ fn outcome(
             return tree_reply(&limits.output, revision, id, rendered);
         }
     };
+    if result.tool_output().is_error() {
+        crate::facts::telemetry::tool_error();
+    }
     complete(&limits.output, revision, id, &result)
 }
 

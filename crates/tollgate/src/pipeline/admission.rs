@@ -14,7 +14,11 @@ pub(crate) async fn admit(
     caller: Caller<'_>,
     context: &mut RequestContext,
 ) -> Result<(), Reply> {
-    crate::facts::policy::admit(&endpoint.inner.policy, caller, context)
-        .await
-        .map_err(|refusal| refusal_reply(context, refusal))
+    crate::facts::telemetry::revision(context.protocol_version.as_str(), None);
+    let admitted = crate::facts::telemetry::stage(
+        "admission",
+        crate::facts::policy::admit(&endpoint.inner.policy, caller, context),
+    )
+    .await;
+    admitted.map_err(|refusal| refusal_reply(context, refusal))
 }

@@ -47,13 +47,58 @@ pub(crate) async fn handle_value(
         Ok(m) => m,
         Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
     };
-    // The 2025 revisions, when served: `initialize`, or a request naming one of them (in its
-    // header, or through its session).
-    if let Some(revision) = legacy::selects(endpoint, headers, &message) {
-        return legacy::handle(endpoint, transport, message, revision).await;
+    telemetry(endpoint, &message, Some(headers))
+        .run(async move {
+            // The 2025 revisions, when served: `initialize`, or a request naming one of them
+            // (in its header, or through its session).
+            if let Some(revision) = legacy::selects(endpoint, headers, &message) {
+                return legacy::handle(endpoint, transport, message, revision).await;
+            }
+            if message.id.is_none() {
+                return modern::notification(endpoint, transport, &message).await;
+            }
+            modern::modern(endpoint, transport, message).await
+        })
+        .await
+}
+
+/// The telemetry of one request (nothing without the `otel` feature): its span starts here,
+/// parented by the trace context of its `_meta` or headers.
+pub(crate) fn telemetry(
+    endpoint: &Endpoint,
+    message: &crate::pipeline::envelope::Envelope,
+    headers: Option<&http::HeaderMap>,
+) -> crate::facts::telemetry::Request {
+    crate::facts::telemetry::Request::start(
+        message.method.as_str(),
+        message.id.as_ref(),
+        message
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta")?.as_object()),
+        headers,
+        || registered(endpoint, message),
+    )
+}
+
+/// The registered tool or prompt a `tools/call` or `prompts/get` names, for its span's name
+/// (an unregistered name is never recorded).
+fn registered<'e>(
+    endpoint: &'e Endpoint,
+    message: &crate::pipeline::envelope::Envelope,
+) -> Option<crate::facts::telemetry::Target<'e>> {
+    use crate::facts::telemetry::Target;
+    let name = message.params.as_ref()?.get("name")?.as_str()?;
+    let inner = &endpoint.inner;
+    match message.method.as_str() {
+        "tools/call" => {
+            let tool = inner.tools.get(*inner.by_name.get(name)?)?;
+            Some(Target::Tool(tool.name()))
+        }
+        "prompts/get" => {
+            let prompt = inner.prompts.get(*inner.prompt_by_name.get(name)?)?;
+            Some(Target::Prompt(prompt.name()))
+        }
+        _ => None,
     }
-    if message.id.is_none() {
-        return modern::notification(endpoint, transport, &message).await;
-    }
-    modern::modern(endpoint, transport, message).await
 }

@@ -18,6 +18,8 @@ pub(crate) struct Reply {
     pub(crate) session: Option<std::sync::Arc<str>>,
     /// One more response header: `WWW-Authenticate` or `Retry-After` for a policy refusal.
     pub(crate) extra: Option<(http::HeaderName, http::HeaderValue)>,
+    /// The fault a fault reply answers (for telemetry; one byte, in the status's padding).
+    pub(crate) fault: Option<Fault>,
 }
 
 impl Reply {
@@ -27,6 +29,7 @@ impl Reply {
             body: None,
             session: None,
             extra: None,
+            fault: None,
         }
     }
 
@@ -41,6 +44,7 @@ impl Reply {
             body: Some(body),
             session: None,
             extra: None,
+            fault: None,
         }
     }
 }
@@ -78,7 +82,9 @@ pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<Jso
         &tollgate_json::OutputLimits::default(),
     )
     .unwrap_or_default();
-    Reply::json(fault.status(), body)
+    let mut reply = Reply::json(fault.status(), body);
+    reply.fault = Some(fault);
+    reply
 }
 
 /// A successful result whose `result` member is already rendered.

@@ -1,0 +1,321 @@
+//! OpenTelemetry (feature `otel`) over real HTTP and stdio, with the SDK's in-memory exporters:
+//! the span tree of a `tools/call` and its names, kinds and attributes (MCP semantic
+//! conventions), parentage from the client's `traceparent` (header and `_meta`), error types,
+//! the duration histogram and refusal counter, and that nothing of the arguments is recorded.
+//!
+//! One test function: the tracing subscriber and meter provider are process-wide.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "integration tests"
+)]
+
+mod support;
+
+use std::convert::Infallible;
+
+use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use support::{META, post, start};
+use tollgate::json::JsonObject;
+use tollgate::{
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    ToolArguments, ToolRegistration,
+    policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
+    tool::{CompleteResult, OperationResult},
+};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+const MARKER: &str = "Zq7argumentMarker";
+const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
+const PARENT: &str = "b7ad6b7169203331";
+
+async fn echo(
+    _: &RequestContext,
+    args: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let text = args
+        .into_converted()
+        .get("say")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_owned();
+    if text == "fail" {
+        return Ok(CompleteResult::from_tool_error_text("it failed").into());
+    }
+    Ok(CompleteResult::from_tool_text(text).into())
+}
+
+fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
+    match request.header("authorization") {
+        Some("Bearer ok") | None if !request.is_http() => {
+            AdmissionDecision::admit(AdmissionIdentity::principal("u"))
+        }
+        Some("Bearer ok") => AdmissionDecision::admit(AdmissionIdentity::principal("u")),
+        _ => AdmissionDecision::unauthorized(),
+    }
+}
+
+fn endpoint() -> Endpoint {
+    let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    Endpoint::with_path("/mcp", all, Implementation::new("otel", "1"))
+        .legacy_sessions(None)
+        .admission(admit)
+        .add_tool(
+            ToolRegistration::with_name("echo", all)
+                .json_object_arguments()
+                .handler(echo)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+fn call_body(tool: &str, say: &str, meta_extra: &str) -> String {
+    let meta = if meta_extra.is_empty() {
+        META.to_owned()
+    } else {
+        META.replacen("\"_meta\":{", &format!("\"_meta\":{{{meta_extra},"), 1)
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":"req-1","method":"tools/call","params":{{"name":"{tool}","arguments":{{"say":"{say}"}},{meta}}}}}"#
+    )
+}
+
+fn attribute<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| &kv.value)
+}
+
+fn text(span: &SpanData, key: &str) -> Option<String> {
+    attribute(span, key).map(|v| v.as_str().into_owned())
+}
+
+fn server_spans(exporter: &InMemorySpanExporter) -> Vec<SpanData> {
+    exporter
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.span_kind == SpanKind::Server)
+        .collect()
+}
+
+#[tokio::test]
+async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
+    let spans = InMemorySpanExporter::default();
+    let tracer = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("test")));
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let metrics = InMemoryMetricExporter::default();
+    let meter = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(metrics.clone()).build())
+        .build();
+    opentelemetry::global::set_meter_provider(meter.clone());
+
+    let addr = start(McpService::new(endpoint())).await;
+    let headers = |traceparent: Option<&'static str>| {
+        let mut h = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "echo"),
+            ("Authorization", "Bearer ok"),
+        ];
+        if let Some(t) = traceparent {
+            h.push(("traceparent", t));
+        }
+        h
+    };
+
+    // 1. A call continuing the client's trace from its traceparent header.
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let ok = post(
+        addr,
+        &headers(Some(traceparent)),
+        call_body("echo", MARKER, "").as_bytes(),
+    )
+    .await;
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    let all = spans.get_finished_spans().unwrap();
+    let server = server_spans(&spans);
+    assert_eq!(server.len(), 1, "{all:#?}");
+    let span = &server[0];
+    assert_eq!(span.name, "tools/call echo", "{:?}", span.attributes);
+    assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+    assert_eq!(span.parent_span_id.to_string(), PARENT);
+    assert!(span.parent_span_is_remote);
+    assert_eq!(text(span, "mcp.method.name").as_deref(), Some("tools/call"));
+    assert_eq!(text(span, "gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(
+        text(span, "gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        text(span, "mcp.protocol.version").as_deref(),
+        Some("2026-07-28")
+    );
+    assert_eq!(text(span, "jsonrpc.request.id").as_deref(), Some("req-1"));
+    assert_eq!(text(span, "network.transport").as_deref(), Some("tcp"));
+    assert_eq!(text(span, "network.protocol.name").as_deref(), Some("http"));
+    assert_eq!(attribute(span, "error.type"), None);
+    assert_eq!(span.status, Status::Unset);
+    // The stages are its children, in the same trace.
+    let stages: Vec<&str> = all
+        .iter()
+        .filter(|s| s.parent_span_id == span.span_context.span_id())
+        .map(|s| s.name.as_ref())
+        .collect();
+    for stage in ["admission", "validation", "handler", "output"] {
+        assert!(stages.contains(&stage), "{stage} in {stages:?}");
+    }
+    assert!(
+        all.iter()
+            .all(|s| s.span_context.trace_id().to_string() == TRACE_ID)
+    );
+
+    // 2. `_meta` carries the trace context too (and wins over the header).
+    spans.reset();
+    let other = "00-11111111111111111111111111111111-2222222222222222-01";
+    let meta = format!(r#""traceparent":"{other}""#);
+    let response = post(
+        addr,
+        &headers(Some(traceparent)),
+        call_body("echo", "fail", &meta).as_bytes(),
+    )
+    .await;
+    assert_eq!(response.status, 200);
+    let server = server_spans(&spans);
+    assert_eq!(
+        server[0].span_context.trace_id().to_string(),
+        "11111111111111111111111111111111"
+    );
+    // A tool result with isError: true.
+    assert_eq!(
+        text(&server[0], "error.type").as_deref(),
+        Some("tool_error")
+    );
+    assert!(matches!(server[0].status, Status::Error { .. }));
+
+    // 3. Refusals and unknown names: the JSON-RPC code as error.type, no unregistered name.
+    spans.reset();
+    let refused = post(
+        addr,
+        &headers(None)[..3],
+        call_body("echo", MARKER, "").as_bytes(),
+    )
+    .await;
+    assert_eq!(refused.status, 401);
+    let mut unknown_headers = headers(None);
+    unknown_headers[2] = ("Mcp-Name", "secret-tool-name");
+    let unknown = post(
+        addr,
+        &unknown_headers,
+        call_body("secret-tool-name", MARKER, "").as_bytes(),
+    )
+    .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.text());
+    let server = server_spans(&spans);
+    assert_eq!(server.len(), 2);
+    assert_eq!(text(&server[0], "error.type").as_deref(), Some("-32001"));
+    assert_eq!(
+        text(&server[0], "rpc.response.status_code").as_deref(),
+        Some("-32001")
+    );
+    // A registered name may name the span; the tool attribute waits for the lookup.
+    assert_eq!(server[0].name, "tools/call echo");
+    assert_eq!(attribute(&server[0], "gen_ai.tool.name"), None);
+    assert_eq!(attribute(&server[1], "gen_ai.tool.name"), None);
+    assert_eq!(server[1].name, "tools/call");
+    assert_eq!(text(&server[1], "error.type").as_deref(), Some("-32602"));
+    // An unknown method is `_OTHER`, not what the client sent.
+    spans.reset();
+    let body = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"{MARKER}/x","params":{{{META}}}}}"#);
+    let _ = post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        body.as_bytes(),
+    )
+    .await;
+    let server = server_spans(&spans);
+    assert_eq!(
+        text(&server[0], "mcp.method.name").as_deref(),
+        Some("_OTHER")
+    );
+
+    // 4. Metrics: the duration histogram by method, tool, revision and error type; refusals by
+    //    kind; and nothing anywhere carries the argument marker or an unregistered name.
+    meter.force_flush().unwrap();
+    let exported = metrics.get_finished_metrics().unwrap();
+    let mut seen = Vec::new();
+    for resource in &exported {
+        for scope in resource.scope_metrics() {
+            for metric in scope.metrics() {
+                seen.push(metric.name().to_owned());
+                let points: Vec<Vec<KeyValue>> = match metric.data() {
+                    AggregatedMetrics::F64(MetricData::Histogram(h)) => h
+                        .data_points()
+                        .map(|p| p.attributes().cloned().collect())
+                        .collect(),
+                    AggregatedMetrics::U64(MetricData::Sum(s)) => s
+                        .data_points()
+                        .map(|p| p.attributes().cloned().collect())
+                        .collect(),
+                    AggregatedMetrics::I64(MetricData::Sum(s)) => s
+                        .data_points()
+                        .map(|p| p.attributes().cloned().collect())
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for point in points {
+                    let rendered = format!("{point:?}");
+                    assert!(!rendered.contains(MARKER), "{rendered}");
+                    assert!(!rendered.contains("secret-tool-name"), "{rendered}");
+                }
+                if metric.name() == "mcp.server.operation.duration" {
+                    let AggregatedMetrics::F64(MetricData::Histogram(h)) = metric.data() else {
+                        panic!("a histogram");
+                    };
+                    assert!(h.data_points().any(|p| {
+                        let a: Vec<_> = p.attributes().collect();
+                        a.iter().any(|kv| {
+                            kv.key.as_str() == "gen_ai.tool.name" && kv.value.as_str() == "echo"
+                        }) && a.iter().any(|kv| {
+                            kv.key.as_str() == "mcp.protocol.version"
+                                && kv.value.as_str() == "2026-07-28"
+                        })
+                    }));
+                    assert!(
+                        h.data_points()
+                            .any(|p| p.attributes().any(|kv| kv.key.as_str() == "error.type"
+                                && kv.value.as_str() == "-32001"))
+                    );
+                }
+            }
+        }
+    }
+    for name in [
+        "mcp.server.operation.duration",
+        "tollgate.server.active_requests",
+        "tollgate.server.refusals",
+    ] {
+        assert!(seen.iter().any(|s| s == name), "{name} in {seen:?}");
+    }
+    for span in spans.get_finished_spans().unwrap() {
+        assert!(!format!("{span:?}").contains(MARKER));
+    }
+}
