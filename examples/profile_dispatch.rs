@@ -1,5 +1,10 @@
 //! In-process dispatch of MCP requests through the tower service (no socket), for profiling:
 //! `valgrind --tool=callgrind target/release/examples/profile_dispatch [small|large|list] N`.
+//!
+//! Built with the `otel` feature, `TOLLGATE_PROFILE_OTEL` installs the OpenTelemetry SDK first:
+//! `unsampled` (a tracer provider whose sampler records nothing, and a meter provider with a
+//! reader) or `sampled` (every span recorded and handed to an exporter that drops it). Unset,
+//! the global providers stay the API's no-ops.
 
 use std::convert::Infallible;
 
@@ -32,7 +37,41 @@ async fn add(
     })
 }
 
+/// Installs the OpenTelemetry SDK as `TOLLGATE_PROFILE_OTEL` says (see the file's doc).
+#[cfg(feature = "otel")]
+fn install_telemetry() {
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+    use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider, SpanData};
+
+    /// Takes every finished span and drops it: the cost of recording, not of shipping.
+    #[derive(Debug)]
+    struct Discard;
+
+    impl opentelemetry_sdk::trace::SpanExporter for Discard {
+        async fn export(&self, _: Vec<SpanData>) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+    }
+
+    let sampler = match std::env::var("TOLLGATE_PROFILE_OTEL").as_deref() {
+        Ok("unsampled") => Sampler::AlwaysOff,
+        Ok("sampled") => Sampler::AlwaysOn,
+        _ => return,
+    };
+    let tracer = SdkTracerProvider::builder()
+        .with_sampler(sampler)
+        .with_simple_exporter(Discard)
+        .build();
+    opentelemetry::global::set_tracer_provider(tracer);
+    let meter = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
+        .build();
+    opentelemetry::global::set_meter_provider(meter);
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    #[cfg(feature = "otel")]
+    install_telemetry();
     let v = ProtocolVersion::V2026_07_28;
     let tool = ToolRegistration::with_name("add", [v])
         .argument_and_output_types::<Add, Sum>()

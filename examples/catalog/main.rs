@@ -32,6 +32,10 @@
 //! server's issuer, the HTTP endpoint is an OAuth 2.1 protected resource (`protect.rs`): bearer
 //! tokens required, `catalog:read` for every request and `catalog:write` for `catalog.restock`.
 //!
+//! OpenTelemetry (opt-in): with `OTEL_EXPORTER_OTLP_ENDPOINT` set (for example
+//! `http://127.0.0.1:4318`), every request's spans and Tollgate's instruments are exported over
+//! OTLP/HTTP (`telemetry.rs`), continuing the caller's trace.
+//!
 //! Browser pages on `http://localhost:5173` (or `TOLLGATE_CATALOG_PAGE_ORIGIN`) may call it: its
 //! CORS policy grants that origin. `examples/catalog/web` is such a page, using the official
 //! TypeScript client (`scripts/browser` bundles and drives it in headless Chromium).
@@ -51,6 +55,7 @@ const DEFAULT_PAGE_ORIGIN: &str = "http://localhost:5173";
 
 mod endpoint;
 mod protect;
+mod telemetry;
 use endpoint::{endpoint, task_database};
 
 /// Where to serve: HTTP on an address, or stdio.
@@ -69,8 +74,21 @@ fn listen() -> Result<Listen, Box<dyn std::error::Error>> {
     }
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The exporters send from threads of their own: installed before the runtime starts and
+    // flushed after it ends.
+    let telemetry = telemetry::from_env()?;
+    let served = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve());
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    served
+}
+
+async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let tasks = SqliteTaskStore::open(task_database()).await?;
     let addr = match listen()? {
         Listen::Stdio => {

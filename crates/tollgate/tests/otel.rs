@@ -1,9 +1,10 @@
-//! OpenTelemetry (feature `otel`) over real HTTP and stdio, with the SDK's in-memory exporters:
-//! the span tree of a `tools/call` and its names, kinds and attributes (MCP semantic
-//! conventions), parentage from the client's `traceparent` (header and `_meta`), error types,
-//! the duration histogram and refusal counter, and that nothing of the arguments is recorded.
+//! OpenTelemetry (feature `otel`) over real HTTP, with the SDK's in-memory exporters: the span
+//! tree of a `tools/call` and its names, kinds and attributes (MCP semantic conventions),
+//! parentage from the client's `traceparent` (header and `_meta`), a handler's own `tracing`
+//! span as a child, an unsampled caller (no spans), the 2025 session id, task store spans,
+//! error types, the instruments, and that nothing of the arguments is recorded.
 //!
-//! One test function: the tracing subscriber and meter provider are process-wide.
+//! One test function: the tracer provider, subscriber and meter provider are process-wide.
 
 #![allow(
     clippy::unwrap_used,
@@ -16,6 +17,7 @@
 mod support;
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
@@ -27,8 +29,10 @@ use tollgate::json::JsonObject;
 use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
+    endpoint::SessionConfig,
     policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
-    tool::{CompleteResult, OperationResult},
+    task::{InMemoryTaskStore, TaskCreation, TaskError},
+    tool::{CompleteResult, OperationResult, TaskSupport},
 };
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -50,7 +54,24 @@ async fn echo(
     if text == "fail" {
         return Ok(CompleteResult::from_tool_error_text("it failed").into());
     }
+    // The application's own span, through tracing-opentelemetry: a child of the handler stage.
+    tracing::info_span!("app.work").in_scope(|| {});
     Ok(CompleteResult::from_tool_text(text).into())
+}
+
+async fn job(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, TaskError> {
+    let tasks = features
+        .find::<TaskCreation>()
+        .cloned()
+        .ok_or_else(TaskError::internal)?;
+    let created = tasks
+        .spawn(|_| async { Ok(CompleteResult::from_tool_text("done")) })
+        .await?;
+    Ok(OperationResult::from(created))
 }
 
 fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
@@ -66,8 +87,17 @@ fn admit(request: &AdmissionRequest<'_>) -> AdmissionDecision {
 fn endpoint() -> Endpoint {
     let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
     Endpoint::with_path("/mcp", all, Implementation::new("otel", "1"))
-        .legacy_sessions(None)
+        .legacy_sessions(Some(SessionConfig::default()))
+        .task_store(InMemoryTaskStore::default())
         .admission(admit)
+        .add_tool(
+            ToolRegistration::with_name("job", [ProtocolVersion::V2026_07_28])
+                .json_object_arguments()
+                .handler(job)
+                .task_support(TaskSupport::Required)
+                .build()
+                .unwrap(),
+        )
         .add_tool(
             ToolRegistration::with_name("echo", all)
                 .json_object_arguments()
@@ -116,8 +146,10 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
     let tracer = SdkTracerProvider::builder()
         .with_simple_exporter(spans.clone())
         .build();
+    opentelemetry::global::set_tracer_provider(tracer.clone());
+    // An application that also traces through `tracing`.
     let subscriber = tracing_subscriber::registry()
-        .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("test")));
+        .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("app")));
     tracing::subscriber::set_global_default(subscriber).unwrap();
     let metrics = InMemoryMetricExporter::default();
     let meter = SdkMeterProvider::builder()
@@ -180,6 +212,10 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
     for stage in ["admission", "validation", "handler", "output"] {
         assert!(stages.contains(&stage), "{stage} in {stages:?}");
     }
+    assert!(stages.iter().all(|s| !s.is_empty()));
+    let handler = all.iter().find(|s| s.name == "handler").unwrap();
+    let app = all.iter().find(|s| s.name == "app.work").unwrap();
+    assert_eq!(app.parent_span_id, handler.span_context.span_id());
     assert!(
         all.iter()
             .all(|s| s.span_context.trace_id().to_string() == TRACE_ID)
@@ -257,7 +293,75 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
         Some("_OTHER")
     );
 
-    // 4. Metrics: the duration histogram by method, tool, revision and error type; refusals by
+    // 4. A caller whose trace is not sampled: the parent-based sampler records nothing, so
+    //    no stage span either.
+    spans.reset();
+    let unsampled = "00-33333333333333333333333333333333-4444444444444444-00";
+    let quiet = post(
+        addr,
+        &headers(Some(unsampled)),
+        call_body("echo", MARKER, "").as_bytes(),
+    )
+    .await;
+    assert_eq!(quiet.status, 200);
+    assert!(spans.get_finished_spans().unwrap().is_empty());
+
+    // 5. A 2025 session: the session's id and revision on the span.
+    spans.reset();
+    let init = post(
+        addr,
+        &[("Authorization", "Bearer ok")],
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    )
+    .await;
+    assert_eq!(init.status, 200, "{}", init.text());
+    let session = init.header("mcp-session-id").unwrap().to_owned();
+    let legacy = post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Mcp-Session-Id", &session),
+            ("Authorization", "Bearer ok"),
+        ],
+        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"say":"hi"}}}"#,
+    )
+    .await;
+    assert_eq!(legacy.status, 200, "{}", legacy.text());
+    let server = server_spans(&spans);
+    let call = server.iter().find(|s| s.name == "tools/call echo").unwrap();
+    assert_eq!(text(call, "mcp.session.id").as_deref(), Some(session.as_str()));
+    assert_eq!(
+        text(call, "mcp.protocol.version").as_deref(),
+        Some("2025-11-25")
+    );
+    let initialize = server.iter().find(|s| s.name == "initialize").unwrap();
+    assert_eq!(
+        text(initialize, "mcp.session.id").as_deref(),
+        Some(session.as_str())
+    );
+
+    // 6. A task: the store call is a child span of the handler that created it.
+    spans.reset();
+    let body = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"job","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#;
+    let mut job_headers = headers(None);
+    job_headers[2] = ("Mcp-Name", "job");
+    let created = post(addr, &job_headers, body.as_bytes()).await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    // The task's work ends on its own worker; give it a moment to be stored.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let all = spans.get_finished_spans().unwrap();
+    let request = all.iter().find(|s| s.name == "tools/call job").unwrap();
+    let handler = all
+        .iter()
+        .find(|s| s.name == "handler" && s.parent_span_id == request.span_context.span_id())
+        .unwrap();
+    assert!(
+        all.iter().any(|s| s.name == "task_store.insert"
+            && s.parent_span_id == handler.span_context.span_id()),
+        "{all:#?}"
+    );
+
+    // 7. Metrics: the duration histogram by method, tool, revision and error type; refusals by
     //    kind; and nothing anywhere carries the argument marker or an unregistered name.
     meter.force_flush().unwrap();
     let exported = metrics.get_finished_metrics().unwrap();
@@ -286,6 +390,18 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
                     assert!(!rendered.contains(MARKER), "{rendered}");
                     assert!(!rendered.contains("secret-tool-name"), "{rendered}");
                 }
+                if metric.name() == "tollgate.server.task.transitions" {
+                    let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
+                        panic!("a sum");
+                    };
+                    assert!(sum.data_points().any(|p| {
+                        p.value() >= 1
+                            && p.attributes().any(|kv| {
+                                kv.key.as_str() == "tollgate.task.status"
+                                    && kv.value.as_str() == "working"
+                            })
+                    }));
+                }
                 if metric.name() == "mcp.server.operation.duration" {
                     let AggregatedMetrics::F64(MetricData::Histogram(h)) = metric.data() else {
                         panic!("a histogram");
@@ -312,6 +428,7 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
         "mcp.server.operation.duration",
         "tollgate.server.active_requests",
         "tollgate.server.refusals",
+        "tollgate.server.task.transitions",
     ] {
         assert!(seen.iter().any(|s| s == name), "{name} in {seen:?}");
     }

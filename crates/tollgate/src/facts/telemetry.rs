@@ -1,14 +1,18 @@
 //! OpenTelemetry for requests (feature `otel`): one server span per JSON-RPC request, named and
 //! attributed by the OpenTelemetry semantic conventions for MCP and parented by the caller's
-//! validated trace context, child spans for the stages that take time, and the
-//! `mcp.server.operation.duration` histogram with Tollgate's request and refusal counters.
+//! validated trace context, child spans for the stages that take time (admission, validation,
+//! the handler, output, task store calls), the `mcp.server.operation.duration` histogram and
+//! Tollgate's request, stream, task and refusal instruments.
 //!
-//! Spans are `tracing` spans: an application installs `tracing-opentelemetry`'s layer (and
-//! whatever exporter it likes) and they become OpenTelemetry spans; without a subscriber they
-//! cost a callsite check. Instruments come from the global meter provider, read once on the first
-//! request. Only fixed strings, registered operation names, revisions, codes and the request id
-//! are recorded: never an argument, a result, a header or an unregistered name. Without the
-//! feature every function here is empty and inlined away.
+//! Spans are made through the OpenTelemetry API's global tracer provider, as the OpenTelemetry
+//! project asks of instrumentation libraries, so the application's sampler decides when the
+//! request starts: an unsampled request costs a sampler call and no stage spans. While a
+//! request runs, its context is the current OpenTelemetry context, so a handler's own spans
+//! (and `tracing` spans through `tracing-opentelemetry`) are its children. The tracer and the
+//! instruments are read from the global providers once, on the first request. Only fixed
+//! strings, registered operation names, revisions, codes, the request id and a validated 2025
+//! session id are recorded: never an argument, a result, a header or an unregistered name.
+//! Without the feature every function here is empty and inlined away.
 //!
 //! Knows nothing of transports, revisions' envelopes or handlers beyond the names it is given.
 
@@ -63,7 +67,13 @@ mod off {
     }
 
     #[inline(always)]
-    pub(crate) fn revision(_: &'static str, _: Option<&str>) {}
+    pub(crate) fn revision(_: &'static str) {}
+
+    #[inline(always)]
+    pub(crate) fn session(_: &str) {}
+
+    #[inline(always)]
+    pub(crate) fn task_status(_: &'static str) {}
 
     #[inline(always)]
     pub(crate) fn target(_: Target<'_>) {}
@@ -77,25 +87,41 @@ mod off {
     }
 
     #[inline(always)]
+    pub(crate) fn stage_fallible<F: Future>(_: &'static str, work: F) -> F {
+        work
+    }
+
+    #[inline(always)]
     pub(crate) fn stage_sync<T>(_: &'static str, work: impl FnOnce() -> T) -> T {
         work()
+    }
+
+    /// An open stream: nothing to count without the feature.
+    pub(crate) struct StreamGauge;
+
+    impl StreamGauge {
+        #[inline(always)]
+        pub(crate) fn open() -> Self {
+            Self
+        }
     }
 }
 
 #[cfg(feature = "otel")]
 mod on {
+    use std::cell::RefCell;
     use std::future::Future;
     use std::sync::OnceLock;
     use std::time::Instant;
 
-    use opentelemetry::KeyValue;
+    use opentelemetry::context::FutureExt as _;
+    use opentelemetry::global::BoxedTracer;
     use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
     use opentelemetry::trace::{
-        SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId, TraceState,
+        SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags,
+        TraceId, TraceState, Tracer as _,
     };
-    use tracing::Instrument as _;
-    use tracing::field::Empty;
-    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    use opentelemetry::{Context, InstrumentationScope, KeyValue, Value};
 
     use http::HeaderMap;
     use tollgate_json::JsonObject;
@@ -111,17 +137,24 @@ mod on {
         0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
     ];
 
-    struct Instruments {
+    struct Telemetry {
+        tracer: BoxedTracer,
         duration: Histogram<f64>,
-        active: UpDownCounter<i64>,
+        active_requests: UpDownCounter<i64>,
+        active_streams: UpDownCounter<i64>,
         refusals: Counter<u64>,
+        task_transitions: Counter<u64>,
     }
 
-    fn instruments() -> &'static Instruments {
-        static INSTRUMENTS: OnceLock<Instruments> = OnceLock::new();
-        INSTRUMENTS.get_or_init(|| {
-            let meter = opentelemetry::global::meter("tollgate");
-            Instruments {
+    fn telemetry() -> &'static Telemetry {
+        static TELEMETRY: OnceLock<Telemetry> = OnceLock::new();
+        TELEMETRY.get_or_init(|| {
+            let scope = InstrumentationScope::builder("tollgate")
+                .with_version(env!("CARGO_PKG_VERSION"))
+                .build();
+            let meter = opentelemetry::global::meter_with_scope(scope.clone());
+            Telemetry {
+                tracer: opentelemetry::global::tracer_with_scope(scope),
                 duration: meter
                     .f64_histogram("mcp.server.operation.duration")
                     .with_unit("s")
@@ -130,15 +163,25 @@ mod on {
                     )
                     .with_boundaries(DURATION_BUCKETS.to_vec())
                     .build(),
-                active: meter
+                active_requests: meter
                     .i64_up_down_counter("tollgate.server.active_requests")
                     .with_unit("{request}")
                     .with_description("MCP requests being answered")
+                    .build(),
+                active_streams: meter
+                    .i64_up_down_counter("tollgate.server.active_streams")
+                    .with_unit("{stream}")
+                    .with_description("Server-sent event streams open on a connection")
                     .build(),
                 refusals: meter
                     .u64_counter("tollgate.server.refusals")
                     .with_unit("{request}")
                     .with_description("MCP requests refused, by kind")
+                    .build(),
+                task_transitions: meter
+                    .u64_counter("tollgate.server.task.transitions")
+                    .with_unit("{task}")
+                    .with_description("Tasks this instance moved into a status, by status")
                     .build(),
             }
         })
@@ -161,26 +204,31 @@ mod on {
         }
     }
 
-    fn parent(trace: &TraceContext) -> Option<opentelemetry::Context> {
+    /// The caller's span as a remote parent.
+    fn remote(trace: &TraceContext) -> Option<SpanContext> {
         let trace_id = TraceId::from_hex(trace.trace_id()).ok()?;
         let span_id = SpanId::from_hex(trace.parent_id()).ok()?;
         let state = trace
             .tracestate()
             .and_then(|s| s.parse::<TraceState>().ok())
             .unwrap_or_default();
-        let context = SpanContext::new(
+        Some(SpanContext::new(
             trace_id,
             span_id,
             TraceFlags::new(trace.flags()),
             true,
             state,
-        );
-        Some(opentelemetry::Context::new().with_remote_span_context(context))
+        ))
+    }
+
+    /// Whether the current context's span records (is sampled and not a no-op).
+    fn recording() -> bool {
+        Context::map_current(|cx| cx.span().is_recording())
     }
 
     /// A request's span and clock, from its envelope to its reply.
     pub(crate) struct Request {
-        span: tracing::Span,
+        cx: Context,
         method: &'static str,
         transport: &'static str,
         started: Instant,
@@ -188,7 +236,8 @@ mod on {
 
     impl Request {
         /// Starts the span of a request for `method` (as sent) with id `id`, parented by the
-        /// caller's `trace` when it sent a valid one.
+        /// caller's trace context when it sent a valid one (`_meta` first, then the
+        /// `traceparent` header), else by the current context.
         pub(crate) fn start<'t>(
             method: &str,
             id: Option<&RequestId>,
@@ -196,78 +245,72 @@ mod on {
             headers: Option<&HeaderMap>,
             target: impl FnOnce() -> Option<Target<'t>>,
         ) -> Self {
+            let telemetry = telemetry();
             let http = headers.is_some();
             let method = method_name(method);
             let transport = if http { "tcp" } else { "pipe" };
             let started = Instant::now();
-            // No subscriber takes request spans: nothing to name, parse or parent.
-            if !tracing::enabled!(target: "tollgate::request", tracing::Level::INFO) {
-                return Self {
-                    span: tracing::Span::none(),
-                    method,
-                    transport,
-                    started,
-                };
-            }
-            let trace = meta.and_then(|m| crate::facts::trace::read(m, headers).0);
-            let trace = trace.as_ref();
-            let id = id.map(|id| match id {
-                RequestId::String(s) => s.as_str().to_owned(),
-                RequestId::Integer(n) => n.to_string(),
-            });
-            let id = id.as_deref();
-            // `{mcp.method.name} {target}` for a registered tool or prompt (a bounded set of
-            // names), else the method alone. The name is fixed when the span starts.
-            let name = match target() {
-                Some(Target::Tool(t) | Target::Prompt(t)) => format!("{method} {t}"),
-                None => method.to_owned(),
+            let caller = match meta {
+                Some(meta) => crate::facts::trace::read(meta, headers).0,
+                None if http => crate::facts::trace::read(&JsonObject::new(), headers).0,
+                None => None,
             };
-            let span = tracing::info_span!(
-                target: "tollgate::request",
-                "mcp.request",
-                otel.name = name,
-                otel.kind = "server",
-                otel.status_code = Empty,
-                mcp.method.name = method,
-                mcp.protocol.version = Empty,
-                mcp.session.id = Empty,
-                jsonrpc.request.id = id,
-                network.transport = transport,
-                network.protocol.name = if http { Some("http") } else { None },
-                gen_ai.operation.name = Empty,
-                gen_ai.tool.name = Empty,
-                gen_ai.prompt.name = Empty,
-                error.type = Empty,
-                rpc.response.status_code = Empty,
-            );
-            if let Some(parent) = trace.and_then(parent) {
-                let _ = span.set_parent(parent);
+            let parent = match caller.as_ref().and_then(remote) {
+                Some(remote) => Context::new().with_remote_span_context(remote),
+                None => Context::current(),
+            };
+            let mut attributes = Vec::with_capacity(3);
+            attributes.push(KeyValue::new("mcp.method.name", method));
+            attributes.push(KeyValue::new("network.transport", transport));
+            if http {
+                attributes.push(KeyValue::new("network.protocol.name", "http"));
+            }
+            let builder = SpanBuilder::from_name(method)
+                .with_kind(SpanKind::Server)
+                .with_attributes(attributes);
+            let cx = parent.with_span(telemetry.tracer.build_with_context(builder, &parent));
+            let span = cx.span();
+            if span.is_recording() {
+                // `{mcp.method.name} {target}` for a registered tool or prompt (a bounded set
+                // of names), else the method alone.
+                if let Some(Target::Tool(t) | Target::Prompt(t)) = target() {
+                    span.update_name(format!("{method} {t}"));
+                }
+                if let Some(id) = id {
+                    let id = match id {
+                        RequestId::String(s) => s.as_str().to_owned(),
+                        RequestId::Integer(n) => n.to_string(),
+                    };
+                    span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
+                }
             }
             Self {
-                span,
+                cx,
                 method,
                 transport,
                 started,
             }
         }
 
-        /// Runs the request inside its span, then records its outcome and duration.
+        /// Runs the request with its span as the current context, then records its outcome
+        /// and duration.
         pub(crate) async fn run<F: Future<Output = Reply>>(self, work: F) -> Reply {
-            let instruments = instruments();
-            let base = [
-                KeyValue::new("mcp.method.name", self.method),
-                KeyValue::new("network.transport", self.transport),
-            ];
-            instruments.active.add(1, &base);
-            let traced = work.instrument(self.span.clone());
+            let telemetry = telemetry();
+            // Without attributes the SDK counts without hashing a set.
+            telemetry.active_requests.add(1, &[]);
+            // Boxed once: the request's future is large, and each wrapper would move it.
+            let work = Box::pin(work.with_context(self.cx.clone()));
             let (reply, recorded) = RECORDED
-                .scope(std::cell::RefCell::new(Recorded::default()), async {
-                    let reply = traced.await;
+                .scope(RefCell::new(Recorded::default()), async {
+                    let reply = work.await;
                     (reply, Recorded::take())
                 })
                 .await;
-            instruments.active.add(-1, &base);
-            let mut attributes = base.to_vec();
+            telemetry.active_requests.add(-1, &[]);
+            let span = self.cx.span();
+            let mut attributes = Vec::with_capacity(5);
+            attributes.push(KeyValue::new("mcp.method.name", self.method));
+            attributes.push(KeyValue::new("network.transport", self.transport));
             if let Some(revision) = recorded.revision {
                 attributes.push(KeyValue::new("mcp.protocol.version", revision));
             }
@@ -278,28 +321,31 @@ mod on {
                 }
                 None => {}
             }
-            let error = match reply.fault.map(|f| f.code()) {
+            let error: Option<Value> = match reply.fault.map(|f| f.code()) {
                 Some(code) => {
-                    self.span
-                        .record("rpc.response.status_code", code.to_string());
                     if let Some(kind) = refusal_kind(code) {
-                        instruments
+                        telemetry
                             .refusals
                             .add(1, &[KeyValue::new("tollgate.refusal.kind", kind)]);
                     }
-                    Some(code.to_string())
+                    let code = Value::from(code.to_string());
+                    span.set_attribute(KeyValue::new("rpc.response.status_code", code.clone()));
+                    Some(code)
                 }
-                None if recorded.tool_error => Some("tool_error".to_owned()),
+                None if recorded.tool_error => Some(Value::from("tool_error")),
                 None => None,
             };
             if let Some(error) = error {
-                self.span.record("error.type", error.as_str());
-                self.span.record("otel.status_code", "ERROR");
+                if span.is_recording() {
+                    span.set_status(Status::error(error.as_str().into_owned()));
+                    span.set_attribute(KeyValue::new("error.type", error.clone()));
+                }
                 attributes.push(KeyValue::new("error.type", error));
             }
-            instruments
+            telemetry
                 .duration
                 .record(self.started.elapsed().as_secs_f64(), &attributes);
+            span.end();
             reply
         }
     }
@@ -310,7 +356,7 @@ mod on {
     }
 
     /// What the pipeline learned about the request, kept for the metric at its end (a span's
-    /// fields cannot be read back).
+    /// attributes cannot be read back, and an unsampled span keeps none).
     #[derive(Default)]
     struct Recorded {
         revision: Option<&'static str>,
@@ -319,7 +365,7 @@ mod on {
     }
 
     tokio::task_local! {
-        static RECORDED: std::cell::RefCell<Recorded>;
+        static RECORDED: RefCell<Recorded>;
     }
 
     impl Recorded {
@@ -334,30 +380,49 @@ mod on {
         let _ = RECORDED.try_with(|r| update(&mut r.borrow_mut()));
     }
 
-    /// The request's revision (and 2025 session), once its gate has read them.
-    pub(crate) fn revision(revision: &'static str, session: Option<&str>) {
-        let span = tracing::Span::current();
-        span.record("mcp.protocol.version", revision);
-        if let Some(session) = session {
-            span.record("mcp.session.id", session);
-        }
+    /// The request's revision, once its gate has read it.
+    pub(crate) fn revision(revision: &'static str) {
+        Context::map_current(|cx| {
+            cx.span()
+                .set_attribute(KeyValue::new("mcp.protocol.version", revision));
+        });
         with(|r| r.revision = Some(revision));
+    }
+
+    /// The 2025 session the request belongs to, once the session store has found it (the id
+    /// is the server's own, never one the store did not know).
+    pub(crate) fn session(id: &str) {
+        Context::map_current(|cx| {
+            let span = cx.span();
+            if span.is_recording() {
+                span.set_attribute(KeyValue::new("mcp.session.id", id.to_owned()));
+            }
+        });
     }
 
     /// The registered operation the request names, once it was looked up.
     pub(crate) fn target(target: Target<'_>) {
-        let span = tracing::Span::current();
-        match target {
-            Target::Tool(name) => {
-                span.record("gen_ai.tool.name", name);
-                span.record("gen_ai.operation.name", "execute_tool");
-                with(|r| r.target = Some(Owned::Tool(name.to_owned())));
+        Context::map_current(|cx| {
+            let span = cx.span();
+            if !span.is_recording() {
+                return;
             }
-            Target::Prompt(name) => {
-                span.record("gen_ai.prompt.name", name);
-                with(|r| r.target = Some(Owned::Prompt(name.to_owned())));
+            match target {
+                Target::Tool(name) => {
+                    span.set_attribute(KeyValue::new("gen_ai.tool.name", name.to_owned()));
+                    span.set_attribute(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+                }
+                Target::Prompt(name) => {
+                    span.set_attribute(KeyValue::new("gen_ai.prompt.name", name.to_owned()));
+                }
             }
-        }
+        });
+        with(|r| {
+            r.target = Some(match target {
+                Target::Tool(name) => Owned::Tool(name.to_owned()),
+                Target::Prompt(name) => Owned::Prompt(name.to_owned()),
+            });
+        });
     }
 
     /// A completed tool result with `isError: true`.
@@ -365,17 +430,83 @@ mod on {
         with(|r| r.tool_error = true);
     }
 
-    /// Runs one stage of the request (`admission`, `validation`, `handler`, `output`, a task
-    /// store operation) in a child span of its own.
-    pub(crate) async fn stage<F: Future>(name: &'static str, work: F) -> F::Output {
-        let span = tracing::info_span!(target: "tollgate::stage", "mcp.stage", otel.name = name);
-        work.instrument(span).await
+    /// A task this instance moved into `status` (created, or changed by a stored update).
+    pub(crate) fn task_status(status: &'static str) {
+        telemetry()
+            .task_transitions
+            .add(1, &[KeyValue::new("tollgate.task.status", status)]);
     }
 
-    /// [`stage`] for a stage that does not wait.
+    /// A child span of the current request's span, when that one records.
+    fn child(name: &'static str) -> Option<Context> {
+        if !recording() {
+            return None;
+        }
+        let parent = Context::current();
+        let builder = SpanBuilder::from_name(name).with_kind(SpanKind::Internal);
+        let span = telemetry().tracer.build_with_context(builder, &parent);
+        Some(parent.with_span(span))
+    }
+
+    /// Runs one stage of the request (`admission`, `handler`) in a child span of its own.
+    pub(crate) async fn stage<F: Future>(name: &'static str, work: F) -> F::Output {
+        match child(name) {
+            None => work.await,
+            Some(cx) => {
+                let out = work.with_context(cx.clone()).await;
+                cx.span().end();
+                out
+            }
+        }
+    }
+
+    /// [`stage`] for a call that may fail (a task store call): a failure sets the span's
+    /// status to error, with the stage's name and nothing of the error.
+    pub(crate) async fn stage_fallible<T, E, F>(name: &'static str, work: F) -> Result<T, E>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        match child(name) {
+            None => work.await,
+            Some(cx) => {
+                let out = work.with_context(cx.clone()).await;
+                if out.is_err() {
+                    cx.span().set_status(Status::error(name));
+                }
+                cx.span().end();
+                out
+            }
+        }
+    }
+
+    /// [`stage`] for a stage that does not wait (`validation`, `output`).
     pub(crate) fn stage_sync<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
-        let span = tracing::info_span!(target: "tollgate::stage", "mcp.stage", otel.name = name);
-        let _entered = span.enter();
-        work()
+        match child(name) {
+            None => work(),
+            Some(cx) => {
+                let out = {
+                    let _attached = cx.clone().attach();
+                    work()
+                };
+                cx.span().end();
+                out
+            }
+        }
+    }
+
+    /// One server-sent event stream open on a connection, counted while it lives.
+    pub(crate) struct StreamGauge(());
+
+    impl StreamGauge {
+        pub(crate) fn open() -> Self {
+            telemetry().active_streams.add(1, &[]);
+            Self(())
+        }
+    }
+
+    impl Drop for StreamGauge {
+        fn drop(&mut self) {
+            telemetry().active_streams.add(-1, &[]);
+        }
     }
 }

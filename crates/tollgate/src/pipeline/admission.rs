@@ -14,7 +14,7 @@ pub(crate) async fn admit(
     caller: Caller<'_>,
     context: &mut RequestContext,
 ) -> Result<(), Reply> {
-    crate::facts::telemetry::revision(context.protocol_version.as_str(), None);
+    crate::facts::telemetry::revision(context.protocol_version.as_str());
     let admitted = crate::facts::telemetry::stage(
         "admission",
         crate::facts::policy::admit(&endpoint.inner.policy, caller, context),

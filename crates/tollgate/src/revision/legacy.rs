@@ -219,6 +219,7 @@ pub(crate) async fn handle(
                 }
                 return fail(newest, id, Fault::SessionNotFound, None);
             };
+            crate::facts::telemetry::session(session_id);
             if header_revision != Some(session.revision) {
                 // After `initialize` every request names its session's revision in
                 // `MCP-Protocol-Version` (a client MUST on both 2025 revisions); a request may
@@ -418,7 +419,10 @@ pub(crate) async fn initialize(
     let session_id = match store {
         None => None,
         Some(store) => match store.create(session.clone()) {
-            Ok(session_id) => Some(session_id),
+            Ok(session_id) => {
+                crate::facts::telemetry::session(&session_id);
+                Some(session_id)
+            }
             Err(CreateFailure::Full | CreateFailure::NoEntropy) => {
                 return (fail(revision, Some(id), Fault::Busy, None), None);
             }

@@ -408,6 +408,8 @@ pub(crate) struct Connection {
     pub(crate) ended: bool,
     /// A `GET` connection's session: the connection ends when the session idles out.
     pub(crate) session: Option<Weak<SessionStreams>>,
+    /// Counts the connection among the open streams while it lives (feature `otel`).
+    _gauge: crate::facts::telemetry::StreamGauge,
 }
 
 impl Connection {
@@ -427,6 +429,7 @@ impl Connection {
             interval,
             ended: false,
             session: None,
+            _gauge: crate::facts::telemetry::StreamGauge::open(),
         }
     }
 

@@ -67,11 +67,17 @@ pub(crate) enum Lookup {
 /// stops answering (stopped, partitioned) never holds a request.
 pub(crate) const STORE_CALL_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A store call within [`STORE_CALL_BOUND`].
-async fn bounded<T>(call: crate::tasks::store::StoreFuture<'_, T>) -> Result<T, TaskStoreError> {
-    tokio::time::timeout(STORE_CALL_BOUND, call)
-        .await
-        .unwrap_or_else(|_| Err(TaskStoreError::new(TaskStoreErrorKind::Backend)))
+/// A store call within [`STORE_CALL_BOUND`], in a telemetry stage span named `operation`.
+async fn bounded<T>(
+    operation: &'static str,
+    call: crate::tasks::store::StoreFuture<'_, T>,
+) -> Result<T, TaskStoreError> {
+    crate::facts::telemetry::stage_fallible(operation, async {
+        tokio::time::timeout(STORE_CALL_BOUND, call)
+            .await
+            .unwrap_or_else(|_| Err(TaskStoreError::new(TaskStoreErrorKind::Backend)))
+    })
+    .await
 }
 
 /// How long a worker's lease lasts: three poll intervals, at least ten seconds.
@@ -168,7 +174,7 @@ impl Tasks {
     }
 
     pub(crate) async fn lookup(&self, id: &str, owner: Option<&str>) -> Lookup {
-        let row = match bounded(self.store.load(id)).await {
+        let row = match bounded("task_store.load", self.store.load(id)).await {
             Ok(Some(row)) => row,
             Ok(None) => return Lookup::Absent,
             Err(_) => return Lookup::StoreFailed,
@@ -217,7 +223,10 @@ impl Tasks {
             let row = next
                 .to_row()
                 .ok_or(TaskStoreError::new(TaskStoreErrorKind::Unusable))?;
-            if bounded(self.store.replace(row, record.version)).await? {
+            if bounded("task_store.replace", self.store.replace(row, record.version)).await? {
+                if next.status != record.status {
+                    crate::facts::telemetry::task_status(next.status.as_str());
+                }
                 if visible && let Some(events) = &self.events {
                     let _ = events.send(crate::model::subscription::Event::TaskChanged(
                         next.id.clone(),
@@ -294,7 +303,7 @@ impl Tasks {
                 .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         {
-            let _ = bounded(self.store.purge_expired(now)).await;
+            let _ = bounded("task_store.purge", self.store.purge_expired(now)).await;
         }
     }
 
@@ -509,9 +518,12 @@ impl TaskCreation {
         let row = record.to_row().ok_or_else(TaskError::internal)?;
         // Given back if the store refuses, or if this future is dropped while it waits.
         let reservation = Reservation::take(tasks, &self.owner).ok_or_else(TaskError::internal)?;
-        match bounded(tasks.store.insert(row)).await {
+        match bounded("task_store.insert", tasks.store.insert(row)).await {
             // A retry that succeeds answers as any created task would.
-            Ok(()) => self.check.clear_busy(),
+            Ok(()) => {
+                crate::facts::telemetry::task_status(TaskStatus::Working.as_str());
+                self.check.clear_busy();
+            }
             Err(e) => {
                 // A store that cannot be reached (not one that is full): the call answers 503
                 // `Server busy`, which a client may retry, whatever the handler makes of the
