@@ -223,7 +223,12 @@ impl Tasks {
             let row = next
                 .to_row()
                 .ok_or(TaskStoreError::new(TaskStoreErrorKind::Unusable))?;
-            if bounded("task_store.replace", self.store.replace(row, record.version)).await? {
+            if bounded(
+                "task_store.replace",
+                self.store.replace(row, record.version),
+            )
+            .await?
+            {
                 if next.status != record.status {
                     crate::facts::telemetry::task_status(next.status.as_str());
                 }
