@@ -250,11 +250,7 @@ mod on {
             let method = method_name(method);
             let transport = if http { "tcp" } else { "pipe" };
             let started = Instant::now();
-            let caller = match meta {
-                Some(meta) => crate::facts::trace::read(meta, headers).0,
-                None if http => crate::facts::trace::read(&JsonObject::new(), headers).0,
-                None => None,
-            };
+            let caller = crate::facts::trace::read_trace(meta, headers);
             let parent = match caller.as_ref().and_then(remote) {
                 Some(remote) => Context::new().with_remote_span_context(remote),
                 None => Context::current(),

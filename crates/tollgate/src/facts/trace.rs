@@ -187,46 +187,69 @@ pub(crate) fn read(
     meta: &JsonObject,
     headers: Option<&HeaderMap>,
 ) -> (Option<TraceContext>, Option<Baggage>) {
-    let from_meta = |key: &str| meta.get(key).map(|v| v.as_str().map(str::to_owned));
-    let from_headers = |key: &str, join: bool| -> Option<Option<String>> {
-        let mut all = headers?.get_all(key).iter().peekable();
-        all.peek()?;
-        let mut joined = String::new();
-        for (i, value) in all.enumerate() {
-            if i > 0 && !join {
-                return Some(None);
-            }
-            let Ok(text) = value.to_str() else {
-                return Some(None);
-            };
-            if i > 0 {
-                joined.push(',');
-            }
-            joined.push_str(text);
-            if joined.len() > MAX_BAGGAGE_BYTES {
-                return Some(None);
-            }
-        }
-        Some(Some(joined))
-    };
-    let pick = |key: &str, join: bool| match from_meta(key) {
-        Some(value) => Some((Source::Meta, value)),
-        None => from_headers(key, join).map(|v| (Source::Header, v)),
-    };
-    let trace = match pick("traceparent", false) {
+    let baggage = pick(Some(meta), headers, "baggage", true)
+        .and_then(|(_, value)| value)
+        .and_then(|value| Baggage::parse(&value));
+    (read_trace(Some(meta), headers), baggage)
+}
+
+/// The trace context alone, as [`read`] finds it (`meta` absent: from the headers).
+pub(crate) fn read_trace(
+    meta: Option<&JsonObject>,
+    headers: Option<&HeaderMap>,
+) -> Option<TraceContext> {
+    match pick(meta, headers, "traceparent", false) {
         Some((source, Some(parent))) => {
             let state = match source {
-                Source::Meta => from_meta("tracestate"),
-                Source::Header => from_headers("tracestate", true),
+                Source::Meta => from_meta(meta, "tracestate"),
+                Source::Header => from_headers(headers, "tracestate", true),
             };
             TraceContext::parse(&parent, state.flatten().as_deref())
         }
         _ => None,
-    };
-    let baggage = pick("baggage", true)
-        .and_then(|(_, value)| value)
-        .and_then(|value| Baggage::parse(&value));
-    (trace, baggage)
+    }
+}
+
+/// `key` in `_meta`: absent, or present as a string (`Some(None)`: present but not one).
+fn from_meta(meta: Option<&JsonObject>, key: &str) -> Option<Option<String>> {
+    meta?.get(key).map(|v| v.as_str().map(str::to_owned))
+}
+
+/// `key`'s header values: absent, or present as one value (`join`: several joined by commas;
+/// `Some(None)`: unreadable, repeated where it may not be, or past the byte bound).
+fn from_headers(headers: Option<&HeaderMap>, key: &str, join: bool) -> Option<Option<String>> {
+    let mut all = headers?.get_all(key).iter().peekable();
+    all.peek()?;
+    let mut joined = String::new();
+    for (i, value) in all.enumerate() {
+        if i > 0 && !join {
+            return Some(None);
+        }
+        let Ok(text) = value.to_str() else {
+            return Some(None);
+        };
+        if i > 0 {
+            joined.push(',');
+        }
+        joined.push_str(text);
+        if joined.len() > MAX_BAGGAGE_BYTES {
+            return Some(None);
+        }
+    }
+    Some(Some(joined))
+}
+
+/// `key` from `_meta` when it is there, else from the headers, with where it came from.
+fn pick(
+    meta: Option<&JsonObject>,
+    headers: Option<&HeaderMap>,
+    key: &str,
+    join: bool,
+) -> Option<(Source, Option<String>)> {
+    match from_meta(meta, key) {
+        Some(value) => Some((Source::Meta, value)),
+        None => from_headers(headers, key, join).map(|v| (Source::Header, v)),
+    }
 }
 
 const OWS: &[char] = &[' ', '\t'];
