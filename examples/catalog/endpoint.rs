@@ -698,7 +698,7 @@ pub(crate) fn builder(
         .description("Reports the client, trace and sender the server sees for this call")
         .annotations(ToolAnnotations::new().read_only_hint(true))
         .build()?;
-    Ok(Endpoint::with_path(
+    let builder = Endpoint::with_path(
         "/mcp",
         ALL,
         Implementation::new("tollgate-catalog", env!("CARGO_PKG_VERSION"))
@@ -745,5 +745,25 @@ pub(crate) fn builder(
             )
             .completion(occasions)
             .build()?,
-    ))
+    );
+    shared_request_state_keys(builder)
+}
+
+/// Several instances behind one URL share the key ring `catalog.reserve`'s sealed state is
+/// sealed with: `TOLLGATE_REQUEST_STATE_KEYS` (the ring's text form, `ID=hex:SECRET,...`, the
+/// sealing key first) or `TOLLGATE_REQUEST_STATE_KEYS_FILE` (the same in a file). Unset, the
+/// key is random for this process.
+fn shared_request_state_keys(
+    builder: tollgate::endpoint::EndpointBuilder,
+) -> Result<tollgate::endpoint::EndpointBuilder, Box<dyn std::error::Error>> {
+    use tollgate::endpoint::RequestStateKeyRing;
+    if std::env::var_os("TOLLGATE_REQUEST_STATE_KEYS").is_some() {
+        return Ok(builder.request_state_keys(RequestStateKeyRing::from_env(
+            "TOLLGATE_REQUEST_STATE_KEYS",
+        )?));
+    }
+    match std::env::var_os("TOLLGATE_REQUEST_STATE_KEYS_FILE") {
+        Some(path) => Ok(builder.request_state_keys(RequestStateKeyRing::from_file(path)?)),
+        None => Ok(builder),
+    }
 }

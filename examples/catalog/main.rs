@@ -32,6 +32,10 @@
 //! server's issuer, the HTTP endpoint is an OAuth 2.1 protected resource (`protect.rs`): bearer
 //! tokens required, `catalog:read` for every request and `catalog:write` for `catalog.restock`.
 //!
+//! Several instances behind one URL: give each the same `TOLLGATE_REQUEST_STATE_KEYS` (a key
+//! ring, `ID=hex:SECRET,...`, the sealing key first; or `TOLLGATE_REQUEST_STATE_KEYS_FILE`) so a
+//! `catalog.reserve` retry may land on any of them.
+//!
 //! OpenTelemetry (opt-in): with `OTEL_EXPORTER_OTLP_ENDPOINT` set (for example
 //! `http://127.0.0.1:4318`), every request's spans and Tollgate's instruments are exported over
 //! OTLP/HTTP (`telemetry.rs`), continuing the caller's trace.

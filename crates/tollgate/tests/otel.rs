@@ -329,7 +329,10 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
     assert_eq!(legacy.status, 200, "{}", legacy.text());
     let server = server_spans(&spans);
     let call = server.iter().find(|s| s.name == "tools/call echo").unwrap();
-    assert_eq!(text(call, "mcp.session.id").as_deref(), Some(session.as_str()));
+    assert_eq!(
+        text(call, "mcp.session.id").as_deref(),
+        Some(session.as_str())
+    );
     assert_eq!(
         text(call, "mcp.protocol.version").as_deref(),
         Some("2025-11-25")
@@ -356,8 +359,9 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
         .find(|s| s.name == "handler" && s.parent_span_id == request.span_context.span_id())
         .unwrap();
     assert!(
-        all.iter().any(|s| s.name == "task_store.insert"
-            && s.parent_span_id == handler.span_context.span_id()),
+        all.iter()
+            .any(|s| s.name == "task_store.insert"
+                && s.parent_span_id == handler.span_context.span_id()),
         "{all:#?}"
     );
 

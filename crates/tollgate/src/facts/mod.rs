@@ -1,7 +1,7 @@
 //! Facts about a request that every room above may read: what a handler may know
 //! ([`context`]), the HTTP request it arrived in ([`request`]), its trace context ([`trace`]), who
-//! may make it and how often ([`policy`]), sealed request state ([`state`]), and build-time
-//! errors ([`error`]).
+//! may make it and how often ([`policy`]), sealed request state ([`state`]) and the keys it is
+//! sealed with ([`keyring`]), and build-time errors ([`error`]).
 //!
 //! Knows nothing of methods, registrations or framing beyond the wire room below it.
 
@@ -10,6 +10,7 @@ pub(crate) mod authorization;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod identity;
+pub(crate) mod keyring;
 pub(crate) mod policy;
 pub(crate) mod request;
 pub(crate) mod state;

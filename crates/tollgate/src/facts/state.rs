@@ -1,8 +1,10 @@
 //! Sealed request state: the `requestState` Tollgate issues with every `input_required` result
 //! and opens on the retry.
 //!
-//! Owns [`RequestStateKey`] and the envelope: version, random 96-bit nonce, and AES-256-GCM
-//! ciphertext under a key derived with HKDF-SHA256 from the endpoint's secret and path. The
+//! Owns [`RequestStateKey`] and the envelope: version, the sealing key's id (from the endpoint's
+//! key ring, `keyring.rs`), random 96-bit nonce, and AES-256-GCM ciphertext under a key derived
+//! with HKDF-SHA256 from that key's secret and the endpoint's path. A version 1 envelope (no key
+//! id, sealed before key rings) is tried with each key of the ring. The
 //! plaintext holds the expiry (15 minutes), the round (at most 10), the keys and methods of the
 //! inputs asked for, and the handler's state; the binding (endpoint, method, operation name,
 //! a digest of the arguments, the admitted principal) is authenticated as associated data, so
@@ -20,6 +22,7 @@ use tollgate_json::{JsonLimits, OutputLimits, from_slice, to_vec};
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::facts::keyring::RequestStateKeyRing;
 
 /// How long a sealed state stays valid.
 pub const REQUEST_STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -28,8 +31,11 @@ pub const MAX_REQUEST_STATE_ROUNDS: u8 = 10;
 /// The largest sealed state, in bytes of its wire form.
 pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
 
+/// The envelope's version: 2 names its key; 1 (no key id) is still opened.
 #[cfg(feature = "request-state")]
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+#[cfg(feature = "request-state")]
+const VERSION_WITHOUT_KEY_ID: u8 = 1;
 /// The fewest distinct byte values a configured secret may have.
 const MIN_DISTINCT_SECRET_BYTES: usize = 8;
 #[cfg(feature = "request-state")]
@@ -158,11 +164,16 @@ mod aead {
         Aes256Gcm::new_from_slice(okm.as_ref()).ok()
     }
 
-    /// The associated data: a digest of every bound field, each length-prefixed; the arguments
-    /// as the digest of their canonical form.
-    pub(super) fn aad(binding: &Binding<'_>) -> [u8; 32] {
+    /// The associated data: a digest of every bound field and of the key's id (empty in a
+    /// version 1 envelope), each length-prefixed; the arguments as the digest of their
+    /// canonical form.
+    pub(super) fn aad(binding: &Binding<'_>, key_id: &str) -> [u8; 32] {
         let arguments: [u8; 32] = super::canonical_digest(binding.arguments);
         let mut h = Sha256::new();
+        if !key_id.is_empty() {
+            h.update((key_id.len() as u64).to_be_bytes());
+            h.update(key_id.as_bytes());
+        }
         for part in [
             binding.endpoint.as_bytes(),
             binding.method.as_bytes(),
@@ -287,39 +298,49 @@ fn now_secs(now: SystemTime) -> u64 {
     now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// Seals `opened` for `binding`; `None` when it would not fit (or sealing is unavailable).
+/// What a state seals: its expiry, round, the inputs asked for and the handler's state.
+#[cfg(feature = "request-state")]
+fn plaintext(opened: &Opened, now: SystemTime) -> Option<Vec<u8>> {
+    let asked: Vec<JsonValue> = opened
+        .asked
+        .iter()
+        .map(|(k, m)| {
+            JsonValue::from(vec![
+                JsonValue::from(k.as_str()),
+                JsonValue::from(m.as_str()),
+            ])
+        })
+        .collect();
+    let plain = JsonObject::builder()
+        .insert("exp", now_secs(now) + REQUEST_STATE_LIFETIME.as_secs())
+        .insert("round", u64::from(opened.round))
+        .insert("asked", JsonValue::from(asked))
+        .insert("state", opened.state.clone())
+        .build();
+    to_vec(&plain.into(), &OutputLimits::default()).ok()
+}
+
+/// Seals `opened` for `binding` with the ring's sealing key; `None` when it would not fit (or
+/// sealing is unavailable).
 pub(crate) fn seal(
-    key: &RequestStateKey,
+    keys: &RequestStateKeyRing,
     binding: &Binding<'_>,
     opened: &Opened,
     now: SystemTime,
 ) -> Option<String> {
     #[cfg(feature = "request-state")]
     {
-        let asked: Vec<JsonValue> = opened
-            .asked
-            .iter()
-            .map(|(k, m)| {
-                JsonValue::from(vec![
-                    JsonValue::from(k.as_str()),
-                    JsonValue::from(m.as_str()),
-                ])
-            })
-            .collect();
-        let plain = JsonObject::builder()
-            .insert("exp", now_secs(now) + REQUEST_STATE_LIFETIME.as_secs())
-            .insert("round", u64::from(opened.round))
-            .insert("asked", JsonValue::from(asked))
-            .insert("state", opened.state.clone())
-            .build();
-        let plain = to_vec(&plain.into(), &OutputLimits::default()).ok()?;
+        let plain = plaintext(opened, now)?;
+        let (key_id, key) = keys.sealing()?;
         let cipher = aead::cipher(key, binding.endpoint)?;
-        let aad = aead::aad(binding);
+        let aad = aead::aad(binding, key_id);
         let mut nonce = [0u8; NONCE_BYTES];
         getrandom::fill(&mut nonce).ok()?;
         let sealed = aead::seal(&cipher, &nonce, &aad, &plain)?;
-        let mut envelope = Vec::with_capacity(1 + NONCE_BYTES + sealed.len());
+        let mut envelope = Vec::with_capacity(2 + key_id.len() + NONCE_BYTES + sealed.len());
         envelope.push(VERSION);
+        envelope.push(u8::try_from(key_id.len()).ok()?);
+        envelope.extend_from_slice(key_id.as_bytes());
         envelope.extend_from_slice(&nonce);
         envelope.extend_from_slice(&sealed);
         let text = crate::wire::syntax::base64_encode(&envelope);
@@ -327,14 +348,15 @@ pub(crate) fn seal(
     }
     #[cfg(not(feature = "request-state"))]
     {
-        let _ = (key, binding, opened, now);
+        let _ = (keys, binding, opened, now);
         None
     }
 }
 
-/// Opens a state presented on a retry bound as `binding`.
+/// Opens a state presented on a retry bound as `binding`, with the ring's key it names (a
+/// version 1 envelope: whichever key of the ring opens it).
 pub(crate) fn open(
-    key: &RequestStateKey,
+    keys: &RequestStateKeyRing,
     binding: &Binding<'_>,
     text: &str,
     now: SystemTime,
@@ -346,13 +368,24 @@ pub(crate) fn open(
         }
         let envelope = crate::wire::syntax::base64_decode(text.as_bytes(), MAX_REQUEST_STATE_BYTES)
             .ok_or(Unopenable)?;
-        if envelope.len() < 1 + NONCE_BYTES + 16 || envelope[0] != VERSION {
-            return Err(Unopenable);
-        }
-        let (nonce, sealed) = envelope[1..].split_at(NONCE_BYTES);
-        let cipher = aead::cipher(key, binding.endpoint).ok_or(Unopenable)?;
-        let aad = aead::aad(binding);
-        let plain = aead::open(&cipher, nonce, &aad, sealed).ok_or(Unopenable)?;
+        let plain = match envelope.split_first() {
+            Some((&VERSION, rest)) => {
+                let (&id_len, rest) = rest.split_first().ok_or(Unopenable)?;
+                let (id, rest) = rest
+                    .split_at_checked(usize::from(id_len))
+                    .ok_or(Unopenable)?;
+                let id = std::str::from_utf8(id).map_err(|_| Unopenable)?;
+                // A retired or unknown key: the state does not open.
+                let key = keys.get(id).ok_or(Unopenable)?;
+                open_with(key, id, binding, rest)?
+            }
+            Some((&VERSION_WITHOUT_KEY_ID, rest)) => keys
+                .ids()
+                .filter_map(|id| keys.get(id))
+                .find_map(|key| open_with(key, "", binding, rest).ok())
+                .ok_or(Unopenable)?,
+            _ => return Err(Unopenable),
+        };
         let value = from_slice(&plain, &JsonLimits::default()).map_err(|_| Unopenable)?;
         let exp = value
             .get("exp")
@@ -393,9 +426,26 @@ pub(crate) fn open(
     }
     #[cfg(not(feature = "request-state"))]
     {
-        let _ = (key, binding, text, now);
+        let _ = (keys, binding, text, now);
         Err(Unopenable)
     }
+}
+
+/// Decrypts `nonce || ciphertext` with `key` (named `key_id` in the associated data).
+#[cfg(feature = "request-state")]
+fn open_with(
+    key: &RequestStateKey,
+    key_id: &str,
+    binding: &Binding<'_>,
+    sealed: &[u8],
+) -> Result<Vec<u8>, Unopenable> {
+    if sealed.len() < NONCE_BYTES + 16 {
+        return Err(Unopenable);
+    }
+    let (nonce, sealed) = sealed.split_at(NONCE_BYTES);
+    let cipher = aead::cipher(key, binding.endpoint).ok_or(Unopenable)?;
+    let aad = aead::aad(binding, key_id);
+    aead::open(&cipher, nonce, &aad, sealed).ok_or(Unopenable)
 }
 
 #[cfg(all(test, feature = "request-state"))]
@@ -410,6 +460,17 @@ mod tests {
             arguments,
             principal,
         }
+    }
+
+    /// A ring of one key from [`test_secret`]`(seed)`.
+    fn ring(seed: u8) -> RequestStateKeyRing {
+        RequestStateKeyRing::from(
+            RequestStateKey::from_secret(&test_secret(seed)).unwrap_or_else(|_| unreachable!()),
+        )
+    }
+
+    fn key(seed: u8) -> RequestStateKey {
+        RequestStateKey::from_secret(&test_secret(seed)).unwrap_or_else(|_| unreachable!())
     }
 
     /// A secret with enough distinct bytes, different for each `seed`.
@@ -429,7 +490,7 @@ mod tests {
 
     #[test]
     fn a_state_opens_only_where_it_was_bound() {
-        let key = RequestStateKey::from_secret(&test_secret(1)).unwrap_or_else(|_| unreachable!());
+        let key = ring(1);
         let args = JsonObject::builder().insert("a", 1).insert("b", 2).build();
         let now = SystemTime::now();
         let sealed = seal(&key, &binding(&args, Some("alice")), &opened(), now).unwrap_or_default();
@@ -446,8 +507,7 @@ mod tests {
         assert!(open(&key, &binding(&other, Some("alice")), &sealed, now).is_err());
         assert!(open(&key, &binding(&args, Some("bob")), &sealed, now).is_err());
         assert!(open(&key, &binding(&args, None), &sealed, now).is_err());
-        let other_key =
-            RequestStateKey::from_secret(&test_secret(2)).unwrap_or_else(|_| unreachable!());
+        let other_key = ring(2);
         assert!(open(&other_key, &binding(&args, Some("alice")), &sealed, now).is_err());
         let later = now + REQUEST_STATE_LIFETIME + Duration::from_secs(2);
         assert!(open(&key, &binding(&args, Some("alice")), &sealed, later).is_err());
@@ -468,7 +528,7 @@ mod tests {
 
     #[test]
     fn a_state_past_the_size_bound_is_not_sealed() {
-        let key = RequestStateKey::from_secret(&test_secret(1)).unwrap_or_else(|_| unreachable!());
+        let key = ring(1);
         let args = JsonObject::new();
         let mut big = opened();
         big.state = JsonValue::from("x".repeat(MAX_REQUEST_STATE_BYTES));
@@ -480,7 +540,7 @@ mod tests {
 
     #[test]
     fn arguments_of_any_size_bind_exactly() {
-        let key = RequestStateKey::from_secret(&test_secret(3)).unwrap_or_else(|_| unreachable!());
+        let key = ring(3);
         // Two argument objects over 4 MiB that differ only in their last character.
         let big = |last: &str| {
             JsonObject::builder()
@@ -531,5 +591,78 @@ mod tests {
             RequestStateKey::from_secret(&test_secret(1)).is_ok(),
             "32 bytes"
         );
+    }
+
+    #[test]
+    fn rotation_keeps_states_open_until_their_key_is_retired() {
+        let args = JsonObject::builder().insert("a", 1).build();
+        let bound = binding(&args, None);
+        let now = SystemTime::now();
+        let named = |id: &str, seed: u8| {
+            RequestStateKeyRing::new(id, key(seed)).unwrap_or_else(|_| unreachable!())
+        };
+        // Sealed under k1 alone.
+        let k1 = named("k1", 1);
+        let by_k1 = seal(&k1, &bound, &opened(), now).unwrap_or_default();
+        // Rotated: k2 seals, k1 still opens.
+        let rotated = named("k2", 2)
+            .also_opening("k1", key(1))
+            .unwrap_or_else(|_| unreachable!());
+        assert_eq!(open(&rotated, &bound, &by_k1, now), Ok(opened()));
+        let by_k2 = seal(&rotated, &bound, &opened(), now).unwrap_or_default();
+        assert_eq!(open(&rotated, &bound, &by_k2, now), Ok(opened()));
+        // An instance not yet rotated cannot open what k2 sealed (it must know k2 first).
+        assert!(open(&k1, &bound, &by_k2, now).is_err());
+        // k1 retired: its states no longer open; k2's still do.
+        let retired = named("k2", 2);
+        assert!(open(&retired, &bound, &by_k1, now).is_err());
+        assert_eq!(open(&retired, &bound, &by_k2, now), Ok(opened()));
+        // A state naming k1 does not open under another secret called k1.
+        assert!(open(&named("k1", 3), &bound, &by_k1, now).is_err());
+    }
+
+    #[test]
+    fn the_key_id_is_authenticated() {
+        let args = JsonObject::builder().build();
+        let bound = binding(&args, None);
+        let now = SystemTime::now();
+        // Two ids for one secret: a state sealed under one does not open named as the other.
+        let ring = RequestStateKeyRing::new("a", key(1))
+            .and_then(|r| r.also_opening("b", key(1)))
+            .unwrap_or_else(|_| unreachable!());
+        let sealed = seal(&ring, &bound, &opened(), now).unwrap_or_default();
+        let mut envelope =
+            crate::wire::syntax::base64_decode(sealed.as_bytes(), 1 << 16).unwrap_or_default();
+        assert_eq!(&envelope[..3], &[VERSION, 1, b'a']);
+        envelope[2] = b'b';
+        let renamed = crate::wire::syntax::base64_encode(&envelope);
+        assert!(open(&ring, &bound, &renamed, now).is_err());
+        // A key id longer than the envelope, or not UTF-8.
+        for bad in [vec![VERSION, 200, b'a'], vec![VERSION, 1, 0xff, 0, 0]] {
+            let text = crate::wire::syntax::base64_encode(&bad);
+            assert!(open(&ring, &bound, &text, now).is_err());
+        }
+    }
+
+    #[test]
+    fn version_1_envelopes_open_with_any_key_of_the_ring() {
+        let args = JsonObject::builder().insert("x", "y").build();
+        let bound = binding(&args, Some("p"));
+        let now = SystemTime::now();
+        // A state as Tollgate sealed it before key rings: version 1, no key id.
+        let plain = plaintext(&opened(), now).unwrap_or_default();
+        let cipher = aead::cipher(&key(1), bound.endpoint).unwrap_or_else(|| unreachable!());
+        let nonce = [7u8; NONCE_BYTES];
+        let sealed =
+            aead::seal(&cipher, &nonce, &aead::aad(&bound, ""), &plain).unwrap_or_default();
+        let mut envelope = vec![VERSION_WITHOUT_KEY_ID];
+        envelope.extend_from_slice(&nonce);
+        envelope.extend_from_slice(&sealed);
+        let v1 = crate::wire::syntax::base64_encode(&envelope);
+        let ring = RequestStateKeyRing::new("new", key(2))
+            .and_then(|r| r.also_opening("old", key(1)))
+            .unwrap_or_else(|_| unreachable!());
+        assert_eq!(open(&ring, &bound, &v1, now), Ok(opened()));
+        assert!(open(&RequestStateKeyRing::from(key(2)), &bound, &v1, now).is_err());
     }
 }

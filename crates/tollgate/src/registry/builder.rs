@@ -75,7 +75,7 @@ pub struct EndpointBuilder {
     pub(super) templates: Vec<ResourceTemplateRegistration>,
     pub(super) skills: Vec<SkillRegistration>,
     pub(super) policy: Policy,
-    pub(super) state_key: Option<crate::facts::state::RequestStateKey>,
+    pub(super) state_key: Option<crate::facts::keyring::RequestStateKeyRing>,
     pub(super) cache: CachePolicy,
     pub(super) page_size: usize,
     pub(super) limits: EndpointLimits,
@@ -145,11 +145,24 @@ impl EndpointBuilder {
         self
     }
 
-    /// The key `input_required` request state is sealed with. Every instance serving this
-    /// endpoint behind one URL must share it. Default: a random key per process (states then
-    /// survive neither a restart nor a hop to another instance).
+    /// The key `input_required` request state is sealed with (a ring of this one key, id
+    /// `default`). Every instance serving this endpoint behind one URL must share it. Default: a
+    /// random key per process (states then survive neither a restart nor a hop to another
+    /// instance). To rotate keys, use [`request_state_keys`](Self::request_state_keys).
     pub fn request_state_key(mut self, key: crate::facts::state::RequestStateKey) -> Self {
-        self.state_key = Some(key);
+        self.state_key = Some(key.into());
+        self
+    }
+
+    /// The key ring `input_required` request state is sealed and opened with: its first key
+    /// seals, every key opens what was sealed under its id. Every instance serving this
+    /// endpoint behind one URL must share it (load it with
+    /// [`RequestStateKeyRing::from_env`](crate::endpoint::RequestStateKeyRing::from_env) or
+    /// [`from_file`](crate::endpoint::RequestStateKeyRing::from_file)). Rotation: deploy the new
+    /// key as the sealing one with the old one still opening, and retire the old one after
+    /// [`REQUEST_STATE_LIFETIME`](crate::endpoint::REQUEST_STATE_LIFETIME).
+    pub fn request_state_keys(mut self, keys: crate::facts::keyring::RequestStateKeyRing) -> Self {
+        self.state_key = Some(keys);
         self
     }
 
@@ -594,7 +607,9 @@ impl EndpointBuilder {
             tasks,
             listeners,
             policy: self.policy,
-            state_key: self.state_key.or_else(RequestStateKey::generate),
+            state_key: self
+                .state_key
+                .or_else(|| RequestStateKey::generate().map(Into::into)),
             interceptors: self.interceptors.into(),
             sanitizer: self.sanitizer,
         }

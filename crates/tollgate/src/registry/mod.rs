@@ -245,7 +245,7 @@ pub(crate) struct EndpointInner {
     pub(crate) policy: Policy,
     /// The key `requestState` is sealed with (`None` when the OS gave no randomness for the
     /// default and none was configured: `input_required` results then fail).
-    pub(crate) state_key: Option<crate::facts::state::RequestStateKey>,
+    pub(crate) state_key: Option<crate::facts::keyring::RequestStateKeyRing>,
     /// Per served revision: the one-page `prompts/list` result (prompts are few and their
     /// catalog is immutable; a present cursor is refused).
     pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
