@@ -22,7 +22,8 @@ pub(crate) type Routes = HashMap<Arc<str>, ProtectedResource>;
 
 /// The routes of a service's endpoints: `/.well-known/oauth-protected-resource` followed by
 /// each protected endpoint's path, and the bare well-known path when exactly one endpoint is
-/// protected.
+/// protected. An endpoint's path is its resource identifier's path (its build refuses
+/// otherwise), so the first route is exactly the metadata URL its challenges name.
 pub(crate) fn routes<'a>(endpoints: impl Iterator<Item = &'a Endpoint>) -> Routes {
     let mut routes = Routes::new();
     let mut protected = Vec::new();

@@ -1,7 +1,8 @@
 //! The OAuth resource server (feature `oauth`) over real HTTP: a local authorization server
-//! fixture publishes its metadata, JWK Set and introspection endpoint on loopback, tokens are
-//! signed here with P-256 keys, and every refusal the MCP authorization spec names is checked
-//! for its status, code and challenge — and for carrying nothing of the token.
+//! fixture (`oauth_support`) publishes its metadata, JWK Set and introspection endpoint on
+//! loopback, tokens are signed there with P-256 keys, and every refusal the MCP authorization
+//! spec names is checked for its status, code and challenge — and for carrying nothing of the
+//! token.
 //!
 //! The fixture is a test double for the key and introspection endpoints only; the real
 //! authorization server flow (discovery, PKCE, the official TypeScript client) runs in
@@ -15,392 +16,21 @@
     reason = "integration tests"
 )]
 
+mod oauth_support;
 mod support;
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use hmac::Mac as _;
-use p256::ecdsa::{Signature, SigningKey, signature::Signer as _};
+use oauth_support::*;
 use serde_json::{Value, json};
-use support::{META, Response, post, raw, start};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use support::{META, post, raw, start};
+use tokio::io::AsyncWriteExt;
 use tollgate::auth::{BearerAuth, Introspection, JwtValidation, MAX_BEARER_TOKEN_BYTES};
-use tollgate::json::JsonObject;
 use tollgate::policy::{AdmissionIdentity, ProtectedResource};
-use tollgate::{
-    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
-    RequestContext, ToolArguments, ToolRegistration,
-    tool::{CompleteResult, OperationResult},
-};
-
-const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
-const V1125: ProtocolVersion = ProtocolVersion::V2025_11_25;
-const V0618: ProtocolVersion = ProtocolVersion::V2025_06_18;
-const ALL: [ProtocolVersion; 3] = [V26, V1125, V0618];
-const RESOURCE: &str = "https://mcp.example/mcp";
-const METADATA: &str = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
-/// Put into tokens' claims; it must never come back.
-const MARKER: &str = "Zq7secretMarker";
-
-// ---- the authorization server fixture ----
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Up,
-    /// Every request answered 500.
-    Failing,
-    /// Connections accepted and never answered.
-    Hanging,
-}
-
-struct State {
-    mode: Mode,
-    jwks: Value,
-    metadata_hits: usize,
-    jwks_hits: usize,
-    introspections: usize,
-    basic: Option<String>,
-}
-
-#[derive(Clone)]
-struct Issuer {
-    url: String,
-    state: Arc<Mutex<State>>,
-}
-
-impl Issuer {
-    async fn start(keys: &[(&str, &SigningKey)]) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let issuer = Self {
-            url,
-            state: Arc::new(Mutex::new(State {
-                mode: Mode::Up,
-                jwks: Value::Null,
-                metadata_hits: 0,
-                jwks_hits: 0,
-                introspections: 0,
-                basic: None,
-            })),
-        };
-        issuer.publish(keys);
-        let served = issuer.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                tokio::spawn(served.clone().answer(stream));
-            }
-        });
-        issuer
-    }
-
-    fn publish(&self, keys: &[(&str, &SigningKey)]) {
-        let keys: Vec<Value> = keys.iter().map(|(kid, key)| jwk(kid, key)).collect();
-        self.state.lock().unwrap().jwks = json!({ "keys": keys });
-    }
-
-    fn set_mode(&self, mode: Mode) {
-        self.state.lock().unwrap().mode = mode;
-    }
-
-    fn jwks_hits(&self) -> usize {
-        self.state.lock().unwrap().jwks_hits
-    }
-
-    async fn answer(self, mut stream: tokio::net::TcpStream) {
-        let mut bytes = Vec::new();
-        let mut buf = [0u8; 4096];
-        let head_end = loop {
-            let Ok(n) = stream.read(&mut buf).await else {
-                return;
-            };
-            if n == 0 {
-                return;
-            }
-            bytes.extend_from_slice(&buf[..n]);
-            if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-                break end;
-            }
-        };
-        let head = String::from_utf8_lossy(&bytes[..head_end]).into_owned();
-        let length: usize = head
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("content-length")
-                    .then(|| v.trim().parse().ok())?
-            })
-            .unwrap_or(0);
-        while bytes.len() < head_end + 4 + length {
-            let Ok(n) = stream.read(&mut buf).await else {
-                return;
-            };
-            if n == 0 {
-                return;
-            }
-            bytes.extend_from_slice(&buf[..n]);
-        }
-        let body = String::from_utf8_lossy(&bytes[head_end + 4..]).into_owned();
-        let path = head.split(' ').nth(1).unwrap_or("").to_owned();
-        let mode = self.state.lock().unwrap().mode;
-        let (status, answer) = match mode {
-            Mode::Hanging => {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                return;
-            }
-            Mode::Failing => (500, "{}".to_owned()),
-            Mode::Up => self.route(&path, &head, &body),
-        };
-        let response = format!(
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-            answer.len()
-        );
-        let _ = stream.write_all(response.as_bytes()).await;
-    }
-
-    fn route(&self, path: &str, head: &str, body: &str) -> (u16, String) {
-        let mut state = self.state.lock().unwrap();
-        match path {
-            "/.well-known/oauth-authorization-server" => {
-                state.metadata_hits += 1;
-                let doc = json!({
-                    "issuer": self.url,
-                    "jwks_uri": format!("{}/jwks", self.url),
-                    "introspection_endpoint": format!("{}/introspect", self.url),
-                });
-                (200, doc.to_string())
-            }
-            "/jwks" => {
-                state.jwks_hits += 1;
-                (200, state.jwks.to_string())
-            }
-            "/introspect" => {
-                state.introspections += 1;
-                state.basic = head.lines().find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("authorization")
-                        .then(|| v.trim().to_owned())
-                });
-                let token = body
-                    .split('&')
-                    .find_map(|p| p.strip_prefix("token="))
-                    .unwrap_or("");
-                (200, self.introspection(token).to_string())
-            }
-            _ => (404, "{}".to_owned()),
-        }
-    }
-
-    fn introspection(&self, token: &str) -> Value {
-        let exp = now() + 600;
-        match token {
-            "opaque-good" => json!({
-                "active": true, "iss": self.url, "aud": RESOURCE, "sub": "olga",
-                "scope": "catalog:read", "exp": exp, "client_id": "cli", "note": MARKER,
-            }),
-            "opaque-elsewhere" => json!({
-                "active": true, "iss": self.url, "aud": "https://other.example/mcp",
-                "sub": "olga", "scope": "catalog:read", "exp": exp,
-            }),
-            "opaque-refresh" => json!({
-                "active": true, "iss": self.url, "aud": RESOURCE, "sub": "olga",
-                "scope": "catalog:read", "exp": exp, "token_type": "refresh_token",
-            }),
-            _ => json!({ "active": false }),
-        }
-    }
-}
-
-fn key(seed: u8) -> SigningKey {
-    SigningKey::from_bytes(&[seed; 32].into()).unwrap()
-}
-
-fn jwk(kid: &str, key: &SigningKey) -> Value {
-    let point = key.verifying_key().to_encoded_point(false);
-    json!({
-        "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-        "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
-        "y": URL_SAFE_NO_PAD.encode(point.y().unwrap()),
-    })
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn b64(value: &Value) -> String {
-    URL_SAFE_NO_PAD.encode(value.to_string())
-}
-
-/// A compact JWS of `header` and `claims`, signed ES256 by `key`.
-fn sign(key: &SigningKey, header: &Value, claims: &Value) -> String {
-    let message = format!("{}.{}", b64(header), b64(claims));
-    let signature: Signature = key.sign(message.as_bytes());
-    format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
-}
-
-fn header(kid: &str) -> Value {
-    json!({ "alg": "ES256", "typ": "at+jwt", "kid": kid })
-}
-
-/// Good claims for the fixture issuer, with `changes` applied (`null` removes a claim).
-fn claims(issuer: &Issuer, changes: &Value) -> Value {
-    let mut claims = json!({
-        "iss": issuer.url, "aud": RESOURCE, "sub": "alice", "client_id": "demo",
-        "scope": "catalog:read", "iat": now(), "exp": now() + 300, "note": MARKER,
-    });
-    for (name, value) in changes.as_object().unwrap() {
-        if value.is_null() {
-            claims.as_object_mut().unwrap().remove(name);
-        } else {
-            claims[name] = value.clone();
-        }
-    }
-    claims
-}
-
-// ---- the protected endpoint ----
-
-async fn whoami(
-    ctx: &RequestContext,
-    _: ToolArguments<JsonObject>,
-    _: &InvocationFeatures,
-) -> Result<OperationResult, Infallible> {
-    let identity = ctx.admission_identity();
-    let scopes: Vec<&str> = identity.scopes().collect();
-    let client = identity
-        .claim("client_id")
-        .and_then(|c| c.as_str())
-        .unwrap_or("-");
-    let note = identity.claim("note").map_or("-", |_| "kept");
-    Ok(CompleteResult::from_tool_text(format!(
-        "{} {} {client} {note}",
-        identity.principal_name().unwrap_or("anonymous"),
-        scopes.join(",")
-    ))
-    .into())
-}
-
-fn resource(issuer: &Issuer) -> ProtectedResource {
-    ProtectedResource::builder(RESOURCE)
-        .authorization_server(&issuer.url)
-        .scopes_supported(["catalog:read", "catalog:write"])
-        .build()
-        .unwrap()
-}
-
-fn endpoint(auth: BearerAuth, sessions: bool) -> Endpoint {
-    let tool = |name: &str| {
-        ToolRegistration::with_name(name, ALL)
-            .json_object_arguments()
-            .handler(whoami)
-    };
-    let mut builder = Endpoint::with_path("/mcp", ALL, Implementation::new("oauth", "1"))
-        .bearer_auth(auth)
-        .add_tool(tool("whoami").build().unwrap())
-        .add_tool(
-            tool("restock")
-                .required_scopes(["catalog:write"])
-                .build()
-                .unwrap(),
-        );
-    if !sessions {
-        builder = builder.legacy_sessions(None);
-    }
-    builder.build().unwrap()
-}
-
-/// The fixture issuer (keys `k1` = key(1)) and a server admitting its JWTs.
-async fn serve(configure: impl FnOnce(JwtValidation) -> JwtValidation) -> (Issuer, SocketAddr) {
-    let issuer = Issuer::start(&[("k1", &key(1))]).await;
-    let resource = resource(&issuer);
-    let auth = BearerAuth::builder(&resource)
-        .jwt(configure(JwtValidation::new(&issuer.url)))
-        .introspection(Introspection::new(&issuer.url).client_credentials("rs", "pw"))
-        .required_scopes(["catalog:read"])
-        .keep_claims(["client_id"])
-        .build()
-        .unwrap();
-    let addr = start(McpService::new(endpoint(auth, false))).await;
-    (issuer, addr)
-}
-
-/// `tools/call` of `tool` on `revision` with exactly these `Authorization` values.
-async fn call_as(
-    addr: SocketAddr,
-    revision: ProtocolVersion,
-    authorization: &[&str],
-    tool: &str,
-) -> Response {
-    let mut headers = vec![("MCP-Protocol-Version", revision.as_str())];
-    for value in authorization {
-        headers.push(("Authorization", value));
-    }
-    let meta = if revision == V26 {
-        headers.push(("Mcp-Method", "tools/call"));
-        headers.push(("Mcp-Name", tool));
-        format!(",{META}")
-    } else {
-        String::new()
-    };
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}{meta}}}}}"#
-    );
-    // A refusal must come at once, whatever the authorization server does.
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        post(addr, &headers, body.as_bytes()),
-    )
-    .await
-    .expect("an answer, not a hang")
-}
-
-async fn call(addr: SocketAddr, token: &str) -> Response {
-    call_as(addr, V26, &[&format!("Bearer {token}")], "whoami").await
-}
-
-/// Nothing of the token or its claims in the answer.
-fn assert_no_echo(response: &Response, token: &str) {
-    let all = format!("{:?}{}", response.headers, response.text());
-    assert!(!all.contains(MARKER), "{all}");
-    if token.len() > 8 {
-        assert!(!all.contains(token), "{all}");
-        for part in token.split('.').filter(|p| p.len() > 8) {
-            assert!(!all.contains(part), "{all}");
-        }
-    }
-}
-
-fn invalid_token_challenge() -> String {
-    format!(r#"Bearer error="invalid_token", resource_metadata="{METADATA}", scope="catalog:read""#)
-}
-
-fn assert_invalid(response: &Response, token: &str) {
-    assert_eq!(
-        (response.status, response.code()),
-        (401, -32001),
-        "{}",
-        response.text()
-    );
-    assert_eq!(
-        response.header("www-authenticate"),
-        Some(invalid_token_challenge().as_str())
-    );
-    assert_no_echo(response, token);
-}
-
-// ---- the tests ----
+use tollgate::{BuildErrorKind, Endpoint, Implementation, McpService, ToolRegistration};
 
 #[tokio::test]
 async fn a_good_token_admits_its_subject_scopes_and_kept_claims_on_every_revision() {
@@ -507,76 +137,25 @@ async fn forged_misaddressed_and_mistimed_tokens_are_invalid() {
         ("bad signature", bad_signature),
         (
             "another issuer",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "iss": "https://evil.example" })),
-            ),
+            token(&issuer, &json!({ "iss": "https://evil.example" })),
         ),
-        (
-            "no issuer",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "iss": null })),
-            ),
-        ),
+        ("no issuer", token(&issuer, &json!({ "iss": null }))),
         (
             "another audience",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "aud": "https://other.example/mcp" })),
-            ),
+            token(&issuer, &json!({ "aud": "https://other.example/mcp" })),
         ),
-        (
-            "no audience",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "aud": null })),
-            ),
-        ),
+        ("no audience", token(&issuer, &json!({ "aud": null }))),
         (
             "expired past the leeway",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "exp": t - 31 })),
-            ),
+            token(&issuer, &json!({ "exp": t - 31 })),
         ),
-        (
-            "no expiry",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "exp": null })),
-            ),
-        ),
-        (
-            "not yet valid",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "nbf": t + 120 })),
-            ),
-        ),
+        ("no expiry", token(&issuer, &json!({ "exp": null }))),
+        ("not yet valid", token(&issuer, &json!({ "nbf": t + 120 }))),
         (
             "issued in the future",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "iat": t + 120 })),
-            ),
+            token(&issuer, &json!({ "iat": t + 120 })),
         ),
-        (
-            "no subject",
-            sign(
-                &key(1),
-                &header("k1"),
-                &claims(&issuer, &json!({ "sub": null })),
-            ),
-        ),
+        ("no subject", token(&issuer, &json!({ "sub": null }))),
         (
             "not typed as an access token",
             sign(
@@ -709,6 +288,75 @@ async fn an_unreachable_authorization_server_is_a_503_with_retry_after_not_a_han
 }
 
 #[tokio::test]
+async fn a_silent_authorization_server_costs_one_fetch_timeout_however_many_requests_wait() {
+    let timeout = Duration::from_secs(1);
+    for opaque in [false, true] {
+        // An issuer with a path: discovery may try three metadata URLs, each of which hangs.
+        let issuer = Issuer::start_at(&[], "/tenant").await;
+        issuer.set_mode(Mode::Hanging);
+        let auth = BearerAuth::builder(&resource(&issuer));
+        let (auth, token) = if opaque {
+            let introspection = Introspection::new(&issuer.url).fetch_timeout(timeout);
+            (auth.introspection(introspection), "opaque-good".to_owned())
+        } else {
+            let jwt = JwtValidation::new(&issuer.url).fetch_timeout(timeout);
+            (auth.jwt(jwt), token(&issuer, &json!({})))
+        };
+        let addr = start(McpService::new(endpoint(auth.build().unwrap(), false))).await;
+        let began = Instant::now();
+        for response in burst(addr, &token, 8).await {
+            assert_eq!(response.status, 503, "{}", response.text());
+            assert_eq!(response.header("retry-after"), Some("5"));
+            assert_no_echo(&response, &token);
+        }
+        // One lookup, bounded as a whole: not one per request, nor one timeout per URL.
+        let took = began.elapsed();
+        assert!(took <= 2 * timeout, "opaque {opaque}: {took:?}");
+        let tried = issuer.connections();
+        assert!((1..=3).contains(&tried), "opaque {opaque}: {tried}");
+        // Right after a failed lookup a request is answered without another.
+        assert_eq!(call(addr, &token).await.status, 503);
+        assert_eq!(issuer.connections(), tried);
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_first_requests_waits_for_the_one_lookup_under_way() {
+    for opaque in [false, true] {
+        let (issuer, addr) = serve(|j| j).await;
+        let token = match opaque {
+            true => "opaque-good".to_owned(),
+            false => token(&issuer, &json!({})),
+        };
+        for response in burst(addr, &token, 8).await {
+            assert_eq!(response.status, 200, "opaque {opaque}: {}", response.text());
+        }
+        assert_eq!(issuer.metadata_hits(), 1, "opaque {opaque}");
+        assert_eq!(issuer.jwks_hits(), usize::from(!opaque));
+    }
+}
+
+#[tokio::test]
+async fn a_failed_introspection_discovery_is_retried_after_five_seconds_not_before() {
+    let issuer = Issuer::start(&[]).await;
+    issuer.set_mode(Mode::Failing);
+    let auth = BearerAuth::builder(&resource(&issuer))
+        .introspection(Introspection::new(&issuer.url))
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint(auth, false))).await;
+    assert_eq!(call(addr, "opaque-good").await.status, 503);
+    let tried = issuer.connections();
+    issuer.set_mode(Mode::Up);
+    assert_eq!(call(addr, "opaque-good").await.status, 503);
+    assert_eq!(issuer.connections(), tried);
+    tokio::time::sleep(Duration::from_millis(5_100)).await;
+    let response = call(addr, "opaque-good").await;
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(issuer.metadata_hits(), 1);
+}
+
+#[tokio::test]
 async fn a_missing_scope_is_a_403_insufficient_scope_challenge() {
     let (issuer, addr) = serve(|j| j).await;
     let reader = sign(&key(1), &header("k1"), &claims(&issuer, &json!({})));
@@ -756,6 +404,14 @@ async fn a_missing_scope_is_a_403_insufficient_scope_challenge() {
         &claims(&issuer, &json!({ "scope": null, "scp": ["catalog:read"] })),
     );
     assert_eq!(call(addr, &scp).await.status, 200);
+    // With both, `scope` is read and `scp` ignored (not refused).
+    let both = token(
+        &issuer,
+        &json!({ "scope": "catalog:read", "scp": ["catalog:write"] }),
+    );
+    let response = call_as(addr, V26, &[&format!("Bearer {both}")], "restock").await;
+    assert_eq!(response.status, 403, "{}", response.text());
+    assert_eq!(call(addr, &both).await.status, 200);
     // A catalog lists every tool (Soklet does not filter catalogs by authorization).
     let body = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{{META}}}}}"#);
     let bearer = format!("Bearer {reader}");
@@ -888,6 +544,35 @@ async fn the_metadata_document_is_served_without_a_token() {
     )
     .await;
     assert_eq!(other.status, 404);
+    // The URL every challenge names is served, with this resource's document.
+    let reader = token(&issuer, &json!({}));
+    let answers = [
+        call_as(addr, V26, &[], "whoami").await,
+        call(addr, "not-a-good-token").await,
+        call_as(addr, V26, &["Bearer"], "whoami").await,
+        call_as(addr, V26, &[&format!("Bearer {reader}")], "restock").await,
+    ];
+    for answer in &answers {
+        let challenge = answer.header("www-authenticate").unwrap();
+        let url = challenge
+            .split("resource_metadata=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        let path = url.strip_prefix("https://mcp.example").unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        let document = raw(addr, request.as_bytes()).await;
+        assert_eq!(
+            (answer.status, document.status),
+            (answer.status, 200),
+            "{url}"
+        );
+        let doc: Value = serde_json::from_slice(&document.body).unwrap();
+        assert_eq!(doc["resource"], RESOURCE);
+    }
+    let statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+    assert_eq!(statuses, [401, 401, 400, 403]);
 }
 
 #[test]
@@ -974,6 +659,82 @@ fn bearer_auth_refuses_configurations_it_cannot_honour() {
         .build()
         .unwrap_err();
     assert_eq!((err.kind(), err.tool()), (invalid, Some("t")));
+}
+
+#[test]
+fn an_endpoint_publishes_the_resource_at_its_path_and_the_one_its_bearer_auth_checks() {
+    let invalid = BuildErrorKind::InvalidAuthorization;
+    let at = |path: &str| Endpoint::with_path(path, ALL, Implementation::new("e", "1"));
+    let protected = |id: &str| {
+        ProtectedResource::builder(id)
+            .authorization_server("https://auth.example")
+            .build()
+            .unwrap()
+    };
+    let auth = |r: &ProtectedResource| {
+        BearerAuth::builder(r)
+            .jwt(JwtValidation::new("https://auth.example"))
+            .build()
+            .unwrap()
+    };
+    let refused = |builder: tollgate::endpoint::EndpointBuilder| {
+        let err = builder.build().err();
+        assert_eq!(err.as_ref().map(|e| e.kind()), Some(invalid), "{err:?}");
+        assert_eq!(err.as_ref().and_then(|e| e.path()), Some("/mcp"));
+    };
+    let mcp = protected(RESOURCE);
+    // The challenges' metadata URL is built from the identifier's path: it must be the
+    // endpoint's, so the endpoint serves it.
+    assert!(at("/mcp").protected_resource(mcp.clone()).build().is_ok());
+    for id in [
+        "https://mcp.example/api",
+        "https://mcp.example/mcp/",
+        "https://mcp.example",
+    ] {
+        refused(at("/mcp").protected_resource(protected(id)));
+        refused(at("/mcp").bearer_auth(auth(&protected(id))));
+    }
+    let err = at("/api").bearer_auth(auth(&mcp)).build().err();
+    assert_eq!(err.map(|e| e.kind()), Some(invalid));
+    // A BearerAuth checks tokens for the resource the endpoint publishes, and for no other.
+    let elsewhere = ProtectedResource::builder(RESOURCE)
+        .authorization_server("https://auth.example")
+        .scopes_supported(["catalog:read"])
+        .build()
+        .unwrap();
+    for (published, checked) in [(&mcp, &elsewhere), (&elsewhere, &mcp)] {
+        refused(
+            at("/mcp")
+                .protected_resource(published.clone())
+                .admission(auth(checked)),
+        );
+        refused(
+            at("/mcp")
+                .admission(auth(checked))
+                .protected_resource(published.clone()),
+        );
+    }
+    refused(at("/mcp").admission(auth(&mcp)));
+    // The same resource, even built twice, is fine; so is another controller in its place.
+    let twin = protected(RESOURCE);
+    assert!(
+        at("/mcp")
+            .protected_resource(twin)
+            .admission(auth(&mcp))
+            .build()
+            .is_ok()
+    );
+    assert!(at("/mcp").bearer_auth(auth(&mcp)).build().is_ok());
+    let anyone = |_: &tollgate::policy::AdmissionRequest<'_>| {
+        tollgate::policy::AdmissionDecision::admit(AdmissionIdentity::anonymous())
+    };
+    assert!(
+        at("/mcp")
+            .admission(auth(&mcp))
+            .admission(anyone)
+            .build()
+            .is_ok()
+    );
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ pub(crate) enum FetchError {
 pub(crate) struct Fetcher {
     client: reqwest::Client,
     max_body: usize,
+    timeout: Duration,
 }
 
 impl Fetcher {
@@ -35,7 +36,23 @@ impl Fetcher {
             .user_agent(concat!("tollgate/", env!("CARGO_PKG_VERSION")))
             .build()
             .ok()?;
-        Some(Self { client, max_body })
+        Some(Self {
+            client,
+            max_body,
+            timeout,
+        })
+    }
+
+    /// `lookup`, however many exchanges it makes (discovery through up to three metadata URLs,
+    /// then the document they name), within this client's time bound altogether: past it,
+    /// `Unreachable`.
+    pub(crate) async fn bounded<T>(
+        &self,
+        lookup: impl Future<Output = Result<T, FetchError>>,
+    ) -> Result<T, FetchError> {
+        tokio::time::timeout(self.timeout, lookup)
+            .await
+            .unwrap_or(Err(FetchError::Unreachable))
     }
 
     /// `GET url` for a JSON object.

@@ -2,25 +2,30 @@
 //! authorization server's endpoint and this resource server's client credentials;
 //! [`Introspector`] asks about one token and reads the answer strictly — `active` true, `iss`
 //! (when given) exactly the issuer, `aud` naming this resource, `exp` required, `nbf` passed,
-//! `sub` present.
+//! `sub` present. A discovered endpoint is looked up one attempt at a time, within the fetch
+//! timeout, and not again for a while after an attempt failed.
 //!
 //! Knows nothing of HTTP headers of the MCP request, scopes an operation needs, or the admission
 //! decision.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::auth::fetch::{FetchError, Fetcher};
 use crate::auth::jwks::discover;
 use crate::auth::jwt::{seconds, unix_now};
-use crate::auth::{Refused, Verified, claims_of};
+use crate::auth::{RETRY_AFTER, Refused, Verified, claims_of};
 use crate::facts::authorization::{ProtectedResource, Url};
 
 /// The largest introspection answer read, in bytes.
 const MAX_INTROSPECTION_BYTES: usize = 64 * 1024;
 /// The longest time an introspection answer is trusted.
 pub const MAX_INTROSPECTION_CACHE: Duration = Duration::from_secs(60);
+/// The least time between two discoveries of the introspection endpoint (after one failed):
+/// what a 503 asks the client to wait.
+const DISCOVERY_RETRY: Duration = RETRY_AFTER;
 
 /// How opaque tokens are introspected (RFC 7662).
 ///
@@ -56,7 +61,9 @@ impl Introspection {
     /// Tokens of `issuer` (one of the protected resource's authorization servers), whose
     /// `introspection_endpoint` is found through its metadata unless
     /// [`endpoint`](Self::endpoint) names it. An active answer is trusted for up to
-    /// 30 seconds (never past the token's `exp`); each call may take 5 seconds.
+    /// 30 seconds (never past the token's `exp`); each call may take 5 seconds, and so may
+    /// discovering the endpoint (all metadata URLs together). After a discovery fails, none is
+    /// tried for 5 seconds: requests meanwhile are answered 503 at once.
     pub fn new(issuer: impl Into<String>) -> Self {
         Self {
             issuer: issuer.into(),
@@ -85,7 +92,7 @@ impl Introspection {
         self
     }
 
-    /// How long one call may take (1 to 30 seconds).
+    /// How long one call may take, and discovering the endpoint altogether (1 to 30 seconds).
     pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -120,7 +127,13 @@ pub(crate) struct Introspector {
     config: Introspection,
     fetcher: Fetcher,
     basic: Option<String>,
-    endpoint: tokio::sync::OnceCell<String>,
+    /// The introspection endpoint, once configured or discovered.
+    endpoint: OnceLock<String>,
+    /// When the last discovery failed: none is tried again before `DISCOVERY_RETRY` has
+    /// passed.
+    failed: Mutex<Option<Instant>>,
+    /// One discovery at a time: requests arriving meanwhile wait for its outcome.
+    discovering: tokio::sync::Mutex<()>,
 }
 
 impl Introspector {
@@ -135,7 +148,7 @@ impl Introspector {
                 base64::engine::general_purpose::STANDARD.encode(pair)
             )
         });
-        let endpoint = tokio::sync::OnceCell::new();
+        let endpoint = OnceLock::new();
         if let Some(url) = &config.endpoint {
             let _ = endpoint.set(url.clone());
         }
@@ -144,6 +157,8 @@ impl Introspector {
             fetcher,
             basic,
             endpoint,
+            failed: Mutex::new(None),
+            discovering: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -151,13 +166,44 @@ impl Introspector {
         &self.config.issuer
     }
 
+    /// The introspection endpoint: configured, found before, or discovered now. One discovery
+    /// runs at a time, within the fetch timeout altogether, and requests arriving meanwhile wait
+    /// for its outcome; after one fails, none is tried for `DISCOVERY_RETRY`, and every request
+    /// meanwhile (those that waited on it included) is answered `Unreachable` at once.
     async fn endpoint(&self) -> Result<&str, FetchError> {
-        self.endpoint
-            .get_or_try_init(|| {
-                discover(&self.fetcher, &self.config.issuer, "introspection_endpoint")
-            })
-            .await
-            .map(String::as_str)
+        if let Some(endpoint) = self.endpoint.get() {
+            return Ok(endpoint);
+        }
+        if self.failed_lately() {
+            return Err(FetchError::Unreachable);
+        }
+        let _one_at_a_time = self.discovering.lock().await;
+        // The discovery this request waited for may have settled it.
+        if let Some(endpoint) = self.endpoint.get() {
+            return Ok(endpoint);
+        }
+        if self.failed_lately() {
+            return Err(FetchError::Unreachable);
+        }
+        let lookup = discover(&self.fetcher, &self.config.issuer, "introspection_endpoint");
+        match self.fetcher.bounded(lookup).await {
+            Ok(found) => Ok(self.endpoint.get_or_init(|| found)),
+            Err(error) => {
+                *self.failures() = Some(Instant::now());
+                Err(error)
+            }
+        }
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        // One field store per update: a poisoned lock is still consistent.
+        self.failed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a discovery failed less than `DISCOVERY_RETRY` ago.
+    fn failed_lately(&self) -> bool {
+        self.failures()
+            .is_some_and(|at| at.elapsed() < DISCOVERY_RETRY)
     }
 
     /// Introspects `token`.

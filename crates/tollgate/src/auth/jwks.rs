@@ -2,8 +2,9 @@
 //! ([`KeySet`]), and the cache that fetches it ([`KeySource`]): discovered from the issuer's
 //! metadata (RFC 8414, then OpenID Connect discovery) unless configured, kept until its expiry,
 //! refreshed once when a token names a key it lacks (no more often than the refresh interval),
-//! one fetch at a time however many requests wait, and still used for a while after it expires
-//! when the server cannot be reached.
+//! one fetch at a time however many requests wait, each fetch (discovery included) within the
+//! fetch timeout altogether, and still used for a while after it expires when the server cannot
+//! be reached.
 //!
 //! Knows nothing of tokens beyond a key id and an algorithm.
 
@@ -272,7 +273,13 @@ impl KeySource {
     pub(crate) async fn keys(&self, want_new: bool) -> Result<Arc<KeySet>, KeyError> {
         let (held, due, before) = self.snapshot(want_new);
         if !due {
-            return held.ok_or(KeyError::Unavailable);
+            if let Some(set) = held {
+                return Ok(set);
+            }
+            // No set, and no fetch allowed yet: one may be under way (the first, as a burst of
+            // requests arrives). Wait for its outcome; after a failed one this is at once.
+            let _settled = self.refresh.lock().await;
+            return self.snapshot(false).0.ok_or(KeyError::Unavailable);
         }
         let _one_at_a_time = self.refresh.lock().await;
         // Another request may have fetched while this one waited.
@@ -281,7 +288,9 @@ impl KeySource {
             return now_held.or(held).ok_or(KeyError::Unavailable);
         }
         self.lock().attempted = Some(Instant::now());
-        match self.fetch().await {
+        // Discovery and the set together within one fetch timeout, however many metadata
+        // URLs are tried: the documented bound of a request waiting on keys.
+        match self.fetcher.bounded(self.fetch()).await {
             Ok(set) => {
                 let set = Arc::new(set);
                 self.lock().held = Some(Held {

@@ -29,6 +29,9 @@ pub const MAX_SCOPE_IMPLICATIONS: usize = 64;
 
 /// The well-known path prefix of RFC 9728 protected-resource metadata.
 pub(crate) const METADATA_PREFIX: &str = "/.well-known/oauth-protected-resource";
+/// The 403 challenge when the full one cannot be a header value: still a refusal (fail closed),
+/// without the pointer and scopes.
+const INSUFFICIENT_SCOPE_FIXED: &str = "Bearer error=\"insufficient_scope\"";
 
 /// A scope token (RFC 6749 §3.3): 1 to 128 bytes of `%x21 / %x23-5B / %x5D-7E`, so it never
 /// needs quoting inside a challenge.
@@ -228,6 +231,8 @@ pub struct ProtectedResource {
 struct ResourceInner {
     resource: String,
     canonical: String,
+    /// The identifier's path, as written.
+    path: String,
     metadata_url: String,
     authorization_servers: Vec<String>,
     scopes_supported: Scopes,
@@ -382,8 +387,35 @@ impl ProtectedResource {
                 ask.push(scope);
             }
         }
-        HeaderValue::from_str(&self.insufficient_scope_challenge(ask)).ok()
+        Some(challenge_value(&self.insufficient_scope_challenge(ask)))
     }
+
+    /// The path of the resource identifier (`""` or starting with `/`): the metadata URL of
+    /// every challenge is the well-known prefix followed by it, so an endpoint serving the
+    /// document must be at this path.
+    pub(crate) fn path(&self) -> &str {
+        &self.inner.path
+    }
+
+    /// Whether `other` is the same protected resource: the same identifier, authorization
+    /// servers, scopes, implications and document.
+    #[cfg(any(feature = "oauth", test))]
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        let (a, b) = (&*self.inner, &*other.inner);
+        Arc::ptr_eq(&self.inner, &other.inner)
+            || (a.resource == b.resource
+                && a.authorization_servers == b.authorization_servers
+                && a.scopes_supported == b.scopes_supported
+                && a.implied == b.implied
+                && a.document == b.document)
+    }
+}
+
+/// `challenge` as a header value, or the fixed `insufficient_scope` challenge when it cannot be
+/// one: a missing scope is never taken for a held one.
+fn challenge_value(challenge: &str) -> HeaderValue {
+    HeaderValue::from_str(challenge)
+        .unwrap_or_else(|_| HeaderValue::from_static(INSUFFICIENT_SCOPE_FIXED))
 }
 
 impl ProtectedResourceBuilder {
@@ -493,6 +525,7 @@ impl ProtectedResourceBuilder {
         Ok(ProtectedResource {
             inner: Arc::new(ResourceInner {
                 canonical: url.canonical(),
+                path: url.path,
                 resource: self.resource,
                 metadata_url,
                 authorization_servers: self.authorization_servers,
@@ -665,6 +698,33 @@ mod tests {
         let nobody = AdmissionIdentity::anonymous();
         assert!(r.missing(&nobody, &need(&["read"])).is_some());
         assert!(r.missing(&nobody, &need(&[])).is_none());
+    }
+
+    #[test]
+    fn a_challenge_that_cannot_be_a_header_value_still_refuses() {
+        let fine = "Bearer error=\"insufficient_scope\", scope=\"read\"";
+        assert_eq!(challenge_value(fine), fine);
+        assert_eq!(
+            challenge_value("Bearer error=\"insufficient_scope\"\r\nX-Injected: 1"),
+            INSUFFICIENT_SCOPE_FIXED
+        );
+    }
+
+    #[test]
+    fn resources_compare_by_what_they_publish_and_imply() {
+        let base =
+            || ProtectedResource::builder("https://h/mcp").authorization_server("https://as");
+        let a = base().build().unwrap();
+        assert!(a.same_as(&a.clone()));
+        assert!(a.same_as(&base().build().unwrap()));
+        assert_eq!(a.path(), "/mcp");
+        let other = ProtectedResource::builder("https://h/other")
+            .authorization_server("https://as")
+            .build()
+            .unwrap();
+        assert!(!a.same_as(&other));
+        assert!(!a.same_as(&base().scopes_supported(["read"]).build().unwrap()));
+        assert!(!a.same_as(&base().scope_implies("a", ["b"]).build().unwrap()));
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! and peer a JSON-RPC message arrived in, kept immutable and shared with its handler, so a
 //! handler can read a header, the peer's address, or a value a tower or axum layer put in the
 //! request's extensions (an authenticated user, a tenant). A stdio message has an empty view.
+//! Credential header values are marked sensitive, so its `Debug` output never shows them.
 //!
 //! Knows nothing of JSON-RPC: the transports build it, the request context carries it.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, LazyLock};
 
+use http::header::{AUTHORIZATION, COOKIE, HeaderName, PROXY_AUTHORIZATION};
 use http::{Extensions, HeaderMap, Method, Uri, Version};
 
 /// The request a message arrived in, as the transport received it (the body aside, which
@@ -43,6 +45,9 @@ pub struct OriginatingRequest {
     peer: Option<SocketAddr>,
 }
 
+/// Header fields carrying credentials: never printed by `Debug`.
+const CREDENTIAL_HEADERS: [HeaderName; 3] = [AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE];
+
 static STDIO: LazyLock<Arc<OriginatingRequest>> = LazyLock::new(|| {
     Arc::new(OriginatingRequest {
         http: None,
@@ -55,10 +60,21 @@ static STDIO: LazyLock<Arc<OriginatingRequest>> = LazyLock::new(|| {
 impl OriginatingRequest {
     /// The view of an HTTP request's head, and the peer it came from when the server knows it
     /// (to build a context for tests, or when serving through a custom transport).
+    ///
+    /// Credential fields (`Authorization`, `Proxy-Authorization`, `Cookie`) are marked
+    /// sensitive, so `{:?}` of the request, or of a context holding it, prints `Sensitive`
+    /// instead of their values; [`header`](Self::header) and [`headers`](Self::headers) still
+    /// read them.
     pub fn from_parts(parts: http::request::Parts, peer: Option<SocketAddr>) -> Self {
+        let mut headers = parts.headers;
+        for (name, value) in headers.iter_mut() {
+            if CREDENTIAL_HEADERS.contains(name) {
+                value.set_sensitive(true);
+            }
+        }
         Self {
             http: Some((parts.method, parts.uri, parts.version)),
-            headers: parts.headers,
+            headers,
             extensions: parts.extensions,
             peer,
         }
@@ -114,5 +130,42 @@ impl OriginatingRequest {
     /// carries it).
     pub fn peer_addr(&self) -> Option<SocketAddr> {
         self.peer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_not_in_debug_output() {
+        let request = http::Request::post("/mcp")
+            .header("authorization", "Bearer SECRETMARK-a")
+            .header("Proxy-Authorization", "Basic SECRETMARK-b")
+            .header("cookie", "sid=SECRETMARK-c")
+            .header("cookie", "more=SECRETMARK-d")
+            .header("x-team", "blue")
+            .body(())
+            .unwrap();
+        let (parts, ()) = request.into_parts();
+        let origin = OriginatingRequest::from_parts(parts, None);
+        let printed = format!("{origin:?}");
+        assert!(!printed.contains("SECRETMARK"), "{printed}");
+        assert!(
+            printed.contains("Sensitive") && printed.contains("blue"),
+            "{printed}"
+        );
+        // Still readable by the application.
+        assert_eq!(origin.header("authorization"), Some("Bearer SECRETMARK-a"));
+        assert_eq!(origin.headers().get_all("cookie").iter().count(), 2);
+        // The handler's context prints it the same way.
+        let ctx = crate::facts::context::RequestContext::for_test(
+            "tools/call",
+            crate::version::ProtocolVersion::V2026_07_28,
+        )
+        .with_origin(Arc::new(origin));
+        let printed = format!("{ctx:?}");
+        assert!(!printed.contains("SECRETMARK"), "{printed}");
+        assert!(printed.contains("Sensitive"), "{printed}");
     }
 }

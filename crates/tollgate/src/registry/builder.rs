@@ -58,6 +58,8 @@ impl Endpoint {
             task_config: crate::tasks::model::TaskConfig::default(),
             interceptors: Vec::new(),
             sanitizer: None,
+            #[cfg(feature = "oauth")]
+            bearer_resource: None,
         }
     }
 }
@@ -86,6 +88,9 @@ pub struct EndpointBuilder {
     pub(super) task_config: crate::tasks::model::TaskConfig,
     pub(super) interceptors: Vec<Arc<dyn ErasedInterceptor>>,
     pub(super) sanitizer: Option<Arc<dyn ToolResultSanitizer>>,
+    /// The resource a `BearerAuth` admission checks tokens for, when the controller is one.
+    #[cfg(feature = "oauth")]
+    pub(super) bearer_resource: Option<crate::facts::authorization::ProtectedResource>,
 }
 
 impl EndpointBuilder {
@@ -189,8 +194,17 @@ impl EndpointBuilder {
 
     /// Decides who may make each request, and under which identity (default: everyone,
     /// anonymously). Runs before any catalog is rendered or handler runs; see
-    /// [`AdmissionController`].
+    /// [`AdmissionController`]. An `auth::BearerAuth` (feature `oauth`) must be for the
+    /// endpoint's [`protected_resource`](Self::protected_resource), or the build is refused:
+    /// [`bearer_auth`](Self::bearer_auth) sets both.
     pub fn admission(mut self, controller: impl AdmissionController) -> Self {
+        #[cfg(feature = "oauth")]
+        {
+            let any: &dyn std::any::Any = &controller;
+            self.bearer_resource = any
+                .downcast_ref::<crate::auth::BearerAuth>()
+                .map(|auth| auth.resource().clone());
+        }
         self.policy.admission = Some(Arc::new(controller));
         self
     }
@@ -199,9 +213,11 @@ impl EndpointBuilder {
     /// metadata is served at `/.well-known/oauth-protected-resource` followed by the endpoint's
     /// path (and at the bare well-known path when it is the service's only protected endpoint),
     /// and operations requiring scopes answer a caller lacking them with 403 and an
-    /// `insufficient_scope` challenge pointing there. Admission is still the controller's:
-    /// pair it with a bearer-token controller (`auth::BearerAuth`, feature `oauth`) or one of
-    /// your own.
+    /// `insufficient_scope` challenge pointing there. The resource identifier's path must be
+    /// the endpoint's path, so that the metadata URL every challenge names is one the endpoint
+    /// serves (the build is refused otherwise). Admission is still the controller's: pair it
+    /// with a bearer-token controller (`auth::BearerAuth`, feature `oauth`, for this same
+    /// resource) or one of your own.
     pub fn protected_resource(
         mut self,
         resource: crate::facts::authorization::ProtectedResource,
@@ -318,11 +334,15 @@ impl EndpointBuilder {
     ///
     /// [`BuildErrorKind::InvalidEndpointPath`], [`BuildErrorKind::EmptyEndpointRevisions`],
     /// [`BuildErrorKind::RevisionNotImplemented`], [`BuildErrorKind::RevisionOutsideEndpoint`]
-    /// and [`BuildErrorKind::DuplicateToolName`] (naming tool, path and revisions), or
+    /// and [`BuildErrorKind::DuplicateToolName`] (naming tool, path and revisions),
     /// [`BuildErrorKind::InvalidConfiguration`] for a page size out of range, an invalid
-    /// website URL, or a catalog page larger than the output limit.
+    /// website URL, or a catalog page larger than the output limit, or
+    /// [`BuildErrorKind::InvalidAuthorization`] for a protected resource whose identifier's
+    /// path is not the endpoint's, a `BearerAuth` admission for another resource than the
+    /// endpoint's (or for none), or an operation requiring scopes on an unprotected endpoint.
     pub fn build(self) -> Result<Endpoint, BuildError> {
         self.check_endpoint()?;
+        self.check_protection()?;
         let by_name = self.index_tools()?;
         let prompt_by_name = self.index_prompts()?;
         self.check_resources()?;
@@ -357,6 +377,38 @@ impl EndpointBuilder {
         BuildError::new(kind)
             .at_path(&self.path)
             .with_revisions(self.revisions)
+    }
+
+    /// The protected resource is at this endpoint's path (the metadata URL in every challenge
+    /// is then one this endpoint serves), and a bearer-token admission checks tokens for it.
+    fn check_protection(&self) -> Result<(), BuildError> {
+        let fail = |detail| {
+            Err(self
+                .error(BuildErrorKind::InvalidAuthorization)
+                .with_detail(detail))
+        };
+        if let Some(resource) = &self.policy.protected
+            && resource.path() != &*self.path
+        {
+            return fail("the protected resource identifier's path must be the endpoint's path");
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(bearer) = &self.bearer_resource {
+            match &self.policy.protected {
+                None => {
+                    return fail(
+                        "bearer authentication needs its resource as the endpoint's protected resource: use bearer_auth",
+                    );
+                }
+                Some(published) if !published.same_as(bearer) => {
+                    return fail(
+                        "bearer authentication checks tokens for another resource than the endpoint publishes",
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 
     /// Operations requiring scopes need a protected resource to challenge for them.
