@@ -280,12 +280,12 @@ pub mod task {
 pub mod endpoint {
     //! The endpoint builder and its settings: limits, revisions, 2025 sessions, event streams,
     //! subscriptions, and sealed request state with its key ring.
-    pub use crate::facts::state::{
-        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
-    };
     pub use crate::facts::keyring::{
         MAX_REQUEST_STATE_KEY_ID_BYTES, MAX_REQUEST_STATE_KEYS, MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
         RequestStateKeyRing,
+    };
+    pub use crate::facts::state::{
+        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
     };
     pub use crate::model::subscription::{
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,

@@ -287,10 +287,18 @@ impl KeySource {
         if after != before || !still_due {
             return now_held.or(held).ok_or(KeyError::Unavailable);
         }
-        self.lock().attempted = Some(Instant::now());
+        let previous = self.lock().attempted.replace(Instant::now());
+        // A request that goes away mid-fetch (its client disconnected) gives the attempt back,
+        // so the next request fetches at once rather than after the refresh interval.
+        let attempt = Attempt {
+            source: self,
+            previous: Some(previous),
+        };
         // Discovery and the set together within one fetch timeout, however many metadata
         // URLs are tried: the documented bound of a request waiting on keys.
-        match self.fetcher.bounded(self.fetch()).await {
+        let fetched = self.fetcher.bounded(self.fetch()).await;
+        attempt.settled();
+        match fetched {
             Ok(set) => {
                 let set = Arc::new(set);
                 self.lock().held = Some(Held {
@@ -318,6 +326,28 @@ impl KeySource {
         };
         let document = self.fetcher.get(&uri).await?;
         KeySet::from_document(&document).ok_or(FetchError::Unusable)
+    }
+}
+
+/// A key fetch under way: dropped before it settles (the request that made it went away), it
+/// restores the previous attempt time.
+struct Attempt<'a> {
+    source: &'a KeySource,
+    /// The attempt time before this one; `None` once the fetch settled.
+    previous: Option<Option<Instant>>,
+}
+
+impl Attempt<'_> {
+    fn settled(mut self) {
+        self.previous = None;
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            self.source.lock().attempted = previous;
+        }
     }
 }
 
@@ -425,6 +455,37 @@ mod tests {
         assert!(set(&format!(r#"{{"keys":[{past}]}}"#)).is_none());
         assert!(set(r#"{"keys":{}}"#).is_none());
         assert!(set(r#"{"keys":[1]}"#).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_fetch_abandoned_by_its_request_does_not_hold_off_the_next() {
+        // A key server that accepts and never answers.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                open.push(socket);
+            }
+        });
+        let timing = Timing {
+            ttl: Duration::from_secs(300),
+            min_refresh: Duration::from_secs(60),
+            stale_grace: Duration::from_secs(3600),
+        };
+        let fetcher = Fetcher::new(Duration::from_secs(30), 1 << 16).unwrap();
+        let source = KeySource::new(
+            Origin::Configured(format!("http://{addr}/jwks")),
+            timing,
+            fetcher,
+        );
+        // The request waiting on the first fetch goes away (its client disconnected).
+        let gone = tokio::time::timeout(Duration::from_millis(100), source.keys(false)).await;
+        assert!(gone.is_err());
+        // Its attempt is given back: the next request may fetch at once.
+        assert_eq!(source.lock().attempted, None);
+        assert!(source.snapshot(false).1);
+        held.abort();
     }
 
     #[test]
