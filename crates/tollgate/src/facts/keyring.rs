@@ -225,11 +225,19 @@ impl RequestStateKeyRing {
     }
 
     /// The sealing key and its id.
+    #[cfg_attr(
+        not(feature = "request-state"),
+        allow(dead_code, reason = "read only when sealing is built")
+    )]
     pub(crate) fn sealing(&self) -> Option<(&str, &RequestStateKey)> {
         self.keys.first().map(|(id, key)| (&**id, key))
     }
 
     /// The key with id `id`.
+    #[cfg_attr(
+        not(feature = "request-state"),
+        allow(dead_code, reason = "read only when sealing is built")
+    )]
     pub(crate) fn get(&self, id: &str) -> Option<&RequestStateKey> {
         self.keys
             .iter()
