@@ -425,11 +425,13 @@ impl McpService {
         let body = std::pin::pin!(body);
         if declared.is_some_and(|n| n > max as u64) {
             linger(body).await;
+            crate::facts::telemetry::refused_input();
             return Outcome::Reply(fault_reply(None, Fault::Parse, None));
         }
         let bytes = match read_body(body, max).await {
             Ok(bytes) => bytes,
             Err(BodyError::TooLarge) => {
+                crate::facts::telemetry::refused_input();
                 return Outcome::Reply(fault_reply(None, Fault::Parse, None));
             }
             Err(BodyError::Broken) => return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST)),
@@ -524,11 +526,13 @@ async fn answer_in_task(
     let stream = EventStream::new(endpoint.inner.streams);
     let sink = NotificationSink::Stream(Arc::clone(&stream));
     let finish = FinishOnDrop(Arc::clone(&stream));
-    let task = tokio::spawn(async move {
+    // The task carries the caller's telemetry context (feature `otel`), as the request would
+    // have inline.
+    let task = tokio::spawn(crate::facts::telemetry::carry(async move {
         let reply = handle_value(&endpoint, &origin, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
-    });
+    }));
     stream.set_task(task.abort_handle());
     let mut guard = AbortOnDrop(Some(task.abort_handle()));
     match std::future::poll_fn(|cx| stream.poll_answer(cx)).await {

@@ -112,6 +112,7 @@ impl StdioServer {
                 break;
             }
             if oversized {
+                crate::facts::telemetry::refused_input();
                 send(&connection.tx, fault_reply(None, Fault::Parse, None)).await;
                 continue;
             }
@@ -153,6 +154,7 @@ impl Lines {
     async fn line(&mut self, line: &[u8]) -> bool {
         let endpoint = &self.endpoint;
         let Ok(value) = from_slice(line, &endpoint.inner.limits.json) else {
+            crate::facts::telemetry::refused_input();
             send(&self.tx, fault_reply(None, Fault::Parse, None)).await;
             return true;
         };

@@ -19,6 +19,8 @@ mod support;
 use std::convert::Infallible;
 use std::time::Duration;
 
+use tokio::io::AsyncWriteExt as _;
+
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -59,6 +61,16 @@ async fn echo(
     Ok(CompleteResult::from_tool_text(text).into())
 }
 
+/// Waits until the call is cancelled.
+async fn wait(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    features.cancellation().cancelled().await;
+    Ok(CompleteResult::from_tool_text("cancelled").into())
+}
+
 async fn job(
     _: &RequestContext,
     _: ToolArguments<JsonObject>,
@@ -90,6 +102,13 @@ fn endpoint() -> Endpoint {
         .legacy_sessions(Some(SessionConfig::default()))
         .task_store(InMemoryTaskStore::default())
         .admission(admit)
+        .add_tool(
+            ToolRegistration::with_name("wait", all)
+                .json_object_arguments()
+                .handler(wait)
+                .build()
+                .unwrap(),
+        )
         .add_tool(
             ToolRegistration::with_name("job", [ProtocolVersion::V2026_07_28])
                 .json_object_arguments()
@@ -365,7 +384,70 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
         "{all:#?}"
     );
 
-    // 7. Metrics: the duration histogram by method, tool, revision and error type; refusals by
+    // 7. A request id is recorded up to 128 bytes; a longer one (the client's choice) is not.
+    spans.reset();
+    for (length, recorded) in [(128, true), (129, false)] {
+        let id = "i".repeat(length);
+        let body =
+            call_body("echo", "hi", "").replace(r#""id":"req-1""#, &format!(r#""id":"{id}""#));
+        let answered = post(addr, &headers(None), body.as_bytes()).await;
+        assert_eq!(answered.status, 200, "{}", answered.text());
+        let server = server_spans(&spans);
+        let last = server.last().unwrap();
+        assert_eq!(
+            text(last, "jsonrpc.request.id").is_some(),
+            recorded,
+            "{length}"
+        );
+    }
+    // 8. A body that is not JSON is refused before any span: counted as a `limits` refusal.
+    let refused = post(addr, &headers(None), b"{not json").await;
+    assert_eq!(refused.status, 400);
+
+    // 9. A request cancelled before it answers (stdio `notifications/cancelled`): its span ends
+    //    with `error.type` `cancelled`, and the active-request count comes back down.
+    spans.reset();
+    let (client_in, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, _client_out) = tokio::io::duplex(1 << 16);
+    let stdio = tokio::spawn(
+        tollgate::transport::StdioServer::new(endpoint()).serve(server_in, server_out),
+    );
+    let mut input = client_in;
+    let slow = format!(
+        r#"{{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{{"name":"wait","arguments":{{}},{META}}}}}"#
+    );
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow"}}"#;
+    input
+        .write_all(format!("{slow}\n").as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    input
+        .write_all(format!("{cancel}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut cancelled = None;
+    for _ in 0..100 {
+        cancelled = server_spans(&spans)
+            .into_iter()
+            .find(|s| s.name == "tools/call wait");
+        if cancelled.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let cancelled = cancelled.expect("the cancelled request's span ended");
+    assert_eq!(text(&cancelled, "error.type").as_deref(), Some("cancelled"));
+    assert_eq!(
+        text(&cancelled, "network.transport").as_deref(),
+        Some("pipe")
+    );
+    assert!(matches!(cancelled.status, Status::Error { .. }));
+    drop(input);
+    stdio.await.unwrap().unwrap();
+
+    // 10. Metrics: the duration histogram by method, tool, revision and error type; refusals by
     //    kind; and nothing anywhere carries the argument marker or an unregistered name.
     meter.force_flush().unwrap();
     let exported = metrics.get_finished_metrics().unwrap();
@@ -394,6 +476,26 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
                     assert!(!rendered.contains(MARKER), "{rendered}");
                     assert!(!rendered.contains("secret-tool-name"), "{rendered}");
                 }
+                if metric.name() == "tollgate.server.active_requests" {
+                    let AggregatedMetrics::I64(MetricData::Sum(sum)) = metric.data() else {
+                        panic!("a sum");
+                    };
+                    assert_eq!(sum.data_points().map(|p| p.value()).sum::<i64>(), 0);
+                }
+                if metric.name() == "tollgate.server.refusals" {
+                    let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
+                        panic!("a sum");
+                    };
+                    for kind in ["admission", "invalid_params", "limits"] {
+                        assert!(
+                            sum.data_points().any(|p| p.attributes().any(|kv| {
+                                kv.key.as_str() == "tollgate.refusal.kind"
+                                    && kv.value.as_str() == kind
+                            })),
+                            "{kind}"
+                        );
+                    }
+                }
                 if metric.name() == "tollgate.server.task.transitions" {
                     let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
                         panic!("a sum");
@@ -419,11 +521,14 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
                                 && kv.value.as_str() == "2026-07-28"
                         })
                     }));
-                    assert!(
-                        h.data_points()
-                            .any(|p| p.attributes().any(|kv| kv.key.as_str() == "error.type"
-                                && kv.value.as_str() == "-32001"))
-                    );
+                    for error in ["-32001", "cancelled"] {
+                        assert!(
+                            h.data_points()
+                                .any(|p| p.attributes().any(|kv| kv.key.as_str() == "error.type"
+                                    && kv.value.as_str() == error)),
+                            "{error}"
+                        );
+                    }
                 }
             }
         }

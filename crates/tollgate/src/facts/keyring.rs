@@ -162,10 +162,9 @@ impl RequestStateKeyRing {
             let (id, secret) = entry
                 .split_once('=')
                 .ok_or_else(|| at(invalid(DETAIL_ENTRY)))?;
-            let mut secret = decode(secret.trim()).map_err(at)?;
-            let key = RequestStateKey::from_secret(&secret).map_err(|_| at(invalid(DETAIL_WEAK)));
-            zeroize::Zeroize::zeroize(&mut secret);
-            let key = key?;
+            let secret = decode(secret.trim()).map_err(at)?;
+            let key =
+                RequestStateKey::from_secret(&secret).map_err(|_| at(invalid(DETAIL_WEAK)))?;
             ring = Some(
                 match ring {
                     None => Self::new(id.trim(), key),
@@ -185,7 +184,7 @@ impl RequestStateKeyRing {
     /// as [`parse`](Self::parse).
     pub fn from_env(var: &str) -> Result<Self, BuildError> {
         match std::env::var(var) {
-            Ok(text) => Self::parse(&text),
+            Ok(text) => Self::parse(&zeroize::Zeroizing::new(text)),
             Err(std::env::VarError::NotPresent) => Err(invalid(DETAIL_UNSET)),
             Err(std::env::VarError::NotUnicode(_)) => Err(invalid(DETAIL_TEXT)),
         }
@@ -201,17 +200,17 @@ impl RequestStateKeyRing {
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, BuildError> {
         use std::io::Read as _;
         let file = std::fs::File::open(path).map_err(|_| invalid(DETAIL_FILE))?;
-        let mut bytes = Vec::new();
+        // Room for the whole bound up front: no reallocation leaves a copy of a secret behind.
+        let mut bytes =
+            zeroize::Zeroizing::new(Vec::with_capacity(MAX_REQUEST_STATE_KEYS_TEXT_BYTES + 1));
         let bound = u64::try_from(MAX_REQUEST_STATE_KEYS_TEXT_BYTES + 1).unwrap_or(u64::MAX);
         file.take(bound)
             .read_to_end(&mut bytes)
             .map_err(|_| invalid(DETAIL_FILE))?;
-        let parsed = match std::str::from_utf8(&bytes) {
+        match std::str::from_utf8(&bytes) {
             Ok(text) => Self::parse(text),
             Err(_) => Err(invalid(DETAIL_TEXT)),
-        };
-        zeroize::Zeroize::zeroize(&mut bytes);
-        parsed
+        }
     }
 
     /// The id of the key that seals.
@@ -233,6 +232,15 @@ impl RequestStateKeyRing {
         self.keys.first().map(|(id, key)| (&**id, key))
     }
 
+    /// Every key, the sealing key's first.
+    #[cfg_attr(
+        not(feature = "request-state"),
+        allow(dead_code, reason = "read only when sealing is built")
+    )]
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &RequestStateKey> {
+        self.keys.iter().map(|(_, key)| key)
+    }
+
     /// The key with id `id`.
     #[cfg_attr(
         not(feature = "request-state"),
@@ -246,13 +254,14 @@ impl RequestStateKeyRing {
     }
 }
 
-/// `base64:` (standard alphabet, padded) or `hex:` secret bytes.
-fn decode(secret: &str) -> Result<Vec<u8>, BuildError> {
+/// `base64:` (standard alphabet, padded) or `hex:` secret bytes, wiped when dropped.
+fn decode(secret: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, BuildError> {
     if let Some(b64) = secret.strip_prefix("base64:") {
         return crate::wire::syntax::base64_decode(
             b64.as_bytes(),
             MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
         )
+        .map(zeroize::Zeroizing::new)
         .ok_or_else(|| invalid(DETAIL_ENCODING));
     }
     let Some(hex) = secret.strip_prefix("hex:") else {
@@ -263,17 +272,19 @@ fn decode(secret: &str) -> Result<Vec<u8>, BuildError> {
     if !bytes.len().is_multiple_of(2) {
         return Err(invalid(DETAIL_ENCODING));
     }
-    bytes
-        .chunks_exact(2)
-        .map(|pair| match pair {
+    // Filled in place (and wiped however it ends), never through a growing buffer.
+    let mut out = zeroize::Zeroizing::new(Vec::with_capacity(bytes.len() / 2));
+    for pair in bytes.chunks_exact(2) {
+        let byte = match pair {
             [hi, lo] => match (digit(*hi), digit(*lo)) {
                 (Some(hi), Some(lo)) => u8::try_from(hi * 16 + lo).ok(),
                 _ => None,
             },
             _ => None,
-        })
-        .collect::<Option<Vec<u8>>>()
-        .ok_or_else(|| invalid(DETAIL_ENCODING))
+        };
+        out.push(byte.ok_or_else(|| invalid(DETAIL_ENCODING))?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -115,6 +115,15 @@ fn errors_name_the_entry_and_never_the_secret() {
         .err()
         .unwrap_or_else(|| unreachable!());
     assert_eq!(error.location(), Some("entry 2"));
+    // Entries are counted, not lines: comments and blank lines between them do not count.
+    let spaced = format!(
+        "# first\n\nk1=hex:{}\n# then\n\nk2=hex:{secret}",
+        hex_secret(1)
+    );
+    let error = RequestStateKeyRing::parse(&spaced)
+        .err()
+        .unwrap_or_else(|| unreachable!());
+    assert_eq!(error.location(), Some("entry 2"));
     for shown in [format!("{error}"), format!("{error:?}")] {
         assert!(!shown.contains(&secret), "{shown}");
         assert!(!shown.contains(&hex_secret(1)), "{shown}");
@@ -149,6 +158,14 @@ fn from_a_file_and_the_environment() {
     );
     let ring = RequestStateKeyRing::from_file(&path).unwrap_or_else(|_| unreachable!());
     assert_eq!(ring.ids().collect::<Vec<_>>(), ["k2", "k1"]);
+    // At the bound, a file is read whole; one byte past it is refused.
+    let entry = format!("k=hex:{}", hex_secret(1));
+    let at = format!(
+        "{}\n{entry}",
+        "#".repeat(MAX_REQUEST_STATE_KEYS_TEXT_BYTES - entry.len() - 1)
+    );
+    let _ = std::fs::write(&path, &at);
+    assert!(RequestStateKeyRing::from_file(&path).is_ok());
     // One byte past the bound is refused without reading further.
     let _ = std::fs::write(&path, vec![b'#'; MAX_REQUEST_STATE_KEYS_TEXT_BYTES + 1]);
     assert_eq!(

@@ -377,13 +377,15 @@ pub(crate) fn open(
                 let id = std::str::from_utf8(id).map_err(|_| Unopenable)?;
                 // A retired or unknown key: the state does not open.
                 let key = keys.get(id).ok_or(Unopenable)?;
-                open_with(key, id, binding, rest)?
+                open_with(key, &aead::aad(binding, id), binding, rest)?
             }
-            Some((&VERSION_WITHOUT_KEY_ID, rest)) => keys
-                .ids()
-                .filter_map(|id| keys.get(id))
-                .find_map(|key| open_with(key, "", binding, rest).ok())
-                .ok_or(Unopenable)?,
+            Some((&VERSION_WITHOUT_KEY_ID, rest)) => {
+                // One digest of the arguments, whichever key opens it.
+                let aad = aead::aad(binding, "");
+                keys.keys()
+                    .find_map(|key| open_with(key, &aad, binding, rest).ok())
+                    .ok_or(Unopenable)?
+            }
             _ => return Err(Unopenable),
         };
         let value = from_slice(&plain, &JsonLimits::default()).map_err(|_| Unopenable)?;
@@ -431,11 +433,11 @@ pub(crate) fn open(
     }
 }
 
-/// Decrypts `nonce || ciphertext` with `key` (named `key_id` in the associated data).
+/// Decrypts `nonce || ciphertext` with `key` under the associated data `aad`.
 #[cfg(feature = "request-state")]
 fn open_with(
     key: &RequestStateKey,
-    key_id: &str,
+    aad: &[u8],
     binding: &Binding<'_>,
     sealed: &[u8],
 ) -> Result<Vec<u8>, Unopenable> {
@@ -444,8 +446,7 @@ fn open_with(
     }
     let (nonce, sealed) = sealed.split_at(NONCE_BYTES);
     let cipher = aead::cipher(key, binding.endpoint).ok_or(Unopenable)?;
-    let aad = aead::aad(binding, key_id);
-    aead::open(&cipher, nonce, &aad, sealed).ok_or(Unopenable)
+    aead::open(&cipher, nonce, aad, sealed).ok_or(Unopenable)
 }
 
 #[cfg(all(test, feature = "request-state"))]
@@ -642,6 +643,23 @@ mod tests {
             let text = crate::wire::syntax::base64_encode(&bad);
             assert!(open(&ring, &bound, &text, now).is_err());
         }
+    }
+
+    #[test]
+    fn a_version_2_state_relabelled_version_1_does_not_open() {
+        let args = JsonObject::builder().insert("a", 1).build();
+        let bound = binding(&args, None);
+        let now = SystemTime::now();
+        let ring = RequestStateKeyRing::new("k", key(1)).unwrap_or_else(|_| unreachable!());
+        let sealed = seal(&ring, &bound, &opened(), now).unwrap_or_default();
+        let envelope =
+            crate::wire::syntax::base64_decode(sealed.as_bytes(), 1 << 16).unwrap_or_default();
+        // Version 1, the key id stripped: same key, same nonce and ciphertext.
+        let mut downgraded = vec![VERSION_WITHOUT_KEY_ID];
+        downgraded.extend_from_slice(envelope.get(3..).unwrap_or_default());
+        let downgraded = crate::wire::syntax::base64_encode(&downgraded);
+        assert!(open(&ring, &bound, &downgraded, now).is_err());
+        assert_eq!(open(&ring, &bound, &sealed, now), Ok(opened()));
     }
 
     #[test]

@@ -82,6 +82,9 @@ mod off {
     pub(crate) fn tool_error() {}
 
     #[inline(always)]
+    pub(crate) fn refused_input() {}
+
+    #[inline(always)]
     pub(crate) fn stage<F: Future>(_: &'static str, work: F) -> F {
         work
     }
@@ -94,6 +97,12 @@ mod off {
     #[inline(always)]
     pub(crate) fn stage_sync<T>(_: &'static str, work: impl FnOnce() -> T) -> T {
         work()
+    }
+
+    /// The work itself: no context to carry without the feature.
+    #[inline(always)]
+    pub(crate) fn carry<F: Future>(work: F) -> F {
+        work
     }
 
     /// An open stream: nothing to count without the feature.
@@ -109,17 +118,16 @@ mod off {
 
 #[cfg(feature = "otel")]
 mod on {
-    use std::cell::RefCell;
     use std::future::Future;
-    use std::sync::OnceLock;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
     use std::time::Instant;
 
     use opentelemetry::context::FutureExt as _;
     use opentelemetry::global::BoxedTracer;
     use opentelemetry::metrics::{Counter, Histogram, UpDownCounter};
     use opentelemetry::trace::{
-        SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _, TraceFlags,
-        TraceId, TraceState, Tracer as _,
+        Span as _, SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _,
+        TraceFlags, TraceId, TraceState, Tracer as _,
     };
     use opentelemetry::{Context, InstrumentationScope, KeyValue, Value};
 
@@ -136,6 +144,9 @@ mod on {
     const DURATION_BUCKETS: [f64; 14] = [
         0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
     ];
+
+    /// The longest request id recorded on a span, in bytes.
+    pub(crate) const MAX_RECORDED_ID_BYTES: usize = 128;
 
     struct Telemetry {
         tracer: BoxedTracer,
@@ -221,14 +232,21 @@ mod on {
         ))
     }
 
-    /// Whether the current context's span records (is sampled and not a no-op).
+    /// Whether the request running on this task records (its span is sampled and not a no-op;
+    /// the current context is then the request's or one of its stages').
     fn recording() -> bool {
-        Context::map_current(|cx| cx.span().is_recording())
+        RECORDED
+            .try_with(|r| lock(r).span.is_some())
+            .unwrap_or(false)
     }
 
     /// A request's span and clock, from its envelope to its reply.
     pub(crate) struct Request {
-        cx: Context,
+        /// The request's span in its parent's context: `None` when there is nothing to record
+        /// or pass on (no tracer provider installed and no caller's trace), so the request
+        /// runs with no context of its own.
+        cx: Option<Context>,
+        recording: bool,
         method: &'static str,
         transport: &'static str,
         started: Instant,
@@ -264,24 +282,38 @@ mod on {
             let builder = SpanBuilder::from_name(method)
                 .with_kind(SpanKind::Server)
                 .with_attributes(attributes);
-            let cx = parent.with_span(telemetry.tracer.build_with_context(builder, &parent));
+            let span = telemetry.tracer.build_with_context(builder, &parent);
+            let recording = span.is_recording();
+            // The API's no-op tracer, with no caller's trace to carry: no context at all.
+            if !recording && !span.span_context().is_valid() {
+                return Self {
+                    cx: None,
+                    recording,
+                    method,
+                    transport,
+                    started,
+                };
+            }
+            let cx = parent.with_span(span);
             let span = cx.span();
-            if span.is_recording() {
+            if recording {
                 // `{mcp.method.name} {target}` for a registered tool or prompt (a bounded set
                 // of names), else the method alone.
                 if let Some(Target::Tool(t) | Target::Prompt(t)) = target() {
                     span.update_name(format!("{method} {t}"));
                 }
-                if let Some(id) = id {
-                    let id = match id {
-                        RequestId::String(s) => s.as_str().to_owned(),
-                        RequestId::Integer(n) => n.to_string(),
-                    };
+                // An id longer than the bound is not recorded: a client chooses it.
+                let id = id.map(|id| match id {
+                    RequestId::String(s) => s.as_str().to_owned(),
+                    RequestId::Integer(n) => n.to_string(),
+                });
+                if let Some(id) = id.filter(|id| id.len() <= MAX_RECORDED_ID_BYTES) {
                     span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
                 }
             }
             Self {
-                cx,
+                cx: Some(cx),
+                recording,
                 method,
                 transport,
                 started,
@@ -289,24 +321,55 @@ mod on {
         }
 
         /// Runs the request with its span as the current context, then records its outcome
-        /// and duration.
+        /// and duration; a request dropped before it answers (its client went away, or it was
+        /// cancelled) is recorded too, with `error.type` `cancelled`.
         pub(crate) async fn run<F: Future<Output = Reply>>(self, work: F) -> Reply {
             let telemetry = telemetry();
             // Without attributes the SDK counts without hashing a set.
             telemetry.active_requests.add(1, &[]);
-            // Boxed once: the request's future is large, and each wrapper would move it.
-            let work = Box::pin(work.with_context(self.cx.clone()));
-            let (reply, recorded) = RECORDED
-                .scope(RefCell::new(Recorded::default()), async {
-                    let reply = work.await;
-                    (reply, Recorded::take())
-                })
-                .await;
+            let recorded = Arc::new(Mutex::new(Recorded {
+                span: if self.recording {
+                    self.cx.clone()
+                } else {
+                    None
+                },
+                ..Recorded::default()
+            }));
+            let mut finish = Finish {
+                recorded: Arc::clone(&recorded),
+                outcome: None,
+                request: self,
+            };
+            let reply = match &finish.request.cx {
+                // Boxed once: the request's future is large, and each wrapper would move it.
+                Some(cx) => {
+                    let work = Box::pin(work.with_context(cx.clone()));
+                    RECORDED.scope(recorded, work).await
+                }
+                None => RECORDED.scope(recorded, work).await,
+            };
+            finish.outcome = Some(reply.fault.map(|f| f.code()));
+            reply
+        }
+    }
+
+    /// The end of a request, recorded when it is dropped: after its reply (`outcome` set: the
+    /// fault's code, if any) or when the request went away first (`outcome` unset).
+    struct Finish {
+        request: Request,
+        recorded: Arc<Mutex<Recorded>>,
+        outcome: Option<Option<i64>>,
+    }
+
+    impl Drop for Finish {
+        fn drop(&mut self) {
+            let telemetry = telemetry();
             telemetry.active_requests.add(-1, &[]);
-            let span = self.cx.span();
+            let recorded = std::mem::take(&mut *lock(&self.recorded));
+            let request = &self.request;
             let mut attributes = Vec::with_capacity(5);
-            attributes.push(KeyValue::new("mcp.method.name", self.method));
-            attributes.push(KeyValue::new("network.transport", self.transport));
+            attributes.push(KeyValue::new("mcp.method.name", request.method));
+            attributes.push(KeyValue::new("network.transport", request.transport));
             if let Some(revision) = recorded.revision {
                 attributes.push(KeyValue::new("mcp.protocol.version", revision));
             }
@@ -317,33 +380,46 @@ mod on {
                 }
                 None => {}
             }
-            let error: Option<Value> = match reply.fault.map(|f| f.code()) {
-                Some(code) => {
+            let fault = self.outcome.flatten();
+            let error: Option<Value> = match self.outcome {
+                None => Some(Value::from("cancelled")),
+                Some(Some(code)) => {
                     if let Some(kind) = refusal_kind(code) {
                         telemetry
                             .refusals
                             .add(1, &[KeyValue::new("tollgate.refusal.kind", kind)]);
                     }
-                    let code = Value::from(code.to_string());
-                    span.set_attribute(KeyValue::new("rpc.response.status_code", code.clone()));
-                    Some(code)
+                    Some(Value::from(code.to_string()))
                 }
-                None if recorded.tool_error => Some(Value::from("tool_error")),
-                None => None,
+                Some(None) if recorded.tool_error => Some(Value::from("tool_error")),
+                Some(None) => None,
             };
-            if let Some(error) = error {
-                if span.is_recording() {
+            if let Some(cx) = &request.cx {
+                let span = cx.span();
+                if let Some(error) = error.as_ref().filter(|_| request.recording) {
+                    if fault.is_some() {
+                        span.set_attribute(KeyValue::new(
+                            "rpc.response.status_code",
+                            error.clone(),
+                        ));
+                    }
                     span.set_status(Status::error(error.as_str().into_owned()));
                     span.set_attribute(KeyValue::new("error.type", error.clone()));
                 }
+                span.end();
+            }
+            if let Some(error) = error {
                 attributes.push(KeyValue::new("error.type", error));
             }
             telemetry
                 .duration
-                .record(self.started.elapsed().as_secs_f64(), &attributes);
-            span.end();
-            reply
+                .record(request.started.elapsed().as_secs_f64(), &attributes);
         }
+    }
+
+    fn lock(recorded: &Mutex<Recorded>) -> std::sync::MutexGuard<'_, Recorded> {
+        // Every update is a field store: a poisoned lock is still consistent.
+        recorded.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     enum Owned {
@@ -355,65 +431,57 @@ mod on {
     /// attributes cannot be read back, and an unsampled span keeps none).
     #[derive(Default)]
     struct Recorded {
+        /// The request's span, when it records: attributes learned later go on it (never on
+        /// whatever span is current, which inside a stage is the stage's).
+        span: Option<Context>,
         revision: Option<&'static str>,
         target: Option<Owned>,
         tool_error: bool,
     }
 
     tokio::task_local! {
-        static RECORDED: RefCell<Recorded>;
+        static RECORDED: Arc<Mutex<Recorded>>;
     }
 
     impl Recorded {
-        fn take() -> Self {
-            RECORDED
-                .try_with(|r| std::mem::take(&mut *r.borrow_mut()))
-                .unwrap_or_default()
+        /// Sets `attribute` on the request's span, when it records.
+        fn attribute(&self, attribute: impl FnOnce() -> KeyValue) {
+            if let Some(cx) = &self.span {
+                cx.span().set_attribute(attribute());
+            }
         }
     }
 
     fn with(update: impl FnOnce(&mut Recorded)) {
-        let _ = RECORDED.try_with(|r| update(&mut r.borrow_mut()));
+        let _ = RECORDED.try_with(|r| update(&mut lock(r)));
     }
 
     /// The request's revision, once its gate has read it.
     pub(crate) fn revision(revision: &'static str) {
-        Context::map_current(|cx| {
-            cx.span()
-                .set_attribute(KeyValue::new("mcp.protocol.version", revision));
+        with(|r| {
+            r.attribute(|| KeyValue::new("mcp.protocol.version", revision));
+            r.revision = Some(revision);
         });
-        with(|r| r.revision = Some(revision));
     }
 
     /// The 2025 session the request belongs to, once the session store has found it (the id
     /// is the server's own, never one the store did not know).
     pub(crate) fn session(id: &str) {
-        Context::map_current(|cx| {
-            let span = cx.span();
-            if span.is_recording() {
-                span.set_attribute(KeyValue::new("mcp.session.id", id.to_owned()));
-            }
-        });
+        with(|r| r.attribute(|| KeyValue::new("mcp.session.id", id.to_owned())));
     }
 
     /// The registered operation the request names, once it was looked up.
     pub(crate) fn target(target: Target<'_>) {
-        Context::map_current(|cx| {
-            let span = cx.span();
-            if !span.is_recording() {
-                return;
-            }
+        with(|r| {
             match target {
                 Target::Tool(name) => {
-                    span.set_attribute(KeyValue::new("gen_ai.tool.name", name.to_owned()));
-                    span.set_attribute(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+                    r.attribute(|| KeyValue::new("gen_ai.tool.name", name.to_owned()));
+                    r.attribute(|| KeyValue::new("gen_ai.operation.name", "execute_tool"));
                 }
                 Target::Prompt(name) => {
-                    span.set_attribute(KeyValue::new("gen_ai.prompt.name", name.to_owned()));
+                    r.attribute(|| KeyValue::new("gen_ai.prompt.name", name.to_owned()));
                 }
             }
-        });
-        with(|r| {
             r.target = Some(match target {
                 Target::Tool(name) => Owned::Tool(name.to_owned()),
                 Target::Prompt(name) => Owned::Prompt(name.to_owned()),
@@ -424,6 +492,14 @@ mod on {
     /// A completed tool result with `isError: true`.
     pub(crate) fn tool_error() {
         with(|r| r.tool_error = true);
+    }
+
+    /// A message refused before it was read as JSON-RPC: past an input limit, or not JSON
+    /// (-32700, answered before any span starts).
+    pub(crate) fn refused_input() {
+        telemetry()
+            .refusals
+            .add(1, &[KeyValue::new("tollgate.refusal.kind", "limits")]);
     }
 
     /// A task this instance moved into `status` (created, or changed by a stored update).
@@ -488,6 +564,12 @@ mod on {
                 out
             }
         }
+    }
+
+    /// `work` with the current context as its own, for a task spawned to run it (a spawned
+    /// task starts with an empty context).
+    pub(crate) fn carry<F: Future>(work: F) -> opentelemetry::context::WithContext<F> {
+        work.with_current_context()
     }
 
     /// One server-sent event stream open on a connection, counted while it lives.

@@ -10,7 +10,10 @@ use crate::wire::reply::{Reply, fault_reply};
 
 /// Strict JSON under every input limit.
 pub(crate) fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<JsonValue, Reply> {
-    from_slice(body, &endpoint.inner.limits.json).map_err(|_| fault_reply(None, Fault::Parse, None))
+    from_slice(body, &endpoint.inner.limits.json).map_err(|_| {
+        crate::facts::telemetry::refused_input();
+        fault_reply(None, Fault::Parse, None)
+    })
 }
 
 /// Whether a parsed request asks for progress (`params._meta.progressToken`).
