@@ -1,5 +1,9 @@
 //! Tollgate's `add`: typed arguments and output (full input and output validation), text mirror
 //! and structured sum; 2026-07-28 and stateless 2025-11-25.
+//!
+//! Built with the `otel` feature, `TOLLGATE_ADD_OTEL` installs the OpenTelemetry SDK: `unsampled`
+//! (a tracer whose sampler records nothing, and a meter provider) or `sampled` (every span
+//! recorded and batched to an exporter that drops it, and a meter provider).
 
 mod common;
 
@@ -46,7 +50,41 @@ impl ToolResultSanitizer for Identity {
     }
 }
 
+/// Installs the SDK as `TOLLGATE_ADD_OTEL` says (see the file's doc).
+#[cfg(feature = "otel")]
+fn telemetry() {
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+    use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider, SpanData};
+
+    /// Takes every batch of finished spans and drops it: the cost of recording, not of shipping.
+    #[derive(Debug)]
+    struct Discard;
+
+    impl opentelemetry_sdk::trace::SpanExporter for Discard {
+        async fn export(&self, _: Vec<SpanData>) -> opentelemetry_sdk::error::OTelSdkResult {
+            Ok(())
+        }
+    }
+
+    let sampler = match std::env::var("TOLLGATE_ADD_OTEL").as_deref() {
+        Ok("unsampled") => Sampler::AlwaysOff,
+        Ok("sampled") => Sampler::AlwaysOn,
+        _ => return,
+    };
+    let tracer = SdkTracerProvider::builder()
+        .with_sampler(sampler)
+        .with_batch_exporter(Discard)
+        .build();
+    opentelemetry::global::set_tracer_provider(tracer);
+    let meter = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
+        .build();
+    opentelemetry::global::set_meter_provider(meter);
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    #[cfg(feature = "otel")]
+    telemetry();
     let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
     let mut endpoint = Endpoint::with_path("/mcp", revisions, Implementation::new("tollgate-add", "1.0.0"))
         .legacy_sessions(None)

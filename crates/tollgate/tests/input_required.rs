@@ -21,7 +21,7 @@ use tollgate::{
     ToolArguments, ToolRegistration,
     content::ContentErrorKind,
     context::{InputRequest, InputRequiredResult},
-    endpoint::RequestStateKey,
+    endpoint::{RequestStateKey, RequestStateKeyRing},
     policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
     tool::{
         CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
@@ -225,6 +225,26 @@ fn service() -> McpService {
                 ToolRegistration::with_name("typed", both)
                     .argument_and_output_types::<Nothing, Done>()
                     .handler(typed)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    )
+}
+
+/// One instance of a deployment whose `greet` seals its state with the ring `keys` (text form).
+fn instance(keys: &str) -> McpService {
+    McpService::new(
+        Endpoint::with_path("/mcp", [V26], Implementation::new("input", "1"))
+            .admission(admit)
+            .request_state_keys(RequestStateKeyRing::parse(keys).unwrap())
+            .add_tool(
+                ToolRegistration::with_name("greet", [V26])
+                    .json_object_arguments()
+                    .handler(greet)
+                    .input_request_declarations(declarations())
+                    .request_state_mode(RequestStateMode::FrameworkProtected)
                     .build()
                     .unwrap(),
             )
@@ -631,4 +651,53 @@ fn sampling_requests_are_checked_at_construction() {
         let err = InputRequest::sampling(object(bad)).unwrap_err();
         assert_eq!(err.kind(), ContentErrorKind::InvalidInputRequest, "{bad}");
     }
+}
+
+/// Key rotation as a deployment of several instances sees it: a call started on an instance
+/// whose ring is `[k1]` finishes on one rotated to `[k2, k1]`; one that retired k1 (`[k2]`)
+/// refuses it with the fixed answer, without echoing the state.
+#[tokio::test]
+async fn a_call_in_flight_survives_key_rotation_and_retirement_refuses_it() {
+    let hex = |seed: u8| -> String {
+        (0u8..32)
+            .map(|i| {
+                format!(
+                    "{:02x}",
+                    i.wrapping_mul(41).wrapping_add(seed.wrapping_mul(89))
+                )
+            })
+            .collect()
+    };
+    let k1 = format!("k1=hex:{}", hex(1));
+    let k2 = format!("k2=hex:{}", hex(2));
+    let before = start(instance(&k1)).await;
+    let rotated = start(instance(&format!("{k2},{k1}"))).await;
+    let retired = start(instance(&k2)).await;
+    let retry = |state: &str| {
+        format!(
+            r#""inputResponses":{{"name":{{"action":"accept","content":{{"name":"Ada"}}}}}},"requestState":"{state}""#
+        )
+    };
+    let greet = |addr, extra: String| async move {
+        call(addr, "alice", "greet", r#"{"x":1}"#, &extra, ELICIT).await
+    };
+
+    // Started before the rotation; finished on a rotated instance: k1 still opens.
+    let by_k1 = state_of(&greet(before, String::new()).await);
+    let done = greet(rotated, retry(&by_k1)).await;
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert!(done.text().contains(r#""round":1"#), "{}", done.text());
+    // After k1 is retired, its state is refused with the fixed answer, never echoed.
+    let refused = greet(retired, retry(&by_k1)).await;
+    assert_eq!((refused.status, refused.code()), (400, -32602));
+    assert_eq!(refused.message(), "Invalid request state");
+    assert!(!refused.text().contains(&by_k1));
+    // Sealed by k2: rotated and retired instances open it; one that does not know k2 refuses.
+    let by_k2 = state_of(&greet(rotated, String::new()).await);
+    for addr in [rotated, retired] {
+        let done = greet(addr, retry(&by_k2)).await;
+        assert_eq!(done.status, 200, "{}", done.text());
+    }
+    let unknown = greet(before, retry(&by_k2)).await;
+    assert_eq!((unknown.status, unknown.code()), (400, -32602));
 }
