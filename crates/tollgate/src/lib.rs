@@ -282,10 +282,10 @@ pub mod endpoint {
     //! subscriptions, and sealed request state with its key ring.
     pub use crate::facts::keyring::{
         MAX_REQUEST_STATE_KEY_ID_BYTES, MAX_REQUEST_STATE_KEYS, MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
-        RequestStateKeyRing,
+        RequestStateKey, RequestStateKeyRing,
     };
     pub use crate::facts::state::{
-        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME, RequestStateKey,
+        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME,
     };
     pub use crate::model::subscription::{
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,

@@ -1,17 +1,109 @@
-//! The request-state key ring: several [`RequestStateKey`]s, each with an id, one sealing and
+//! The keys sealed request state uses: one [`RequestStateKey`] (a secret, zeroed when dropped),
+//! and the key ring, several of them, each with an id, one sealing and
 //! the others still opening. A deployment rotates its secret without failing a multi-round call
 //! in flight: add the new key as the sealing one and keep the old one opening until every state
 //! it sealed has expired (15 minutes), then retire it. A state sealed by a retired key no longer
 //! opens, and is answered as any state that does not open.
 //!
-//! Owns the ring, its bounds and its text form (an environment variable or a file every instance
-//! shares). Knows nothing of the envelope (`state.rs`) or of requests.
+//! Owns the key, the ring, their bounds and the ring's text form (an environment variable or a
+//! file every instance shares). Knows nothing of the envelope (`state.rs`) or of requests.
 
 use std::fmt;
 use std::path::Path;
 
 use crate::facts::error::{BuildError, BuildErrorKind};
-use crate::facts::state::RequestStateKey;
+
+/// The fewest distinct byte values a configured secret may have.
+const MIN_DISTINCT_SECRET_BYTES: usize = 8;
+
+/// The secret request state is sealed with. Every instance serving one endpoint must share it
+/// (a state sealed by one instance is opened by whichever receives the retry).
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::endpoint::RequestStateKey;
+///
+/// // 32 bytes from a secret store (here, fixed for the example).
+/// let secret: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(97) ^ 0x5a).collect();
+/// let key = RequestStateKey::from_secret(&secret)?;
+/// assert!(RequestStateKey::from_secret(b"too short").is_err());
+/// // A secret with little entropy (all zeros, one repeated byte, a short pattern) is refused.
+/// assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
+/// assert!(RequestStateKey::from_secret(&[7u8; 64]).is_err());
+/// // Debug never shows the secret.
+/// assert_eq!(format!("{key:?}"), "RequestStateKey(..)");
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct RequestStateKey {
+    secret: [u8; 32],
+}
+
+impl Drop for RequestStateKey {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.secret);
+    }
+}
+
+impl fmt::Debug for RequestStateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RequestStateKey(..)")
+    }
+}
+
+impl RequestStateKey {
+    /// A key from at least 32 bytes of secret (longer secrets are condensed with SHA-256). The
+    /// secret must not be plainly weak: at least 8 distinct byte values (a random 32-byte secret
+    /// has about 27, its hex spelling about 16). This refuses placeholders, not guessable
+    /// secrets: generate the secret with a cryptographic random source. The key's bytes are
+    /// zeroed when it is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::InvalidConfiguration`] for fewer than 32 bytes, or a secret with fewer
+    /// than 8 distinct byte values (all zeros, a repeated byte, a short pattern).
+    pub fn from_secret(secret: &[u8]) -> Result<Self, BuildError> {
+        let mut seen = [false; 256];
+        for b in secret {
+            seen[usize::from(*b)] = true;
+        }
+        let distinct = seen.iter().filter(|s| **s).count();
+        if secret.len() < 32 || distinct < MIN_DISTINCT_SECRET_BYTES {
+            return Err(BuildError::new(BuildErrorKind::InvalidConfiguration));
+        }
+        let mut key = [0u8; 32];
+        if secret.len() == 32 {
+            key.copy_from_slice(secret);
+        } else {
+            #[cfg(feature = "request-state")]
+            {
+                use sha2::Digest;
+                key.copy_from_slice(&sha2::Sha256::digest(secret));
+            }
+            #[cfg(not(feature = "request-state"))]
+            key.copy_from_slice(&secret[..32]);
+        }
+        Ok(Self { secret: key })
+    }
+
+    /// The key's secret bytes (for the envelope's key derivation, `state.rs`).
+    #[cfg_attr(
+        not(feature = "request-state"),
+        allow(dead_code, reason = "read only when sealing is built")
+    )]
+    pub(crate) fn secret(&self) -> &[u8; 32] {
+        &self.secret
+    }
+
+    /// A random key for this process: states do not survive a restart and are not shared with
+    /// other instances. The default when an endpoint sets none.
+    pub fn generate() -> Option<Self> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).ok()?;
+        Some(Self { secret })
+    }
+}
 
 /// The most keys a ring holds.
 pub const MAX_REQUEST_STATE_KEYS: usize = 16;

@@ -195,3 +195,34 @@ fn from_a_file_and_the_environment() {
         Some(DETAIL_UNSET)
     );
 }
+
+/// 32 bytes with many distinct values.
+fn key_bytes() -> Vec<u8> {
+    (0u8..32)
+        .map(|i| i.wrapping_mul(37).wrapping_add(101))
+        .collect()
+}
+
+#[test]
+fn weak_secrets_are_refused() {
+    assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
+    assert!(RequestStateKey::from_secret(&[0xffu8; 48]).is_err());
+    let pattern: Vec<u8> = (0..64).map(|i| b"abcdefg"[i % 7]).collect();
+    assert!(
+        RequestStateKey::from_secret(&pattern).is_err(),
+        "7 distinct bytes"
+    );
+    let eight: Vec<u8> = (0..64).map(|i| b"abcdefgh"[i % 8]).collect();
+    assert!(
+        RequestStateKey::from_secret(&eight).is_ok(),
+        "8 distinct bytes"
+    );
+    assert!(
+        RequestStateKey::from_secret(&key_bytes()[..31]).is_err(),
+        "31 bytes"
+    );
+    assert!(
+        RequestStateKey::from_secret(&key_bytes()).is_ok(),
+        "32 bytes"
+    );
+}

@@ -1,8 +1,8 @@
 //! Sealed request state: the `requestState` Tollgate issues with every `input_required` result
 //! and opens on the retry.
 //!
-//! Owns [`RequestStateKey`] and the envelope: version, the sealing key's id (from the endpoint's
-//! key ring, `keyring.rs`), random 96-bit nonce, and AES-256-GCM ciphertext under a key derived
+//! Owns the envelope: version, the sealing key's id (from the endpoint's key ring and its
+//! [`RequestStateKey`]s, `keyring.rs`), random 96-bit nonce, and AES-256-GCM ciphertext under a key derived
 //! with HKDF-SHA256 from that key's secret and the endpoint's path. A version 1 envelope (no key
 //! id, sealed before key rings) is tried with each key of the ring. The
 //! plaintext holds the expiry (15 minutes), the round (at most 10), the keys and methods of the
@@ -12,7 +12,6 @@
 //! bit does not open. Knows nothing of JSON-RPC; the methods' request-state stage
 //! (`methods/state.rs`) decides what to seal.
 
-use std::fmt;
 #[cfg(feature = "request-state")]
 use std::time::UNIX_EPOCH;
 use std::time::{Duration, SystemTime};
@@ -21,7 +20,8 @@ use std::time::{Duration, SystemTime};
 use tollgate_json::{JsonLimits, OutputLimits, from_slice, to_vec};
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::error::{BuildError, BuildErrorKind};
+#[cfg(feature = "request-state")]
+use crate::facts::keyring::RequestStateKey;
 use crate::facts::keyring::RequestStateKeyRing;
 
 /// How long a sealed state stays valid.
@@ -36,90 +36,8 @@ pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;
 const VERSION: u8 = 2;
 #[cfg(feature = "request-state")]
 const VERSION_WITHOUT_KEY_ID: u8 = 1;
-/// The fewest distinct byte values a configured secret may have.
-const MIN_DISTINCT_SECRET_BYTES: usize = 8;
 #[cfg(feature = "request-state")]
 const NONCE_BYTES: usize = 12;
-
-/// The secret request state is sealed with. Every instance serving one endpoint must share it
-/// (a state sealed by one instance is opened by whichever receives the retry).
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::endpoint::RequestStateKey;
-///
-/// // 32 bytes from a secret store (here, fixed for the example).
-/// let secret: Vec<u8> = (0u8..32).map(|i| i.wrapping_mul(97) ^ 0x5a).collect();
-/// let key = RequestStateKey::from_secret(&secret)?;
-/// assert!(RequestStateKey::from_secret(b"too short").is_err());
-/// // A secret with little entropy (all zeros, one repeated byte, a short pattern) is refused.
-/// assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
-/// assert!(RequestStateKey::from_secret(&[7u8; 64]).is_err());
-/// // Debug never shows the secret.
-/// assert_eq!(format!("{key:?}"), "RequestStateKey(..)");
-/// # Ok::<(), tollgate::BuildError>(())
-/// ```
-#[derive(Clone)]
-pub struct RequestStateKey {
-    secret: [u8; 32],
-}
-
-impl Drop for RequestStateKey {
-    fn drop(&mut self) {
-        zeroize::Zeroize::zeroize(&mut self.secret);
-    }
-}
-
-impl fmt::Debug for RequestStateKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("RequestStateKey(..)")
-    }
-}
-
-impl RequestStateKey {
-    /// A key from at least 32 bytes of secret (longer secrets are condensed with SHA-256). The
-    /// secret must not be plainly weak: at least 8 distinct byte values (a random 32-byte secret
-    /// has about 27, its hex spelling about 16). This refuses placeholders, not guessable
-    /// secrets: generate the secret with a cryptographic random source. The key's bytes are
-    /// zeroed when it is dropped.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildErrorKind::InvalidConfiguration`] for fewer than 32 bytes, or a secret with fewer
-    /// than 8 distinct byte values (all zeros, a repeated byte, a short pattern).
-    pub fn from_secret(secret: &[u8]) -> Result<Self, BuildError> {
-        let mut seen = [false; 256];
-        for b in secret {
-            seen[usize::from(*b)] = true;
-        }
-        let distinct = seen.iter().filter(|s| **s).count();
-        if secret.len() < 32 || distinct < MIN_DISTINCT_SECRET_BYTES {
-            return Err(BuildError::new(BuildErrorKind::InvalidConfiguration));
-        }
-        let mut key = [0u8; 32];
-        if secret.len() == 32 {
-            key.copy_from_slice(secret);
-        } else {
-            #[cfg(feature = "request-state")]
-            {
-                use sha2::Digest;
-                key.copy_from_slice(&sha2::Sha256::digest(secret));
-            }
-            #[cfg(not(feature = "request-state"))]
-            key.copy_from_slice(&secret[..32]);
-        }
-        Ok(Self { secret: key })
-    }
-
-    /// A random key for this process: states do not survive a restart and are not shared with
-    /// other instances. The default when an endpoint sets none.
-    pub fn generate() -> Option<Self> {
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).ok()?;
-        Some(Self { secret })
-    }
-}
 
 /// What a state is bound to: the retry must present the same.
 #[cfg_attr(
@@ -158,7 +76,7 @@ mod aead {
     use super::{Binding, RequestStateKey};
 
     pub(super) fn cipher(key: &RequestStateKey, endpoint: &str) -> Option<Aes256Gcm> {
-        let hk = Hkdf::<Sha256>::new(Some(b"tollgate/request-state/v1"), &key.secret);
+        let hk = Hkdf::<Sha256>::new(Some(b"tollgate/request-state/v1"), key.secret());
         let mut okm = zeroize::Zeroizing::new([0u8; 32]);
         hk.expand(endpoint.as_bytes(), okm.as_mut()).ok()?;
         Aes256Gcm::new_from_slice(okm.as_ref()).ok()
@@ -568,30 +486,6 @@ mod tests {
             .build();
         let flat = JsonObject::builder().insert("a", "bc").build();
         assert_ne!(canonical_digest(&nested), canonical_digest(&flat));
-    }
-
-    #[test]
-    fn weak_secrets_are_refused() {
-        assert!(RequestStateKey::from_secret(&[0u8; 32]).is_err());
-        assert!(RequestStateKey::from_secret(&[0xffu8; 48]).is_err());
-        let pattern: Vec<u8> = (0..64).map(|i| b"abcdefg"[i % 7]).collect();
-        assert!(
-            RequestStateKey::from_secret(&pattern).is_err(),
-            "7 distinct bytes"
-        );
-        let eight: Vec<u8> = (0..64).map(|i| b"abcdefgh"[i % 8]).collect();
-        assert!(
-            RequestStateKey::from_secret(&eight).is_ok(),
-            "8 distinct bytes"
-        );
-        assert!(
-            RequestStateKey::from_secret(&test_secret(1)[..31]).is_err(),
-            "31 bytes"
-        );
-        assert!(
-            RequestStateKey::from_secret(&test_secret(1)).is_ok(),
-            "32 bytes"
-        );
     }
 
     #[test]

@@ -10,8 +10,8 @@ use tollgate_json::{JsonArray, JsonValue};
 
 use crate::facts::admission::AdmissionController;
 use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::facts::keyring::RequestStateKey;
 use crate::facts::policy::{Policy, RateLimiter};
-use crate::facts::state::RequestStateKey;
 use crate::model::cache::CachePolicy;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::template::MAX_TEMPLATES_PER_ENDPOINT;
@@ -154,7 +154,7 @@ impl EndpointBuilder {
     /// `default`). Every instance serving this endpoint behind one URL must share it. Default: a
     /// random key per process (states then survive neither a restart nor a hop to another
     /// instance). To rotate keys, use [`request_state_keys`](Self::request_state_keys).
-    pub fn request_state_key(mut self, key: crate::facts::state::RequestStateKey) -> Self {
+    pub fn request_state_key(mut self, key: crate::facts::keyring::RequestStateKey) -> Self {
         self.state_key = Some(key.into());
         self
     }
