@@ -150,6 +150,26 @@ fn text(span: &SpanData, key: &str) -> Option<String> {
     attribute(span, key).map(|v| v.as_str().into_owned())
 }
 
+/// `tollgate.server.active_streams` as the meter provider reports it now.
+fn open_streams(meter: &SdkMeterProvider, metrics: &InMemoryMetricExporter) -> i64 {
+    meter.force_flush().unwrap();
+    let exported = metrics.get_finished_metrics().unwrap();
+    // Cumulative: the last export at the end still holds everything, so this one is dropped.
+    metrics.reset();
+    let latest = exported.last().unwrap();
+    latest
+        .scope_metrics()
+        .flat_map(|scope| scope.metrics())
+        .filter(|metric| metric.name() == "tollgate.server.active_streams")
+        .map(|metric| match metric.data() {
+            AggregatedMetrics::I64(MetricData::Sum(sum)) => {
+                sum.data_points().map(|p| p.value()).sum()
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
 fn server_spans(exporter: &InMemorySpanExporter) -> Vec<SpanData> {
     exporter
         .get_finished_spans()
@@ -361,6 +381,31 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
         text(initialize, "mcp.session.id").as_deref(),
         Some(session.as_str())
     );
+
+    // 5b. The session's GET stream is counted among the open streams while it is open, and no
+    //     more once `DELETE` ends the session (and so its stream).
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\nAuthorization: Bearer ok\r\n\r\n",
+        addr.port()
+    );
+    let stream = support::Open::send(addr, get).await;
+    assert_eq!(stream.status, 200);
+    assert_eq!(open_streams(&meter, &metrics), 1);
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\nAuthorization: Bearer ok\r\nConnection: close\r\n\r\n",
+        addr.port()
+    );
+    assert_eq!(support::raw(addr, delete.as_bytes()).await.status, 200);
+    let mut closed = false;
+    for _ in 0..100 {
+        if open_streams(&meter, &metrics) == 0 {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the ended session's stream is no longer counted");
+    drop(stream);
 
     // 6. A task: the store call is a child span of the handler that created it.
     spans.reset();
