@@ -25,7 +25,7 @@ use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
-use crate::pipeline::envelope::{asks_for_progress, parse};
+use crate::pipeline::envelope::{asks_for_progress, parse, unreadable};
 use crate::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
 use crate::registry::Endpoint;
 use crate::revision::handle_value;
@@ -33,8 +33,7 @@ use crate::stream::event::Answer;
 use crate::stream::event::Connection;
 use crate::stream::event::EventStream;
 use crate::stream::event::FinishOnDrop;
-use crate::wire::fault::Fault;
-use crate::wire::reply::{Reply, fault_reply};
+use crate::wire::reply::Reply;
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -425,14 +424,12 @@ impl McpService {
         let body = std::pin::pin!(body);
         if declared.is_some_and(|n| n > max as u64) {
             linger(body).await;
-            crate::facts::telemetry::refused_input();
-            return Outcome::Reply(fault_reply(None, Fault::Parse, None));
+            return Outcome::Reply(unreadable());
         }
         let bytes = match read_body(body, max).await {
             Ok(bytes) => bytes,
             Err(BodyError::TooLarge) => {
-                crate::facts::telemetry::refused_input();
-                return Outcome::Reply(fault_reply(None, Fault::Parse, None));
+                return Outcome::Reply(unreadable());
             }
             Err(BodyError::Broken) => return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST)),
         };

@@ -19,7 +19,7 @@ use tollgate_json::{JsonValue, from_slice};
 use crate::facts::context::RequestContext;
 use crate::model::features::NotificationSink;
 use crate::model::origin::Transport;
-use crate::pipeline::envelope::{Envelope, envelope};
+use crate::pipeline::envelope::{Envelope, envelope, unreadable};
 use crate::registry::Endpoint;
 use crate::revision::legacy;
 use crate::revision::modern::modern;
@@ -112,8 +112,7 @@ impl StdioServer {
                 break;
             }
             if oversized {
-                crate::facts::telemetry::refused_input();
-                send(&connection.tx, fault_reply(None, Fault::Parse, None)).await;
+                send(&connection.tx, unreadable()).await;
                 continue;
             }
             while line.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
@@ -154,8 +153,7 @@ impl Lines {
     async fn line(&mut self, line: &[u8]) -> bool {
         let endpoint = &self.endpoint;
         let Ok(value) = from_slice(line, &endpoint.inner.limits.json) else {
-            crate::facts::telemetry::refused_input();
-            send(&self.tx, fault_reply(None, Fault::Parse, None)).await;
+            send(&self.tx, unreadable()).await;
             return true;
         };
         let message = match envelope(&value) {

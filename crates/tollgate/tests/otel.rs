@@ -251,7 +251,6 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
     for stage in ["admission", "validation", "handler", "output"] {
         assert!(stages.contains(&stage), "{stage} in {stages:?}");
     }
-    assert!(stages.iter().all(|s| !s.is_empty()));
     let handler = all.iter().find(|s| s.name == "handler").unwrap();
     let app = all.iter().find(|s| s.name == "app.work").unwrap();
     assert_eq!(app.parent_span_id, handler.span_context.span_id());

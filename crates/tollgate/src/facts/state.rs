@@ -2,9 +2,9 @@
 //! and opens on the retry.
 //!
 //! Owns the envelope: version, the sealing key's id (from the endpoint's key ring and its
-//! [`RequestStateKey`]s, `keyring.rs`), random 96-bit nonce, and AES-256-GCM ciphertext under a key derived
-//! with HKDF-SHA256 from that key's secret and the endpoint's path. A version 1 envelope (no key
-//! id, sealed before key rings) is tried with each key of the ring. The
+//! [`RequestStateKey`]s, `keyring.rs`), random 96-bit nonce, and AES-256-GCM ciphertext under
+//! a key derived with HKDF-SHA256 from that key's secret and the endpoint's path. A version 1
+//! envelope (no key id, sealed before key rings) is tried with each key of the ring. The
 //! plaintext holds the expiry (15 minutes), the round (at most 10), the keys and methods of the
 //! inputs asked for, and the handler's state; the binding (endpoint, method, operation name,
 //! a digest of the arguments, the admitted principal) is authenticated as associated data, so
@@ -383,9 +383,7 @@ mod tests {
 
     /// A ring of one key from [`test_secret`]`(seed)`.
     fn ring(seed: u8) -> RequestStateKeyRing {
-        RequestStateKeyRing::from(
-            RequestStateKey::from_secret(&test_secret(seed)).unwrap_or_else(|_| unreachable!()),
-        )
+        RequestStateKeyRing::from(key(seed))
     }
 
     fn key(seed: u8) -> RequestStateKey {

@@ -302,12 +302,15 @@ mod on {
                 if let Some(Target::Tool(t) | Target::Prompt(t)) = target() {
                     span.update_name(format!("{method} {t}"));
                 }
-                // An id longer than the bound is not recorded: a client chooses it.
-                let id = id.map(|id| match id {
-                    RequestId::String(s) => s.as_str().to_owned(),
-                    RequestId::Integer(n) => n.to_string(),
-                });
-                if let Some(id) = id.filter(|id| id.len() <= MAX_RECORDED_ID_BYTES) {
+                // An id longer than the bound is not recorded (nor copied): a client chooses it.
+                let id = match id {
+                    Some(RequestId::String(s)) if s.as_str().len() <= MAX_RECORDED_ID_BYTES => {
+                        Some(s.as_str().to_owned())
+                    }
+                    Some(RequestId::Integer(n)) => Some(n.to_string()),
+                    _ => None,
+                };
+                if let Some(id) = id {
                     span.set_attribute(KeyValue::new("jsonrpc.request.id", id));
                 }
             }
@@ -473,19 +476,18 @@ mod on {
     /// The registered operation the request names, once it was looked up.
     pub(crate) fn target(target: Target<'_>) {
         with(|r| {
-            match target {
+            let owned = match target {
                 Target::Tool(name) => {
-                    r.attribute(|| KeyValue::new("gen_ai.tool.name", name.to_owned()));
                     r.attribute(|| KeyValue::new("gen_ai.operation.name", "execute_tool"));
+                    r.attribute(|| KeyValue::new("gen_ai.tool.name", name.to_owned()));
+                    Owned::Tool(name.to_owned())
                 }
                 Target::Prompt(name) => {
                     r.attribute(|| KeyValue::new("gen_ai.prompt.name", name.to_owned()));
+                    Owned::Prompt(name.to_owned())
                 }
-            }
-            r.target = Some(match target {
-                Target::Tool(name) => Owned::Tool(name.to_owned()),
-                Target::Prompt(name) => Owned::Prompt(name.to_owned()),
-            });
+            };
+            r.target = Some(owned);
         });
     }
 
@@ -520,16 +522,27 @@ mod on {
         Some(parent.with_span(span))
     }
 
+    /// Runs `work` in a child span named `name` when the request records; an output `failed`
+    /// says is a failure sets the span's status to error, naming only the stage.
+    async fn staged<F: Future>(
+        name: &'static str,
+        work: F,
+        failed: impl FnOnce(&F::Output) -> bool,
+    ) -> F::Output {
+        let Some(cx) = child(name) else {
+            return work.await;
+        };
+        let out = work.with_context(cx.clone()).await;
+        if failed(&out) {
+            cx.span().set_status(Status::error(name));
+        }
+        cx.span().end();
+        out
+    }
+
     /// Runs one stage of the request (`admission`, `handler`) in a child span of its own.
     pub(crate) async fn stage<F: Future>(name: &'static str, work: F) -> F::Output {
-        match child(name) {
-            None => work.await,
-            Some(cx) => {
-                let out = work.with_context(cx.clone()).await;
-                cx.span().end();
-                out
-            }
-        }
+        staged(name, work, |_| false).await
     }
 
     /// [`stage`] for a call that may fail (a task store call): a failure sets the span's
@@ -538,17 +551,7 @@ mod on {
     where
         F: Future<Output = Result<T, E>>,
     {
-        match child(name) {
-            None => work.await,
-            Some(cx) => {
-                let out = work.with_context(cx.clone()).await;
-                if out.is_err() {
-                    cx.span().set_status(Status::error(name));
-                }
-                cx.span().end();
-                out
-            }
-        }
+        staged(name, work, Result::is_err).await
     }
 
     /// [`stage`] for a stage that does not wait (`validation`, `output`).

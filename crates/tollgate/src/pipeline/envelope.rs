@@ -10,10 +10,15 @@ use crate::wire::reply::{Reply, fault_reply};
 
 /// Strict JSON under every input limit.
 pub(crate) fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<JsonValue, Reply> {
-    from_slice(body, &endpoint.inner.limits.json).map_err(|_| {
-        crate::facts::telemetry::refused_input();
-        fault_reply(None, Fault::Parse, None)
-    })
+    from_slice(body, &endpoint.inner.limits.json).map_err(|_| unreadable())
+}
+
+/// The answer to a message that cannot be read as JSON within the input limits (too large, too
+/// deep, not JSON): the fixed -32700, counted as a `limits` refusal (feature `otel`), since no
+/// request exists yet to record it.
+pub(crate) fn unreadable() -> Reply {
+    crate::facts::telemetry::refused_input();
+    fault_reply(None, Fault::Parse, None)
 }
 
 /// Whether a parsed request asks for progress (`params._meta.progressToken`).
