@@ -293,6 +293,12 @@ pub mod endpoint {
     pub use crate::registry::builder::EndpointBuilder;
     pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
     pub use crate::session::SessionConfig;
+    #[cfg(feature = "postgres")]
+    pub use crate::session::postgres::PostgresSessionStore;
+    pub use crate::session::store::{
+        MemorySessionStore, SessionRow, SessionStore, SessionStoreError, SessionStoreErrorKind,
+        SessionStoreFuture,
+    };
     pub use crate::stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
     pub use crate::version::ProtocolVersions;
 }
@@ -314,6 +320,8 @@ pub use tollgate_macros::{tool, tools};
 /// Re-exports the code `#[tool]` generates refers to; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "postgres")]
+    pub use crate::session::store::check_session_store_contract;
     #[cfg(feature = "postgres")]
     pub use crate::tasks::sql::check_store_contract;
     pub use schemars;

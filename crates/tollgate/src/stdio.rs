@@ -217,12 +217,15 @@ impl Lines {
         {
             let revision = current.revision;
             let owner = current.owner.as_deref() == context.admission.principal_name();
-            let reply = legacy::set_level(endpoint, &message, revision, |level| {
-                if owner {
-                    current.log_level = Some(level);
+            let reply = match legacy::requested_level(endpoint, &message, revision) {
+                Ok(level) => {
+                    if owner {
+                        current.log_level = Some(level);
+                    }
+                    legacy::level_set(&message, revision, owner)
                 }
-                owner
-            });
+                Err(reply) => reply,
+            };
             send(&self.tx, reply).await;
             return true;
         }

@@ -23,7 +23,8 @@ use crate::model::tool::options::TaskSupport;
 use crate::registry::catalog;
 use crate::registry::skills;
 use crate::registry::{Endpoint, EndpointInner, EndpointLimits, IMPLEMENTED, Implementation};
-use crate::session::{SessionConfig, SessionStore};
+use crate::session::store::SessionStore;
+use crate::session::{SessionConfig, SessionTable};
 use crate::stream::StreamConfig;
 use crate::tasks::runner::Tasks;
 use crate::version::{ProtocolVersion, ProtocolVersions, is_legacy};
@@ -52,6 +53,7 @@ impl Endpoint {
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
             sessions: Some(SessionConfig::default()),
+            session_store: None,
             logging: false,
             streams: StreamConfig::default(),
             task_store: None,
@@ -82,6 +84,7 @@ pub struct EndpointBuilder {
     pub(super) page_size: usize,
     pub(super) limits: EndpointLimits,
     pub(super) sessions: Option<SessionConfig>,
+    pub(super) session_store: Option<Arc<dyn SessionStore>>,
     pub(super) logging: bool,
     pub(super) streams: StreamConfig,
     pub(super) task_store: Option<Arc<dyn crate::tasks::store::TaskStore>>,
@@ -302,6 +305,33 @@ impl EndpointBuilder {
     /// 2026-07-28 is stateless whatever this says.
     pub fn legacy_sessions(mut self, sessions: Option<SessionConfig>) -> Self {
         self.sessions = sessions;
+        self
+    }
+
+    /// Records the 2025 sessions in `store`, shared with every instance behind the same URL: a
+    /// session `initialize` created on one is served, kept alive and ended by any other, and
+    /// the [`SessionConfig`] bounds and idle timeout hold for all of them together (give every
+    /// instance the same config). Each instance keeps the event streams of the requests it
+    /// serves. Without a store (the default) sessions live in this endpoint's memory. Ignored
+    /// when [`legacy_sessions`](Self::legacy_sessions) is `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tollgate::endpoint::MemorySessionStore;
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let shared = Arc::new(MemorySessionStore::new());
+    /// let one = Endpoint::with_path("/mcp", [ProtocolVersion::V2025_11_25],
+    ///     Implementation::new("demo", "1.0.0")).session_store(Arc::clone(&shared)).build()?;
+    /// let two = Endpoint::with_path("/mcp", [ProtocolVersion::V2025_11_25],
+    ///     Implementation::new("demo", "1.0.0")).session_store(shared).build()?;
+    /// # let _ = (one, two);
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn session_store(mut self, store: impl SessionStore) -> Self {
+        self.session_store = Some(Arc::new(store));
         self
     }
 
@@ -629,9 +659,9 @@ impl EndpointBuilder {
             .collect::<JsonArray>()
             .into();
         let sessions = match self.sessions {
-            Some(config) if self.revisions.iter().any(is_legacy) => {
-                Some(Arc::new(SessionStore::new(config)))
-            }
+            Some(config) if self.revisions.iter().any(is_legacy) => Some(Arc::new(
+                SessionTable::new(config, self.streams, self.limits.json, self.session_store),
+            )),
             _ => None,
         };
         EndpointInner {

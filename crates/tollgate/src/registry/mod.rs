@@ -25,7 +25,7 @@ use crate::model::content::icon::{Icon, render_icons};
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::tool::ToolRegistration;
-use crate::session::SessionStore;
+use crate::session::SessionTable;
 use crate::stream::StreamConfig;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
@@ -259,7 +259,7 @@ pub(crate) struct EndpointInner {
     pub(crate) supported_json: JsonValue,
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
     /// all).
-    pub(crate) sessions: Option<Arc<SessionStore>>,
+    pub(crate) sessions: Option<Arc<SessionTable>>,
     /// Whether handlers may send log messages (the `logging` capability).
     pub(crate) logging: bool,
     /// Keep-alives, replay and resumption of event streams.

@@ -213,7 +213,18 @@ pub(crate) async fn handle(
                 Ok(context) => context,
                 Err(reply) => return reply,
             };
-            let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
+            let found = store
+                .touch(session_id, context.admission.principal_name())
+                .await;
+            let Ok(found) = found else {
+                // The shared store failed: a fixed, retryable answer, never a wait past its
+                // bound.
+                if notification {
+                    return Reply::empty(StatusCode::SERVICE_UNAVAILABLE);
+                }
+                return fail(header_revision.unwrap_or(newest), id, Fault::Internal, None);
+            };
+            let Some(session) = found else {
                 if notification {
                     return Reply::empty(StatusCode::NOT_FOUND);
                 }
@@ -255,41 +266,54 @@ pub(crate) async fn handle(
         }
     }
     if message.method.as_str() == "logging/setLevel" {
+        let level = match requested_level(endpoint, &message, revision) {
+            Ok(level) => level,
+            Err(reply) => return reply,
+        };
         let session_id = headers::single(headers, SESSION_ID).ok().flatten();
-        let principal = context.admission.principal_name();
-        return set_level(endpoint, &message, revision, |level| {
-            session_id
-                .zip(endpoint.inner.sessions.as_ref())
-                .is_some_and(|(id, store)| store.set_log_level(id, principal, level))
-        });
+        let stored = match session_id.zip(endpoint.inner.sessions.as_ref()) {
+            Some((session_id, store)) => {
+                let principal = context.admission.principal_name();
+                match store.set_log_level(session_id, principal, level).await {
+                    Ok(stored) => stored,
+                    Err(_) => return fail(revision, id, Fault::Internal, None),
+                }
+            }
+            None => false,
+        };
+        return level_set(&message, revision, stored);
     }
     dispatch(endpoint, transport, message, session, context).await
 }
 
-/// `logging/setLevel`: only where logging is on and a session can remember the level (`store`
-/// says whether it did); otherwise the method does not exist here.
-pub(crate) fn set_level(
+/// `logging/setLevel`'s level: only where logging is on (otherwise the method does not exist
+/// here), and only a level the protocol names.
+pub(crate) fn requested_level(
     endpoint: &Endpoint,
     message: &Envelope,
     revision: ProtocolVersion,
-    store: impl FnOnce(LogLevel) -> bool,
-) -> Reply {
+) -> Result<LogLevel, Reply> {
     let id = message.id.as_ref();
     if !endpoint.inner.logging {
-        return fail(revision, id, Fault::MethodNotFound, None);
+        return Err(fail(revision, id, Fault::MethodNotFound, None));
     }
-    let level = message
+    message
         .params
         .as_ref()
         .and_then(|p| p.get("level"))
         .and_then(JsonValue::as_str)
-        .and_then(LogLevel::from_wire);
-    match level {
-        None => fail(revision, id, Fault::InvalidParams, None),
-        Some(level) if store(level) => {
-            result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
-        }
-        Some(_) => fail(revision, id, Fault::MethodNotFound, None),
+        .and_then(LogLevel::from_wire)
+        .ok_or_else(|| fail(revision, id, Fault::InvalidParams, None))
+}
+
+/// `logging/setLevel`'s answer: empty when a session remembered the level (`stored`); otherwise
+/// the method does not exist here.
+pub(crate) fn level_set(message: &Envelope, revision: ProtocolVersion, stored: bool) -> Reply {
+    let id = message.id.as_ref();
+    if stored {
+        result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision)
+    } else {
+        fail(revision, id, Fault::MethodNotFound, None)
     }
 }
 
@@ -352,7 +376,7 @@ pub(crate) async fn initialize(
     endpoint: &Endpoint,
     message: Envelope,
     newest: ProtocolVersion,
-    store: Option<&Arc<crate::session::SessionStore>>,
+    store: Option<&Arc<crate::session::SessionTable>>,
     transport: Transport<'_>,
 ) -> (Reply, Option<Session>) {
     let Some(id) = message.id.as_ref() else {
@@ -400,30 +424,30 @@ pub(crate) async fn initialize(
     if let Err(reply) = admit(endpoint, transport.caller(), &mut context).await {
         return (reply, None);
     }
-    let idle_timeout = store.map_or_else(
-        || crate::session::SessionConfig::default().get_idle_timeout(),
-        |store| store.idle_timeout(),
-    );
+    let streams = match store {
+        Some(store) => store.new_streams(revision),
+        None => Arc::new(SessionStreams::new(
+            endpoint.inner.streams,
+            revision,
+            crate::session::SessionConfig::default().get_idle_timeout(),
+        )),
+    };
     let session = Session {
         owner: context.admission.principal_name().map(Arc::from),
         revision,
         capabilities: ClientCapabilities::from_json(capabilities.clone()),
         client_info: Some(client_info),
         log_level: None,
-        streams: Arc::new(SessionStreams::new(
-            endpoint.inner.streams,
-            revision,
-            idle_timeout,
-        )),
+        streams,
     };
     let session_id = match store {
         None => None,
-        Some(store) => match store.create(session.clone()) {
+        Some(store) => match store.create(session.clone()).await {
             Ok(session_id) => {
                 crate::facts::telemetry::session(&session_id);
                 Some(session_id)
             }
-            Err(CreateFailure::Full | CreateFailure::NoEntropy) => {
+            Err(CreateFailure::Full | CreateFailure::NoEntropy | CreateFailure::Unavailable) => {
                 return (fail(revision, Some(id), Fault::Busy, None), None);
             }
         },
@@ -447,10 +471,13 @@ pub(crate) async fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Repl
         Ok(context) => context,
         Err(reply) => return reply,
     };
-    if store.end(session_id, context.admission.principal_name()) {
-        Reply::empty(StatusCode::OK)
-    } else {
-        Reply::empty(StatusCode::NOT_FOUND)
+    match store
+        .end(session_id, context.admission.principal_name())
+        .await
+    {
+        Ok(true) => Reply::empty(StatusCode::OK),
+        Ok(false) => Reply::empty(StatusCode::NOT_FOUND),
+        Err(_) => Reply::empty(StatusCode::SERVICE_UNAVAILABLE),
     }
 }
 
@@ -486,8 +513,13 @@ pub(crate) async fn open_stream(
         return Err(Reply::empty(StatusCode::BAD_REQUEST));
     };
     let context = admit_bare(endpoint, caller, OperationType::OpenStream).await?;
-    let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
-        return Err(Reply::empty(StatusCode::NOT_FOUND));
+    let session = match store
+        .touch(session_id, context.admission.principal_name())
+        .await
+    {
+        Ok(Some(session)) => session,
+        Ok(None) => return Err(Reply::empty(StatusCode::NOT_FOUND)),
+        Err(_) => return Err(Reply::empty(StatusCode::SERVICE_UNAVAILABLE)),
     };
     match headers::single(headers, headers::PROTOCOL_VERSION) {
         Ok(Some(v)) if v == session.revision.as_str() => {}
@@ -523,8 +555,13 @@ pub(crate) async fn client_response(
         Ok(context) => context,
         Err(reply) => return reply,
     };
-    let Some(session) = store.touch(session_id, context.admission.principal_name()) else {
-        return Reply::empty(StatusCode::NOT_FOUND);
+    let session = match store
+        .touch(session_id, context.admission.principal_name())
+        .await
+    {
+        Ok(Some(session)) => session,
+        Ok(None) => return Reply::empty(StatusCode::NOT_FOUND),
+        Err(_) => return Reply::empty(StatusCode::SERVICE_UNAVAILABLE),
     };
     match headers::single(headers, headers::PROTOCOL_VERSION) {
         Ok(Some(v)) if v == session.revision.as_str() => {}

@@ -319,6 +319,12 @@ impl SessionStreams {
         state.pending.clear();
     }
 
+    /// Whether the session ended here.
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
     /// Ends every open connection (server shutdown); streams stay resumable.
     pub(crate) fn detach_all(&self) {
         for stream in self.all_streams() {

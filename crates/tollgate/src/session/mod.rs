@@ -1,0 +1,526 @@
+//! Sessions for the 2025 revisions: issued at `initialize`, required afterwards, bounded in
+//! number (in all and per principal) and idle time, each owned by the principal admitted at its
+//! `initialize`; held in this process's memory, or recorded in a shared [`SessionStore`] so
+//! every instance behind one URL serves them.
+//!
+//! Owns session identifiers (128 random bits from the operating system, hex-encoded), what a
+//! session remembers (owner, revision, client capabilities and implementation, its streams), the
+//! row a shared store keeps of it (`record.rs`), and the sweep that ends idle sessions and prunes
+//! their replay buffers on a timer. A lookup by any principal but the owner finds nothing and
+//! touches nothing. Ending a session, by `DELETE` or by idling out, ends its streams and cancels
+//! its requests still running. With a shared store, the store decides whether a session lives
+//! (its bounds and idle clock hold for the cluster) and each instance keeps the streams of the
+//! sessions it has served, created at the session's first request there and dropped when the
+//! store no longer has it. Knows nothing of HTTP; the 2025 gate (`revision/legacy.rs`) decides
+//! when to create, look up and end one. 2026-07-28 has no sessions.
+
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+mod record;
+pub(crate) mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use crate::facts::context::{ClientCapabilities, ClientInfo};
+use crate::stream::StreamConfig;
+use crate::stream::session::SessionStreams;
+use crate::version::ProtocolVersion;
+use store::{SessionStore, SessionStoreErrorKind};
+
+/// How long a shared session store may take to answer one call before the call counts as
+/// failed (the request gets the revision's retryable answer).
+pub(crate) const SESSION_STORE_CALL_BOUND: Duration = Duration::from_secs(10);
+
+/// Bounds on the session store.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tollgate::endpoint::SessionConfig;
+///
+/// let config = SessionConfig::new().max_sessions(1_000).idle_timeout(Duration::from_secs(600));
+/// assert_eq!(config.get_max_sessions(), 1_000);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionConfig {
+    max_sessions: usize,
+    max_sessions_per_principal: usize,
+    idle_timeout: Duration,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            max_sessions: 10_000,
+            max_sessions_per_principal: 256,
+            idle_timeout: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+impl SessionConfig {
+    /// The defaults: at most 10,000 live sessions, at most 256 of them owned by any one admitted
+    /// principal, each ended after 30 minutes without a request.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The most live sessions (at least 1). When full, expired sessions are dropped first; if
+    /// none has expired, `initialize` is refused with 503.
+    #[must_use]
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+
+    /// The most live sessions one admitted principal may own (at least 1); its next
+    /// `initialize` is refused with 503 until one ends. Anonymous callers cannot be told apart,
+    /// so they are bounded by [`max_sessions`](Self::max_sessions) alone.
+    #[must_use]
+    pub fn max_sessions_per_principal(mut self, n: usize) -> Self {
+        self.max_sessions_per_principal = n.max(1);
+        self
+    }
+
+    /// How long a session may go without a request before it ends (at least one second).
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout.max(Duration::from_secs(1));
+        self
+    }
+
+    /// The session bound.
+    pub fn get_max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// The idle timeout.
+    pub fn get_idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
+    /// The per-principal session bound.
+    pub fn get_max_sessions_per_principal(&self) -> usize {
+        self.max_sessions_per_principal
+    }
+}
+
+/// What a session remembers from its `initialize`.
+#[derive(Clone, Debug)]
+pub(crate) struct Session {
+    /// The principal admitted at `initialize` (`None`: anonymous). Only it can use the session.
+    pub(crate) owner: Option<Arc<str>>,
+    pub(crate) revision: ProtocolVersion,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<ClientInfo>,
+    /// Set by `logging/setLevel`.
+    pub(crate) log_level: Option<crate::wire::level::LogLevel>,
+    /// Its event streams, in-flight requests and idle clock.
+    pub(crate) streams: Arc<SessionStreams>,
+}
+
+/// Why a session could not be created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CreateFailure {
+    /// The store is full of live sessions, or the principal owns its most.
+    Full,
+    /// The operating system gave no randomness.
+    NoEntropy,
+    /// The shared store failed or did not answer in time.
+    Unavailable,
+}
+
+/// The shared session store failed or did not answer within [`SESSION_STORE_CALL_BOUND`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unavailable;
+
+/// The sessions one endpoint serves: all of them, or (with a shared store) those it has served.
+pub(crate) struct SessionTable {
+    config: SessionConfig,
+    entries: Mutex<Entries>,
+    /// Whether the sweep task runs (started with the first session, inside a runtime).
+    sweeping: std::sync::atomic::AtomicBool,
+    /// Where the sessions of every instance are recorded, when they are shared.
+    shared: Option<Arc<dyn SessionStore>>,
+    /// How a session's streams are bounded (for a session first seen here).
+    streams: StreamConfig,
+    /// The endpoint's request limits, under which a shared row is read.
+    limits: tollgate_json::JsonLimits,
+}
+
+#[derive(Default)]
+struct Entries {
+    sessions: HashMap<Arc<str>, Session>,
+    /// Live sessions per named principal.
+    owned: HashMap<Arc<str>, usize>,
+}
+
+impl Entries {
+    fn insert(&mut self, id: Arc<str>, session: Session) {
+        if let Some(owner) = &session.owner {
+            *self.owned.entry(Arc::clone(owner)).or_insert(0) += 1;
+        }
+        if let Some(replaced) = self.sessions.insert(id, session) {
+            self.uncount(&replaced);
+        }
+    }
+
+    fn uncount(&mut self, session: &Session) {
+        if let Some(owner) = &session.owner
+            && let Some(n) = self.owned.get_mut(owner)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.owned.remove(owner);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Session> {
+        let session = self.sessions.remove(id)?;
+        self.uncount(&session);
+        Some(session)
+    }
+
+    /// Ends every session idle for `timeout`.
+    fn expire(&mut self, now: Instant, timeout: Duration) {
+        let expired: Vec<Arc<str>> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.streams.idle_for(now) >= timeout && !s.streams.is_busy())
+            .map(|(id, _)| Arc::clone(id))
+            .collect();
+        for id in expired {
+            if let Some(session) = self.remove(&id) {
+                session.streams.close();
+            }
+        }
+    }
+}
+
+/// The principal a request was admitted as, compared with a session's owner.
+fn owns(session: &Session, principal: Option<&str>) -> bool {
+    session.owner.as_deref() == principal
+}
+
+/// A shared store's call, bounded in time; any failure is [`Unavailable`] (the error's kind is
+/// handed back for `create`, which tells a full store from a failed one).
+async fn bounded<T>(call: store::SessionStoreFuture<'_, T>) -> Result<T, store::SessionStoreError> {
+    crate::facts::telemetry::stage_fallible("session_store", async {
+        tokio::time::timeout(SESSION_STORE_CALL_BOUND, call)
+            .await
+            .unwrap_or_else(|_| {
+                Err(store::SessionStoreError::new(
+                    SessionStoreErrorKind::Backend,
+                ))
+            })
+    })
+    .await
+}
+
+impl SessionTable {
+    pub(crate) fn new(
+        config: SessionConfig,
+        streams: StreamConfig,
+        limits: tollgate_json::JsonLimits,
+        shared: Option<Arc<dyn SessionStore>>,
+    ) -> Self {
+        Self {
+            config,
+            entries: Mutex::new(Entries::default()),
+            sweeping: std::sync::atomic::AtomicBool::new(false),
+            shared,
+            streams,
+            limits,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        // A panic while holding the lock cannot leave an entry half-written (every update is a
+        // single insert, remove, count or timestamp store), so a poisoned map is still
+        // consistent.
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many sessions are open here.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().sessions.len()
+    }
+
+    /// The streams of a new session here. With a shared store the store's idle clock decides
+    /// when a session ends (its requests may all go to other instances while its stream is held
+    /// here), so the streams keep no idle clock of their own.
+    pub(crate) fn new_streams(&self, revision: ProtocolVersion) -> Arc<SessionStreams> {
+        let idle = if self.shared.is_some() {
+            Duration::MAX
+        } else {
+            self.config.idle_timeout
+        };
+        Arc::new(SessionStreams::new(self.streams, revision, idle))
+    }
+
+    /// How often the sweep runs: a quarter of the idle timeout, between 1 s and 60 s.
+    fn sweep_interval(&self) -> Duration {
+        (self.config.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
+    }
+
+    /// Starts the sweep on the current runtime, once; it stops when the table is dropped.
+    fn start_sweep(self: &Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        if self.sweeping.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let table: Weak<Self> = Arc::downgrade(self);
+        let interval = self.sweep_interval();
+        runtime.spawn(async move {
+            let mut ticks = tokio::time::interval(interval);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                let Some(table) = table.upgrade() else {
+                    return;
+                };
+                table.sweep(Instant::now());
+                table.sweep_shared().await;
+            }
+        });
+    }
+
+    /// Ends idle sessions (kept here alone) and prunes the replay buffers of the others.
+    pub(crate) fn sweep(&self, now: Instant) {
+        let live: Vec<Arc<SessionStreams>> = {
+            let mut entries = self.lock();
+            if self.shared.is_none() {
+                entries.expire(now, self.config.idle_timeout);
+            }
+            entries
+                .sessions
+                .values()
+                .map(|s| Arc::clone(&s.streams))
+                .collect()
+        };
+        for streams in live {
+            streams.sweep();
+        }
+    }
+
+    /// With a shared store: keeps the sessions busy here alive there, and ends here the sessions
+    /// it no longer has (ended on another instance, or idle everywhere). A store that fails is
+    /// asked again at the next tick; nothing is ended for its failure.
+    pub(crate) async fn sweep_shared(&self) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let (held, busy): (Vec<String>, Vec<String>) = {
+            let entries = self.lock();
+            let held = entries.sessions.keys().map(|id| id.to_string()).collect();
+            let busy = entries
+                .sessions
+                .iter()
+                .filter(|(_, s)| s.streams.is_busy())
+                .map(|(id, _)| id.to_string())
+                .collect();
+            (held, busy)
+        };
+        let Ok(live) = bounded(shared.sweep(&busy, &held, self.config.idle_timeout)).await else {
+            return;
+        };
+        let live: std::collections::HashSet<&str> = live.iter().map(String::as_str).collect();
+        let gone: Vec<Session> = {
+            let mut entries = self.lock();
+            held.iter()
+                .filter(|id| !live.contains(id.as_str()))
+                .filter_map(|id| entries.remove(id))
+                .collect()
+        };
+        for session in gone {
+            session.streams.close();
+        }
+    }
+
+    /// Starts a session and returns its identifier.
+    pub(crate) async fn create(
+        self: &Arc<Self>,
+        session: Session,
+    ) -> Result<Arc<str>, CreateFailure> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|_| CreateFailure::NoEntropy)?;
+        let id: Arc<str> = Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let now = Instant::now();
+        session.streams.touch(now);
+        self.start_sweep();
+        if let Some(shared) = &self.shared {
+            let row = record::row(&id, &session).ok_or(CreateFailure::Unavailable)?;
+            match bounded(shared.create(row, &self.config)).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == SessionStoreErrorKind::Full => {
+                    return Err(CreateFailure::Full);
+                }
+                Err(_) => return Err(CreateFailure::Unavailable),
+            }
+            self.lock().insert(Arc::clone(&id), session);
+            return Ok(id);
+        }
+        let mut entries = self.lock();
+        let owned = |e: &Entries| {
+            session
+                .owner
+                .as_ref()
+                .and_then(|o| e.owned.get(o))
+                .copied()
+                .unwrap_or(0)
+        };
+        if entries.sessions.len() >= self.config.max_sessions
+            || owned(&entries) >= self.config.max_sessions_per_principal
+        {
+            entries.expire(now, self.config.idle_timeout);
+        }
+        if entries.sessions.len() >= self.config.max_sessions
+            || owned(&entries) >= self.config.max_sessions_per_principal
+        {
+            return Err(CreateFailure::Full);
+        }
+        entries.insert(Arc::clone(&id), session);
+        Ok(id)
+    }
+
+    /// The live session `id` names when `principal` owns it, refreshing its idle clock; an
+    /// expired one is ended. Another principal's session is not found, and not touched. With a
+    /// shared store, a session first seen here gets its streams here, once however many of its
+    /// requests arrive together.
+    pub(crate) async fn touch(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+    ) -> Result<Option<Session>, Unavailable> {
+        let Some(shared) = &self.shared else {
+            return Ok(self.touch_here(id, principal));
+        };
+        let row = bounded(shared.touch(id, principal, self.config.idle_timeout))
+            .await
+            .map_err(|_| Unavailable)?;
+        let Some(row) = row else {
+            self.forget(id, principal);
+            return Ok(None);
+        };
+        let level = record::level(&row);
+        let mut entries = self.lock();
+        if let Some(session) = entries.sessions.get_mut(id)
+            && owns(session, principal)
+        {
+            session.log_level = level;
+            session.streams.touch(Instant::now());
+            return Ok(Some(session.clone()));
+        }
+        let Some(mut session) =
+            record::session(&row, &self.limits, |revision| self.new_streams(revision))
+        else {
+            // A row this version of Tollgate cannot read: refused as the store failing would be.
+            return Err(Unavailable);
+        };
+        session.log_level = level;
+        entries.insert(Arc::from(id), session.clone());
+        Ok(Some(session))
+    }
+
+    fn touch_here(&self, id: &str, principal: Option<&str>) -> Option<Session> {
+        let now = Instant::now();
+        let mut entries = self.lock();
+        let session = entries.sessions.get(id)?;
+        if !owns(session, principal) {
+            return None;
+        }
+        if session.streams.idle_for(now) < self.config.idle_timeout {
+            session.streams.touch(now);
+            return Some(session.clone());
+        }
+        if let Some(expired) = entries.remove(id) {
+            expired.streams.close();
+        }
+        None
+    }
+
+    /// Drops `principal`'s session `id` from this instance, ending its streams here.
+    fn forget(&self, id: &str, principal: Option<&str>) {
+        let removed = {
+            let mut entries = self.lock();
+            match entries.sessions.get(id) {
+                Some(session) if owns(session, principal) => entries.remove(id),
+                _ => None,
+            }
+        };
+        if let Some(session) = removed {
+            session.streams.close();
+        }
+    }
+
+    /// Records the log level a session's client chose; whether `principal`'s session is live.
+    pub(crate) async fn set_log_level(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+        level: crate::wire::level::LogLevel,
+    ) -> Result<bool, Unavailable> {
+        if let Some(shared) = &self.shared {
+            let set = shared.set_log_level(id, principal, level.as_str(), self.config.idle_timeout);
+            if !bounded(set).await.map_err(|_| Unavailable)? {
+                return Ok(false);
+            }
+        }
+        match self.lock().sessions.get_mut(id) {
+            Some(session) if owns(session, principal) => {
+                session.log_level = Some(level);
+                Ok(true)
+            }
+            // Recorded in the shared store; this instance reads it at the session's next request.
+            _ => Ok(self.shared.is_some()),
+        }
+    }
+
+    /// Ends `principal`'s session `id`; whether it existed (another principal's is untouched).
+    /// With a shared store, the other instances end their streams of it at their next sweep.
+    pub(crate) async fn end(&self, id: &str, principal: Option<&str>) -> Result<bool, Unavailable> {
+        let ended = match &self.shared {
+            Some(shared) => bounded(shared.end(id, principal))
+                .await
+                .map_err(|_| Unavailable)?,
+            None => self
+                .lock()
+                .sessions
+                .get(id)
+                .is_some_and(|s| owns(s, principal)),
+        };
+        self.forget(id, principal);
+        Ok(ended)
+    }
+
+    /// Every live session's streams here (a snapshot).
+    pub(crate) fn all_streams(&self) -> Vec<Arc<SessionStreams>> {
+        self.lock()
+            .sessions
+            .values()
+            .map(|s| Arc::clone(&s.streams))
+            .collect()
+    }
+
+    /// Ends every open stream connection of every session (server shutdown); the streams stay
+    /// resumable.
+    pub(crate) fn detach_all(&self) {
+        for streams in self.all_streams() {
+            streams.detach_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,281 @@
+//! [`PostgresSessionStore`]: the 2025 sessions of every instance behind one URL, in PostgreSQL
+//! (feature `postgres`).
+//!
+//! Owns the table `tollgate_sessions (id, owner, data, log_level, last_used)` and the statements
+//! the [`SessionStore`] contract needs; the database's clock decides idleness, so instances need
+//! not agree on the time. Creation is serialised by a transaction-scoped advisory lock, so the
+//! cluster-wide bounds hold under concurrent `initialize`s. Knows nothing of what a row's `data`
+//! says. Database errors become [`SessionStoreErrorKind::Backend`] without their text.
+
+use std::time::Duration;
+
+use crate::session::SessionConfig;
+use crate::session::store::{
+    SessionRow, SessionStore, SessionStoreError, SessionStoreErrorKind, SessionStoreFuture,
+};
+
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_sessions (\
+     id TEXT PRIMARY KEY NOT NULL, \
+     owner TEXT, \
+     data TEXT NOT NULL, \
+     log_level TEXT, \
+     last_used TIMESTAMPTZ NOT NULL)";
+const CREATE_INDEXES: [&str; 2] = [
+    "CREATE INDEX IF NOT EXISTS tollgate_sessions_used ON tollgate_sessions (last_used)",
+    "CREATE INDEX IF NOT EXISTS tollgate_sessions_owner ON tollgate_sessions (owner)",
+];
+/// Serialises schema creation and session creation across instances.
+const SCHEMA_LOCK: i64 = 7_367_617_417;
+const CREATE_LOCK: i64 = 7_367_617_418;
+
+/// "Still live": used within the idle timeout (`$n`, in seconds).
+macro_rules! live {
+    ($n:literal) => {
+        concat!("last_used > now() - make_interval(secs => $", $n, ")")
+    };
+}
+
+const INSERT: &str = concat!(
+    "INSERT INTO tollgate_sessions (id, owner, data, log_level, last_used) \
+     SELECT $1, $2, $3, $4, now() \
+     WHERE (SELECT count(*) FROM tollgate_sessions WHERE ",
+    live!(5),
+    ") < $6 AND ($2::text IS NULL OR (SELECT count(*) FROM tollgate_sessions \
+     WHERE owner = $2 AND ",
+    live!(5),
+    ") < $7)"
+);
+const TOUCH: &str = concat!(
+    "UPDATE tollgate_sessions SET last_used = now() \
+     WHERE id = $1 AND owner IS NOT DISTINCT FROM $2 AND ",
+    live!(3),
+    " RETURNING id, owner, data, log_level"
+);
+const SET_LEVEL: &str = concat!(
+    "UPDATE tollgate_sessions SET log_level = $3, last_used = now() \
+     WHERE id = $1 AND owner IS NOT DISTINCT FROM $2 AND ",
+    live!(4)
+);
+const END: &str = "DELETE FROM tollgate_sessions WHERE id = $1 AND owner IS NOT DISTINCT FROM $2";
+const KEEP_BUSY: &str = concat!(
+    "UPDATE tollgate_sessions SET last_used = now() WHERE id = ANY($1) AND ",
+    live!(2)
+);
+const PURGE: &str = "DELETE FROM tollgate_sessions \
+     WHERE last_used <= now() - make_interval(secs => $1)";
+const HELD: &str = concat!(
+    "SELECT id FROM tollgate_sessions WHERE id = ANY($1) AND ",
+    live!(2)
+);
+
+fn backend<E>(_: E) -> SessionStoreError {
+    SessionStoreError::new(SessionStoreErrorKind::Backend)
+}
+
+fn seconds(timeout: Duration) -> f64 {
+    timeout.as_secs_f64()
+}
+
+fn signed(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Sessions in PostgreSQL: a session `initialize` created on one instance is found, kept alive
+/// and ended through any other sharing the database, and the session bounds and idle timeout
+/// hold for all of them together.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use tollgate::endpoint::PostgresSessionStore;
+///
+/// let sessions = PostgresSessionStore::connect("postgres://tollgate@db.internal/tollgate").await?;
+/// # let _ = sessions;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct PostgresSessionStore {
+    pool: sqlx::PgPool,
+}
+
+impl PostgresSessionStore {
+    /// Connects to `url` and creates the table if it is missing. The pool holds at most 8
+    /// connections, checks each before use and waits at most
+    /// [`POSTGRES_ACQUIRE_TIMEOUT`](crate::task::POSTGRES_ACQUIRE_TIMEOUT) for one; a call that
+    /// gets no answer in 10 s counts as failed. While the database is down, `initialize` gets
+    /// 503 and a request in a session the revision's internal error; the pool reconnects by
+    /// itself.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreErrorKind::Backend`] when the database is unreachable or refuses.
+    pub async fn connect(url: &str) -> Result<Self, SessionStoreError> {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(crate::tasks::sql::POSTGRES_ACQUIRE_TIMEOUT)
+            .connect(url)
+            .await
+            .map_err(backend)?;
+        Self::from_pool(pool).await
+    }
+
+    /// Uses an existing pool (the task store's, say), creating the table if it is missing.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionStoreErrorKind::Backend`] when the table cannot be created.
+    pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, SessionStoreError> {
+        let mut tx = pool.begin().await.map_err(backend)?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(SCHEMA_LOCK)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        for statement in std::iter::once(CREATE_TABLE).chain(CREATE_INDEXES) {
+            sqlx::query(statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(Self { pool })
+    }
+
+    async fn insert(
+        &self,
+        row: &SessionRow,
+        config: &SessionConfig,
+    ) -> Result<(), SessionStoreError> {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(CREATE_LOCK)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        let done = sqlx::query(INSERT)
+            .bind(&row.id)
+            .bind(&row.owner)
+            .bind(&row.data)
+            .bind(&row.log_level)
+            .bind(seconds(config.get_idle_timeout()))
+            .bind(signed(config.get_max_sessions()))
+            .bind(signed(config.get_max_sessions_per_principal()))
+            .execute(&mut *tx)
+            .await;
+        match done {
+            Ok(r) if r.rows_affected() == 1 => tx.commit().await.map_err(backend),
+            Ok(_) => Err(SessionStoreError::new(SessionStoreErrorKind::Full)),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                Err(SessionStoreError::new(SessionStoreErrorKind::Duplicate))
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+}
+
+impl SessionStore for PostgresSessionStore {
+    fn create<'a>(
+        &'a self,
+        row: SessionRow,
+        config: &'a SessionConfig,
+    ) -> SessionStoreFuture<'a, ()> {
+        Box::pin(async move { self.insert(&row, config).await })
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Option<SessionRow>> {
+        Box::pin(async move {
+            let row: Option<(String, Option<String>, String, Option<String>)> =
+                sqlx::query_as(TOUCH)
+                    .bind(id)
+                    .bind(owner)
+                    .bind(seconds(idle_timeout))
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+            Ok(row.map(|(id, owner, data, log_level)| SessionRow {
+                id,
+                owner,
+                data,
+                log_level,
+            }))
+        })
+    }
+
+    fn set_log_level<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        level: &'a str,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, bool> {
+        Box::pin(async move {
+            let done = sqlx::query(SET_LEVEL)
+                .bind(id)
+                .bind(owner)
+                .bind(level)
+                .bind(seconds(idle_timeout))
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(done.rows_affected() == 1)
+        })
+    }
+
+    fn end<'a>(&'a self, id: &'a str, owner: Option<&'a str>) -> SessionStoreFuture<'a, bool> {
+        Box::pin(async move {
+            let done = sqlx::query(END)
+                .bind(id)
+                .bind(owner)
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(done.rows_affected() == 1)
+        })
+    }
+
+    fn sweep<'a>(
+        &'a self,
+        busy: &'a [String],
+        held: &'a [String],
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let idle = seconds(idle_timeout);
+            if !busy.is_empty() {
+                sqlx::query(KEEP_BUSY)
+                    .bind(busy)
+                    .bind(idle)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+            }
+            sqlx::query(PURGE)
+                .bind(idle)
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
+            if held.is_empty() {
+                return Ok(Vec::new());
+            }
+            let live: Vec<(String,)> = sqlx::query_as(HELD)
+                .bind(held)
+                .bind(idle)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?;
+            let live: std::collections::HashSet<String> =
+                live.into_iter().map(|(id,)| id).collect();
+            Ok(held
+                .iter()
+                .filter(|id| live.contains(*id))
+                .cloned()
+                .collect())
+        })
+    }
+}

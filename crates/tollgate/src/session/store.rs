@@ -1,0 +1,499 @@
+//! The shared session store contract: where the 2025 sessions of several instances behind one
+//! URL are recorded, so a session created by `initialize` on one instance is found, validated and
+//! ended on any other.
+//!
+//! Owns [`SessionRow`] (a session's id, owner, opaque data and log level), the five operations a
+//! store implements, [`MemorySessionStore`] (one process: several endpoints sharing it behave as
+//! a cluster) and the contract check every store passes. Knows nothing of streams, HTTP or the
+//! revisions' rules: `data` is written and read by `session/mod.rs` only. A store never sees a
+//! session's streams: each instance keeps the streams of the sessions it serves.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::session::SessionConfig;
+use crate::wire::unwind::BoxFuture;
+
+/// One session as a store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRow {
+    /// The session identifier Tollgate issued (32 lowercase hex digits).
+    pub id: String,
+    /// The principal admitted at `initialize` (`None`: anonymous); only it finds the row.
+    pub owner: Option<String>,
+    /// What the session remembers from `initialize` (revision, client capabilities and
+    /// implementation), as Tollgate wrote it; stores never interpret it.
+    pub data: String,
+    /// The level `logging/setLevel` chose, if any, as its wire name.
+    pub log_level: Option<String>,
+}
+
+/// What went wrong in a session store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionStoreErrorKind {
+    /// The store holds its most live sessions, in all or for the row's owner.
+    Full,
+    /// A row with that id is already stored.
+    Duplicate,
+    /// The backend failed or did not answer in time (retryable).
+    Backend,
+}
+
+/// A session store failure: its kind only, never row data or a backend's message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionStoreError {
+    kind: SessionStoreErrorKind,
+}
+
+impl SessionStoreError {
+    /// An error of `kind`.
+    pub const fn new(kind: SessionStoreErrorKind) -> Self {
+        Self { kind }
+    }
+
+    /// What failed.
+    pub const fn kind(&self) -> SessionStoreErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for SessionStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.kind {
+            SessionStoreErrorKind::Full => "session store is full",
+            SessionStoreErrorKind::Duplicate => "session id already stored",
+            SessionStoreErrorKind::Backend => "session store backend failed",
+        })
+    }
+}
+
+impl std::error::Error for SessionStoreError {}
+
+/// A boxed future a session store returns.
+pub type SessionStoreFuture<'a, T> = BoxFuture<'a, Result<T, SessionStoreError>>;
+
+/// Where the 2025 sessions of every instance behind one URL are recorded.
+///
+/// A row is *live* while it has been used (created, touched, or kept busy by a sweep) within the
+/// idle timeout each call names; a row idle longer is treated as gone by every operation and may
+/// be deleted. Each operation is atomic with respect to the others and visible to every
+/// instance sharing the store before it returns. An owner matches only the same owner (`None`
+/// matches `None` only); a row another owner asks for is neither returned nor changed.
+///
+/// Tollgate ships [`MemorySessionStore`] and, with the `postgres` feature,
+/// [`PostgresSessionStore`](crate::endpoint::PostgresSessionStore). Without a store an endpoint
+/// keeps its sessions in its own memory.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Adds `row`, used now, unless the store already holds `config`'s most live sessions, or
+    /// the most per principal for its (named) owner: then [`SessionStoreErrorKind::Full`]
+    /// (expired rows never count, and may be deleted to make room).
+    fn create<'a>(
+        &'a self,
+        row: SessionRow,
+        config: &'a SessionConfig,
+    ) -> SessionStoreFuture<'a, ()>;
+
+    /// The live row `id` names when `owner` owns it, marked used now.
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Option<SessionRow>>;
+
+    /// Records `level` on `owner`'s live row `id`; whether there was one.
+    fn set_log_level<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        level: &'a str,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, bool>;
+
+    /// Deletes `owner`'s row `id`; whether there was one (an idle row not yet deleted counts).
+    fn end<'a>(&'a self, id: &'a str, owner: Option<&'a str>) -> SessionStoreFuture<'a, bool>;
+
+    /// Upkeep, run by every instance on a timer: marks the live rows in `busy` used now (a long
+    /// call keeps its session alive), deletes rows idle for `idle_timeout`, and returns which of
+    /// `held` are still live (an instance drops the streams of the others).
+    fn sweep<'a>(
+        &'a self,
+        busy: &'a [String],
+        held: &'a [String],
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Vec<String>>;
+}
+
+impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
+    fn create<'a>(
+        &'a self,
+        row: SessionRow,
+        config: &'a SessionConfig,
+    ) -> SessionStoreFuture<'a, ()> {
+        (**self).create(row, config)
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Option<SessionRow>> {
+        (**self).touch(id, owner, idle_timeout)
+    }
+
+    fn set_log_level<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        level: &'a str,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, bool> {
+        (**self).set_log_level(id, owner, level, idle_timeout)
+    }
+
+    fn end<'a>(&'a self, id: &'a str, owner: Option<&'a str>) -> SessionStoreFuture<'a, bool> {
+        (**self).end(id, owner)
+    }
+
+    fn sweep<'a>(
+        &'a self,
+        busy: &'a [String],
+        held: &'a [String],
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Vec<String>> {
+        (**self).sweep(busy, held, idle_timeout)
+    }
+}
+
+/// Sessions shared by the endpoints of one process: what a [`PostgresSessionStore`] does for
+/// instances on several machines, for tests and for several endpoints in one server.
+///
+/// [`PostgresSessionStore`]: crate::endpoint::PostgresSessionStore
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use tollgate::endpoint::MemorySessionStore;
+///
+/// let shared = Arc::new(MemorySessionStore::new());
+/// // Give `Arc::clone(&shared)` to each endpoint's `session_store`.
+/// assert_eq!(shared.len(), 0);
+/// ```
+#[derive(Debug, Default)]
+pub struct MemorySessionStore {
+    rows: Mutex<HashMap<String, (SessionRow, Instant)>>,
+}
+
+impl MemorySessionStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many rows it holds (live or not yet deleted).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether it holds no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (SessionRow, Instant)>> {
+        // Every update is one insert, remove or field store: a poisoned map is consistent.
+        self.rows.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `owner`'s live row `id`, for an update.
+    fn live<'m>(
+        rows: &'m mut HashMap<String, (SessionRow, Instant)>,
+        id: &str,
+        owner: Option<&str>,
+        idle_timeout: Duration,
+    ) -> Option<&'m mut (SessionRow, Instant)> {
+        rows.get_mut(id)
+            .filter(|(row, used)| row.owner.as_deref() == owner && used.elapsed() < idle_timeout)
+    }
+}
+
+fn ready<'a, T: Send + 'a>(value: Result<T, SessionStoreError>) -> SessionStoreFuture<'a, T> {
+    Box::pin(std::future::ready(value))
+}
+
+impl SessionStore for MemorySessionStore {
+    fn create<'a>(
+        &'a self,
+        row: SessionRow,
+        config: &'a SessionConfig,
+    ) -> SessionStoreFuture<'a, ()> {
+        let mut rows = self.lock();
+        let idle = config.get_idle_timeout();
+        let full = |rows: &HashMap<String, (SessionRow, Instant)>| {
+            let live = || rows.values().filter(|(_, used)| used.elapsed() < idle);
+            live().count() >= config.get_max_sessions()
+                || row.owner.is_some()
+                    && live().filter(|(r, _)| r.owner == row.owner).count()
+                        >= config.get_max_sessions_per_principal()
+        };
+        if full(&rows) {
+            return ready(Err(SessionStoreError::new(SessionStoreErrorKind::Full)));
+        }
+        rows.retain(|_, (_, used)| used.elapsed() < idle);
+        if rows.contains_key(&row.id) {
+            return ready(Err(SessionStoreError::new(
+                SessionStoreErrorKind::Duplicate,
+            )));
+        }
+        rows.insert(row.id.clone(), (row, Instant::now()));
+        ready(Ok(()))
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Option<SessionRow>> {
+        let mut rows = self.lock();
+        let found = Self::live(&mut rows, id, owner, idle_timeout).map(|entry| {
+            entry.1 = Instant::now();
+            entry.0.clone()
+        });
+        ready(Ok(found))
+    }
+
+    fn set_log_level<'a>(
+        &'a self,
+        id: &'a str,
+        owner: Option<&'a str>,
+        level: &'a str,
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, bool> {
+        let mut rows = self.lock();
+        let found = Self::live(&mut rows, id, owner, idle_timeout).map(|entry| {
+            entry.0.log_level = Some(level.to_owned());
+            entry.1 = Instant::now();
+        });
+        ready(Ok(found.is_some()))
+    }
+
+    fn end<'a>(&'a self, id: &'a str, owner: Option<&'a str>) -> SessionStoreFuture<'a, bool> {
+        let mut rows = self.lock();
+        let owned = rows
+            .get(id)
+            .is_some_and(|(row, _)| row.owner.as_deref() == owner);
+        ready(Ok(owned && rows.remove(id).is_some()))
+    }
+
+    fn sweep<'a>(
+        &'a self,
+        busy: &'a [String],
+        held: &'a [String],
+        idle_timeout: Duration,
+    ) -> SessionStoreFuture<'a, Vec<String>> {
+        let mut rows = self.lock();
+        let now = Instant::now();
+        for id in busy {
+            if let Some(entry) = rows.get_mut(id)
+                && entry.1.elapsed() < idle_timeout
+            {
+                entry.1 = now;
+            }
+        }
+        rows.retain(|_, (_, used)| used.elapsed() < idle_timeout);
+        let live = held
+            .iter()
+            .filter(|id| rows.contains_key(id.as_str()))
+            .cloned()
+            .collect();
+        ready(Ok(live))
+    }
+}
+
+/// The session store contract, run against any store (the in-memory one here; PostgreSQL in
+/// `tests/postgres_store.rs`). `prefix` keeps the rows of one run apart from another's; rows
+/// are made idle by asking with a short idle timeout, never by waiting.
+#[cfg(any(test, feature = "postgres"))]
+#[doc(hidden)]
+pub async fn check_session_store_contract(
+    store: &dyn SessionStore,
+    prefix: &str,
+) -> Result<(), String> {
+    let hour = Duration::from_secs(3600);
+    let row = |id: &str, owner: Option<&str>| SessionRow {
+        id: format!("{prefix}{id}"),
+        owner: owner.map(str::to_owned),
+        data: format!(r#"{{"id":"{id}"}}"#),
+        log_level: None,
+    };
+    let fail = |what: &str| Err(format!("session store contract: {what}"));
+    let roomy = SessionConfig::new()
+        .max_sessions(1_000_000)
+        .max_sessions_per_principal(2);
+    let a = row("a", Some("alice"));
+    if store.create(a.clone(), &roomy).await.is_err() {
+        return fail("create");
+    }
+    if store.create(a.clone(), &roomy).await.map_err(|e| e.kind())
+        != Err(SessionStoreErrorKind::Duplicate)
+    {
+        return fail("duplicate create");
+    }
+    if store.touch(&a.id, Some("alice"), hour).await != Ok(Some(a.clone())) {
+        return fail("touch by the owner");
+    }
+    for other in [None, Some("bob"), Some("alice ")] {
+        if store.touch(&a.id, other, hour).await != Ok(None) {
+            return fail("touch by another owner");
+        }
+        if store.set_log_level(&a.id, other, "debug", hour).await != Ok(false) {
+            return fail("log level set by another owner");
+        }
+        if store.end(&a.id, other).await != Ok(false) {
+            return fail("end by another owner");
+        }
+    }
+    if store
+        .set_log_level(&a.id, Some("alice"), "debug", hour)
+        .await
+        != Ok(true)
+    {
+        return fail("log level");
+    }
+    let leveled = SessionRow {
+        log_level: Some("debug".into()),
+        ..a.clone()
+    };
+    if store.touch(&a.id, Some("alice"), hour).await != Ok(Some(leveled)) {
+        return fail("touch after the log level");
+    }
+    if store
+        .touch(&format!("{prefix}missing"), None, hour)
+        .await
+        .ok()
+        .flatten()
+        .is_some()
+    {
+        return fail("touch of a missing id");
+    }
+    // The per-principal bound, at and past it; anonymous rows are not bounded by it.
+    if store
+        .create(row("a2", Some("alice")), &roomy)
+        .await
+        .is_err()
+    {
+        return fail("create up to the per-principal bound");
+    }
+    if store
+        .create(row("a3", Some("alice")), &roomy)
+        .await
+        .map_err(|e| e.kind())
+        != Err(SessionStoreErrorKind::Full)
+    {
+        return fail("create past the per-principal bound");
+    }
+    for n in 0..3 {
+        if store
+            .create(row(&format!("anon{n}"), None), &roomy)
+            .await
+            .is_err()
+        {
+            return fail("anonymous create");
+        }
+    }
+    if store.end(&a.id, Some("alice")).await != Ok(true) {
+        return fail("end");
+    }
+    if store.end(&a.id, Some("alice")).await != Ok(false) {
+        return fail("end twice");
+    }
+    if store.touch(&a.id, Some("alice"), hour).await != Ok(None) {
+        return fail("touch after end");
+    }
+    // Idle rows: gone for an idle timeout they have outlived, kept by a sweep while busy.
+    let idle = row("idle", None);
+    let busy = row("busy", None);
+    for r in [&idle, &busy] {
+        if store.create(r.clone(), &roomy).await.is_err() {
+            return fail("create before idling");
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let short = Duration::from_millis(20);
+    let live = store
+        .sweep(
+            &[busy.id.clone()],
+            &[idle.id.clone(), busy.id.clone()],
+            hour,
+        )
+        .await;
+    if live.map(|mut l| {
+        l.sort();
+        l
+    }) != Ok(vec![busy.id.clone(), idle.id.clone()])
+    {
+        return fail("sweep of live rows");
+    }
+    if store.touch(&idle.id, None, short).await != Ok(None) {
+        return fail("touch of an idle row");
+    }
+    if store
+        .touch(&busy.id, None, short)
+        .await
+        .ok()
+        .flatten()
+        .is_none()
+    {
+        return fail("a busy row kept live by the sweep");
+    }
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    if store.sweep(&[], &[idle.id.clone()], short).await != Ok(Vec::new()) {
+        return fail("sweep of an idle row");
+    }
+    if store.end(&idle.id, None).await != Ok(false) {
+        return fail("end of a swept row");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn memory_keeps_the_contract() {
+        let store = MemorySessionStore::new();
+        assert_eq!(check_session_store_contract(&store, "s-").await, Ok(()));
+    }
+
+    #[tokio::test]
+    async fn the_bound_at_and_past_with_expired_rows_giving_way() {
+        let store = MemorySessionStore::new();
+        let config = SessionConfig::new().max_sessions(2);
+        let row = |id: &str| SessionRow {
+            id: id.into(),
+            owner: None,
+            data: "{}".into(),
+            log_level: None,
+        };
+        assert_eq!(store.create(row("a"), &config).await, Ok(()));
+        assert_eq!(store.create(row("b"), &config).await, Ok(()));
+        assert_eq!(
+            store.create(row("c"), &config).await.map_err(|e| e.kind()),
+            Err(SessionStoreErrorKind::Full)
+        );
+        // The shortest idle timeout is one second: once it passes, the rows give way.
+        let short = SessionConfig::new()
+            .max_sessions(2)
+            .idle_timeout(Duration::from_secs(1));
+        tokio::time::sleep(Duration::from_millis(1_050)).await;
+        assert_eq!(store.create(row("c"), &short).await, Ok(()));
+        assert_eq!(store.len(), 1, "the expired rows were deleted");
+    }
+}

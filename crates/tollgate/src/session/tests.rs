@@ -1,0 +1,320 @@
+//! The session table: alone, and as two instances sharing one store.
+
+use super::*;
+use crate::session::store::MemorySessionStore;
+
+fn owned_by(owner: Option<&str>) -> Session {
+    Session {
+        owner: owner.map(Arc::from),
+        revision: ProtocolVersion::V2025_11_25,
+        capabilities: ClientCapabilities::default(),
+        client_info: None,
+        log_level: None,
+        streams: Arc::new(SessionStreams::new(
+            StreamConfig::default(),
+            ProtocolVersion::V2025_11_25,
+            Duration::from_secs(60),
+        )),
+    }
+}
+
+fn session() -> Session {
+    owned_by(None)
+}
+
+fn store(config: SessionConfig) -> Arc<SessionTable> {
+    Arc::new(SessionTable::new(
+        config,
+        StreamConfig::default(),
+        tollgate_json::JsonLimits::default(),
+        None,
+    ))
+}
+
+/// Two instances sharing one store.
+fn pair(config: SessionConfig) -> (Arc<SessionTable>, Arc<SessionTable>) {
+    let shared: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::new());
+    let table = || {
+        Arc::new(SessionTable::new(
+            config,
+            StreamConfig::default(),
+            tollgate_json::JsonLimits::default(),
+            Some(Arc::clone(&shared)),
+        ))
+    };
+    (table(), table())
+}
+
+async fn id(table: &Arc<SessionTable>, session: Session) -> Arc<str> {
+    table
+        .create(session)
+        .await
+        .unwrap_or_else(|_| Arc::from(""))
+}
+
+async fn found(table: &SessionTable, id: &str, principal: Option<&str>) -> bool {
+    matches!(table.touch(id, principal).await, Ok(Some(_)))
+}
+
+#[tokio::test]
+async fn ids_are_random_hex_and_sessions_end() {
+    let store = store(SessionConfig::default());
+    let a = id(&store, session()).await;
+    let b = id(&store, session()).await;
+    assert_eq!(a.len(), 32);
+    assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+    assert_ne!(a, b);
+    assert!(found(&store, &a, None).await);
+    assert_eq!(store.end(&a, None).await, Ok(true));
+    assert!(!found(&store, &a, None).await);
+    assert_eq!(store.end(&a, None).await, Ok(false));
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_its_principal() {
+    for (one, two) in [(store(SessionConfig::default()), None), {
+        let (a, b) = pair(SessionConfig::default());
+        (a, Some(b))
+    }] {
+        let a = id(&one, owned_by(Some("alice"))).await;
+        for table in std::iter::once(&one).chain(two.as_ref()) {
+            for other in [None, Some("bob"), Some("alice ")] {
+                assert!(!found(table, &a, other).await);
+                assert_eq!(table.end(&a, other).await, Ok(false));
+                let level = crate::wire::level::LogLevel::Debug;
+                assert_eq!(table.set_log_level(&a, other, level).await, Ok(false));
+            }
+            assert!(found(table, &a, Some("alice")).await);
+        }
+        assert_eq!(
+            two.as_ref().unwrap_or(&one).end(&a, Some("alice")).await,
+            Ok(true)
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_bound_at_and_past() {
+    for (one, two) in [(store(SessionConfig::new().max_sessions(2)), None), {
+        let (a, b) = pair(SessionConfig::new().max_sessions(2));
+        (a, Some(b))
+    }] {
+        assert!(one.create(session()).await.is_ok());
+        let other = two.as_ref().unwrap_or(&one);
+        assert!(other.create(session()).await.is_ok());
+        // The bound holds for the instances together.
+        assert_eq!(
+            other.create(session()).await.map(|_| ()),
+            Err(CreateFailure::Full)
+        );
+        assert_eq!(
+            one.create(session()).await.map(|_| ()),
+            Err(CreateFailure::Full)
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_per_principal_bound_at_and_past() {
+    let store = store(SessionConfig::new().max_sessions_per_principal(2));
+    let first = id(&store, owned_by(Some("alice"))).await;
+    assert!(store.create(owned_by(Some("alice"))).await.is_ok());
+    assert_eq!(
+        store.create(owned_by(Some("alice"))).await.map(|_| ()),
+        Err(CreateFailure::Full)
+    );
+    // Others are not held back by alice's quota.
+    assert!(store.create(owned_by(Some("bob"))).await.is_ok());
+    assert!(store.create(session()).await.is_ok());
+    // Ending one of alice's sessions makes room for another.
+    assert_eq!(store.end(&first, Some("alice")).await, Ok(true));
+    assert!(store.create(owned_by(Some("alice"))).await.is_ok());
+}
+
+#[tokio::test]
+async fn idle_sessions_expire_and_make_room() {
+    let store = store(SessionConfig {
+        max_sessions: 1,
+        max_sessions_per_principal: 1,
+        idle_timeout: Duration::from_millis(30),
+    });
+    let a = id(&store, session()).await;
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert!(!found(&store, &a, None).await, "expired");
+    let _ = store.create(session()).await;
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert!(
+        store.create(session()).await.is_ok(),
+        "an expired session gives way to a new one"
+    );
+}
+
+#[tokio::test]
+async fn the_sweep_ends_idle_sessions_untouched() {
+    let store = store(SessionConfig {
+        max_sessions: 10,
+        max_sessions_per_principal: 10,
+        idle_timeout: Duration::from_secs(60),
+    });
+    let a = id(&store, owned_by(Some("alice"))).await;
+    store.sweep(Instant::now());
+    assert_eq!(store.len(), 1, "not idle yet");
+    store.sweep(Instant::now() + Duration::from_secs(61));
+    assert_eq!(store.len(), 0, "swept without being touched");
+    assert!(!found(&store, &a, Some("alice")).await);
+    // The per-principal count went with it.
+    assert!(store.lock().owned.is_empty());
+}
+
+#[tokio::test]
+async fn the_sweep_runs_on_a_timer() {
+    // The shortest idle timeout (1 s) sweeps every second: an untouched session is gone
+    // within a few seconds, without any request touching the store.
+    let store = store(SessionConfig::new().idle_timeout(Duration::from_millis(1)));
+    let _ = store.create(session()).await;
+    assert_eq!(store.len(), 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store.len() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(store.len(), 0, "the timer swept the idle session");
+}
+
+#[tokio::test]
+async fn a_session_is_served_and_ended_by_any_instance() {
+    let (one, two) = pair(SessionConfig::default());
+    let a = id(&one, owned_by(Some("alice"))).await;
+    assert_eq!(two.len(), 0);
+    // First seen on the second instance: its streams are made there, its facts read back.
+    let there = two.touch(&a, Some("alice")).await;
+    let there = there.ok().flatten();
+    assert!(
+        there
+            .as_ref()
+            .is_some_and(|s| s.revision == ProtocolVersion::V2025_11_25)
+    );
+    assert_eq!(two.len(), 1);
+    // A level set through one instance is what the other reads.
+    let level = crate::wire::level::LogLevel::Error;
+    assert_eq!(one.set_log_level(&a, Some("alice"), level).await, Ok(true));
+    let read = two.touch(&a, Some("alice")).await.ok().flatten();
+    assert_eq!(read.and_then(|s| s.log_level), Some(level));
+    // Ended through the second: gone for the first at its next request.
+    assert_eq!(two.end(&a, Some("alice")).await, Ok(true));
+    assert_eq!(two.len(), 0);
+    assert!(!found(&one, &a, Some("alice")).await);
+    assert_eq!(one.len(), 0, "the first instance dropped its streams");
+}
+
+#[tokio::test]
+async fn the_restore_race_makes_one_set_of_streams() {
+    // The same session hit on two instances at once, many times each: every request finds
+    // it, and each instance holds exactly one set of streams for it.
+    let (one, two) = pair(SessionConfig::default());
+    let a = id(&one, session()).await;
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..64 {
+        let table = Arc::clone(if n % 2 == 0 { &one } else { &two });
+        let a = Arc::clone(&a);
+        calls.spawn(async move { table.touch(&a, None).await.ok().flatten() });
+    }
+    let mut streams: Vec<(bool, Arc<SessionStreams>)> = Vec::new();
+    let mut n = 0;
+    while let Some(done) = calls.join_next().await {
+        let session = done.ok().flatten();
+        assert!(session.is_some(), "every request found the session");
+        if let Some(s) = session {
+            let on_one = one.all_streams().iter().any(|x| Arc::ptr_eq(x, &s.streams));
+            streams.push((on_one, s.streams));
+        }
+        n += 1;
+    }
+    assert_eq!(n, 64);
+    assert_eq!((one.len(), two.len()), (1, 1));
+    let two_streams = two.all_streams();
+    for (on_one, s) in &streams {
+        assert!(*on_one || Arc::ptr_eq(s, &two_streams[0]));
+    }
+}
+
+#[tokio::test]
+async fn a_session_ended_elsewhere_ends_here_at_the_sweep() {
+    let (one, two) = pair(SessionConfig::default());
+    let a = id(&one, session()).await;
+    let streams = one.all_streams();
+    assert_eq!(two.end(&a, None).await, Ok(true));
+    assert_eq!(one.len(), 1, "not known here yet");
+    one.sweep_shared().await;
+    assert_eq!(one.len(), 0);
+    assert!(streams.iter().all(|s| s.is_closed()));
+}
+
+#[tokio::test]
+async fn a_failing_store_is_unavailable_not_missing() {
+    struct Down;
+    fn down<'a, T: Send + 'a>() -> store::SessionStoreFuture<'a, T> {
+        Box::pin(std::future::ready(Err(store::SessionStoreError::new(
+            SessionStoreErrorKind::Backend,
+        ))))
+    }
+    impl SessionStore for Down {
+        fn create<'a>(
+            &'a self,
+            _: store::SessionRow,
+            _: &'a SessionConfig,
+        ) -> store::SessionStoreFuture<'a, ()> {
+            down()
+        }
+        fn touch<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+            _: Duration,
+        ) -> store::SessionStoreFuture<'a, Option<store::SessionRow>> {
+            down()
+        }
+        fn set_log_level<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+            _: &'a str,
+            _: Duration,
+        ) -> store::SessionStoreFuture<'a, bool> {
+            down()
+        }
+        fn end<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<&'a str>,
+        ) -> store::SessionStoreFuture<'a, bool> {
+            down()
+        }
+        fn sweep<'a>(
+            &'a self,
+            _: &'a [String],
+            _: &'a [String],
+            _: Duration,
+        ) -> store::SessionStoreFuture<'a, Vec<String>> {
+            down()
+        }
+    }
+    let table = Arc::new(SessionTable::new(
+        SessionConfig::default(),
+        StreamConfig::default(),
+        tollgate_json::JsonLimits::default(),
+        Some(Arc::new(Down)),
+    ));
+    assert_eq!(
+        table.create(session()).await.map(|_| ()),
+        Err(CreateFailure::Unavailable)
+    );
+    assert_eq!(table.touch("00", None).await.map(|_| ()), Err(Unavailable));
+    assert_eq!(table.end("00", None).await, Err(Unavailable));
+    let level = crate::wire::level::LogLevel::Info;
+    assert_eq!(
+        table.set_log_level("00", None, level).await,
+        Err(Unavailable)
+    );
+    // The sweep ends nothing for the store's failure.
+    table.sweep_shared().await;
+}
