@@ -4,6 +4,10 @@
 //! 2026-07-28, the only revision that has them). It exposes exactly the fixtures the suite's server scenarios call that Tollgate's current
 //! features can serve, written with the public API only, as an application would. Run it with
 //! `cargo run --example conformance -- --addr 127.0.0.1:PORT`; it prints its URL once listening.
+//!
+//! Behind a load balancer (`scripts/cluster --conformance`, built with the `postgres` feature),
+//! every instance is given the same `TOLLGATE_CONFORMANCE_POSTGRES` (its tasks and 2025 sessions
+//! shared there) and the same `TOLLGATE_REQUEST_STATE_KEYS` key ring.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -216,7 +220,7 @@ async fn reconnection(_: &RequestContext, _: Args, features: &InvocationFeatures
     Ok(CompleteResult::from_tool_text("Reconnection test completed").into())
 }
 
-fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
+fn endpoint(shared: Shared) -> Result<Endpoint, Box<dyn std::error::Error>> {
     let limits = JsonLimits::default();
     let content_tools = [
         ("test_simple_text", "Returns one text block"),
@@ -293,9 +297,7 @@ fn endpoint() -> Result<Endpoint, Box<dyn std::error::Error>> {
             .description("Mirrors its region argument in the Mcp-Param-Region header")
             .build()?,
     );
-    builder = builder
-        .task_store(InMemoryTaskStore::default())
-        .add_skill(pdf_skill()?);
+    builder = shared.apply(builder)?.add_skill(pdf_skill()?);
     Ok(
         add_task_tools(add_client_request_tools(add_input_tools(add_resources(
             add_prompts(builder)?,
@@ -1233,9 +1235,54 @@ fn address() -> Result<SocketAddr, Box<dyn std::error::Error>> {
     }
 }
 
+/// What the instances behind one URL share: tasks and sessions in PostgreSQL
+/// (`TOLLGATE_CONFORMANCE_POSTGRES`, feature `postgres`) and the request-state key ring
+/// (`TOLLGATE_REQUEST_STATE_KEYS`); alone, tasks in memory.
+#[derive(Default)]
+struct Shared {
+    #[cfg(feature = "postgres")]
+    postgres: Option<(
+        tollgate::task::PostgresTaskStore,
+        tollgate::endpoint::PostgresSessionStore,
+    )>,
+}
+
+impl Shared {
+    async fn from_env() -> Result<Self, Box<dyn std::error::Error>> {
+        #[cfg(feature = "postgres")]
+        if let Ok(url) = std::env::var("TOLLGATE_CONFORMANCE_POSTGRES") {
+            return Ok(Self {
+                postgres: Some((
+                    tollgate::task::PostgresTaskStore::connect(&url).await?,
+                    tollgate::endpoint::PostgresSessionStore::connect(&url).await?,
+                )),
+            });
+        }
+        Ok(Self::default())
+    }
+
+    fn apply(
+        self,
+        builder: EndpointBuilder,
+    ) -> Result<EndpointBuilder, Box<dyn std::error::Error>> {
+        let builder = match std::env::var_os("TOLLGATE_REQUEST_STATE_KEYS") {
+            Some(_) => builder.request_state_keys(
+                tollgate::endpoint::RequestStateKeyRing::from_env("TOLLGATE_REQUEST_STATE_KEYS")?,
+            ),
+            None => builder,
+        };
+        #[cfg(feature = "postgres")]
+        if let Some((tasks, sessions)) = self.postgres {
+            return Ok(builder.task_store(tasks).session_store(sessions));
+        }
+        Ok(builder.task_store(InMemoryTaskStore::default()))
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = Server::bind(address()?, McpService::new(endpoint()?)).await?;
+    let endpoint = endpoint(Shared::from_env().await?)?;
+    let server = Server::bind(address()?, McpService::new(endpoint)).await?;
     println!("conformance fixture: http://{}/mcp", server.local_addr()?);
     server
         .serve_with_shutdown(async {

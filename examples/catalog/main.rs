@@ -32,9 +32,11 @@
 //! server's issuer, the HTTP endpoint is an OAuth 2.1 protected resource (`protect.rs`): bearer
 //! tokens required, `catalog:read` for every request and `catalog:write` for `catalog.restock`.
 //!
-//! Several instances behind one URL: give each the same `TOLLGATE_REQUEST_STATE_KEYS` (a key
-//! ring, `ID=hex:SECRET,...`, the sealing key first; or `TOLLGATE_REQUEST_STATE_KEYS_FILE`) so a
-//! `catalog.reserve` retry may land on any of them.
+//! Several instances behind one URL (`scripts/cluster` runs three behind nginx): give each the
+//! same `TOLLGATE_CATALOG_POSTGRES` (a PostgreSQL URL: tasks and 2025 sessions shared there,
+//! `stores.rs`) and the same `TOLLGATE_REQUEST_STATE_KEYS` (a key ring, `ID=hex:SECRET,...`, the
+//! sealing key first; or `TOLLGATE_REQUEST_STATE_KEYS_FILE`) so a `catalog.reserve` retry may
+//! land on any of them.
 //!
 //! OpenTelemetry (opt-in): with `OTEL_EXPORTER_OTLP_ENDPOINT` set (for example
 //! `http://127.0.0.1:4318`), every request's spans and Tollgate's instruments are exported over
@@ -48,7 +50,6 @@ use std::net::SocketAddr;
 
 use tollgate::{
     McpService, Server,
-    task::SqliteTaskStore,
     transport::{CorsPolicy, StdioServer},
 };
 
@@ -59,8 +60,8 @@ const DEFAULT_PAGE_ORIGIN: &str = "http://localhost:5173";
 
 mod endpoint;
 mod protect;
+mod stores;
 mod telemetry;
-use endpoint::{endpoint, task_database};
 
 /// Where to serve: HTTP on an address, or stdio.
 enum Listen {
@@ -93,12 +94,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-    let tasks = SqliteTaskStore::open(task_database()).await?;
+    let stores = stores::from_env().await?;
+    let tasks = std::sync::Arc::clone(&stores.tasks);
     let addr = match listen()? {
         Listen::Stdio => {
             // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
             eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
-            return Ok(StdioServer::new(endpoint(tasks)?).serve_stdio().await?);
+            return Ok(StdioServer::new(endpoint::endpoint(tasks)?)
+                .serve_stdio()
+                .await?);
         }
         Listen::Http(addr) => addr,
     };
@@ -107,8 +111,9 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|_| DEFAULT_PAGE_ORIGIN.to_owned());
     let protection = protect::from_env(addr)?;
     let endpoint = match &protection {
-        None => endpoint(tasks)?,
-        Some(p) => endpoint::builder(tasks, &[protect::WRITE])?
+        None => stores.sessions(endpoint::builder(tasks, &[])?).build()?,
+        Some(p) => stores
+            .sessions(endpoint::builder(tasks, &[protect::WRITE])?)
             .bearer_auth(p.auth.clone())
             .build()?,
     };
@@ -118,8 +123,9 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let server = Server::bind(addr, service).await?;
     println!(
-        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18); Ctrl-C stops it",
-        server.local_addr()?
+        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18; {}); Ctrl-C stops it",
+        server.local_addr()?,
+        stores.describe()
     );
     if let Some(p) = &protection {
         println!(

@@ -94,6 +94,9 @@ struct Forget<'a> {
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.session.forget_request(&self.id);
+        if let Some(route) = self.session.route.get() {
+            route.forget(&self.id);
+        }
     }
 }
 
@@ -141,6 +144,13 @@ impl ClientRequests {
             session: &self.session,
             id: Arc::clone(&id),
         };
+        // A shared session's answer may be POSTed to another instance: recorded before the
+        // request is sent, so the answer cannot arrive first.
+        if let Some(route) = self.session.route.get()
+            && !route.expect(&id).await
+        {
+            return Err(ClientRequestError::Unavailable);
+        }
         let rendered = request.render();
         let message: JsonValue = JsonObject::builder()
             .insert("jsonrpc", "2.0")

@@ -537,8 +537,9 @@ pub(crate) async fn open_stream(
 const LAST_EVENT_ID: http::HeaderName = http::HeaderName::from_static("last-event-id");
 
 /// A POSTed JSON-RPC response carrying `Mcp-Session-Id`, admitted first: delivered to the
-/// server-to-client request of the admitted principal's session that is waiting for it (202),
-/// else refused (400; 404 when the principal has no session by that id).
+/// server-to-client request of the admitted principal's session that is waiting for it, here or
+/// (with a shared session store) on the instance that sent it (202), else refused (400; 404 when
+/// the principal has no session by that id).
 pub(crate) async fn client_response(
     endpoint: &Endpoint,
     caller: Caller<'_>,
@@ -567,9 +568,9 @@ pub(crate) async fn client_response(
         Ok(Some(v)) if v == session.revision.as_str() => {}
         _ => return refused,
     }
-    if crate::client_request::deliver(&session.streams, response) {
-        Reply::empty(StatusCode::ACCEPTED)
-    } else {
-        refused
+    match store.answer(session_id, &session.streams, response).await {
+        Ok(true) => Reply::empty(StatusCode::ACCEPTED),
+        Ok(false) => refused,
+        Err(_) => Reply::empty(StatusCode::SERVICE_UNAVAILABLE),
     }
 }

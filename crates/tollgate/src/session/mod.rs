@@ -17,6 +17,7 @@
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 mod record;
+mod relay;
 pub(crate) mod store;
 
 use std::collections::HashMap;
@@ -149,6 +150,8 @@ pub(crate) struct SessionTable {
     streams: StreamConfig,
     /// The endpoint's request limits, under which a shared row is read.
     limits: tollgate_json::JsonLimits,
+    /// This instance's name and waiting requests, with a shared store.
+    relay: Option<Arc<relay::Relay>>,
 }
 
 #[derive(Default)]
@@ -232,6 +235,10 @@ impl SessionTable {
             config,
             entries: Mutex::new(Entries::default()),
             sweeping: std::sync::atomic::AtomicBool::new(false),
+            relay: shared
+                .as_ref()
+                .and_then(|_| relay::Relay::new())
+                .map(Arc::new),
             shared,
             streams,
             limits,
@@ -368,6 +375,7 @@ impl SessionTable {
                 }
                 Err(_) => return Err(CreateFailure::Unavailable),
             }
+            self.route(&id, &session.streams);
             self.lock().insert(Arc::clone(&id), session);
             return Ok(id);
         }
@@ -399,7 +407,7 @@ impl SessionTable {
     /// shared store, a session first seen here gets its streams here, once however many of its
     /// requests arrive together.
     pub(crate) async fn touch(
-        &self,
+        self: &Arc<Self>,
         id: &str,
         principal: Option<&str>,
     ) -> Result<Option<Session>, Unavailable> {
@@ -430,7 +438,23 @@ impl SessionTable {
         };
         session.log_level = level;
         entries.insert(Arc::from(id), session.clone());
+        drop(entries);
+        self.route(id, &session.streams);
         Ok(Some(session))
+    }
+
+    /// Lets a shared session's answers find this instance.
+    fn route(self: &Arc<Self>, id: &str, streams: &SessionStreams) {
+        if let Some(shared) = &self.shared
+            && let Some(route) = relay::Route::new(self, shared, id)
+        {
+            let _ = streams.route.set(Arc::new(route));
+        }
+    }
+
+    /// The streams of session `id` here, if it has been served here.
+    fn streams_of(&self, id: &str) -> Option<Arc<SessionStreams>> {
+        self.lock().sessions.get(id).map(|s| Arc::clone(&s.streams))
     }
 
     fn touch_here(&self, id: &str, principal: Option<&str>) -> Option<Session> {

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use crate::session::SessionConfig;
 use crate::session::store::{
-    SessionRow, SessionStore, SessionStoreError, SessionStoreErrorKind, SessionStoreFuture,
+    SessionAnswer, SessionRow, SessionStore, SessionStoreError, SessionStoreErrorKind,
+    SessionStoreFuture,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_sessions (\
@@ -20,10 +21,34 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_sessions (\
      data TEXT NOT NULL, \
      log_level TEXT, \
      last_used TIMESTAMPTZ NOT NULL)";
-const CREATE_INDEXES: [&str; 2] = [
+const CREATE_ANSWERS: &str = "CREATE TABLE IF NOT EXISTS tollgate_session_answers (\
+     session_id TEXT NOT NULL, \
+     request_id TEXT NOT NULL, \
+     instance TEXT NOT NULL, \
+     answer TEXT, \
+     created TIMESTAMPTZ NOT NULL, \
+     PRIMARY KEY (session_id, request_id))";
+const CREATE_INDEXES: [&str; 3] = [
     "CREATE INDEX IF NOT EXISTS tollgate_sessions_used ON tollgate_sessions (last_used)",
     "CREATE INDEX IF NOT EXISTS tollgate_sessions_owner ON tollgate_sessions (owner)",
+    "CREATE INDEX IF NOT EXISTS tollgate_session_answers_instance \
+     ON tollgate_session_answers (instance)",
 ];
+/// The channel an instance is woken on when an answer is handed to it (the payload names it).
+const ANSWERS_CHANNEL: &str = "tollgate_session_answers";
+const EXPECT: &str = "INSERT INTO tollgate_session_answers \
+     (session_id, request_id, instance, answer, created) VALUES ($1, $2, $3, NULL, now()) \
+     ON CONFLICT (session_id, request_id) DO UPDATE \
+     SET instance = $3, answer = NULL, created = now()";
+const FORGET: &str =
+    "DELETE FROM tollgate_session_answers WHERE session_id = $1 AND request_id = $2";
+const ANSWER: &str = "WITH given AS (UPDATE tollgate_session_answers SET answer = $3 \
+     WHERE session_id = $1 AND request_id = $2 AND answer IS NULL RETURNING instance) \
+     SELECT pg_notify('tollgate_session_answers', instance) FROM given";
+const TAKE: &str = "DELETE FROM tollgate_session_answers \
+     WHERE instance = $1 AND answer IS NOT NULL RETURNING session_id, request_id, answer";
+const PURGE_ANSWERS: &str = "DELETE FROM tollgate_session_answers a WHERE NOT EXISTS \
+     (SELECT 1 FROM tollgate_sessions s WHERE s.id = a.session_id)";
 /// Serialises schema creation and session creation across instances.
 const SCHEMA_LOCK: i64 = 7_367_617_417;
 const CREATE_LOCK: i64 = 7_367_617_418;
@@ -97,6 +122,58 @@ fn signed(n: usize) -> i64 {
 #[derive(Clone, Debug)]
 pub struct PostgresSessionStore {
     pool: sqlx::PgPool,
+    /// Wakes this process's instances when an answer is handed to them (one `LISTEN`
+    /// connection, started at the first wait).
+    woken: std::sync::Arc<Woken>,
+}
+
+/// The instances of this process waiting for answers, and whether the listener runs.
+#[derive(Debug, Default)]
+struct Woken {
+    instances:
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
+    listening: std::sync::atomic::AtomicBool,
+}
+
+impl Woken {
+    fn waker(&self, instance: &str) -> std::sync::Arc<tokio::sync::Notify> {
+        let mut map = self
+            .instances
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        std::sync::Arc::clone(map.entry(instance.to_owned()).or_default())
+    }
+
+    fn wake(&self, instance: &str) {
+        let map = self
+            .instances
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(notify) = map.get(instance) {
+            notify.notify_one();
+        }
+    }
+}
+
+/// `LISTEN`s for handed-over answers while the store lives, reconnecting after a failure (the
+/// waiting instances ask every second meanwhile, so nothing is lost while it is down).
+async fn listen(pool: sqlx::PgPool, woken: std::sync::Weak<Woken>) {
+    loop {
+        if let Ok(mut listener) = sqlx::postgres::PgListener::connect_with(&pool).await
+            && listener.listen(ANSWERS_CHANNEL).await.is_ok()
+        {
+            while let Ok(notification) = listener.recv().await {
+                let Some(woken) = woken.upgrade() else {
+                    return;
+                };
+                woken.wake(notification.payload());
+            }
+        }
+        if woken.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 impl PostgresSessionStore {
@@ -132,14 +209,20 @@ impl PostgresSessionStore {
             .execute(&mut *tx)
             .await
             .map_err(backend)?;
-        for statement in std::iter::once(CREATE_TABLE).chain(CREATE_INDEXES) {
+        for statement in [CREATE_TABLE, CREATE_ANSWERS]
+            .into_iter()
+            .chain(CREATE_INDEXES)
+        {
             sqlx::query(statement)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend)?;
         }
         tx.commit().await.map_err(backend)?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            woken: std::sync::Arc::default(),
+        })
     }
 
     async fn insert(
@@ -260,6 +343,10 @@ impl SessionStore for PostgresSessionStore {
                 .execute(&self.pool)
                 .await
                 .map_err(backend)?;
+            sqlx::query(PURGE_ANSWERS)
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
             if held.is_empty() {
                 return Ok(Vec::new());
             }
@@ -277,5 +364,87 @@ impl SessionStore for PostgresSessionStore {
                 .cloned()
                 .collect())
         })
+    }
+
+    fn expect_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        instance: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query(EXPECT)
+                .bind(session)
+                .bind(request)
+                .bind(instance)
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(())
+        })
+    }
+
+    fn forget_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query(FORGET)
+                .bind(session)
+                .bind(request)
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(())
+        })
+    }
+
+    fn answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        answer: &'a str,
+    ) -> SessionStoreFuture<'a, bool> {
+        Box::pin(async move {
+            let given = sqlx::query(ANSWER)
+                .bind(session)
+                .bind(request)
+                .bind(answer)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(given.len() == 1)
+        })
+    }
+
+    fn take_answers<'a>(&'a self, instance: &'a str) -> SessionStoreFuture<'a, Vec<SessionAnswer>> {
+        Box::pin(async move {
+            let taken: Vec<(String, String, String)> = sqlx::query_as(TAKE)
+                .bind(instance)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(taken
+                .into_iter()
+                .map(|(session, request, answer)| SessionAnswer {
+                    session,
+                    request,
+                    answer,
+                })
+                .collect())
+        })
+    }
+
+    fn answers_waiting<'a>(&'a self, instance: &'a str) -> crate::wire::unwind::BoxFuture<'a, ()> {
+        use std::sync::atomic::Ordering;
+        let waker = self.woken.waker(instance);
+        if !self.woken.listening.swap(true, Ordering::AcqRel) {
+            tokio::spawn(listen(
+                self.pool.clone(),
+                std::sync::Arc::downgrade(&self.woken),
+            ));
+        }
+        Box::pin(async move { waker.notified().await })
     }
 }

@@ -30,6 +30,17 @@ pub struct SessionRow {
     pub log_level: Option<String>,
 }
 
+/// A client's answer to a server-to-client request, handed over by the instance it was POSTed to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionAnswer {
+    /// The session the request belongs to.
+    pub session: String,
+    /// The request's id, as the server sent it.
+    pub request: String,
+    /// The client's JSON-RPC response, as sent.
+    pub answer: String,
+}
+
 /// What went wrong in a session store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -125,6 +136,56 @@ pub trait SessionStore: Send + Sync + 'static {
         held: &'a [String],
         idle_timeout: Duration,
     ) -> SessionStoreFuture<'a, Vec<String>>;
+
+    /// Records that the server-to-client request `request` of session `session` waits on
+    /// `instance` for the client's answer. A store that does not route answers between
+    /// instances keeps the default (nothing recorded: an answer is taken only by the instance
+    /// that asked).
+    fn expect_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        instance: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        let _ = (session, request, instance);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Forgets a request that no longer waits (answered, given up, or its session ended).
+    fn forget_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        let _ = (session, request);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Hands the client's `answer` (a JSON-RPC response, as sent) to the instance whose
+    /// request `request` of `session` waits for it, and wakes that instance; whether one waits
+    /// (a second answer to the same request finds none).
+    fn answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        answer: &'a str,
+    ) -> SessionStoreFuture<'a, bool> {
+        let _ = (session, request, answer);
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// Takes every answer handed to `instance`'s waiting requests.
+    fn take_answers<'a>(&'a self, instance: &'a str) -> SessionStoreFuture<'a, Vec<SessionAnswer>> {
+        let _ = instance;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    /// Resolves when an answer may have been handed to `instance` (it may also resolve without
+    /// one; Tollgate asks again every second in any case).
+    fn answers_waiting<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, ()> {
+        let _ = instance;
+        Box::pin(std::future::pending())
+    }
 }
 
 impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
@@ -167,6 +228,40 @@ impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
     ) -> SessionStoreFuture<'a, Vec<String>> {
         (**self).sweep(busy, held, idle_timeout)
     }
+
+    fn expect_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        instance: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        (**self).expect_answer(session, request, instance)
+    }
+
+    fn forget_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        (**self).forget_answer(session, request)
+    }
+
+    fn answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        answer: &'a str,
+    ) -> SessionStoreFuture<'a, bool> {
+        (**self).answer(session, request, answer)
+    }
+
+    fn take_answers<'a>(&'a self, instance: &'a str) -> SessionStoreFuture<'a, Vec<SessionAnswer>> {
+        (**self).take_answers(instance)
+    }
+
+    fn answers_waiting<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, ()> {
+        (**self).answers_waiting(instance)
+    }
 }
 
 /// Sessions shared by the endpoints of one process: what a [`PostgresSessionStore`] does for
@@ -187,6 +282,10 @@ impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
 #[derive(Debug, Default)]
 pub struct MemorySessionStore {
     rows: Mutex<HashMap<String, (SessionRow, Instant)>>,
+    /// Waiting requests by (session, request): the instance waiting, and its answer once given.
+    answers: Mutex<HashMap<(String, String), (String, Option<String>)>>,
+    /// Wakes the instances an answer was handed to.
+    woken: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
 }
 
 impl MemorySessionStore {
@@ -203,6 +302,17 @@ impl MemorySessionStore {
     /// Whether it holds no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    fn waker(&self, instance: &str) -> std::sync::Arc<tokio::sync::Notify> {
+        let mut woken = self.woken.lock().unwrap_or_else(PoisonError::into_inner);
+        std::sync::Arc::clone(woken.entry(instance.to_owned()).or_default())
+    }
+
+    fn answers(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(String, String), (String, Option<String>)>> {
+        self.answers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (SessionRow, Instant)>> {
@@ -312,7 +422,80 @@ impl SessionStore for MemorySessionStore {
             .filter(|id| rows.contains_key(id.as_str()))
             .cloned()
             .collect();
+        self.answers()
+            .retain(|(session, _), _| rows.contains_key(session.as_str()));
         ready(Ok(live))
+    }
+
+    fn expect_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        instance: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        self.answers().insert(
+            (session.to_owned(), request.to_owned()),
+            (instance.to_owned(), None),
+        );
+        ready(Ok(()))
+    }
+
+    fn forget_answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+    ) -> SessionStoreFuture<'a, ()> {
+        self.answers()
+            .remove(&(session.to_owned(), request.to_owned()));
+        ready(Ok(()))
+    }
+
+    fn answer<'a>(
+        &'a self,
+        session: &'a str,
+        request: &'a str,
+        answer: &'a str,
+    ) -> SessionStoreFuture<'a, bool> {
+        let instance = {
+            let mut answers = self.answers();
+            match answers.get_mut(&(session.to_owned(), request.to_owned())) {
+                Some((instance, slot @ None)) => {
+                    *slot = Some(answer.to_owned());
+                    Some(instance.clone())
+                }
+                _ => None,
+            }
+        };
+        if let Some(instance) = &instance {
+            self.waker(instance).notify_one();
+        }
+        ready(Ok(instance.is_some()))
+    }
+
+    fn take_answers<'a>(&'a self, instance: &'a str) -> SessionStoreFuture<'a, Vec<SessionAnswer>> {
+        let mut answers = self.answers();
+        let given: Vec<(String, String)> = answers
+            .iter()
+            .filter(|(_, (i, a))| i == instance && a.is_some())
+            .map(|(key, _)| key.clone())
+            .collect();
+        let taken = given
+            .into_iter()
+            .filter_map(|key| {
+                let (_, answer) = answers.remove(&key)?;
+                Some(SessionAnswer {
+                    session: key.0,
+                    request: key.1,
+                    answer: answer?,
+                })
+            })
+            .collect();
+        ready(Ok(taken))
+    }
+
+    fn answers_waiting<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, ()> {
+        let waker = self.waker(instance);
+        Box::pin(async move { waker.notified().await })
     }
 }
 
@@ -458,6 +641,50 @@ pub async fn check_session_store_contract(
     }
     if store.end(&idle.id, None).await != Ok(false) {
         return fail("end of a swept row");
+    }
+    check_answers(store, prefix).await
+}
+
+/// The answer routing part of the contract.
+#[cfg(any(test, feature = "postgres"))]
+async fn check_answers(store: &dyn SessionStore, prefix: &str) -> Result<(), String> {
+    let fail = |what: &str| Err(format!("session store contract: {what}"));
+    let session = format!("{prefix}answers");
+    let (here, there) = (format!("{prefix}i1"), format!("{prefix}i2"));
+    let answer = r#"{"jsonrpc":"2.0","id":"r1","result":{}}"#;
+    if store.expect_answer(&session, "r1", &here).await.is_err() {
+        return fail("expect an answer");
+    }
+    if store.answer(&session, "r0", answer).await != Ok(false) {
+        return fail("an answer nobody waits for");
+    }
+    if store.answer(&session, "r1", answer).await != Ok(true) {
+        return fail("an answer handed over");
+    }
+    if store.answer(&session, "r1", answer).await != Ok(false) {
+        return fail("a second answer to the same request");
+    }
+    if store.take_answers(&there).await != Ok(Vec::new()) {
+        return fail("another instance's answers");
+    }
+    let taken = SessionAnswer {
+        session: session.clone(),
+        request: "r1".into(),
+        answer: answer.into(),
+    };
+    if store.take_answers(&here).await != Ok(vec![taken]) {
+        return fail("take the answers");
+    }
+    if store.take_answers(&here).await != Ok(Vec::new()) {
+        return fail("answers taken once");
+    }
+    let forgotten = async {
+        store.expect_answer(&session, "r2", &here).await?;
+        store.forget_answer(&session, "r2").await?;
+        store.answer(&session, "r2", answer).await
+    };
+    if forgotten.await != Ok(false) {
+        return fail("an answer to a forgotten request");
     }
     Ok(())
 }

@@ -52,7 +52,7 @@ async fn id(table: &Arc<SessionTable>, session: Session) -> Arc<str> {
         .unwrap_or_else(|_| Arc::from(""))
 }
 
-async fn found(table: &SessionTable, id: &str, principal: Option<&str>) -> bool {
+async fn found(table: &Arc<SessionTable>, id: &str, principal: Option<&str>) -> bool {
     matches!(table.touch(id, principal).await, Ok(Some(_)))
 }
 
@@ -317,4 +317,63 @@ async fn a_failing_store_is_unavailable_not_missing() {
     );
     // The sweep ends nothing for the store's failure.
     table.sweep_shared().await;
+}
+
+#[tokio::test]
+async fn an_answer_posted_to_another_instance_reaches_the_waiting_request() {
+    use crate::stream::session::PendingRequest;
+    let (one, two) = pair(SessionConfig::default());
+    let a = id(&one, session()).await;
+    let here = one.touch(&a, None).await.ok().flatten();
+    let there = two.touch(&a, None).await.ok().flatten();
+    let (Some(here), Some(there)) = (here, there) else {
+        unreachable!("the session is live on both");
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let request = here.streams.register_request(PendingRequest {
+        method: "roots/list",
+        reply,
+    });
+    let request = request.unwrap_or_else(|| Arc::from(""));
+    assert!(request.starts_with("tollgate-"));
+    let route = here.streams.route.get().map(Arc::clone);
+    let route = route.unwrap_or_else(|| unreachable!("a shared session has a route"));
+    assert!(route.expect(&request).await);
+    // Request ids name their instance: the same session's requests on the other instance never
+    // collide with these.
+    let other = there.streams.route.get().map(|r| r.prefix().to_owned());
+    assert_ne!(other.as_deref(), Some(route.prefix()));
+    let response = |id: &str| {
+        tollgate_json::JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("id", id)
+            .insert(
+                "result",
+                tollgate_json::JsonObject::builder()
+                    .insert("roots", tollgate_json::JsonArray::new())
+                    .build(),
+            )
+            .build()
+    };
+    // Nobody waits for this one, anywhere.
+    assert_eq!(
+        two.answer(&a, &there.streams, &response("tollgate-x-1"))
+            .await,
+        Ok(false)
+    );
+    assert_eq!(
+        two.answer(&a, &there.streams, &response(&request)).await,
+        Ok(true)
+    );
+    let got = tokio::time::timeout(Duration::from_secs(5), answer).await;
+    assert!(
+        matches!(got, Ok(Ok(Some(_)))),
+        "delivered on the instance that asked"
+    );
+    // Answered once: a second answer is refused.
+    assert_eq!(
+        two.answer(&a, &there.streams, &response(&request)).await,
+        Ok(false)
+    );
+    route.forget(&request);
 }

@@ -17,6 +17,17 @@ use crate::stream::{
 use crate::version::ProtocolVersion;
 use crate::wire::id::RequestId;
 
+/// How the answers to a shared session's server-to-client requests find this instance when the
+/// client POSTs them to another (implemented by `session/`, over the shared store).
+pub(crate) trait AnswerRoute: Send + Sync {
+    /// What this instance's request ids start with (unique among the instances).
+    fn prefix(&self) -> &str;
+    /// Records that request `id` waits here; false when it could not be recorded.
+    fn expect<'a>(&'a self, id: &'a str) -> crate::wire::unwind::BoxFuture<'a, bool>;
+    /// Request `id` no longer waits.
+    fn forget(&self, id: &str);
+}
+
 /// The streams and in-flight requests of one 2025 session.
 pub(crate) struct SessionStreams {
     pub(crate) config: StreamConfig,
@@ -26,6 +37,8 @@ pub(crate) struct SessionStreams {
     /// Milliseconds after `born` of the session's last request.
     pub(crate) last_seen: AtomicU64,
     pub(crate) state: Mutex<SessionStreamsState>,
+    /// Set for a session shared with other instances.
+    pub(crate) route: std::sync::OnceLock<Arc<dyn AnswerRoute>>,
 }
 
 #[derive(Default)]
@@ -80,6 +93,7 @@ impl SessionStreams {
                 next_number: 1,
                 ..SessionStreamsState::default()
             }),
+            route: std::sync::OnceLock::new(),
         }
     }
 
@@ -226,7 +240,8 @@ impl SessionStreams {
         state.next_request += 1;
         // Scoped to the session, which only its principal can reach: a response is delivered
         // only within the session that sent the request.
-        let id: Arc<str> = Arc::from(format!("tollgate-{}", state.next_request));
+        let prefix = self.route.get().map_or("tollgate-", |r| r.prefix());
+        let id: Arc<str> = Arc::from(format!("{prefix}{}", state.next_request));
         state.pending.insert(Arc::clone(&id), pending);
         Some(id)
     }

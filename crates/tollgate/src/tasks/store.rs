@@ -208,7 +208,7 @@ impl TaskStore for InMemoryTaskStore {
 }
 
 /// A shared store: several endpoints (or servers in one process) can use the same one.
-impl<T: TaskStore> TaskStore for Arc<T> {
+impl<T: TaskStore + ?Sized> TaskStore for Arc<T> {
     fn insert<'a>(&'a self, row: TaskRow) -> StoreFuture<'a, ()> {
         (**self).insert(row)
     }

@@ -1,0 +1,199 @@
+//! Answers routed between instances: a shared session's server-to-client request (elicitation,
+//! sampling, roots) waits on the instance whose handler sent it, while the client may POST its
+//! answer to any instance behind the URL.
+//!
+//! Owns this instance's name (random, per endpoint), the [`AnswerRoute`] each shared session's
+//! streams use (request ids that name the instance; the waiting request recorded in the shared
+//! store before it is sent) and the relay task that takes the answers handed to this instance
+//! and delivers them. Knows nothing of HTTP or of how a store wakes an instance.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tollgate_json::{JsonObject, JsonValue, OutputLimits};
+
+use crate::session::store::SessionStore;
+use crate::session::{SessionTable, bounded};
+use crate::stream::session::AnswerRoute;
+use crate::wire::unwind::BoxFuture;
+
+/// How often the relay asks for answers while requests wait, whether or not it was woken.
+const POLL: Duration = Duration::from_secs(1);
+
+/// One endpoint's share of the routing: its name and its waiting requests.
+pub(super) struct Relay {
+    instance: Arc<str>,
+    waiting: AtomicUsize,
+    wake: tokio::sync::Notify,
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl Relay {
+    /// A relay named by 64 random bits (`None` without randomness).
+    pub(super) fn new() -> Option<Self> {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).ok()?;
+        Some(Self {
+            instance: Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+            waiting: AtomicUsize::new(0),
+            wake: tokio::sync::Notify::new(),
+            started: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+}
+
+/// The route of one shared session's requests on this instance.
+pub(super) struct Route {
+    pub(super) session: Arc<str>,
+    pub(super) prefix: String,
+    pub(super) store: Arc<dyn SessionStore>,
+    pub(super) table: Weak<SessionTable>,
+}
+
+impl Route {
+    pub(super) fn new(
+        table: &Arc<SessionTable>,
+        store: &Arc<dyn SessionStore>,
+        session: &str,
+    ) -> Option<Self> {
+        let relay = table.relay.as_ref()?;
+        Some(Self {
+            session: Arc::from(session),
+            prefix: format!("tollgate-{}-", relay.instance),
+            store: Arc::clone(store),
+            table: Arc::downgrade(table),
+        })
+    }
+}
+
+impl AnswerRoute for Route {
+    fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn expect<'a>(&'a self, id: &'a str) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let Some(table) = self.table.upgrade() else {
+                return false;
+            };
+            let Some(relay) = &table.relay else {
+                return false;
+            };
+            let instance = Arc::clone(&relay.instance);
+            if bounded(self.store.expect_answer(&self.session, id, &instance))
+                .await
+                .is_err()
+            {
+                return false;
+            }
+            relay.waiting.fetch_add(1, Ordering::AcqRel);
+            relay.wake.notify_one();
+            start(&table);
+            true
+        })
+    }
+
+    fn forget(&self, id: &str) {
+        if let Some(table) = self.table.upgrade()
+            && let Some(relay) = &table.relay
+        {
+            let _ = relay
+                .waiting
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (store, session, id) = (
+            Arc::clone(&self.store),
+            Arc::clone(&self.session),
+            id.to_owned(),
+        );
+        runtime.spawn(async move {
+            let _ = bounded(store.forget_answer(&session, &id)).await;
+        });
+    }
+}
+
+/// Starts the relay task of `table`, once; it ends with the table.
+fn start(table: &Arc<SessionTable>) {
+    let (Some(relay), Some(store)) = (&table.relay, &table.shared) else {
+        return;
+    };
+    if relay.started.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        relay.started.store(false, Ordering::Release);
+        return;
+    };
+    let store = Arc::clone(store);
+    let weak = Arc::downgrade(table);
+    runtime.spawn(async move {
+        loop {
+            let Some(relay) = weak.upgrade().and_then(|t| t.relay.clone()) else {
+                return;
+            };
+            let instance = Arc::clone(&relay.instance);
+            if relay.waiting.load(Ordering::Acquire) == 0 {
+                // Nothing waits: sleep until a request is recorded (holding the relay, never
+                // the table, which may end meanwhile).
+                let _ = tokio::time::timeout(Duration::from_secs(60), relay.wake.notified()).await;
+                continue;
+            }
+            tokio::select! {
+                () = store.answers_waiting(&instance) => {}
+                () = tokio::time::sleep(POLL) => {}
+            }
+            let Ok(answers) = bounded(store.take_answers(&instance)).await else {
+                continue;
+            };
+            let Some(table) = weak.upgrade() else {
+                return;
+            };
+            for answer in answers {
+                table.deliver(&answer.session, &answer.answer);
+            }
+        }
+    });
+}
+
+impl SessionTable {
+    /// Delivers an answer another instance handed over to the request waiting here.
+    fn deliver(&self, session: &str, answer: &str) {
+        let Some(streams) = self.streams_of(session) else {
+            return;
+        };
+        if let Ok(JsonValue::Object(response)) = tollgate_json::from_str(answer, &self.limits) {
+            crate::client_request::deliver(&streams, &response);
+        }
+    }
+
+    /// A client's answer POSTed here: delivered to the request waiting here, else handed to the
+    /// instance where it waits; whether one waits. `session` is the admitted principal's.
+    pub(crate) async fn answer(
+        &self,
+        session: &str,
+        streams: &crate::stream::session::SessionStreams,
+        response: &JsonObject,
+    ) -> Result<bool, super::Unavailable> {
+        if crate::client_request::deliver(streams, response) {
+            return Ok(true);
+        }
+        let (Some(store), Some(id)) =
+            (&self.shared, response.get("id").and_then(JsonValue::as_str))
+        else {
+            return Ok(false);
+        };
+        let Ok(text) = tollgate_json::to_string(
+            &JsonValue::Object(response.clone()),
+            &OutputLimits::default(),
+        ) else {
+            return Ok(false);
+        };
+        bounded(store.answer(session, id, &text))
+            .await
+            .map_err(|_| super::Unavailable)
+    }
+}

@@ -1,0 +1,45 @@
+//! Where the demo keeps what must outlive a request: its tasks in an embedded SQLite file by
+//! default, or, with `TOLLGATE_CATALOG_POSTGRES` naming a PostgreSQL database, its tasks and its
+//! 2025 sessions there, shared with every other instance behind the same URL (`scripts/cluster`).
+
+use std::sync::Arc;
+
+use tollgate::endpoint::{EndpointBuilder, PostgresSessionStore};
+use tollgate::task::{PostgresTaskStore, SqliteTaskStore, TaskStore};
+
+pub(crate) struct Stores {
+    pub(crate) tasks: Arc<dyn TaskStore>,
+    sessions: Option<PostgresSessionStore>,
+}
+
+impl Stores {
+    /// Gives the endpoint the shared session store, if there is one.
+    pub(crate) fn sessions(&self, builder: EndpointBuilder) -> EndpointBuilder {
+        match &self.sessions {
+            Some(sessions) => builder.session_store(sessions.clone()),
+            None => builder,
+        }
+    }
+
+    /// What the startup line says of them.
+    pub(crate) fn describe(&self) -> &'static str {
+        if self.sessions.is_some() {
+            "tasks and sessions in PostgreSQL"
+        } else {
+            "tasks in SQLite"
+        }
+    }
+}
+
+pub(crate) async fn from_env() -> Result<Stores, Box<dyn std::error::Error>> {
+    match std::env::var("TOLLGATE_CATALOG_POSTGRES") {
+        Ok(url) if !url.is_empty() => Ok(Stores {
+            tasks: Arc::new(PostgresTaskStore::connect(&url).await?),
+            sessions: Some(PostgresSessionStore::connect(&url).await?),
+        }),
+        _ => Ok(Stores {
+            tasks: Arc::new(SqliteTaskStore::open(crate::endpoint::task_database()).await?),
+            sessions: None,
+        }),
+    }
+}
