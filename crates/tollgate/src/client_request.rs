@@ -89,12 +89,16 @@ impl fmt::Debug for ClientRequests {
 struct Forget<'a> {
     session: &'a SessionStreams,
     id: Arc<str>,
+    /// Whether the request was recorded as waiting in the shared store.
+    expected: bool,
 }
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.session.forget_request(&self.id);
-        if let Some(route) = self.session.route.get() {
+        if self.expected
+            && let Some(route) = self.session.route.get()
+        {
             route.forget(&self.id);
         }
     }
@@ -140,16 +144,18 @@ impl ClientRequests {
                 reply,
             })
             .ok_or(ClientRequestError::Unavailable)?;
-        let _forget = Forget {
+        let mut forget = Forget {
             session: &self.session,
             id: Arc::clone(&id),
+            expected: false,
         };
         // A shared session's answer may be POSTed to another instance: recorded before the
         // request is sent, so the answer cannot arrive first.
-        if let Some(route) = self.session.route.get()
-            && !route.expect(&id).await
-        {
-            return Err(ClientRequestError::Unavailable);
+        if let Some(route) = self.session.route.get() {
+            if !route.expect(&id).await {
+                return Err(ClientRequestError::Unavailable);
+            }
+            forget.expected = true;
         }
         let rendered = request.render();
         let message: JsonValue = JsonObject::builder()

@@ -269,9 +269,10 @@ impl SessionTable {
         Arc::new(SessionStreams::new(self.streams, revision, idle))
     }
 
-    /// How often the sweep runs: a quarter of the idle timeout, between 1 s and 60 s.
+    /// How often the sweep runs: a quarter of the idle timeout, between 250 ms and 60 s (a busy
+    /// session is refreshed in the shared store well within its idle timeout).
     fn sweep_interval(&self) -> Duration {
-        (self.config.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
+        (self.config.idle_timeout / 4).clamp(Duration::from_millis(250), Duration::from_secs(60))
     }
 
     /// Starts the sweep on the current runtime, once; it stops when the table is dropped.
@@ -414,6 +415,8 @@ impl SessionTable {
         let Some(shared) = &self.shared else {
             return Ok(self.touch_here(id, principal));
         };
+        // An instance that only serves sessions made elsewhere sweeps them too.
+        self.start_sweep();
         let row = bounded(shared.touch(id, principal, self.config.idle_timeout))
             .await
             .map_err(|_| Unavailable)?;
@@ -437,9 +440,9 @@ impl SessionTable {
             return Err(Unavailable);
         };
         session.log_level = level;
-        entries.insert(Arc::from(id), session.clone());
-        drop(entries);
+        // Routed before any request can see the streams.
         self.route(id, &session.streams);
+        entries.insert(Arc::from(id), session.clone());
         Ok(Some(session))
     }
 

@@ -47,7 +47,10 @@ const ANSWER: &str = "WITH given AS (UPDATE tollgate_session_answers SET answer 
      SELECT pg_notify('tollgate_session_answers', instance) FROM given";
 const TAKE: &str = "DELETE FROM tollgate_session_answers \
      WHERE instance = $1 AND answer IS NOT NULL RETURNING session_id, request_id, answer";
-const PURGE_ANSWERS: &str = "DELETE FROM tollgate_session_answers a WHERE NOT EXISTS \
+/// Answers of ended sessions, and requests left waiting longer than the idle timeout (their
+/// instance died, or their caller gave up without forgetting them).
+const PURGE_ANSWERS: &str = "DELETE FROM tollgate_session_answers a \
+     WHERE created <= now() - make_interval(secs => $1) OR NOT EXISTS \
      (SELECT 1 FROM tollgate_sessions s WHERE s.id = a.session_id)";
 /// Serialises schema creation and session creation across instances.
 const SCHEMA_LOCK: i64 = 7_367_617_417;
@@ -97,8 +100,10 @@ fn backend<E>(_: E) -> SessionStoreError {
     SessionStoreError::new(SessionStoreErrorKind::Backend)
 }
 
+/// Seconds for `make_interval`, at most about a hundred years (an "endless" idle timeout must
+/// not put an interval out of PostgreSQL's range and make every statement fail).
 fn seconds(timeout: Duration) -> f64 {
-    timeout.as_secs_f64()
+    timeout.as_secs_f64().min(3_155_760_000.0)
 }
 
 fn signed(n: usize) -> i64 {
@@ -162,11 +167,17 @@ async fn listen(pool: sqlx::PgPool, woken: std::sync::Weak<Woken>) {
         if let Ok(mut listener) = sqlx::postgres::PgListener::connect_with(&pool).await
             && listener.listen(ANSWERS_CHANNEL).await.is_ok()
         {
-            while let Ok(notification) = listener.recv().await {
+            // Woken at least every 30 s to see whether the store is gone.
+            loop {
+                let received = tokio::time::timeout(Duration::from_secs(30), listener.recv()).await;
                 let Some(woken) = woken.upgrade() else {
                     return;
                 };
-                woken.wake(notification.payload());
+                match received {
+                    Ok(Ok(notification)) => woken.wake(notification.payload()),
+                    Ok(Err(_)) => break,
+                    Err(_) => {}
+                }
             }
         }
         if woken.strong_count() == 0 {
@@ -344,6 +355,7 @@ impl SessionStore for PostgresSessionStore {
                 .await
                 .map_err(backend)?;
             sqlx::query(PURGE_ANSWERS)
+                .bind(idle)
                 .execute(&self.pool)
                 .await
                 .map_err(backend)?;

@@ -186,10 +186,13 @@ impl SessionTable {
         else {
             return Ok(false);
         };
-        let Ok(text) = tollgate_json::to_string(
-            &JsonValue::Object(response.clone()),
-            &OutputLimits::default(),
-        ) else {
+        // Written under bounds as wide as the ones it was read under.
+        let limits = OutputLimits::default()
+            .with_max_output_bytes(self.limits.max_input_bytes())
+            .and_then(|l| l.with_max_string_units(self.limits.max_string_units()))
+            .unwrap_or_default();
+        let Ok(text) = tollgate_json::to_string(&JsonValue::Object(response.clone()), &limits)
+        else {
             return Ok(false);
         };
         bounded(store.answer(session, id, &text))

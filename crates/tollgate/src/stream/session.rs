@@ -24,7 +24,7 @@ pub(crate) trait AnswerRoute: Send + Sync {
     fn prefix(&self) -> &str;
     /// Records that request `id` waits here; false when it could not be recorded.
     fn expect<'a>(&'a self, id: &'a str) -> crate::wire::unwind::BoxFuture<'a, bool>;
-    /// Request `id` no longer waits.
+    /// Request `id`, which [`expect`](Self::expect) recorded, no longer waits.
     fn forget(&self, id: &str);
 }
 
