@@ -296,8 +296,8 @@ pub mod endpoint {
     #[cfg(feature = "postgres")]
     pub use crate::session::postgres::PostgresSessionStore;
     pub use crate::session::store::{
-        MemorySessionStore, SessionAnswer, SessionRow, SessionStore, SessionStoreError,
-        SessionStoreErrorKind, SessionStoreFuture,
+        MemorySessionStore, SessionAnswer, SessionEvent, SessionRow, SessionStore,
+        SessionStoreError, SessionStoreErrorKind, SessionStoreFuture,
     };
     pub use crate::stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
     pub use crate::version::ProtocolVersions;

@@ -63,10 +63,35 @@ async fn hi(
     Ok(CompleteResult::from_tool_text("hi").into())
 }
 
+/// Reports progress 1, frees its connection, then reports progress 2 and answers `resumed`.
+async fn slow(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, std::convert::Infallible> {
+    let progress = features.find::<tollgate::context::ProgressReporter>();
+    if let Some(progress) = progress {
+        let _ = progress.report(1.0, Some(2.0), None);
+    }
+    if let Some(stream) = features.find::<tollgate::transport::ResponseStream>() {
+        stream.close_connection();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    if let Some(progress) = progress {
+        let _ = progress.report(2.0, Some(2.0), None);
+    }
+    Ok(CompleteResult::from_tool_text("resumed").into())
+}
+
 async fn instance(store: PostgresSessionStore, config: SessionConfig) -> SocketAddr {
     let echo = ToolRegistration::with_name("echo", [V])
         .json_object_arguments()
         .handler(hi)
+        .build()
+        .unwrap();
+    let slow = ToolRegistration::with_name("slow", [V])
+        .json_object_arguments()
+        .handler(slow)
         .build()
         .unwrap();
     let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("shared", "1"))
@@ -74,6 +99,7 @@ async fn instance(store: PostgresSessionStore, config: SessionConfig) -> SocketA
         .session_store(store)
         .logging(true)
         .add_tool(echo)
+        .add_tool(slow)
         .build()
         .unwrap();
     start(McpService::new(endpoint)).await
@@ -154,6 +180,66 @@ async fn a_session_is_served_leveled_and_ended_by_either_instance() {
     // A session id nobody issued is not found on either.
     let r = echo(a, "0123456789abcdef0123456789abcdef").await;
     assert_eq!(r.status, 404);
+}
+
+async fn resume(addr: SocketAddr, session: &str, last_event_id: &str) -> Response {
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: {}\r\nLast-Event-ID: {last_event_id}\r\nConnection: close\r\n\r\n",
+        addr.port(),
+        V.as_str()
+    );
+    tokio::time::timeout(Duration::from_secs(20), raw(addr, head.as_bytes()))
+        .await
+        .expect("the resumed stream ends with its response")
+}
+
+/// The ids of a response's SSE events, in order.
+fn event_ids(r: &Response) -> Vec<String> {
+    r.text()
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
+async fn a_stream_written_on_one_instance_is_resumed_on_the_other() {
+    let (a, b) = pair("replay", SessionConfig::default()).await;
+    let id = session(a).await;
+    let body = r#"{"jsonrpc":"2.0","id":"slow1","method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"p"}}}"#;
+    let headers = [
+        ("MCP-Protocol-Version", V.as_str()),
+        ("Mcp-Session-Id", id.as_str()),
+    ];
+    let first = post(a, &headers, body.as_bytes()).await;
+    assert_eq!(first.status, 200, "{}", first.text());
+    let ids = event_ids(&first);
+    // The priming event and the first progress notification, then the connection was freed.
+    assert_eq!(ids.len(), 2, "{}", first.text());
+    assert!(first.text().contains(r#""progress":1"#));
+    assert!(!first.text().contains("resumed"));
+    // Resumed on the other instance after the last event seen: the rest, then the response.
+    let rest = resume(b, &id, &ids[1]).await;
+    assert_eq!(rest.status, 200, "{}", rest.text());
+    assert!(rest.text().contains(r#""progress":2"#), "{}", rest.text());
+    assert!(rest.text().contains("resumed"), "{}", rest.text());
+    assert!(
+        !rest.text().contains(r#""progress":1"#),
+        "nothing sent twice"
+    );
+    // Resumed again there from the priming event: everything, from that instance's copy.
+    let again = resume(b, &id, &ids[0]).await;
+    assert!(again.text().contains(r#""progress":1"#), "{}", again.text());
+    assert!(again.text().contains("resumed"), "{}", again.text());
+    // An event id of a stream this session never had, on either instance: 400.
+    let stream: u64 = ids[0].split('-').next().unwrap().parse().unwrap();
+    let unknown = format!("{}-1", stream + 7);
+    assert_eq!(resume(b, &id, &unknown).await.status, 400);
+    assert_eq!(resume(a, &id, &unknown).await.status, 400);
+    // Another session's event ids do not open this session's streams.
+    let other = session(b).await;
+    assert_eq!(resume(b, &other, &ids[1]).await.status, 400);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

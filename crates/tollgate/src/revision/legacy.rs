@@ -527,10 +527,14 @@ pub(crate) async fn open_stream(
         // opened by a request naming another.
         _ => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
     }
-    match session.streams.open(last_event_id) {
-        Ok(connection) => Ok(connection),
-        Err(AttachFailure::UnknownEvent) => Err(Reply::empty(StatusCode::BAD_REQUEST)),
-        Err(AttachFailure::Closed) => Err(Reply::empty(StatusCode::NOT_FOUND)),
+    match store
+        .open_stream(session_id, &session.streams, last_event_id)
+        .await
+    {
+        Ok(Ok(connection)) => Ok(connection),
+        Ok(Err(AttachFailure::UnknownEvent)) => Err(Reply::empty(StatusCode::BAD_REQUEST)),
+        Ok(Err(AttachFailure::Closed)) => Err(Reply::empty(StatusCode::NOT_FOUND)),
+        Err(_) => Err(Reply::empty(StatusCode::SERVICE_UNAVAILABLE)),
     }
 }
 

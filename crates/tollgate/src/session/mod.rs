@@ -18,6 +18,7 @@
 pub(crate) mod postgres;
 mod record;
 mod relay;
+mod replay;
 pub(crate) mod store;
 
 use std::collections::HashMap;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::session::SessionConfig;
 use crate::session::store::{
-    SessionAnswer, SessionRow, SessionStore, SessionStoreError, SessionStoreErrorKind,
-    SessionStoreFuture,
+    SessionAnswer, SessionEvent, SessionRow, SessionStore, SessionStoreError,
+    SessionStoreErrorKind, SessionStoreFuture,
 };
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_sessions (\
@@ -28,6 +28,32 @@ const CREATE_ANSWERS: &str = "CREATE TABLE IF NOT EXISTS tollgate_session_answer
      answer TEXT, \
      created TIMESTAMPTZ NOT NULL, \
      PRIMARY KEY (session_id, request_id))";
+const CREATE_EVENTS: &str = "CREATE TABLE IF NOT EXISTS tollgate_session_events (\
+     session_id TEXT NOT NULL, \
+     stream BIGINT NOT NULL, \
+     seq BIGINT NOT NULL, \
+     frame TEXT NOT NULL, \
+     response BOOLEAN NOT NULL, \
+     created TIMESTAMPTZ NOT NULL, \
+     PRIMARY KEY (session_id, stream, seq))";
+/// The channel followers of a stream are woken on (the payload names `session:stream`).
+const EVENTS_CHANNEL: &str = "tollgate_session_events";
+const INSERT_EVENTS: &str = "INSERT INTO tollgate_session_events \
+     (session_id, stream, seq, frame, response, created) \
+     SELECT s, st, q, f, r, now() FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], \
+     $5::bool[]) AS e(s, st, q, f, r) ON CONFLICT DO NOTHING";
+const EVICT_EVENTS: &str = "DELETE FROM tollgate_session_events e \
+     USING UNNEST($1::text[], $2::int8[], $3::int8[]) AS k(s, st, keep) \
+     WHERE e.session_id = k.s AND e.stream = k.st AND e.seq < k.keep";
+const WAKE_FOLLOWERS: &str = "SELECT pg_notify('tollgate_session_events', k) \
+     FROM (SELECT DISTINCT s || ':' || st AS k FROM UNNEST($1::text[], $2::int8[]) AS e(s, st)) w";
+const STREAM_EVENTS: &str = "SELECT seq, frame, response FROM tollgate_session_events \
+     WHERE session_id = $1 AND stream = $2 AND seq > $3 ORDER BY seq";
+const STREAM_KEPT: &str = "SELECT EXISTS (SELECT 1 FROM tollgate_session_events \
+     WHERE session_id = $1 AND stream = $2)";
+const PURGE_EVENTS: &str = "DELETE FROM tollgate_session_events e \
+     WHERE created <= now() - make_interval(secs => $1) OR NOT EXISTS \
+     (SELECT 1 FROM tollgate_sessions s WHERE s.id = e.session_id)";
 const CREATE_INDEXES: [&str; 3] = [
     "CREATE INDEX IF NOT EXISTS tollgate_sessions_used ON tollgate_sessions (last_used)",
     "CREATE INDEX IF NOT EXISTS tollgate_sessions_owner ON tollgate_sessions (owner)",
@@ -165,7 +191,10 @@ impl Woken {
 async fn listen(pool: sqlx::PgPool, woken: std::sync::Weak<Woken>) {
     loop {
         if let Ok(mut listener) = sqlx::postgres::PgListener::connect_with(&pool).await
-            && listener.listen(ANSWERS_CHANNEL).await.is_ok()
+            && listener
+                .listen_all([ANSWERS_CHANNEL, EVENTS_CHANNEL])
+                .await
+                .is_ok()
         {
             // Woken at least every 30 s to see whether the store is gone.
             loop {
@@ -220,7 +249,7 @@ impl PostgresSessionStore {
             .execute(&mut *tx)
             .await
             .map_err(backend)?;
-        for statement in [CREATE_TABLE, CREATE_ANSWERS]
+        for statement in [CREATE_TABLE, CREATE_ANSWERS, CREATE_EVENTS]
             .into_iter()
             .chain(CREATE_INDEXES)
         {
@@ -234,6 +263,24 @@ impl PostgresSessionStore {
             pool,
             woken: std::sync::Arc::default(),
         })
+    }
+
+    /// Resolves when a notification names `key` (the listener starts at the first wait).
+    fn woken_by(&self, key: &str) -> crate::wire::unwind::BoxFuture<'static, ()> {
+        use std::sync::atomic::Ordering;
+        let waker = self.woken.waker(key);
+        if !self.woken.listening.swap(true, Ordering::AcqRel) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(listen(
+                        self.pool.clone(),
+                        std::sync::Arc::downgrade(&self.woken),
+                    ));
+                }
+                Err(_) => self.woken.listening.store(false, Ordering::Release),
+            }
+        }
+        Box::pin(async move { waker.notified().await })
     }
 
     async fn insert(
@@ -354,11 +401,13 @@ impl SessionStore for PostgresSessionStore {
                 .execute(&self.pool)
                 .await
                 .map_err(backend)?;
-            sqlx::query(PURGE_ANSWERS)
-                .bind(idle)
-                .execute(&self.pool)
-                .await
-                .map_err(backend)?;
+            for purge in [PURGE_ANSWERS, PURGE_EVENTS] {
+                sqlx::query(purge)
+                    .bind(idle)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+            }
             if held.is_empty() {
                 return Ok(Vec::new());
             }
@@ -449,14 +498,92 @@ impl SessionStore for PostgresSessionStore {
     }
 
     fn answers_waiting<'a>(&'a self, instance: &'a str) -> crate::wire::unwind::BoxFuture<'a, ()> {
-        use std::sync::atomic::Ordering;
-        let waker = self.woken.waker(instance);
-        if !self.woken.listening.swap(true, Ordering::AcqRel) {
-            tokio::spawn(listen(
-                self.pool.clone(),
-                std::sync::Arc::downgrade(&self.woken),
-            ));
-        }
-        Box::pin(async move { waker.notified().await })
+        self.woken_by(instance)
     }
+
+    fn record_events<'a>(&'a self, events: &'a [SessionEvent]) -> SessionStoreFuture<'a, ()> {
+        Box::pin(async move {
+            let sessions: Vec<&str> = events.iter().map(|e| e.session.as_str()).collect();
+            let streams: Vec<i64> = events.iter().map(|e| wide(e.stream)).collect();
+            let seqs: Vec<i64> = events.iter().map(|e| wide(e.seq)).collect();
+            let frames: Vec<&str> = events.iter().map(|e| e.frame.as_str()).collect();
+            let responses: Vec<bool> = events.iter().map(|e| e.response).collect();
+            let keeps: Vec<i64> = events.iter().map(|e| wide(e.keep_from)).collect();
+            let mut tx = self.pool.begin().await.map_err(backend)?;
+            sqlx::query(EVICT_EVENTS)
+                .bind(&sessions)
+                .bind(&streams)
+                .bind(&keeps)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+            sqlx::query(INSERT_EVENTS)
+                .bind(&sessions)
+                .bind(&streams)
+                .bind(&seqs)
+                .bind(&frames)
+                .bind(&responses)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+            sqlx::query(WAKE_FOLLOWERS)
+                .bind(&sessions)
+                .bind(&streams)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+            tx.commit().await.map_err(backend)
+        })
+    }
+
+    fn stream_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> SessionStoreFuture<'a, Option<Vec<SessionEvent>>> {
+        Box::pin(async move {
+            let rows: Vec<(i64, String, bool)> = sqlx::query_as(STREAM_EVENTS)
+                .bind(session)
+                .bind(wide(stream))
+                .bind(wide(after))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(backend)?;
+            if rows.is_empty() {
+                let (kept,): (bool,) = sqlx::query_as(STREAM_KEPT)
+                    .bind(session)
+                    .bind(wide(stream))
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                return Ok(kept.then(Vec::new));
+            }
+            Ok(Some(
+                rows.into_iter()
+                    .map(|(seq, frame, response)| SessionEvent {
+                        session: session.to_owned(),
+                        stream,
+                        seq: u64::try_from(seq).unwrap_or(0),
+                        frame,
+                        response,
+                        keep_from: 0,
+                    })
+                    .collect(),
+            ))
+        })
+    }
+
+    fn events_waiting<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> crate::wire::unwind::BoxFuture<'a, ()> {
+        self.woken_by(&crate::session::store::stream_key(session, stream))
+    }
+}
+
+/// A stream or event number as PostgreSQL's BIGINT (Tollgate's stay under 2^60).
+fn wide(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }

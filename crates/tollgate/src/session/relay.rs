@@ -21,12 +21,16 @@ use crate::wire::unwind::BoxFuture;
 /// How often the relay asks for answers while requests wait, whether or not it was woken.
 const POLL: Duration = Duration::from_secs(1);
 
-/// One endpoint's share of the routing: its name and its waiting requests.
+/// One endpoint's share of the routing: its name, its waiting requests, and its events on their
+/// way to the store.
 pub(super) struct Relay {
     instance: Arc<str>,
+    /// Where this instance's stream numbers start.
+    stream_base: u64,
     waiting: AtomicUsize,
     wake: tokio::sync::Notify,
     started: std::sync::atomic::AtomicBool,
+    pub(super) events: Arc<super::replay::Outbox>,
 }
 
 impl Relay {
@@ -34,7 +38,13 @@ impl Relay {
     pub(super) fn new() -> Option<Self> {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).ok()?;
+        // 40 random bits above the 20 of the counter: stream numbers stay under 2^60, so they
+        // fit PostgreSQL's BIGINT and the 19 digits an event id may have.
+        let base = (u64::from_le_bytes(bytes) >> 24).max(1) << 20;
+        getrandom::fill(&mut bytes).ok()?;
         Some(Self {
+            stream_base: base,
+            events: Arc::default(),
             instance: Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
             waiting: AtomicUsize::new(0),
             wake: tokio::sync::Notify::new(),
@@ -47,6 +57,7 @@ impl Relay {
 pub(super) struct Route {
     pub(super) session: Arc<str>,
     pub(super) prefix: String,
+    pub(super) stream_base: u64,
     pub(super) store: Arc<dyn SessionStore>,
     pub(super) table: Weak<SessionTable>,
 }
@@ -61,6 +72,7 @@ impl Route {
         Some(Self {
             session: Arc::from(session),
             prefix: format!("tollgate-{}-", relay.instance),
+            stream_base: relay.stream_base,
             store: Arc::clone(store),
             table: Arc::downgrade(table),
         })
@@ -70,6 +82,24 @@ impl Route {
 impl AnswerRoute for Route {
     fn prefix(&self) -> &str {
         &self.prefix
+    }
+
+    fn stream_base(&self) -> u64 {
+        self.stream_base
+    }
+
+    fn record(&self, number: u64, seq: u64, frame: &bytes::Bytes, response: bool, keep_from: u64) {
+        if let Some(table) = self.table.upgrade() {
+            super::replay::record(
+                &table,
+                &self.session,
+                number,
+                seq,
+                frame,
+                response,
+                keep_from,
+            );
+        }
     }
 
     fn expect<'a>(&'a self, id: &'a str) -> BoxFuture<'a, bool> {

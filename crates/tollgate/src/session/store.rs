@@ -41,6 +41,28 @@ pub struct SessionAnswer {
     pub answer: String,
 }
 
+/// One event of a shared session's stream, as its instance wrote it (an SSE frame with its id).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionEvent {
+    /// The session.
+    pub session: String,
+    /// The stream's number (unique in the session across instances).
+    pub stream: u64,
+    /// The event's number in its stream (0: the stream exists, with no event yet).
+    pub seq: u64,
+    /// The SSE frame, as sent.
+    pub frame: String,
+    /// Whether it is the stream's last event (the response).
+    pub response: bool,
+    /// The stream's first event still kept when this one was written.
+    pub keep_from: u64,
+}
+
+/// The key an event stream's waiters are woken by.
+pub(crate) fn stream_key(session: &str, stream: u64) -> String {
+    format!("{session}:{stream}")
+}
+
 /// What went wrong in a session store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -186,6 +208,37 @@ pub trait SessionStore: Send + Sync + 'static {
         let _ = instance;
         Box::pin(std::future::pending())
     }
+
+    /// Records events of shared sessions' streams, in order, so a client resuming a stream on
+    /// another instance gets what it missed; for each event, the stream's events before its
+    /// `keep_from` are no longer kept. Wakes the instances following those streams. `sweep`
+    /// deletes the events of sessions that are gone and events older than the idle timeout. A
+    /// store that does not share events keeps the default (a stream is resumed only where it
+    /// was written).
+    fn record_events<'a>(&'a self, events: &'a [SessionEvent]) -> SessionStoreFuture<'a, ()> {
+        let _ = events;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// The kept events of `stream` in `session` after `after`, in order (`seq` 0 marks a stream
+    /// without events yet, and is never returned); `None` when nothing of the stream is kept.
+    /// Their `keep_from` is 0.
+    fn stream_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> SessionStoreFuture<'a, Option<Vec<SessionEvent>>> {
+        let _ = (session, stream, after);
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Resolves when an event of `stream` in `session` may have been recorded (it may also
+    /// resolve without one; Tollgate asks again every second in any case).
+    fn events_waiting<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, ()> {
+        let _ = (session, stream);
+        Box::pin(std::future::pending())
+    }
 }
 
 impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
@@ -262,6 +315,23 @@ impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
     fn answers_waiting<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, ()> {
         (**self).answers_waiting(instance)
     }
+
+    fn record_events<'a>(&'a self, events: &'a [SessionEvent]) -> SessionStoreFuture<'a, ()> {
+        (**self).record_events(events)
+    }
+
+    fn stream_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> SessionStoreFuture<'a, Option<Vec<SessionEvent>>> {
+        (**self).stream_events(session, stream, after)
+    }
+
+    fn events_waiting<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, ()> {
+        (**self).events_waiting(session, stream)
+    }
 }
 
 /// Waiting requests by (session, request): the instance waiting, and its answer once given.
@@ -287,9 +357,13 @@ pub struct MemorySessionStore {
     rows: Mutex<HashMap<String, (SessionRow, Instant)>>,
     /// Waiting requests by (session, request): the instance waiting, and its answer once given.
     answers: Mutex<Waiting>,
-    /// Wakes the instances an answer was handed to.
+    /// Wakes the instances an answer was handed to, and the followers of streams.
     woken: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
+    /// Kept events by (session, stream), by seq, with when they were written.
+    events: Mutex<Events>,
 }
+
+type Events = HashMap<(String, u64), std::collections::BTreeMap<u64, (SessionEvent, Instant)>>;
 
 impl MemorySessionStore {
     /// An empty store.
@@ -310,6 +384,10 @@ impl MemorySessionStore {
     fn waker(&self, instance: &str) -> std::sync::Arc<tokio::sync::Notify> {
         let mut woken = self.woken.lock().unwrap_or_else(PoisonError::into_inner);
         std::sync::Arc::clone(woken.entry(instance.to_owned()).or_default())
+    }
+
+    fn events(&self) -> std::sync::MutexGuard<'_, Events> {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn answers(&self) -> std::sync::MutexGuard<'_, Waiting> {
@@ -425,7 +503,57 @@ impl SessionStore for MemorySessionStore {
             .collect();
         self.answers()
             .retain(|(session, _), _| rows.contains_key(session.as_str()));
+        let mut events = self.events();
+        events.retain(|(session, _), _| rows.contains_key(session.as_str()));
+        for kept in events.values_mut() {
+            kept.retain(|_, (_, at)| at.elapsed() < idle_timeout);
+        }
+        events.retain(|_, kept| !kept.is_empty());
         ready(Ok(live))
+    }
+
+    fn record_events<'a>(&'a self, events: &'a [SessionEvent]) -> SessionStoreFuture<'a, ()> {
+        let mut woken = Vec::new();
+        {
+            let mut kept = self.events();
+            let now = Instant::now();
+            for event in events {
+                let stream = kept
+                    .entry((event.session.clone(), event.stream))
+                    .or_default();
+                stream.retain(|seq, _| *seq >= event.keep_from);
+                stream.entry(event.seq).or_insert((event.clone(), now));
+                woken.push(stream_key(&event.session, event.stream));
+            }
+        }
+        for key in woken {
+            self.waker(&key).notify_one();
+        }
+        ready(Ok(()))
+    }
+
+    fn stream_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> SessionStoreFuture<'a, Option<Vec<SessionEvent>>> {
+        let kept = self.events();
+        let found = kept.get(&(session.to_owned(), stream)).map(|events| {
+            events
+                .range(after.saturating_add(1)..)
+                .map(|(_, (event, _))| SessionEvent {
+                    keep_from: 0,
+                    ..event.clone()
+                })
+                .collect()
+        });
+        ready(Ok(found))
+    }
+
+    fn events_waiting<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, ()> {
+        let waker = self.waker(&stream_key(session, stream));
+        Box::pin(async move { waker.notified().await })
     }
 
     fn expect_answer<'a>(
@@ -648,7 +776,88 @@ pub async fn check_session_store_contract(
     if store.end(&idle.id, None).await != Ok(false) {
         return fail("end of a swept row");
     }
-    check_answers(store, prefix).await
+    check_answers(store, prefix).await?;
+    check_events(store, prefix, &roomy).await
+}
+
+/// The event replay part of the contract.
+#[cfg(any(test, feature = "postgres"))]
+async fn check_events(
+    store: &dyn SessionStore,
+    prefix: &str,
+    roomy: &SessionConfig,
+) -> Result<(), String> {
+    let fail = |what: &str| Err(format!("session store contract: {what}"));
+    let hour = Duration::from_secs(3600);
+    let session = format!("{prefix}events");
+    let row = SessionRow {
+        id: session.clone(),
+        owner: None,
+        data: "{}".into(),
+        log_level: None,
+    };
+    if store.create(row, roomy).await.is_err() {
+        return fail("create the session of the events");
+    }
+    let got = |events: Result<Option<Vec<SessionEvent>>, SessionStoreError>| {
+        events.map(|e| e.map(|e| e.into_iter().map(|e| e.seq).collect::<Vec<_>>()))
+    };
+    let event = |seq: u64, keep_from: u64| SessionEvent {
+        session: session.clone(),
+        stream: 7,
+        seq,
+        frame: if seq == 0 {
+            String::new()
+        } else {
+            format!("id: 7-{seq}\n\n")
+        },
+        response: seq == 3,
+        keep_from,
+    };
+    if store.stream_events(&session, 7, 0).await != Ok(None) {
+        return fail("a stream nothing was recorded of");
+    }
+    if store.record_events(&[event(0, 1)]).await.is_err() {
+        return fail("record a stream's start");
+    }
+    if store.stream_events(&session, 7, 0).await != Ok(Some(Vec::new())) {
+        return fail("a stream with no event yet");
+    }
+    if store
+        .record_events(&[event(1, 1), event(2, 1)])
+        .await
+        .is_err()
+    {
+        return fail("record events");
+    }
+    let all = store.stream_events(&session, 7, 0).await;
+    if all != Ok(Some(vec![event(1, 0), event(2, 0)])) {
+        return fail("the events in order, as written");
+    }
+    if got(store.stream_events(&session, 7, 1).await) != Ok(Some(vec![2])) {
+        return fail("the events after one");
+    }
+    if store.stream_events(&session, 8, 0).await != Ok(None) {
+        return fail("another stream");
+    }
+    // Event 3 is written when only events from 2 are kept: event 1 is gone.
+    if store.record_events(&[event(3, 2)]).await.is_err() {
+        return fail("record the response");
+    }
+    if got(store.stream_events(&session, 7, 0).await) != Ok(Some(vec![2, 3])) {
+        return fail("events before keep_from dropped");
+    }
+    // Gone with the session.
+    if store.end(&session, None).await != Ok(true) {
+        return fail("end the session of the events");
+    }
+    if store.sweep(&[], &[], hour).await.is_err() {
+        return fail("sweep after the session ended");
+    }
+    if store.stream_events(&session, 7, 0).await != Ok(None) {
+        return fail("events of an ended session");
+    }
+    Ok(())
 }
 
 /// The answer routing part of the contract.

@@ -61,6 +61,14 @@ pub(crate) struct EventStream {
     pub(crate) config: StreamConfig,
     /// The session that adopted it (server-to-client requests are answered through it).
     pub(crate) session: Mutex<Option<Weak<SessionStreams>>>,
+    /// Where a shared session's stream records its events for the other instances.
+    pub(crate) share: std::sync::OnceLock<Arc<dyn crate::stream::session::AnswerRoute>>,
+    /// The connections carrying it now.
+    pub(crate) connections: std::sync::atomic::AtomicUsize,
+    /// Written by another instance and relayed here for a resuming client.
+    pub(crate) relayed: std::sync::atomic::AtomicBool,
+    /// A relayed stream whose new events are being fetched.
+    pub(crate) following: std::sync::atomic::AtomicBool,
 }
 
 impl fmt::Debug for EventStream {
@@ -98,7 +106,75 @@ impl EventStream {
             }),
             config,
             session: Mutex::new(None),
+            share: std::sync::OnceLock::new(),
+            connections: std::sync::atomic::AtomicUsize::new(0),
+            relayed: std::sync::atomic::AtomicBool::new(false),
+            following: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Whether the stream ended for good (its session ended).
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
+    /// Records a numbered event for the other instances of a shared session (after the state
+    /// lock is released).
+    fn record(&self, event: Option<(u64, u64, Bytes, bool, u64)>) {
+        if let (Some((number, seq, frame, response, keep_from)), Some(share)) =
+            (event, self.share.get())
+        {
+            share.record(number, seq, &frame, response, keep_from);
+        }
+    }
+
+    /// A stream another instance wrote, numbered `number`, to be filled by
+    /// [`push_relayed`](Self::push_relayed).
+    pub(crate) fn relayed(config: StreamConfig, number: u64) -> Arc<Self> {
+        let stream = Self::new(config);
+        {
+            let mut state = lock(&stream.state);
+            state.numbering = Some(Numbering {
+                number,
+                priming: false,
+            });
+            state.started = true;
+        }
+        stream
+            .relayed
+            .store(true, std::sync::atomic::Ordering::Release);
+        stream
+    }
+
+    /// Adds an event another instance recorded. Events arrive in order; one past a gap (its
+    /// predecessors were evicted there) drops what is kept before it, as eviction would here.
+    pub(crate) fn push_relayed(&self, seq: u64, frame: Bytes, response: bool) {
+        let mut state = lock(&self.state);
+        if state.finished.is_some() || state.closed || seq < state.next_seq {
+            return;
+        }
+        if seq > state.next_seq {
+            state.events.clear();
+            state.notification_bytes = 0;
+        }
+        if !response {
+            state.notification_bytes += frame.len();
+        }
+        state.next_seq = seq + 1;
+        state.events.push_back(Event {
+            seq,
+            frame,
+            response,
+        });
+        if response {
+            state.finished = Some(Instant::now());
+        }
+        Self::wake(&mut state);
+    }
+
+    /// The next event a relayed stream expects.
+    pub(crate) fn next_seq(&self) -> u64 {
+        lock(&self.state).next_seq
     }
 
     /// The session that adopted this stream, if it is still live.
@@ -149,9 +225,14 @@ impl EventStream {
 
     /// Queues a notification. After the reply, or once the stream ended, it is dropped.
     pub(crate) fn push_notification(&self, json: &[u8]) {
+        let recorded = self.queue_notification(json);
+        self.record(recorded);
+    }
+
+    fn queue_notification(&self, json: &[u8]) -> Option<(u64, u64, Bytes, bool, u64)> {
         let mut state = lock(&self.state);
         if state.finished.is_some() || state.closed {
-            return;
+            return None;
         }
         let id = state.numbering.as_ref().map(|n| (n.number, state.next_seq));
         let frame = frame(id, json);
@@ -174,12 +255,16 @@ impl EventStream {
             || state.notification_bytes + frame.len() > self.config.replay_bytes
         {
             // Not resumable: a connection this far behind loses the newest notification.
-            return;
+            return None;
         } else {
             state.notification_bytes += frame.len();
         }
         let seq = state.next_seq;
         state.next_seq += 1;
+        let recorded = id.map(|(number, _)| {
+            let keep_from = state.events.front().map_or(seq, |e| e.seq);
+            (number, seq, frame.clone(), false, keep_from)
+        });
         state.events.push_back(Event {
             seq,
             frame,
@@ -187,6 +272,7 @@ impl EventStream {
         });
         state.started = true;
         Self::wake(&mut state);
+        recorded
     }
 
     /// Records the reply: the last event of a stream, or the whole answer if nothing streamed.
@@ -197,12 +283,17 @@ impl EventStream {
         }
         state.finished = Some(Instant::now());
         state.task = None;
+        let mut recorded = None;
         if state.started {
             if let Some(body) = &reply.body {
                 let id = state.numbering.as_ref().map(|n| (n.number, state.next_seq));
                 let seq = state.next_seq;
                 state.next_seq += 1;
                 let frame = frame(id, body);
+                recorded = id.map(|(number, _)| {
+                    let keep_from = state.events.front().map_or(seq, |e| e.seq);
+                    (number, seq, frame.clone(), true, keep_from)
+                });
                 state.events.push_back(Event {
                     seq,
                     frame,
@@ -213,6 +304,8 @@ impl EventStream {
             state.reply = Some(reply);
         }
         Self::wake(&mut state);
+        drop(state);
+        self.record(recorded);
     }
 
     /// Ends the stream without a reply (its task was cancelled or failed to run).
@@ -229,10 +322,22 @@ impl EventStream {
     /// `GET` and `Last-Event-ID`.
     pub(crate) fn close_connection(&self) {
         let mut state = lock(&self.state);
-        if state.numbering.as_ref().is_some_and(|n| n.priming) && state.finished.is_none() {
+        let Some(number) = state
+            .numbering
+            .as_ref()
+            .filter(|n| n.priming)
+            .map(|n| n.number)
+        else {
+            return;
+        };
+        if state.finished.is_none() {
             state.started = true;
             state.close_generation = Some(state.generation);
             Self::wake(&mut state);
+            let keep_from = state.events.front().map_or(state.next_seq, |e| e.seq);
+            drop(state);
+            // The client may resume elsewhere before any event: the stream exists there.
+            self.record(Some((number, 0, Bytes::new(), false, keep_from)));
         }
     }
 
@@ -412,6 +517,14 @@ pub(crate) struct Connection {
     _gauge: crate::facts::telemetry::StreamGauge,
 }
 
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.stream
+            .connections
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 impl Connection {
     pub(crate) fn new(
         stream: Arc<EventStream>,
@@ -420,6 +533,9 @@ impl Connection {
         prelude: Option<Bytes>,
     ) -> Self {
         let interval = stream.config.keep_alive;
+        stream
+            .connections
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Self {
             stream,
             generation,

@@ -141,6 +141,10 @@ impl StreamConfig {
     }
 }
 
+/// The stream numbers one instance issues in a shared session: its base plus a counter within
+/// this mask (20 bits), so the numbers of two instances never meet.
+pub(crate) const STREAM_NUMBER_MASK: u64 = (1 << 20) - 1;
+
 /// The most server-to-client requests one session may have waiting.
 pub(crate) const MAX_PENDING_REQUESTS: usize = 64;
 
@@ -187,6 +191,11 @@ pub(crate) fn frame(id: Option<(u64, u64)>, json: &[u8]) -> Bytes {
     event.extend_from_slice(json);
     event.extend_from_slice(b"\n\n");
     Bytes::from(event)
+}
+
+/// The number a session gave `stream`, if it is numbered.
+pub(crate) fn stream_number(stream: &event::EventStream) -> Option<u64> {
+    lock(&stream.state).numbering.as_ref().map(|n| n.number)
 }
 
 /// Parses a `Last-Event-ID` this server issued: `<stream>-<event>`, both decimal.

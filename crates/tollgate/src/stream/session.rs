@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+
 use crate::stream::event::{Connection, EventStream, Numbering};
 use crate::stream::{
     MAX_PENDING_REQUESTS, MAX_SESSION_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTIONS, MAX_TRACKED_ID_BYTES,
@@ -17,11 +19,17 @@ use crate::stream::{
 use crate::version::ProtocolVersion;
 use crate::wire::id::RequestId;
 
-/// How the answers to a shared session's server-to-client requests find this instance when the
-/// client POSTs them to another (implemented by `session/`, over the shared store).
+/// What a session shared with other instances needs of them (implemented by `session/`, over
+/// the shared store): answers to its server-to-client requests POSTed elsewhere find this
+/// instance, and its events are recorded so a `GET` elsewhere can resume its streams.
 pub(crate) trait AnswerRoute: Send + Sync {
     /// What this instance's request ids start with (unique among the instances).
     fn prefix(&self) -> &str;
+    /// What this instance's stream numbers start from (unique among the instances).
+    fn stream_base(&self) -> u64;
+    /// Records one event of stream `number` for the other instances (`seq` 0: the stream
+    /// exists, with no event yet); events before `keep_from` are no longer kept.
+    fn record(&self, number: u64, seq: u64, frame: &Bytes, response: bool, keep_from: u64);
     /// Records that request `id` waits here; false when it could not be recorded.
     fn expect<'a>(&'a self, id: &'a str) -> crate::wire::unwind::BoxFuture<'a, bool>;
     /// Request `id`, which [`expect`](Self::expect) recorded, no longer waits.
@@ -151,13 +159,47 @@ impl SessionStreams {
         if !room {
             return;
         }
-        let number = state.next_number;
-        state.next_number += 1;
+        let number = self.number(&mut state);
         lock(&stream.state).numbering = Some(Numbering {
             number,
             priming: self.revision == ProtocolVersion::V2025_11_25,
         });
+        self.share(stream);
         state.streams.push_back((number, Arc::clone(stream)));
+    }
+
+    /// The next stream number: from 1 alone, from this instance's base when shared.
+    fn number(&self, state: &mut SessionStreamsState) -> u64 {
+        let number = state.next_number;
+        state.next_number += 1;
+        match self.route.get() {
+            Some(route) => route.stream_base() + (number & crate::stream::STREAM_NUMBER_MASK),
+            None => number,
+        }
+    }
+
+    /// Lets a shared session's stream record its events for the other instances.
+    fn share(&self, stream: &Arc<EventStream>) {
+        if let Some(route) = self.route.get() {
+            let _ = stream.share.set(Arc::clone(route));
+        }
+    }
+
+    /// Keeps a stream another instance wrote, relayed here for a resuming client; `None` when
+    /// the session ended.
+    pub(crate) fn adopt_relayed(&self, stream: &Arc<EventStream>) -> Option<()> {
+        let number = lock(&stream.state).numbering.as_ref()?.number;
+        let mut state = lock(&self.state);
+        if state.closed {
+            return None;
+        }
+        self.prune(&mut state);
+        if let Some((_, kept)) = state.streams.iter().find(|(n, _)| *n == number) {
+            // Another resume relayed it first.
+            return (Arc::ptr_eq(kept, stream)).then_some(());
+        }
+        state.streams.push_back((number, Arc::clone(stream)));
+        Some(())
     }
 
     /// `notifications/cancelled`: aborts the request `id` if it is still running here.
@@ -205,8 +247,8 @@ impl SessionStreams {
             return Some(Arc::clone(s));
         }
         let stream = EventStream::new(self.config);
-        let number = state.next_number;
-        state.next_number += 1;
+        let number = self.number(&mut state);
+        self.share(&stream);
         {
             let mut inner = lock(&stream.state);
             inner.numbering = Some(Numbering {
