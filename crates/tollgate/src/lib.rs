@@ -293,10 +293,11 @@ pub mod endpoint {
     pub use crate::registry::builder::EndpointBuilder;
     pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
     pub use crate::session::SessionConfig;
+    pub use crate::session::memory::MemorySessionStore;
     #[cfg(feature = "postgres")]
     pub use crate::session::postgres::PostgresSessionStore;
     pub use crate::session::store::{
-        MemorySessionStore, SessionAnswer, SessionEvent, SessionRow, SessionStore,
+        MAX_BROADCAST_BYTES, SessionAnswer, SessionEvent, SessionRow, SessionStore,
         SessionStoreError, SessionStoreErrorKind, SessionStoreFuture,
     };
     pub use crate::stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
@@ -321,7 +322,7 @@ pub use tollgate_macros::{tool, tools};
 #[doc(hidden)]
 pub mod __private {
     #[cfg(feature = "postgres")]
-    pub use crate::session::store::check_session_store_contract;
+    pub use crate::session::contract::check_session_store_contract;
     #[cfg(feature = "postgres")]
     pub use crate::tasks::sql::check_store_contract;
     pub use schemars;

@@ -37,10 +37,38 @@ pub(crate) enum Event {
     TaskChanged(Arc<str>),
 }
 
+/// Where an event published here also goes (the other instances, through `session/`).
+pub(crate) type Hook = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Publishes the endpoint's events: to this instance's streams, and through the hook (when the
+/// endpoint shares its sessions) to every other instance's.
+#[derive(Clone)]
+pub(crate) struct Publisher {
+    events: broadcast::Sender<Event>,
+    hook: Arc<std::sync::OnceLock<Hook>>,
+}
+
+impl Publisher {
+    /// Publishes an event of this instance, here and to the others.
+    pub(crate) fn publish(&self, event: Event) {
+        if let Some(hook) = self.hook.get() {
+            hook(&event);
+        }
+        let _ = self.events.send(event);
+    }
+
+    /// Publishes an event another instance sent, here only.
+    pub(crate) fn publish_here(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+}
+
 /// The endpoint's event bus and open-stream count, and the signal that ends every stream
 /// gracefully (server shutdown).
 pub(crate) struct Listeners {
     pub(crate) events: broadcast::Sender<Event>,
+    /// Where events also go (set once, when the endpoint shares its sessions).
+    hook: Arc<std::sync::OnceLock<Hook>>,
     pub(crate) open: AtomicUsize,
     /// Open streams per admitted principal.
     owned: std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>,
@@ -59,6 +87,7 @@ impl Default for Listeners {
     fn default() -> Self {
         Self {
             events: broadcast::channel(1024).0,
+            hook: Arc::default(),
             open: AtomicUsize::new(0),
             owned: std::sync::Mutex::default(),
             closing: CancellationToken::new(),
@@ -67,13 +96,22 @@ impl Default for Listeners {
 }
 
 impl Listeners {
-    /// Publishes an event to every open stream (none open: dropped).
+    /// Publishes an event to every open stream (none open: dropped), and to the other
+    /// instances when the endpoint shares its sessions.
     pub(crate) fn publish(&self, event: Event) {
-        let _ = self.events.send(event);
+        self.publisher().publish(event);
     }
 
-    pub(crate) fn sender(&self) -> broadcast::Sender<Event> {
-        self.events.clone()
+    pub(crate) fn publisher(&self) -> Publisher {
+        Publisher {
+            events: self.events.clone(),
+            hook: Arc::clone(&self.hook),
+        }
+    }
+
+    /// Sends every event published here to `hook` too (once; later calls change nothing).
+    pub(crate) fn set_hook(&self, hook: Hook) {
+        let _ = self.hook.set(hook);
     }
 
     /// Ends every open stream with its graceful result.

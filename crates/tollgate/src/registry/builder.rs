@@ -648,7 +648,7 @@ impl EndpointBuilder {
             (Some(store), true) => Some(Arc::new(Tasks::new(
                 store.clone(),
                 self.task_config,
-                Some(listeners.sender()),
+                Some(listeners.publisher()),
             ))),
             _ => None,
         };
@@ -664,6 +664,10 @@ impl EndpointBuilder {
             )),
             _ => None,
         };
+        if let Some(table) = &sessions {
+            // Shared sessions: the events published here reach every instance.
+            table.share_events(&listeners);
+        }
         EndpointInner {
             path: self.path,
             revisions: self.revisions,

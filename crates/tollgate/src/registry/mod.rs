@@ -16,7 +16,7 @@ pub(crate) mod skills;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tollgate_json::{BindLimits, JsonLimits, JsonObject, JsonValue, OutputLimits, to_vec};
+use tollgate_json::{BindLimits, JsonLimits, JsonObject, JsonValue, OutputLimits};
 use tollgate_schema::EvaluationGate;
 
 use crate::facts::policy::Policy;
@@ -404,20 +404,8 @@ impl Endpoint {
             .publish(crate::model::subscription::Event::ResourceUpdated(
                 uri.into(),
             ));
-        let Some(store) = &self.inner.sessions else {
-            return;
-        };
-        let notification: JsonValue = JsonObject::builder()
-            .insert("jsonrpc", "2.0")
-            .insert("method", "notifications/resources/updated")
-            .insert("params", JsonObject::builder().insert("uri", uri).build())
-            .build()
-            .into();
-        let Ok(bytes) = to_vec(&notification, &self.inner.limits.output) else {
-            return;
-        };
-        for streams in store.all_streams() {
-            streams.resource_updated(uri, &bytes);
+        if let Some(store) = &self.inner.sessions {
+            store.resource_updated(uri);
         }
     }
 

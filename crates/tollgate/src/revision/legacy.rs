@@ -257,8 +257,12 @@ pub(crate) async fn handle(
                     .as_ref()
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_json)
+                && let (Some(store), Ok(Some(session_id))) = (
+                    &endpoint.inner.sessions,
+                    headers::single(headers, SESSION_ID),
+                )
             {
-                session.streams.cancel(&cancelled);
+                store.cancel(session_id, &session.streams, &cancelled);
             }
         } else if let Some(NotificationSink::Stream(stream)) = transport.sink() {
             // The answer may stream: number it in the session so it can be resumed.

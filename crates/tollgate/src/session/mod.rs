@@ -14,6 +14,10 @@
 //! store no longer has it. Knows nothing of HTTP; the 2025 gate (`revision/legacy.rs`) decides
 //! when to create, look up and end one. 2026-07-28 has no sessions.
 
+mod bus;
+#[cfg(any(test, feature = "postgres"))]
+pub(crate) mod contract;
+pub(crate) mod memory;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 mod record;
@@ -153,6 +157,8 @@ pub(crate) struct SessionTable {
     limits: tollgate_json::JsonLimits,
     /// This instance's name and waiting requests, with a shared store.
     relay: Option<Arc<relay::Relay>>,
+    /// The endpoint's event bus, for events other instances send (with a shared store).
+    publisher: std::sync::OnceLock<crate::model::subscription::Publisher>,
 }
 
 #[derive(Default)]
@@ -243,6 +249,7 @@ impl SessionTable {
             shared,
             streams,
             limits,
+            publisher: std::sync::OnceLock::new(),
         }
     }
 
@@ -378,6 +385,7 @@ impl SessionTable {
                 Err(_) => return Err(CreateFailure::Unavailable),
             }
             self.route(&id, &session.streams);
+            self.start_receiving();
             self.lock().insert(Arc::clone(&id), session);
             return Ok(id);
         }
@@ -416,8 +424,10 @@ impl SessionTable {
         let Some(shared) = &self.shared else {
             return Ok(self.touch_here(id, principal));
         };
-        // An instance that only serves sessions made elsewhere sweeps them too.
+        // An instance that only serves sessions made elsewhere sweeps them too, and hears the
+        // others.
         self.start_sweep();
+        self.start_receiving();
         let row = bounded(shared.touch(id, principal, self.config.idle_timeout))
             .await
             .map_err(|_| Unavailable)?;

@@ -36,6 +36,8 @@ const CREATE_EVENTS: &str = "CREATE TABLE IF NOT EXISTS tollgate_session_events 
      response BOOLEAN NOT NULL, \
      created TIMESTAMPTZ NOT NULL, \
      PRIMARY KEY (session_id, stream, seq))";
+/// The channel broadcasts travel on.
+const BROADCAST_CHANNEL: &str = "tollgate_session_broadcast";
 /// The channel followers of a stream are woken on (the payload names `session:stream`).
 const EVENTS_CHANNEL: &str = "tollgate_session_events";
 const INSERT_EVENTS: &str = "INSERT INTO tollgate_session_events \
@@ -164,9 +166,16 @@ struct Woken {
     instances:
         std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
     listening: std::sync::atomic::AtomicBool,
+    /// Broadcast messages heard.
+    messages: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
 }
 
 impl Woken {
+    fn messages(&self) -> &tokio::sync::broadcast::Sender<String> {
+        self.messages
+            .get_or_init(|| tokio::sync::broadcast::channel(1024).0)
+    }
+
     fn waker(&self, instance: &str) -> std::sync::Arc<tokio::sync::Notify> {
         let mut map = self
             .instances
@@ -192,7 +201,7 @@ async fn listen(pool: sqlx::PgPool, woken: std::sync::Weak<Woken>) {
     loop {
         if let Ok(mut listener) = sqlx::postgres::PgListener::connect_with(&pool).await
             && listener
-                .listen_all([ANSWERS_CHANNEL, EVENTS_CHANNEL])
+                .listen_all([ANSWERS_CHANNEL, EVENTS_CHANNEL, BROADCAST_CHANNEL])
                 .await
                 .is_ok()
         {
@@ -203,6 +212,9 @@ async fn listen(pool: sqlx::PgPool, woken: std::sync::Weak<Woken>) {
                     return;
                 };
                 match received {
+                    Ok(Ok(notification)) if notification.channel() == BROADCAST_CHANNEL => {
+                        let _ = woken.messages().send(notification.payload().to_owned());
+                    }
                     Ok(Ok(notification)) => woken.wake(notification.payload()),
                     Ok(Err(_)) => break,
                     Err(_) => {}
@@ -267,8 +279,14 @@ impl PostgresSessionStore {
 
     /// Resolves when a notification names `key` (the listener starts at the first wait).
     fn woken_by(&self, key: &str) -> crate::wire::unwind::BoxFuture<'static, ()> {
-        use std::sync::atomic::Ordering;
         let waker = self.woken.waker(key);
+        self.listen();
+        Box::pin(async move { waker.notified().await })
+    }
+
+    /// Starts the `LISTEN` task, once (inside a runtime).
+    fn listen(&self) {
+        use std::sync::atomic::Ordering;
         if !self.woken.listening.swap(true, Ordering::AcqRel) {
             match tokio::runtime::Handle::try_current() {
                 Ok(runtime) => {
@@ -280,7 +298,6 @@ impl PostgresSessionStore {
                 Err(_) => self.woken.listening.store(false, Ordering::Release),
             }
         }
-        Box::pin(async move { waker.notified().await })
     }
 
     async fn insert(
@@ -580,6 +597,27 @@ impl SessionStore for PostgresSessionStore {
         stream: u64,
     ) -> crate::wire::unwind::BoxFuture<'a, ()> {
         self.woken_by(&crate::session::store::stream_key(session, stream))
+    }
+
+    fn broadcast<'a>(&'a self, message: &'a str) -> SessionStoreFuture<'a, ()> {
+        Box::pin(async move {
+            if message.len() > crate::session::store::MAX_BROADCAST_BYTES {
+                return Err(SessionStoreError::new(SessionStoreErrorKind::Backend));
+            }
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(BROADCAST_CHANNEL)
+                .bind(message)
+                .execute(&self.pool)
+                .await
+                .map_err(backend)?;
+            Ok(())
+        })
+    }
+
+    fn subscribe(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        let heard = self.woken.messages().subscribe();
+        self.listen();
+        Some(heard)
     }
 }
 

@@ -31,9 +31,16 @@ pub(super) struct Relay {
     wake: tokio::sync::Notify,
     started: std::sync::atomic::AtomicBool,
     pub(super) events: Arc<super::replay::Outbox>,
+    /// Whether this instance acts on the others' broadcasts (`bus.rs`).
+    pub(super) receiving: std::sync::atomic::AtomicBool,
 }
 
 impl Relay {
+    /// This instance's name.
+    pub(super) fn instance(&self) -> &str {
+        &self.instance
+    }
+
     /// A relay named by 64 random bits (`None` without randomness).
     pub(super) fn new() -> Option<Self> {
         let mut bytes = [0u8; 8];
@@ -45,6 +52,7 @@ impl Relay {
         Some(Self {
             stream_base: base,
             events: Arc::default(),
+            receiving: std::sync::atomic::AtomicBool::new(false),
             instance: Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
             waiting: AtomicUsize::new(0),
             wake: tokio::sync::Notify::new(),

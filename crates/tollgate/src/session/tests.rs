@@ -1,7 +1,7 @@
 //! The session table: alone, and as two instances sharing one store.
 
 use super::*;
-use crate::session::store::MemorySessionStore;
+use crate::session::memory::MemorySessionStore;
 
 fn owned_by(owner: Option<&str>) -> Session {
     Session {
@@ -376,4 +376,45 @@ async fn an_answer_posted_to_another_instance_reaches_the_waiting_request() {
         Ok(false)
     );
     route.forget(&request);
+}
+
+#[tokio::test]
+async fn events_and_cancellations_reach_the_other_instance() {
+    use crate::model::subscription::{Event, Listeners};
+    use crate::stream::event::EventStream;
+    let (one, two) = pair(SessionConfig::default());
+    let (here, there) = (Listeners::default(), Listeners::default());
+    one.share_events(&here);
+    two.share_events(&there);
+    one.start_receiving();
+    two.start_receiving();
+    let mut heard_here = here.events.subscribe();
+    let mut heard_there = there.events.subscribe();
+    here.publish(Event::TaskChanged(Arc::from("task-1")));
+    let got = tokio::time::timeout(Duration::from_secs(5), heard_there.recv()).await;
+    assert!(matches!(got, Ok(Ok(Event::TaskChanged(id))) if &*id == "task-1"));
+    // Heard once where it was published: its own broadcast is not published again.
+    assert!(matches!(heard_here.recv().await, Ok(Event::TaskChanged(_))));
+    let again = tokio::time::timeout(Duration::from_millis(300), heard_here.recv()).await;
+    assert!(again.is_err(), "published once here");
+
+    // A request running on the second instance, cancelled through the first.
+    let a = id(&one, session()).await;
+    let (Ok(Some(s1)), Ok(Some(s2))) = (one.touch(&a, None).await, two.touch(&a, None).await)
+    else {
+        unreachable!("the session is live on both");
+    };
+    let running = EventStream::new(StreamConfig::default());
+    let request = crate::wire::id::RequestId::from_json(&tollgate_json::JsonValue::from("r-7"));
+    let request = request.unwrap_or_else(|| unreachable!("a string id"));
+    s2.streams.adopt(&running, Some(&request));
+    one.cancel(&a, &s1.streams, &request);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !crate::stream::lock(&running.state).cancelled && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        crate::stream::lock(&running.state).cancelled,
+        "cancelled where it runs"
+    );
 }

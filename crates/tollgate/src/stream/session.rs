@@ -202,15 +202,18 @@ impl SessionStreams {
         Some(())
     }
 
-    /// `notifications/cancelled`: aborts the request `id` if it is still running here.
-    pub(crate) fn cancel(&self, id: &RequestId) {
+    /// `notifications/cancelled`: aborts the request `id` if it is still running here; whether
+    /// it was.
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
         let stream = lock(&self.state)
             .in_flight
             .remove(id)
             .and_then(|s| s.upgrade());
+        let found = stream.is_some();
         if let Some(stream) = stream {
             stream.cancel();
         }
+        found
     }
 
     /// `GET` with `Last-Event-ID`: attaches a connection to the stream the id names, to replay

@@ -31,7 +31,7 @@ pub(crate) struct Tasks {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) config: TaskConfig,
     /// Where visible changes are announced to `subscriptions/listen` streams (this process).
-    events: Option<tokio::sync::broadcast::Sender<crate::model::subscription::Event>>,
+    events: Option<crate::model::subscription::Publisher>,
     running: Mutex<HashMap<Arc<str>, Running>>,
     /// Tasks running here per admitted principal's owner binding.
     per_owner: Mutex<HashMap<Arc<str>, usize>>,
@@ -121,7 +121,7 @@ impl Tasks {
     pub(crate) fn new(
         store: Arc<dyn TaskStore>,
         config: TaskConfig,
-        events: Option<tokio::sync::broadcast::Sender<crate::model::subscription::Event>>,
+        events: Option<crate::model::subscription::Publisher>,
     ) -> Self {
         Self {
             store,
@@ -233,7 +233,7 @@ impl Tasks {
                     crate::facts::telemetry::task_status(next.status.as_str());
                 }
                 if visible && let Some(events) = &self.events {
-                    let _ = events.send(crate::model::subscription::Event::TaskChanged(
+                    events.publish(crate::model::subscription::Event::TaskChanged(
                         next.id.clone(),
                     ));
                 }

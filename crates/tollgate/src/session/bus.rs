@@ -1,0 +1,162 @@
+//! What one instance hears that the others must act on, when sessions are shared: a resource
+//! updated (for `subscriptions/listen` streams and 2025 subscriptions everywhere), a task changed
+//! (for `subscriptions/listen`), and `notifications/cancelled` for a request running elsewhere.
+//!
+//! Owns the broadcast messages (`<instance> <kind> <text>`, at most
+//! [`MAX_BROADCAST_BYTES`](crate::endpoint::MAX_BROADCAST_BYTES); a resource URI too long for one
+//! is updated on its own instance only), the hook on the endpoint's event bus that sends them,
+//! and the task that acts on the others'. Knows nothing of HTTP or of how a store carries them.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use tollgate_json::{JsonObject, JsonValue, OutputLimits};
+
+use crate::model::subscription::{Event, Listeners};
+use crate::session::{SessionTable, bounded};
+use crate::stream::session::SessionStreams;
+use crate::wire::id::RequestId;
+
+const RESOURCE: &str = "r";
+const TASK: &str = "t";
+const CANCEL: &str = "c";
+
+impl SessionTable {
+    /// Makes the endpoint's events travel to the other instances, and theirs arrive here.
+    pub(crate) fn share_events(self: &Arc<Self>, listeners: &Listeners) {
+        if self.shared.is_none() || self.relay.is_none() {
+            return;
+        }
+        let _ = self.publisher.set(listeners.publisher());
+        let table: Weak<Self> = Arc::downgrade(self);
+        listeners.set_hook(Arc::new(move |event: &Event| {
+            if let Some(table) = table.upgrade() {
+                let (kind, text) = match event {
+                    Event::ResourceUpdated(uri) => (RESOURCE, uri),
+                    Event::TaskChanged(id) => (TASK, id),
+                };
+                table.broadcast(kind, text);
+            }
+        }));
+    }
+
+    /// Sends one message to the other instances (in the background; a message too long, or a
+    /// store that fails, reaches this instance only).
+    fn broadcast(self: &Arc<Self>, kind: &str, text: &str) {
+        let (Some(store), Some(relay)) = (&self.shared, &self.relay) else {
+            return;
+        };
+        self.start_receiving();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let message = format!("{} {kind} {text}", relay.instance());
+        let store = Arc::clone(store);
+        runtime.spawn(async move {
+            let _ = bounded(store.broadcast(&message)).await;
+        });
+    }
+
+    /// Starts acting on the other instances' messages, once (inside a runtime).
+    pub(crate) fn start_receiving(self: &Arc<Self>) {
+        let (Some(store), Some(relay)) = (&self.shared, &self.relay) else {
+            return;
+        };
+        if relay.receiving.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            relay.receiving.store(false, Ordering::Release);
+            return;
+        };
+        let Some(mut heard) = store.subscribe() else {
+            return;
+        };
+        let table = Arc::downgrade(self);
+        runtime.spawn(async move {
+            loop {
+                let message = match heard.recv().await {
+                    Ok(message) => message,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(table) = table.upgrade() else {
+                    return;
+                };
+                table.heard(&message);
+            }
+        });
+    }
+
+    /// Acts on another instance's message (this instance's own are skipped).
+    fn heard(&self, message: &str) {
+        let mut parts = message.splitn(3, ' ');
+        let (Some(from), Some(kind), Some(text)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return;
+        };
+        if self.relay.as_ref().is_some_and(|r| r.instance() == from) {
+            return;
+        }
+        match kind {
+            RESOURCE => {
+                if let Some(publisher) = self.publisher.get() {
+                    publisher.publish_here(Event::ResourceUpdated(Arc::from(text)));
+                }
+                self.resource_updated(text);
+            }
+            TASK => {
+                if let Some(publisher) = self.publisher.get() {
+                    publisher.publish_here(Event::TaskChanged(Arc::from(text)));
+                }
+            }
+            CANCEL => {
+                let Some((session, request)) = text.split_once(' ') else {
+                    return;
+                };
+                let request = tollgate_json::from_str(request, &self.limits)
+                    .ok()
+                    .as_ref()
+                    .and_then(RequestId::from_json);
+                if let (Some(streams), Some(request)) = (self.streams_of(session), request) {
+                    streams.cancel(&request);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `notifications/resources/updated` for `uri` to the 2025 sessions here that subscribed.
+    pub(crate) fn resource_updated(&self, uri: &str) {
+        let notification: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/resources/updated")
+            .insert("params", JsonObject::builder().insert("uri", uri).build())
+            .build()
+            .into();
+        let Ok(bytes) = tollgate_json::to_vec(&notification, &OutputLimits::default()) else {
+            return;
+        };
+        for streams in self.all_streams() {
+            streams.resource_updated(uri, &bytes);
+        }
+    }
+
+    /// `notifications/cancelled` in session `id`: stops the request here, or (not running here)
+    /// wherever it runs.
+    pub(crate) fn cancel(
+        self: &Arc<Self>,
+        id: &str,
+        streams: &SessionStreams,
+        request: &RequestId,
+    ) {
+        if streams.cancel(request) || self.shared.is_none() {
+            return;
+        }
+        let Ok(text) = tollgate_json::to_string(&request.to_json(), &OutputLimits::default())
+        else {
+            return;
+        };
+        self.broadcast(CANCEL, &format!("{id} {text}"));
+    }
+}
