@@ -103,6 +103,10 @@ pub(crate) async fn listen(
     };
     // Subscribed before the acknowledgement is computed, so nothing between the two is lost.
     let mut events = listeners.events.subscribe();
+    if let Some(cluster) = &endpoint.inner.cluster {
+        // The other instances' events arrive here from now on.
+        cluster.start_receiving();
+    }
 
     let inner = &endpoint.inner;
     let uris: HashSet<Arc<str>> = uris

@@ -308,12 +308,14 @@ impl EndpointBuilder {
         self
     }
 
-    /// Records the 2025 sessions in `store`, shared with every instance behind the same URL: a
-    /// session `initialize` created on one is served, kept alive and ended by any other, and
-    /// the [`SessionConfig`] bounds and idle timeout hold for all of them together (give every
-    /// instance the same config). Each instance keeps the event streams of the requests it
-    /// serves. Without a store (the default) sessions live in this endpoint's memory. Ignored
-    /// when [`legacy_sessions`](Self::legacy_sessions) is `None`.
+    /// Shares this endpoint with every instance behind the same URL through `store`. A 2025
+    /// session `initialize` created on one is served, kept alive and ended by any other, the
+    /// [`SessionConfig`] bounds and idle timeout hold for all of them together (give every
+    /// instance the same config), a client's answer to a server-to-client request and a stream
+    /// resumed with `Last-Event-ID` may reach any instance, and resource updates and task changes
+    /// published on one reach `subscriptions/listen` streams and 2025 subscriptions on all (also
+    /// on an endpoint without 2025 sessions). Without a store (the default) all of it stays in
+    /// this endpoint's memory.
     ///
     /// # Examples
     ///
@@ -658,15 +660,30 @@ impl EndpointBuilder {
             .map(|v| JsonValue::from(v.as_str()))
             .collect::<JsonArray>()
             .into();
-        let sessions = match self.sessions {
-            Some(config) if self.revisions.iter().any(is_legacy) => Some(Arc::new(
-                SessionTable::new(config, self.streams, self.limits.json, self.session_store),
-            )),
+        let config = self.sessions;
+        let table = |config, store| {
+            Arc::new(SessionTable::new(
+                config,
+                self.streams,
+                self.limits.json,
+                store,
+            ))
+        };
+        let sessions = match config {
+            Some(config) if self.revisions.iter().any(is_legacy) => {
+                Some(table(config, self.session_store.clone()))
+            }
             _ => None,
         };
-        if let Some(table) = &sessions {
-            // Shared sessions: the events published here reach every instance.
-            table.share_events(&listeners);
+        // With a shared store, the events published here reach every instance (through the
+        // session table, or one holding no sessions when the endpoint keeps none).
+        let cluster = match (&sessions, self.session_store) {
+            (Some(sessions), Some(_)) => Some(Arc::clone(sessions)),
+            (None, Some(store)) => Some(table(config.unwrap_or_default(), Some(store))),
+            (_, None) => None,
+        };
+        if let Some(cluster) = &cluster {
+            cluster.share_events(&listeners);
         }
         EndpointInner {
             path: self.path,
@@ -688,6 +705,7 @@ impl EndpointBuilder {
             fingerprint,
             supported_json,
             sessions,
+            cluster,
             logging: self.logging,
             streams: self.streams,
             tasks,

@@ -260,6 +260,9 @@ pub(crate) struct EndpointInner {
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
     /// all).
     pub(crate) sessions: Option<Arc<SessionTable>>,
+    /// What carries this endpoint's events to the other instances: the session table when a
+    /// session store is shared (without 2025 sessions, one that holds none).
+    pub(crate) cluster: Option<Arc<SessionTable>>,
     /// Whether handlers may send log messages (the `logging` capability).
     pub(crate) logging: bool,
     /// Keep-alives, replay and resumption of event streams.
