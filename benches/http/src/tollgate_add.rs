@@ -1,6 +1,9 @@
 //! Tollgate's `add`: typed arguments and output (full input and output validation), text mirror
 //! and structured sum; 2026-07-28 and stateless 2025-11-25.
 //!
+//! `TOLLGATE_ADD_SESSIONS` keeps 2025 sessions: `memory` in this process, or (built with the
+//! `postgres` feature) a PostgreSQL URL whose database every instance shares.
+//!
 //! Built with the `otel` feature, `TOLLGATE_ADD_OTEL` installs the OpenTelemetry SDK: `unsampled`
 //! (a tracer whose sampler records nothing, and a meter provider) or `sampled` (every span
 //! recorded and batched to an exporter that drops it, and a meter provider).
@@ -86,8 +89,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "otel")]
     telemetry();
     let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let sessions = std::env::var("TOLLGATE_ADD_SESSIONS").ok();
     let mut endpoint = Endpoint::with_path("/mcp", revisions, Implementation::new("tollgate-add", "1.0.0"))
-        .legacy_sessions(None)
+        .legacy_sessions(sessions.as_ref().map(|_| tollgate::endpoint::SessionConfig::default()))
         .tools_page_size(1000)
         .add_tool(
             ToolRegistration::with_name("add", revisions)
@@ -109,8 +113,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("TOLLGATE_ADD_HOOKS").is_some() {
         endpoint = endpoint.interceptor(pass).tool_result_sanitizer(Identity);
     }
-    let service = McpService::new(endpoint.build()?);
     common::runtime()?.block_on(async {
+        #[cfg(feature = "postgres")]
+        if let Some(url) = sessions.as_deref().filter(|s| s.starts_with("postgres")) {
+            let store = tollgate::endpoint::PostgresSessionStore::connect(url)
+                .await
+                .map_err(std::io::Error::other)?;
+            endpoint = endpoint.session_store(store);
+        }
+        let service = McpService::new(endpoint.build().map_err(std::io::Error::other)?);
         let server = Server::bind(common::address(), service).await?;
         server.serve_with_shutdown(std::future::pending()).await
     })?;

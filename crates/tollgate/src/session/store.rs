@@ -129,7 +129,9 @@ pub trait SessionStore: Send + Sync + 'static {
         config: &'a SessionConfig,
     ) -> SessionStoreFuture<'a, ()>;
 
-    /// The live row `id` names when `owner` owns it, marked used now.
+    /// The live row `id` names when `owner` owns it, marked used now. A store may write the use
+    /// coarsely, skipping the write while the recorded use is less than a sixteenth of the idle
+    /// timeout old (a session then ends up to that much early), but never later than exact.
     fn touch<'a>(
         &'a self,
         id: &'a str,
