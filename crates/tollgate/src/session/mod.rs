@@ -22,7 +22,7 @@ pub(crate) mod memory;
 pub(crate) mod postgres;
 mod record;
 mod relay;
-mod replay;
+pub(crate) mod replay;
 pub(crate) mod store;
 
 use std::collections::HashMap;

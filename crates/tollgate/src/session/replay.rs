@@ -48,7 +48,7 @@ impl Outbox {
 }
 
 /// Queues one event of `session`'s stream `number` for the store.
-pub(super) fn record(
+pub(crate) fn record(
     table: &Arc<SessionTable>,
     session: &str,
     number: u64,
@@ -130,6 +130,12 @@ fn start_writer(table: &Arc<SessionTable>) {
 }
 
 impl SessionTable {
+    /// How many events wait for the store.
+    #[cfg(test)]
+    pub(crate) fn outbox_len(&self) -> usize {
+        self.relay.as_ref().map_or(0, |r| r.events.lock().len())
+    }
+
     /// `GET` in session `id`: the standalone stream, or a stream resumed after `last_event_id`:
     /// here if this instance has it, else relayed from the shared store.
     pub(crate) async fn open_stream(

@@ -446,3 +446,17 @@ async fn endpoints_sharing_a_store_hear_each_other_without_2025_sessions() {
     let got = tokio::time::timeout(Duration::from_secs(5), heard.recv()).await;
     assert!(matches!(got, Ok(Ok(Event::ResourceUpdated(uri))) if &*uri == "file:///a.txt"));
 }
+
+#[test]
+fn the_outbox_bound_at_and_past() {
+    use crate::session::replay::MAX_OUTBOX_BYTES;
+    // No runtime: nothing drains the outbox, so what it holds is what it took.
+    let (one, _) = pair(SessionConfig::default());
+    let session = "s".repeat(32);
+    let at = "x".repeat(MAX_OUTBOX_BYTES - session.len() - 64);
+    let frame = bytes::Bytes::from(at);
+    crate::session::replay::record(&one, &session, 1, 1, &frame, false, 1);
+    assert_eq!(one.outbox_len(), 1, "at the bound: kept");
+    crate::session::replay::record(&one, &session, 1, 2, &bytes::Bytes::from("x"), false, 1);
+    assert_eq!(one.outbox_len(), 1, "one byte past: not shared");
+}
