@@ -77,6 +77,8 @@ def alone():
                 break
             except OSError:
                 time.sleep(0.05)
+        else:
+            raise SystemExit(f"{BIN} did not start listening")
         return scenarios(f"http://127.0.0.1:{port}/mcp")
     finally:
         proc.kill()
@@ -109,8 +111,13 @@ def cluster(instances):
         results[f"{instances} instance{'s' if instances > 1 else ''} behind nginx"] = scenarios(url)
         return results
     finally:
+        # scripts/cluster stops what it started (within ten seconds) when it gets SIGTERM.
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         os.unlink(log.name)
 
 

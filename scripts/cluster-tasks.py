@@ -3,7 +3,8 @@
 
 Usage: scripts/cluster-tasks.py URL STATE_DIR (what scripts/cluster prints). Creates three
 `catalog.restock` tasks through nginx (2026-07-28 with the tasks extension; round robin puts them
-on different instances), kills the instance named first in STATE_DIR/instances with SIGKILL, and
+on different instances: nginx's round robin is strict, and nothing else calls meanwhile), kills the
+instance named first in STATE_DIR/instances with SIGKILL, and
 polls every task through nginx. Passes when every task ends within the bound (work of about 3 s,
 plus the lease of a dead worker), completed where its worker lives and failed with the fixed
 internal error where it died, never stuck `working`. A request nginx answers with 502 (it was on
@@ -28,9 +29,13 @@ def send(method, params, name):
                 answer = json.loads(response.read())
             break
         except urllib.error.HTTPError as refused:
-            # nginx answers 502 for a request that was on its way to the instance as it died (a
-            # POST is never replayed on another: it may have run); a client retries.
-            if refused.code != 502 or attempt == 4:
+            # nginx answers 502 (or 504) for a request that was on its way to the instance as
+            # it died (a POST is never replayed on another: it may have run); a client retries.
+            if refused.code not in (502, 504) or attempt == 4:
+                raise
+            time.sleep(0.2)
+        except urllib.error.URLError:
+            if attempt == 4:
                 raise
             time.sleep(0.2)
     if "result" not in answer:

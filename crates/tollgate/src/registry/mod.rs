@@ -466,3 +466,40 @@ pub(crate) fn page_of(fingerprint: u64, cursor: &str, pages: usize) -> Option<us
     let page: usize = rest.parse().ok()?;
     (page >= 1 && page < pages).then_some(page)
 }
+
+#[cfg(test)]
+mod cluster_tests {
+    //! Endpoints sharing a session store, as instances behind one URL do.
+
+    #[tokio::test]
+    async fn endpoints_sharing_a_store_hear_each_other_without_2025_sessions() {
+        use crate::model::subscription::Event;
+        use crate::registry::{Endpoint, Implementation};
+        use crate::session::memory::MemorySessionStore;
+        use crate::version::ProtocolVersion;
+        use std::sync::Arc;
+        use std::time::Duration;
+        let shared = Arc::new(MemorySessionStore::new());
+        let build = || {
+            Endpoint::with_path(
+                "/mcp",
+                [ProtocolVersion::V2026_07_28],
+                Implementation::new("t", "1"),
+            )
+            .session_store(Arc::clone(&shared))
+            .build()
+        };
+        let (Ok(one), Ok(two)) = (build(), build()) else {
+            unreachable!("valid endpoints");
+        };
+        assert!(one.inner.sessions.is_none(), "2026-07-28 keeps no sessions");
+        let Some(cluster) = &two.inner.cluster else {
+            unreachable!("a shared store makes a cluster");
+        };
+        cluster.start_receiving();
+        let mut heard = two.inner.listeners.events.subscribe();
+        one.notify_resource_updated("file:///a.txt");
+        let got = tokio::time::timeout(Duration::from_secs(5), heard.recv()).await;
+        assert!(matches!(got, Ok(Ok(Event::ResourceUpdated(uri))) if &*uri == "file:///a.txt"));
+    }
+}

@@ -17,6 +17,78 @@ use crate::session::{SessionTable, bounded};
 use crate::stream::session::SessionStreams;
 use crate::wire::id::RequestId;
 
+/// The most messages waiting to be broadcast; past it a message reaches this instance only.
+pub(crate) const MAX_QUEUED_BROADCASTS: usize = 1_024;
+
+/// Messages on their way to the other instances, sent in order by one task.
+pub(crate) struct Outgoing {
+    queue: std::sync::Mutex<std::collections::VecDeque<String>>,
+    wake: tokio::sync::Notify,
+    sending: std::sync::atomic::AtomicBool,
+    store: Arc<dyn crate::session::store::SessionStore>,
+}
+
+impl Outgoing {
+    pub(crate) fn new(store: Arc<dyn crate::session::store::SessionStore>) -> Self {
+        Self {
+            queue: std::sync::Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+            sending: std::sync::atomic::AtomicBool::new(false),
+            store,
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<String>> {
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Queues `message` (dropped past [`MAX_QUEUED_BROADCASTS`]) and starts the sender.
+    pub(crate) fn send(self: &Arc<Self>, message: String) {
+        {
+            let mut queue = self.queue();
+            if queue.len() >= MAX_QUEUED_BROADCASTS {
+                return;
+            }
+            queue.push_back(message);
+        }
+        self.wake.notify_one();
+        if self.sending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.sending.store(false, Ordering::Release);
+            return;
+        };
+        let outgoing = Arc::downgrade(self);
+        runtime.spawn(async move {
+            loop {
+                let Some(outgoing) = outgoing.upgrade() else {
+                    return;
+                };
+                let next = outgoing.queue().pop_front();
+                match next {
+                    Some(message) => {
+                        let _ = bounded(outgoing.store.broadcast(&message)).await;
+                    }
+                    None => {
+                        let woken = outgoing.wake.notified();
+                        let _ =
+                            tokio::time::timeout(std::time::Duration::from_secs(60), woken).await;
+                    }
+                }
+            }
+        });
+    }
+
+    /// How many messages wait.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.queue().len()
+    }
+}
+
 const RESOURCE: &str = "r";
 const TASK: &str = "t";
 const CANCEL: &str = "c";
@@ -43,18 +115,12 @@ impl SessionTable {
     /// Sends one message to the other instances (in the background; a message too long, or a
     /// store that fails, reaches this instance only).
     fn broadcast(self: &Arc<Self>, kind: &str, text: &str) {
-        let (Some(store), Some(relay)) = (&self.shared, &self.relay) else {
+        let Some(relay) = &self.relay else {
             return;
         };
         self.start_receiving();
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
         let message = format!("{} {kind} {text}", relay.instance());
-        let store = Arc::clone(store);
-        runtime.spawn(async move {
-            let _ = bounded(store.broadcast(&message)).await;
-        });
+        relay.outgoing.send(message);
     }
 
     /// Starts acting on the other instances' messages, once (inside a runtime).

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::session::SessionConfig;
 use crate::session::store::{
     MAX_BROADCAST_BYTES, SessionAnswer, SessionEvent, SessionRow, SessionStore, SessionStoreError,
-    SessionStoreErrorKind, SessionStoreFuture, stream_key,
+    SessionStoreErrorKind, SessionStoreFuture, Wakers, stream_key,
 };
 use crate::wire::unwind::BoxFuture;
 
@@ -39,7 +39,7 @@ pub struct MemorySessionStore {
     /// Waiting requests by (session, request): the instance waiting, and its answer once given.
     answers: Mutex<Waiting>,
     /// Wakes the instances an answer was handed to, and the followers of streams.
-    woken: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
+    woken: std::sync::Arc<Wakers>,
     /// Kept events by (session, stream), by seq, with when they were written.
     events: Mutex<Events>,
     /// Broadcast messages.
@@ -62,11 +62,6 @@ impl MemorySessionStore {
     /// Whether it holds no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    fn waker(&self, instance: &str) -> std::sync::Arc<tokio::sync::Notify> {
-        let mut woken = self.woken.lock().unwrap_or_else(PoisonError::into_inner);
-        std::sync::Arc::clone(woken.entry(instance.to_owned()).or_default())
     }
 
     fn messages(&self) -> &tokio::sync::broadcast::Sender<String> {
@@ -209,13 +204,14 @@ impl SessionStore for MemorySessionStore {
                 let stream = kept
                     .entry((event.session.clone(), event.stream))
                     .or_default();
-                stream.retain(|seq, _| *seq >= event.keep_from);
                 stream.entry(event.seq).or_insert((event.clone(), now));
+                // Evicted after the insert, as PostgreSQL does; the stream's start mark stays.
+                stream.retain(|seq, _| *seq >= event.keep_from || *seq == 0);
                 woken.push(stream_key(&event.session, event.stream));
             }
         }
         for key in woken {
-            self.waker(&key).notify_one();
+            self.woken.wake(&key);
         }
         ready(Ok(()))
     }
@@ -240,8 +236,7 @@ impl SessionStore for MemorySessionStore {
     }
 
     fn events_waiting<'a>(&'a self, session: &'a str, stream: u64) -> BoxFuture<'a, ()> {
-        let waker = self.waker(&stream_key(session, stream));
-        Box::pin(async move { waker.notified().await })
+        self.woken.wait(&stream_key(session, stream))
     }
 
     fn broadcast<'a>(&'a self, message: &'a str) -> SessionStoreFuture<'a, ()> {
@@ -296,7 +291,7 @@ impl SessionStore for MemorySessionStore {
             }
         };
         if let Some(instance) = &instance {
-            self.waker(instance).notify_one();
+            self.woken.wake(instance);
         }
         ready(Ok(instance.is_some()))
     }
@@ -323,8 +318,7 @@ impl SessionStore for MemorySessionStore {
     }
 
     fn answers_waiting<'a>(&'a self, instance: &'a str) -> BoxFuture<'a, ()> {
-        let waker = self.waker(instance);
-        Box::pin(async move { waker.notified().await })
+        self.woken.wait(instance)
     }
 }
 

@@ -14,7 +14,7 @@
 //! store no longer has it. Knows nothing of HTTP; the 2025 gate (`revision/legacy.rs`) decides
 //! when to create, look up and end one. 2026-07-28 has no sessions.
 
-mod bus;
+pub(crate) mod bus;
 #[cfg(any(test, feature = "postgres"))]
 pub(crate) mod contract;
 pub(crate) mod memory;
@@ -242,10 +242,7 @@ impl SessionTable {
             config,
             entries: Mutex::new(Entries::default()),
             sweeping: std::sync::atomic::AtomicBool::new(false),
-            relay: shared
-                .as_ref()
-                .and_then(|_| relay::Relay::new())
-                .map(Arc::new),
+            relay: shared.as_ref().and_then(relay::Relay::new).map(Arc::new),
             shared,
             streams,
             limits,

@@ -46,7 +46,7 @@ const INSERT_EVENTS: &str = "INSERT INTO tollgate_session_events \
      $5::bool[]) AS e(s, st, q, f, r) ON CONFLICT DO NOTHING";
 const EVICT_EVENTS: &str = "DELETE FROM tollgate_session_events e \
      USING UNNEST($1::text[], $2::int8[], $3::int8[]) AS k(s, st, keep) \
-     WHERE e.session_id = k.s AND e.stream = k.st AND e.seq < k.keep";
+     WHERE e.session_id = k.s AND e.stream = k.st AND e.seq < k.keep AND e.seq > 0";
 const WAKE_FOLLOWERS: &str = "SELECT pg_notify('tollgate_session_events', k) \
      FROM (SELECT DISTINCT s || ':' || st AS k FROM UNNEST($1::text[], $2::int8[]) AS e(s, st)) w";
 const STREAM_EVENTS: &str = "SELECT seq, frame, response FROM tollgate_session_events \
@@ -167,8 +167,7 @@ pub struct PostgresSessionStore {
 /// The instances of this process waiting for answers, and whether the listener runs.
 #[derive(Debug, Default)]
 struct Woken {
-    instances:
-        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
+    wakers: std::sync::Arc<crate::session::store::Wakers>,
     listening: std::sync::atomic::AtomicBool,
     /// Broadcast messages heard.
     messages: std::sync::OnceLock<tokio::sync::broadcast::Sender<String>>,
@@ -180,22 +179,8 @@ impl Woken {
             .get_or_init(|| tokio::sync::broadcast::channel(1024).0)
     }
 
-    fn waker(&self, instance: &str) -> std::sync::Arc<tokio::sync::Notify> {
-        let mut map = self
-            .instances
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        std::sync::Arc::clone(map.entry(instance.to_owned()).or_default())
-    }
-
-    fn wake(&self, instance: &str) {
-        let map = self
-            .instances
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(notify) = map.get(instance) {
-            notify.notify_one();
-        }
+    fn wake(&self, key: &str) {
+        self.wakers.wake(key);
     }
 }
 
@@ -283,9 +268,8 @@ impl PostgresSessionStore {
 
     /// Resolves when a notification names `key` (the listener starts at the first wait).
     fn woken_by(&self, key: &str) -> crate::wire::unwind::BoxFuture<'static, ()> {
-        let waker = self.woken.waker(key);
         self.listen();
-        Box::pin(async move { waker.notified().await })
+        self.woken.wakers.wait(key)
     }
 
     /// Starts the `LISTEN` task, once (inside a runtime).
@@ -532,19 +516,19 @@ impl SessionStore for PostgresSessionStore {
             let responses: Vec<bool> = events.iter().map(|e| e.response).collect();
             let keeps: Vec<i64> = events.iter().map(|e| wide(e.keep_from)).collect();
             let mut tx = self.pool.begin().await.map_err(backend)?;
-            sqlx::query(EVICT_EVENTS)
-                .bind(&sessions)
-                .bind(&streams)
-                .bind(&keeps)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
             sqlx::query(INSERT_EVENTS)
                 .bind(&sessions)
                 .bind(&streams)
                 .bind(&seqs)
                 .bind(&frames)
                 .bind(&responses)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+            sqlx::query(EVICT_EVENTS)
+                .bind(&sessions)
+                .bind(&streams)
+                .bind(&keeps)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend)?;

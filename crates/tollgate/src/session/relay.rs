@@ -33,6 +33,8 @@ pub(super) struct Relay {
     pub(super) events: Arc<super::replay::Outbox>,
     /// Whether this instance acts on the others' broadcasts (`bus.rs`).
     pub(super) receiving: std::sync::atomic::AtomicBool,
+    /// Broadcasts on their way to the others (`bus.rs`).
+    pub(super) outgoing: Arc<super::bus::Outgoing>,
 }
 
 impl Relay {
@@ -42,7 +44,7 @@ impl Relay {
     }
 
     /// A relay named by 64 random bits (`None` without randomness).
-    pub(super) fn new() -> Option<Self> {
+    pub(super) fn new(store: &Arc<dyn SessionStore>) -> Option<Self> {
         let mut bytes = [0u8; 8];
         getrandom::fill(&mut bytes).ok()?;
         // 40 random bits above the 20 of the counter: stream numbers stay under 2^60, so they
@@ -51,7 +53,8 @@ impl Relay {
         getrandom::fill(&mut bytes).ok()?;
         Some(Self {
             stream_base: base,
-            events: Arc::default(),
+            events: Arc::new(super::replay::Outbox::new(Arc::clone(store))),
+            outgoing: Arc::new(super::bus::Outgoing::new(Arc::clone(store))),
             receiving: std::sync::atomic::AtomicBool::new(false),
             instance: Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
             waiting: AtomicUsize::new(0),
@@ -66,6 +69,7 @@ pub(super) struct Route {
     pub(super) session: Arc<str>,
     pub(super) prefix: String,
     pub(super) stream_base: u64,
+    pub(super) outbox: Arc<super::replay::Outbox>,
     pub(super) store: Arc<dyn SessionStore>,
     pub(super) table: Weak<SessionTable>,
 }
@@ -81,6 +85,7 @@ impl Route {
             session: Arc::from(session),
             prefix: format!("tollgate-{}-", relay.instance),
             stream_base: relay.stream_base,
+            outbox: Arc::clone(&relay.events),
             store: Arc::clone(store),
             table: Arc::downgrade(table),
         })
@@ -97,17 +102,8 @@ impl AnswerRoute for Route {
     }
 
     fn record(&self, number: u64, seq: u64, frame: &bytes::Bytes, response: bool, keep_from: u64) {
-        if let Some(table) = self.table.upgrade() {
-            super::replay::record(
-                &table,
-                &self.session,
-                number,
-                seq,
-                frame,
-                response,
-                keep_from,
-            );
-        }
+        self.outbox
+            .record(&self.session, number, seq, frame, response, keep_from);
     }
 
     fn expect<'a>(&'a self, id: &'a str) -> BoxFuture<'a, bool> {

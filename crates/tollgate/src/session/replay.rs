@@ -32,108 +32,116 @@ const POLL: Duration = Duration::from_secs(1);
 /// be on its way from the instance that wrote it).
 const FIRST_EVENT_WAIT: Duration = Duration::from_secs(2);
 
-/// Events on their way to the store.
-#[derive(Default)]
+/// Events on their way to the store, written in the order they were queued by one task.
 pub(crate) struct Outbox {
     events: Mutex<Vec<SessionEvent>>,
     bytes: AtomicUsize,
     wake: tokio::sync::Notify,
     writing: AtomicBool,
+    store: Arc<dyn SessionStore>,
 }
 
 impl Outbox {
+    pub(super) fn new(store: Arc<dyn SessionStore>) -> Self {
+        Self {
+            events: Mutex::default(),
+            bytes: AtomicUsize::new(0),
+            wake: tokio::sync::Notify::new(),
+            writing: AtomicBool::new(false),
+            store,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SessionEvent>> {
         self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-/// Queues one event of `session`'s stream `number` for the store.
-pub(crate) fn record(
-    table: &Arc<SessionTable>,
-    session: &str,
-    number: u64,
-    seq: u64,
-    frame: &Bytes,
-    response: bool,
-    keep_from: u64,
-) {
-    let Some(relay) = &table.relay else {
-        return;
-    };
-    let Ok(text) = std::str::from_utf8(frame) else {
-        return;
-    };
-    let outbox = &relay.events;
-    let size = text.len() + session.len() + 64;
-    if outbox.bytes.fetch_add(size, Ordering::AcqRel) + size > MAX_OUTBOX_BYTES {
-        outbox.bytes.fetch_sub(size, Ordering::AcqRel);
-        return;
-    }
-    outbox.lock().push(SessionEvent {
-        session: session.to_owned(),
-        stream: number,
-        seq,
-        frame: text.to_owned(),
-        response,
-        keep_from,
-    });
-    outbox.wake.notify_one();
-    start_writer(table);
-}
-
-/// Starts the endpoint's writer task, once; it ends with the table.
-fn start_writer(table: &Arc<SessionTable>) {
-    let (Some(relay), Some(store)) = (&table.relay, &table.shared) else {
-        return;
-    };
-    if relay.events.writing.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        relay.events.writing.store(false, Ordering::Release);
-        return;
-    };
-    let store = Arc::clone(store);
-    let relay = Arc::downgrade(relay);
-    runtime.spawn(async move {
-        loop {
-            let Some(relay) = relay.upgrade() else {
-                return;
-            };
-            let batch: Vec<SessionEvent> = {
-                let mut events = relay.events.lock();
-                let n = events.len().min(BATCH);
-                events.drain(..n).collect()
-            };
-            if batch.is_empty() {
-                let outbox = Arc::clone(&relay.events);
-                drop(relay);
-                let _ = tokio::time::timeout(Duration::from_secs(60), outbox.wake.notified()).await;
-                continue;
-            }
-            let size: usize = batch
-                .iter()
-                .map(|e| e.frame.len() + e.session.len() + 64)
-                .sum();
-            relay.events.bytes.fetch_sub(size, Ordering::AcqRel);
-            drop(relay);
-            // Three tries, then the batch is not shared (its streams still resume where they
-            // were written).
-            for attempt in 0..3u64 {
-                if bounded(store.record_events(&batch)).await.is_ok() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(200 * (attempt + 1))).await;
-            }
+    /// Queues one event of `session`'s stream `number` for the store. Called while the stream's
+    /// own lock is held, so a stream's events are queued in their order; this lock is taken last
+    /// everywhere.
+    pub(crate) fn record(
+        self: &Arc<Self>,
+        session: &str,
+        number: u64,
+        seq: u64,
+        frame: &Bytes,
+        response: bool,
+        keep_from: u64,
+    ) {
+        let Ok(text) = std::str::from_utf8(frame) else {
+            return;
+        };
+        let size = text.len() + session.len() + 64;
+        if self.bytes.fetch_add(size, Ordering::AcqRel) + size > MAX_OUTBOX_BYTES {
+            self.bytes.fetch_sub(size, Ordering::AcqRel);
+            return;
         }
-    });
+        self.lock().push(SessionEvent {
+            session: session.to_owned(),
+            stream: number,
+            seq,
+            frame: text.to_owned(),
+            response,
+            keep_from,
+        });
+        self.wake.notify_one();
+        self.start_writer();
+    }
+
+    /// How many events wait for the store.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Starts the writer task, once; it ends when nothing can queue events any more.
+    fn start_writer(self: &Arc<Self>) {
+        if self.writing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.writing.store(false, Ordering::Release);
+            return;
+        };
+        let outbox = Arc::downgrade(self);
+        runtime.spawn(async move {
+            loop {
+                let Some(outbox) = outbox.upgrade() else {
+                    return;
+                };
+                let batch: Vec<SessionEvent> = {
+                    let mut events = outbox.lock();
+                    let n = events.len().min(BATCH);
+                    events.drain(..n).collect()
+                };
+                if batch.is_empty() {
+                    let woken = outbox.wake.notified();
+                    let _ = tokio::time::timeout(Duration::from_secs(60), woken).await;
+                    continue;
+                }
+                let size: usize = batch
+                    .iter()
+                    .map(|e| e.frame.len() + e.session.len() + 64)
+                    .sum();
+                outbox.bytes.fetch_sub(size, Ordering::AcqRel);
+                // Three tries, then the batch is not shared (its streams still resume where
+                // they were written).
+                for attempt in 0..3u64 {
+                    if bounded(outbox.store.record_events(&batch)).await.is_ok() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200 * (attempt + 1))).await;
+                }
+            }
+        });
+    }
 }
 
 impl SessionTable {
     /// How many events wait for the store.
     #[cfg(test)]
     pub(crate) fn outbox_len(&self) -> usize {
-        self.relay.as_ref().map_or(0, |r| r.events.lock().len())
+        self.relay.as_ref().map_or(0, |r| r.events.len())
     }
 
     /// `GET` in session `id`: the standalone stream, or a stream resumed after `last_event_id`:
@@ -153,7 +161,10 @@ impl SessionTable {
             }
             Err(AttachFailure::UnknownEvent) => {
                 match last_event_id.and_then(crate::stream::parse_event_id) {
-                    Some((number, after)) if self.shared.is_some() => {
+                    // Another instance's stream (this instance's own are all here, or gone).
+                    Some((number, after))
+                        if self.shared.is_some() && !streams.numbers_here(number) =>
+                    {
                         self.relay_stream(id, streams, number, after).await
                     }
                     _ => Ok(Err(AttachFailure::UnknownEvent)),
@@ -193,10 +204,12 @@ impl SessionTable {
                 stream.push_relayed(event.seq, Bytes::from(event.frame), event.response);
             }
         }
-        if streams.adopt_relayed(&stream).is_some() {
+        if streams.adopt_relayed(&stream) {
             self.follow(id, &stream);
         }
-        // Attached to the stream kept (another resume may have relayed it first).
+        // Attached to the stream kept (another resume may have relayed it first); not kept
+        // (the session ended, or keeps its most streams, all running), the resume fails as for
+        // an unknown stream.
         Ok(streams.resume(number, after))
     }
 
@@ -252,9 +265,15 @@ async fn follower(
         if current.connections.load(Ordering::Acquire) > 0 {
             unattached = None;
         } else if unattached.is_some_and(|since| since.elapsed() >= window) {
-            // Nobody reads it here any more; a later resume starts following again.
+            // Nobody reads it here any more; a later resume starts following again. A resume
+            // that attached just now saw this follower still running: it keeps following.
             current.following.store(false, Ordering::Release);
-            return;
+            if current.connections.load(Ordering::Acquire) == 0
+                || current.following.swap(true, Ordering::AcqRel)
+            {
+                return;
+            }
+            unattached = None;
         } else if unattached.is_none() {
             unattached = Some(Instant::now());
         }

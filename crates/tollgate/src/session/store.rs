@@ -7,7 +7,8 @@
 //! ([`MemorySessionStore`](crate::endpoint::MemorySessionStore) in `memory.rs`, PostgreSQL in
 //! `postgres.rs`, the contract check in `contract.rs`). Knows nothing of streams, HTTP or the
 //! revisions' rules: `data` is written and read by `session/record.rs` only. A store never sees
-//! a session's streams: each instance keeps the streams of the sessions it serves.
+//! a session's live streams: each instance keeps the streams of the sessions it serves, and a
+//! store keeps only the events recorded for resumption elsewhere.
 
 use std::fmt;
 use std::time::Duration;
@@ -55,6 +56,65 @@ pub struct SessionEvent {
     pub response: bool,
     /// The stream's first event still kept when this one was written.
     pub keep_from: u64,
+}
+
+/// Waiters by key (an instance's answers, a stream's events), each key kept only while something
+/// waits on it: a wake with nobody waiting is dropped (waiters ask again on a timer anyway).
+#[derive(Debug, Default)]
+pub(crate) struct Wakers {
+    waiting:
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>>,
+}
+
+impl Wakers {
+    fn map(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>,
+    > {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Wakes a waiter of `key`, if there is one.
+    pub(crate) fn wake(&self, key: &str) {
+        if let Some(notify) = self.map().get(key) {
+            notify.notify_one();
+        }
+    }
+
+    /// Resolves when `key` is woken; the key is forgotten when its last waiter goes.
+    pub(crate) fn wait(self: &std::sync::Arc<Self>, key: &str) -> BoxFuture<'static, ()> {
+        let notify = std::sync::Arc::clone(self.map().entry(key.to_owned()).or_default());
+        let guard = Waiter {
+            wakers: std::sync::Arc::clone(self),
+            key: key.to_owned(),
+            notify: std::sync::Arc::clone(&notify),
+        };
+        Box::pin(async move {
+            let _guard = guard;
+            notify.notified().await;
+        })
+    }
+}
+
+/// Forgets its key when the last waiter of it goes.
+struct Waiter {
+    wakers: std::sync::Arc<Wakers>,
+    key: String,
+    notify: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        let mut map = self.wakers.map();
+        // The map's and this waiter's: nobody else waits.
+        if std::sync::Arc::strong_count(&self.notify) <= 2 {
+            map.remove(&self.key);
+        }
+    }
 }
 
 /// The key an event stream's waiters are woken by.

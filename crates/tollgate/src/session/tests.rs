@@ -419,34 +419,6 @@ async fn events_and_cancellations_reach_the_other_instance() {
     );
 }
 
-#[tokio::test]
-async fn endpoints_sharing_a_store_hear_each_other_without_2025_sessions() {
-    use crate::model::subscription::Event;
-    use crate::registry::{Endpoint, Implementation};
-    let shared = Arc::new(MemorySessionStore::new());
-    let build = || {
-        Endpoint::with_path(
-            "/mcp",
-            [ProtocolVersion::V2026_07_28],
-            Implementation::new("t", "1"),
-        )
-        .session_store(Arc::clone(&shared))
-        .build()
-    };
-    let (Ok(one), Ok(two)) = (build(), build()) else {
-        unreachable!("valid endpoints");
-    };
-    assert!(one.inner.sessions.is_none(), "2026-07-28 keeps no sessions");
-    let Some(cluster) = &two.inner.cluster else {
-        unreachable!("a shared store makes a cluster");
-    };
-    cluster.start_receiving();
-    let mut heard = two.inner.listeners.events.subscribe();
-    one.notify_resource_updated("file:///a.txt");
-    let got = tokio::time::timeout(Duration::from_secs(5), heard.recv()).await;
-    assert!(matches!(got, Ok(Ok(Event::ResourceUpdated(uri))) if &*uri == "file:///a.txt"));
-}
-
 #[test]
 fn the_outbox_bound_at_and_past() {
     use crate::session::replay::MAX_OUTBOX_BYTES;
@@ -455,8 +427,27 @@ fn the_outbox_bound_at_and_past() {
     let session = "s".repeat(32);
     let at = "x".repeat(MAX_OUTBOX_BYTES - session.len() - 64);
     let frame = bytes::Bytes::from(at);
-    crate::session::replay::record(&one, &session, 1, 1, &frame, false, 1);
+    let Some(outbox) = one.relay.as_ref().map(|r| Arc::clone(&r.events)) else {
+        unreachable!("a shared table has an outbox");
+    };
+    outbox.record(&session, 1, 1, &frame, false, 1);
     assert_eq!(one.outbox_len(), 1, "at the bound: kept");
-    crate::session::replay::record(&one, &session, 1, 2, &bytes::Bytes::from("x"), false, 1);
+    outbox.record(&session, 1, 2, &bytes::Bytes::from("x"), false, 1);
     assert_eq!(one.outbox_len(), 1, "one byte past: not shared");
+}
+
+#[test]
+fn the_broadcast_queue_bound_at_and_past() {
+    use crate::session::bus::MAX_QUEUED_BROADCASTS;
+    // No runtime: nothing sends, so what the queue holds is what it took.
+    let (one, _) = pair(SessionConfig::default());
+    let Some(outgoing) = one.relay.as_ref().map(|r| Arc::clone(&r.outgoing)) else {
+        unreachable!("a shared table broadcasts");
+    };
+    for n in 0..MAX_QUEUED_BROADCASTS {
+        outgoing.send(format!("m{n}"));
+    }
+    assert_eq!(outgoing.len(), MAX_QUEUED_BROADCASTS, "at the bound: kept");
+    outgoing.send("one more".into());
+    assert_eq!(outgoing.len(), MAX_QUEUED_BROADCASTS, "past it: dropped");
 }

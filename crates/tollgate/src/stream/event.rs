@@ -118,8 +118,9 @@ impl EventStream {
         lock(&self.state).closed
     }
 
-    /// Records a numbered event for the other instances of a shared session (after the state
-    /// lock is released).
+    /// Records a numbered event for the other instances of a shared session. Called with the
+    /// state lock held, so a stream's events are recorded in their order (the recorder's own
+    /// lock is always taken last).
     fn record(&self, event: Option<(u64, u64, Bytes, bool, u64)>) {
         if let (Some((number, seq, frame, response, keep_from)), Some(share)) =
             (event, self.share.get())
@@ -148,6 +149,8 @@ impl EventStream {
 
     /// Adds an event another instance recorded. Events arrive in order; one past a gap (its
     /// predecessors were evicted there) drops what is kept before it, as eviction would here.
+    /// An empty last event ends the stream without a frame (its request ended without a reply).
+    /// Notifications past the replay budget evict the oldest, as on the instance that wrote them.
     pub(crate) fn push_relayed(&self, seq: u64, frame: Bytes, response: bool) {
         let mut state = lock(&self.state);
         if state.finished.is_some() || state.closed || seq < state.next_seq {
@@ -157,10 +160,21 @@ impl EventStream {
             state.events.clear();
             state.notification_bytes = 0;
         }
+        state.next_seq = seq + 1;
+        if response && frame.is_empty() {
+            state.finished = Some(Instant::now());
+            Self::wake(&mut state);
+            return;
+        }
         if !response {
             state.notification_bytes += frame.len();
+            while state.notification_bytes > self.config.replay_bytes {
+                let Some(old) = state.events.pop_front() else {
+                    break;
+                };
+                state.notification_bytes = state.notification_bytes.saturating_sub(old.frame.len());
+            }
         }
-        state.next_seq = seq + 1;
         state.events.push_back(Event {
             seq,
             frame,
@@ -225,12 +239,16 @@ impl EventStream {
 
     /// Queues a notification. After the reply, or once the stream ended, it is dropped.
     pub(crate) fn push_notification(&self, json: &[u8]) {
-        let recorded = self.queue_notification(json);
+        let mut state = lock(&self.state);
+        let recorded = self.queue_notification(&mut state, json);
         self.record(recorded);
     }
 
-    fn queue_notification(&self, json: &[u8]) -> Option<(u64, u64, Bytes, bool, u64)> {
-        let mut state = lock(&self.state);
+    fn queue_notification(
+        &self,
+        state: &mut StreamState,
+        json: &[u8],
+    ) -> Option<(u64, u64, Bytes, bool, u64)> {
         if state.finished.is_some() || state.closed {
             return None;
         }
@@ -271,7 +289,7 @@ impl EventStream {
             response: false,
         });
         state.started = true;
-        Self::wake(&mut state);
+        Self::wake(state);
         recorded
     }
 
@@ -304,7 +322,6 @@ impl EventStream {
             state.reply = Some(reply);
         }
         Self::wake(&mut state);
-        drop(state);
         self.record(recorded);
     }
 
@@ -315,6 +332,13 @@ impl EventStream {
             state.finished = Some(Instant::now());
             state.task = None;
             Self::wake(&mut state);
+            // A copy of a started stream on another instance ends too (an empty last event).
+            let ended = state
+                .numbering
+                .as_ref()
+                .filter(|_| state.started)
+                .map(|n| (n.number, state.next_seq, Bytes::new(), true, state.next_seq));
+            self.record(ended);
         }
     }
 
@@ -335,7 +359,6 @@ impl EventStream {
             state.close_generation = Some(state.generation);
             Self::wake(&mut state);
             let keep_from = state.events.front().map_or(state.next_seq, |e| e.seq);
-            drop(state);
             // The client may resume elsewhere before any event: the stream exists there.
             self.record(Some((number, 0, Bytes::new(), false, keep_from)));
         }

@@ -164,7 +164,7 @@ impl SessionStreams {
             number,
             priming: self.revision == ProtocolVersion::V2025_11_25,
         });
-        self.share(stream);
+        self.share(&state, stream);
         state.streams.push_back((number, Arc::clone(stream)));
     }
 
@@ -178,28 +178,40 @@ impl SessionStreams {
         }
     }
 
-    /// Lets a shared session's stream record its events for the other instances.
-    fn share(&self, stream: &Arc<EventStream>) {
-        if let Some(route) = self.route.get() {
+    /// Lets a shared session's stream record its events for the other instances, while this
+    /// instance's numbers last (past 2^20 streams in one session they would repeat: later
+    /// streams resume only here).
+    fn share(&self, state: &SessionStreamsState, stream: &Arc<EventStream>) {
+        let fresh = state.next_number <= crate::stream::STREAM_NUMBER_MASK + 1;
+        if let Some(route) = self.route.get().filter(|_| fresh) {
             let _ = stream.share.set(Arc::clone(route));
         }
     }
 
-    /// Keeps a stream another instance wrote, relayed here for a resuming client; `None` when
-    /// the session ended.
-    pub(crate) fn adopt_relayed(&self, stream: &Arc<EventStream>) -> Option<()> {
-        let number = lock(&stream.state).numbering.as_ref()?.number;
-        let mut state = lock(&self.state);
-        if state.closed {
-            return None;
+    /// Whether `number` is one this instance gives its streams in this session.
+    pub(crate) fn numbers_here(&self, number: u64) -> bool {
+        match self.route.get() {
+            Some(route) => number & !crate::stream::STREAM_NUMBER_MASK == route.stream_base(),
+            None => true,
         }
-        self.prune(&mut state);
-        if let Some((_, kept)) = state.streams.iter().find(|(n, _)| *n == number) {
-            // Another resume relayed it first.
-            return (Arc::ptr_eq(kept, stream)).then_some(());
+    }
+
+    /// Keeps a stream another instance wrote, relayed here for a resuming client: whether it
+    /// was kept (not when the session ended, when another resume relayed it first, or when the
+    /// session keeps its most streams, all running).
+    pub(crate) fn adopt_relayed(&self, stream: &Arc<EventStream>) -> bool {
+        let Some(number) = lock(&stream.state).numbering.as_ref().map(|n| n.number) else {
+            return false;
+        };
+        let mut state = lock(&self.state);
+        if state.closed || state.streams.iter().any(|(n, _)| *n == number) {
+            return false;
+        }
+        if !self.prune(&mut state) {
+            return false;
         }
         state.streams.push_back((number, Arc::clone(stream)));
-        Some(())
+        true
     }
 
     /// `notifications/cancelled`: aborts the request `id` if it is still running here; whether
@@ -251,7 +263,7 @@ impl SessionStreams {
         }
         let stream = EventStream::new(self.config);
         let number = self.number(&mut state);
-        self.share(&stream);
+        self.share(&state, &stream);
         {
             let mut inner = lock(&stream.state);
             inner.numbering = Some(Numbering {
