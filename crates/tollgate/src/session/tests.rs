@@ -451,3 +451,28 @@ fn the_broadcast_queue_bound_at_and_past() {
     outgoing.send("one more".into());
     assert_eq!(outgoing.len(), MAX_QUEUED_BROADCASTS, "past it: dropped");
 }
+
+#[tokio::test]
+async fn streams_past_the_numbers_an_instance_has_are_not_shared() {
+    use crate::stream::STREAM_NUMBER_MASK;
+    use crate::stream::event::EventStream;
+    let (one, _) = pair(SessionConfig::default());
+    let a = id(&one, session()).await;
+    let Ok(Some(here)) = one.touch(&a, None).await else {
+        unreachable!("the session is live");
+    };
+    let adopt = |next: u64| {
+        crate::stream::lock(&here.streams.state).next_number = next;
+        let stream = EventStream::new(StreamConfig::default());
+        here.streams.adopt(&stream, None);
+        stream
+    };
+    // The last number of this instance's range is shared, and the one after it is not.
+    let last = adopt(STREAM_NUMBER_MASK + 1);
+    assert!(last.share.get().is_some(), "the last number: shared");
+    let past = adopt(STREAM_NUMBER_MASK + 2);
+    assert!(
+        past.share.get().is_none(),
+        "past the range: resumed only here"
+    );
+}

@@ -182,7 +182,9 @@ impl SessionStreams {
     /// instance's numbers last (past 2^20 streams in one session they would repeat: later
     /// streams resume only here).
     fn share(&self, state: &SessionStreamsState, stream: &Arc<EventStream>) {
-        let fresh = state.next_number <= crate::stream::STREAM_NUMBER_MASK + 1;
+        // The counter just given is `next_number - 1`; counters 1 to MASK + 1 give distinct
+        // numbers (the last wraps to the base itself), the next would repeat the first.
+        let fresh = state.next_number <= crate::stream::STREAM_NUMBER_MASK + 2;
         if let Some(route) = self.route.get().filter(|_| fresh) {
             let _ = stream.share.set(Arc::clone(route));
         }
