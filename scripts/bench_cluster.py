@@ -15,7 +15,7 @@ are this machine's, reported with their ratio to the baseline.
 import json, os, re, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_http import CONNECTIONS, DURATION, MODERN_CALL, call, lua, to_ms  # noqa: E402
+from bench_http import CONNECTIONS, DURATION, MODERN_CALL, call, lua, wrk_figures  # noqa: E402
 
 BIN = os.environ.get("CLUSTER_BIN", "benches/http/target/cluster/release/tollgate-add")
 SESSION_CALL = {"MCP-Protocol-Version": "2025-11-25"}
@@ -46,14 +46,7 @@ def measure(url, body, headers):
                              capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(script)
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    if errors:
-        raise SystemExit(f"{url}: {errors.group(1)} non-2xx responses")
-    return {
-        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-        "p50": to_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)),
-        "p99": to_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)),
-    }
+    return wrk_figures(url, out)
 
 
 def scenarios(url):

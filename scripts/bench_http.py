@@ -106,15 +106,18 @@ def run(server, port, script):
         proc.kill()
         proc.wait()
     requests = int(re.search(r"(\d+) requests in", out).group(1))
+    return dict(wrk_figures(server, out), cpu_us=ticks / CLK_TCK / max(requests, 1) * 1e6, rss_mib=rss / 1024)
+
+
+def wrk_figures(what, out):
+    """Throughput and latency from wrk's report; any non-2xx answer stops the benchmark."""
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
-        raise SystemExit(f"{server}: {errors.group(1)} non-2xx responses")
+        raise SystemExit(f"{what}: {errors.group(1)} non-2xx responses")
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
         "p50": to_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1)),
         "p99": to_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1)),
-        "cpu_us": ticks / CLK_TCK / max(requests, 1) * 1e6,
-        "rss_mib": rss / 1024,
     }
 
 

@@ -229,10 +229,7 @@ impl PostgresSessionStore {
     ///
     /// [`SessionStoreErrorKind::Backend`] when the database is unreachable or refuses.
     pub async fn connect(url: &str) -> Result<Self, SessionStoreError> {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(crate::tasks::sql::POSTGRES_ACQUIRE_TIMEOUT)
-            .connect(url)
+        let pool = crate::tasks::sql::postgres_pool(url)
             .await
             .map_err(backend)?;
         Self::from_pool(pool).await
@@ -244,22 +241,13 @@ impl PostgresSessionStore {
     ///
     /// [`SessionStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, SessionStoreError> {
-        let mut tx = pool.begin().await.map_err(backend)?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(SCHEMA_LOCK)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        for statement in [CREATE_TABLE, CREATE_ANSWERS, CREATE_EVENTS]
+        let statements: Vec<&str> = [CREATE_TABLE, CREATE_ANSWERS, CREATE_EVENTS]
             .into_iter()
             .chain(CREATE_INDEXES)
-        {
-            sqlx::query(statement)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-        }
-        tx.commit().await.map_err(backend)?;
+            .collect();
+        crate::tasks::sql::create_schema(&pool, SCHEMA_LOCK, &statements)
+            .await
+            .map_err(backend)?;
         Ok(Self {
             pool,
             woken: std::sync::Arc::default(),

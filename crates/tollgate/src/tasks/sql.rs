@@ -217,6 +217,37 @@ sql_task_store!(
     "DELETE FROM tollgate_tasks WHERE expires_at_ms <= ?1"
 );
 
+/// The pool every PostgreSQL store of Tollgate connects with: at most 8 connections, each
+/// checked before use, at most [`POSTGRES_ACQUIRE_TIMEOUT`] waited for one.
+#[cfg(feature = "postgres")]
+pub(crate) async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, sqlx::Error> {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
+        .connect(url)
+        .await
+}
+
+/// Runs `statements` (each `IF NOT EXISTS`) in one transaction under the advisory lock `lock`:
+/// instances starting together race on `IF NOT EXISTS` (PostgreSQL may report the loser's
+/// catalog insert as a unique violation), so they take turns.
+#[cfg(feature = "postgres")]
+pub(crate) async fn create_schema(
+    pool: &sqlx::PgPool,
+    lock: i64,
+    statements: &[&str],
+) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(lock)
+        .execute(&mut *tx)
+        .await?;
+    for statement in statements {
+        sqlx::query(statement).execute(&mut *tx).await?;
+    }
+    tx.commit().await
+}
+
 /// How long [`PostgresTaskStore::connect`]'s pool waits for a connection.
 #[cfg(feature = "postgres")]
 pub const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -254,13 +285,7 @@ impl PostgresTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the database is unreachable or refuses.
     pub async fn connect(url: &str) -> Result<Self, TaskStoreError> {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(8)
-            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
-            .connect(url)
-            .await
-            .map_err(backend)?;
-        Self::from_pool(pool).await
+        Self::from_pool(postgres_pool(url).await.map_err(backend)?).await
     }
 
     /// Uses an existing pool, creating the table if it is missing.
@@ -269,22 +294,9 @@ impl PostgresTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, TaskStoreError> {
-        // Instances starting together race on `IF NOT EXISTS` (PostgreSQL may report the
-        // loser's catalog insert as a unique violation): serialise them on an advisory lock.
-        let mut tx = pool.begin().await.map_err(backend)?;
-        sqlx::query("SELECT pg_advisory_xact_lock(7367617416)")
-            .execute(&mut *tx)
+        create_schema(&pool, 7_367_617_416, &[CREATE_TABLE, CREATE_INDEX])
             .await
             .map_err(backend)?;
-        sqlx::query(CREATE_TABLE)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        sqlx::query(CREATE_INDEX)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        tx.commit().await.map_err(backend)?;
         Ok(Self {
             pool,
             capacity: DEFAULT_SQL_TASK_CAPACITY,
