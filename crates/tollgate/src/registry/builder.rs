@@ -662,12 +662,10 @@ impl EndpointBuilder {
             .into();
         let config = self.sessions;
         let table = |config, store| {
-            Arc::new(SessionTable::new(
-                config,
-                self.streams,
-                self.limits.json,
-                store,
-            ))
+            Arc::new(
+                SessionTable::new(config, self.streams, self.limits.json, store)
+                    .with_output(self.limits.output),
+            )
         };
         let sessions = match config {
             Some(config) if self.revisions.iter().any(is_legacy) => {

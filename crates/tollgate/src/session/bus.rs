@@ -7,13 +7,12 @@
 //! is updated on its own instance only), the hook on the endpoint's event bus that sends them,
 //! and the task that acts on the others'. Knows nothing of HTTP or of how a store carries them.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits};
 
 use crate::model::subscription::{Event, Listeners};
-use crate::session::{SessionTable, bounded};
+use crate::session::{SessionTable, bounded, spawn_once};
 use crate::stream::session::SessionStreams;
 use crate::wire::id::RequestId;
 
@@ -54,15 +53,8 @@ impl Outgoing {
             queue.push_back(message);
         }
         self.wake.notify_one();
-        if self.sending.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.sending.store(false, Ordering::Release);
-            return;
-        };
         let outgoing = Arc::downgrade(self);
-        runtime.spawn(async move {
+        spawn_once(&self.sending, || async move {
             loop {
                 let Some(outgoing) = outgoing.upgrade() else {
                     return;
@@ -128,28 +120,24 @@ impl SessionTable {
         let (Some(store), Some(relay)) = (&self.shared, &self.relay) else {
             return;
         };
-        if relay.receiving.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            relay.receiving.store(false, Ordering::Release);
-            return;
-        };
-        let Some(mut heard) = store.subscribe() else {
-            return;
-        };
         let table = Arc::downgrade(self);
-        runtime.spawn(async move {
-            loop {
-                let message = match heard.recv().await {
-                    Ok(message) => message,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-                };
-                let Some(table) = table.upgrade() else {
+        spawn_once(&relay.receiving, || {
+            let heard = store.subscribe();
+            async move {
+                let Some(mut heard) = heard else {
                     return;
                 };
-                table.heard(&message);
+                loop {
+                    let message = match heard.recv().await {
+                        Ok(message) => message,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    };
+                    let Some(table) = table.upgrade() else {
+                        return;
+                    };
+                    table.heard(&message);
+                }
             }
         });
     }
@@ -200,7 +188,7 @@ impl SessionTable {
             .insert("params", JsonObject::builder().insert("uri", uri).build())
             .build()
             .into();
-        let Ok(bytes) = tollgate_json::to_vec(&notification, &OutputLimits::default()) else {
+        let Ok(bytes) = tollgate_json::to_vec(&notification, &self.output) else {
             return;
         };
         for streams in self.all_streams() {

@@ -155,6 +155,8 @@ pub(crate) struct SessionTable {
     streams: StreamConfig,
     /// The endpoint's request limits, under which a shared row is read.
     limits: tollgate_json::JsonLimits,
+    /// The endpoint's response limits, under which notifications to its sessions are written.
+    output: tollgate_json::OutputLimits,
     /// This instance's name and waiting requests, with a shared store.
     relay: Option<Arc<relay::Relay>>,
     /// The endpoint's event bus, for events other instances send (with a shared store).
@@ -216,6 +218,26 @@ fn owns(session: &Session, principal: Option<&str>) -> bool {
     session.owner.as_deref() == principal
 }
 
+/// Spawns the task `start` makes on the current runtime unless `running` says it runs already.
+/// Outside a runtime nothing starts and the flag stays clear, so a later call inside one starts
+/// it.
+pub(crate) fn spawn_once<F>(running: &std::sync::atomic::AtomicBool, start: impl FnOnce() -> F)
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    use std::sync::atomic::Ordering;
+    // A load first: most calls find it running, and a plain read costs no cache-line write.
+    if running.load(Ordering::Acquire) || running.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(start());
+        }
+        Err(_) => running.store(false, Ordering::Release),
+    }
+}
+
 /// A shared store's call, bounded in time; any failure is [`Unavailable`] (the error's kind is
 /// handed back for `create`, which tells a full store from a failed one).
 async fn bounded<T>(call: store::SessionStoreFuture<'_, T>) -> Result<T, store::SessionStoreError> {
@@ -246,6 +268,7 @@ impl SessionTable {
             shared,
             streams,
             limits,
+            output: tollgate_json::OutputLimits::default(),
             publisher: std::sync::OnceLock::new(),
         }
     }
@@ -255,6 +278,13 @@ impl SessionTable {
         // single insert, remove, count or timestamp store), so a poisoned map is still
         // consistent.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes the notifications it sends its sessions under `output` (the endpoint's response
+    /// limits; the defaults until set).
+    pub(crate) fn with_output(mut self, output: tollgate_json::OutputLimits) -> Self {
+        self.output = output;
+        self
     }
 
     /// How many sessions are open here.
@@ -282,19 +312,9 @@ impl SessionTable {
 
     /// Starts the sweep on the current runtime, once; it stops when the table is dropped.
     fn start_sweep(self: &Arc<Self>) {
-        use std::sync::atomic::Ordering;
-        if self.sweeping.load(Ordering::Acquire) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        if self.sweeping.swap(true, Ordering::AcqRel) {
-            return;
-        }
         let table: Weak<Self> = Arc::downgrade(self);
         let interval = self.sweep_interval();
-        runtime.spawn(async move {
+        spawn_once(&self.sweeping, || async move {
             let mut ticks = tokio::time::interval(interval);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticks.tick().await;

@@ -262,18 +262,9 @@ impl PostgresSessionStore {
 
     /// Starts the `LISTEN` task, once (inside a runtime).
     fn listen(&self) {
-        use std::sync::atomic::Ordering;
-        if !self.woken.listening.swap(true, Ordering::AcqRel) {
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => {
-                    runtime.spawn(listen(
-                        self.pool.clone(),
-                        std::sync::Arc::downgrade(&self.woken),
-                    ));
-                }
-                Err(_) => self.woken.listening.store(false, Ordering::Release),
-            }
-        }
+        crate::session::spawn_once(&self.woken.listening, || {
+            listen(self.pool.clone(), std::sync::Arc::downgrade(&self.woken))
+        });
     }
 
     async fn insert(

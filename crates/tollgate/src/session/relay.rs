@@ -155,16 +155,9 @@ fn start(table: &Arc<SessionTable>) {
     let (Some(relay), Some(store)) = (&table.relay, &table.shared) else {
         return;
     };
-    if relay.started.swap(true, Ordering::AcqRel) {
-        return;
-    }
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        relay.started.store(false, Ordering::Release);
-        return;
-    };
     let store = Arc::clone(store);
     let weak = Arc::downgrade(table);
-    runtime.spawn(async move {
+    super::spawn_once(&relay.started, || async move {
         loop {
             let Some(relay) = weak.upgrade().and_then(|t| t.relay.clone()) else {
                 return;

@@ -96,15 +96,8 @@ impl Outbox {
 
     /// Starts the writer task, once; it ends when nothing can queue events any more.
     fn start_writer(self: &Arc<Self>) {
-        if self.writing.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.writing.store(false, Ordering::Release);
-            return;
-        };
         let outbox = Arc::downgrade(self);
-        runtime.spawn(async move {
+        super::spawn_once(&self.writing, || async move {
             loop {
                 let Some(outbox) = outbox.upgrade() else {
                     return;
@@ -219,30 +212,16 @@ impl SessionTable {
         let Some(store) = &self.shared else {
             return;
         };
-        if stream.is_finished() || stream.following.swap(true, Ordering::AcqRel) {
+        let Some(number) = crate::stream::stream_number(stream).filter(|_| !stream.is_finished())
+        else {
             return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            stream.following.store(false, Ordering::Release);
-            return;
-        };
-        let number = match crate::stream::stream_number(stream) {
-            Some(number) => number,
-            None => {
-                stream.following.store(false, Ordering::Release);
-                return;
-            }
         };
         let store = Arc::clone(store);
         let session: Arc<str> = Arc::from(id);
         let window = self.streams.get_replay_window();
-        runtime.spawn(follower(
-            store,
-            session,
-            number,
-            Arc::downgrade(stream),
-            window,
-        ));
+        super::spawn_once(&stream.following, || {
+            follower(store, session, number, Arc::downgrade(stream), window)
+        });
     }
 }
 
