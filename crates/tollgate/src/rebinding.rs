@@ -3,7 +3,9 @@
 //! of one to five digits matches nothing. The service decides what is allowed; this only reads.
 
 pub(crate) fn is_loopback_host(host: &str) -> bool {
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+    ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .any(|loopback| loopback.eq_ignore_ascii_case(host))
 }
 
 /// `http://` or `https://` followed by a loopback host and an optional port, nothing else: a page
@@ -21,7 +23,7 @@ pub(crate) fn is_loopback_origin(origin: &str) -> bool {
         .is_none_or(|port| {
             !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
         });
-    (authority.len() == host.len() || port_ok) && is_loopback_host(&host.to_ascii_lowercase())
+    (authority.len() == host.len() || port_ok) && is_loopback_host(host)
 }
 
 /// The host part of `host[:port]`, keeping IPv6 brackets. A bracketed host may be followed by

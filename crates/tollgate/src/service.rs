@@ -471,8 +471,14 @@ impl McpService {
     }
 
     fn host_allowed(&self, authority: &str) -> bool {
-        let host = host_of(authority).to_ascii_lowercase();
-        is_loopback_host(&host) || self.inner.allowed_hosts.contains(&host)
+        // Compared without case and without a lowered copy (allowed hosts are stored lowered).
+        let host = host_of(authority);
+        is_loopback_host(host)
+            || self
+                .inner
+                .allowed_hosts
+                .iter()
+                .any(|allowed| allowed.eq_ignore_ascii_case(host))
     }
 }
 
@@ -645,6 +651,10 @@ impl Body for McpBody {
 }
 
 fn is_json(value: Option<&HeaderValue>) -> bool {
+    // What clients send, settled without splitting.
+    if value.is_some_and(|v| v.as_bytes() == b"application/json") {
+        return true;
+    }
     value.and_then(|v| v.to_str().ok()).is_some_and(|v| {
         let essence = v.split(';').next().unwrap_or_default().trim();
         essence.eq_ignore_ascii_case("application/json")
@@ -664,7 +674,14 @@ enum Wanted {
 /// range with `q=0` permits nothing.
 fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
     let mut values = headers.get_all(ACCEPT).iter().peekable();
-    if values.peek().is_none() {
+    let Some(first) = values.peek() else {
+        return true;
+    };
+    // The two lists clients send, settled without parsing: each permits both types.
+    if matches!(
+        first.as_bytes(),
+        b"application/json, text/event-stream" | b"text/event-stream, application/json"
+    ) {
         return true;
     }
     let (mut json, mut sse) = (false, false);

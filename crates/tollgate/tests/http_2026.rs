@@ -1216,6 +1216,31 @@ async fn transport_rules() {
         .status,
         200
     );
+    // Host names compare without case; the other order of the usual Accept list is as good.
+    assert_eq!(
+        send_raw(head(
+            "/mcp",
+            &format!("LocalHost:{port}"),
+            "application/json",
+            "Accept: text/event-stream, application/json\r\n",
+            ""
+        ))
+        .await
+        .status,
+        200
+    );
+    assert_eq!(
+        send_raw(head(
+            "/mcp",
+            &host,
+            "application/json",
+            "Accept: application/json, text/event-stream;q=0\r\n",
+            ""
+        ))
+        .await
+        .status,
+        406
+    );
     assert_eq!(
         send_raw(head(
             "/mcp",

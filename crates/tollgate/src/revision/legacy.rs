@@ -65,14 +65,15 @@ pub(crate) fn selects(
     let served = endpoint.inner.revisions;
     // A request that names 2026-07-28 in its header is a 2026 request, whatever its method:
     // `initialize` then gets that revision's 404.
+    let version = headers::single(headers, headers::PROTOCOL_VERSION);
     let modern_header = matches!(
-        headers::single(headers, headers::PROTOCOL_VERSION),
+        version,
         Ok(Some(v)) if v == ProtocolVersion::V2026_07_28.as_str() && served.contains(ProtocolVersion::V2026_07_28)
     );
     if message.method.as_str() == "initialize" && !modern_header {
         return Some(Selection::Initialize);
     }
-    match headers::single(headers, headers::PROTOCOL_VERSION) {
+    match version {
         Ok(Some(value)) => match ProtocolVersion::from_wire(value) {
             Some(r) if is_legacy(r) && served.contains(r) => {
                 if body_revision(message).is_some_and(|body| body != value) {

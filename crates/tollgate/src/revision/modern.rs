@@ -78,9 +78,11 @@ fn gate(
     message: &Envelope,
 ) -> Result<(Method, RequestContext), Reply> {
     let id = message.id.as_ref();
-    if let Some(headers) = transport.headers()
-        && let Ok(Some(version)) = headers::single(headers, headers::PROTOCOL_VERSION)
-    {
+    // Read once: checked against the served revisions here, then with the other headers.
+    let header_version = transport
+        .headers()
+        .map(|h| (h, headers::single(h, headers::PROTOCOL_VERSION)));
+    if let Some((_, Ok(Some(version)))) = header_version {
         let served = ProtocolVersion::from_wire(version)
             .is_some_and(|v| endpoint.inner.revisions.contains(v));
         if !served {
@@ -90,11 +92,13 @@ fn gate(
     let Some(method) = Method::on(&message.method, ProtocolVersion::V2026_07_28) else {
         return Err(fault_reply(id, Fault::MethodNotFound, None));
     };
-    let version_header = match transport.headers() {
-        Some(headers) => match standard_headers(headers, message, method, &endpoint.inner.limits) {
-            Ok(version) => Some(version),
-            Err(()) => return Err(fault_reply(id, Fault::HeaderMismatch, None)),
-        },
+    let version_header = match header_version {
+        Some((headers, version)) => {
+            match standard_headers(headers, version, message, method, &endpoint.inner.limits) {
+                Ok(version) => Some(version),
+                Err(()) => return Err(fault_reply(id, Fault::HeaderMismatch, None)),
+            }
+        }
         None => None,
     };
     let meta = message
@@ -163,11 +167,12 @@ fn read_meta(meta: &JsonObject) -> Option<(&str, RequestFacts)> {
 /// Returns the revision header's value.
 fn standard_headers<'h>(
     headers: &'h HeaderMap,
+    version: Result<Option<&'h str>, ()>,
     message: &Envelope,
     method: Method,
     limits: &crate::registry::EndpointLimits,
 ) -> Result<&'h str, ()> {
-    let version = headers::single(headers, headers::PROTOCOL_VERSION)?.ok_or(())?;
+    let version = version?.ok_or(())?;
     let method_header = headers::single(headers, headers::METHOD)?.ok_or(())?;
     if method_header != message.method.as_str() {
         return Err(());

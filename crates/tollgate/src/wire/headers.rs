@@ -135,6 +135,9 @@ pub(crate) fn mirrored_arguments_agree(
     declarations: &[MirroredHeader],
     arguments: &JsonObject,
 ) -> bool {
+    if declarations.is_empty() {
+        return true;
+    }
     let mut name = String::with_capacity(PARAM_PREFIX.len() + 32);
     declarations.iter().all(|declaration| {
         name.clear();
