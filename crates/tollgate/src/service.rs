@@ -530,12 +530,13 @@ async fn answer_in_task(
     let sink = NotificationSink::Stream(Arc::clone(&stream));
     let finish = FinishOnDrop(Arc::clone(&stream));
     // The task carries the caller's telemetry context (feature `otel`), as the request would
-    // have inline.
-    let task = tokio::spawn(crate::facts::telemetry::carry(async move {
+    // have inline. Boxed: the request's large future is written once, on the heap, instead of
+    // being copied into the task and again as the task's stage changes.
+    let task = tokio::spawn(Box::pin(crate::facts::telemetry::carry(async move {
         let reply = handle_value(&endpoint, &origin, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
-    }));
+    })));
     stream.set_task(task.abort_handle());
     let mut guard = AbortOnDrop(Some(task.abort_handle()));
     match std::future::poll_fn(|cx| stream.poll_answer(cx)).await {

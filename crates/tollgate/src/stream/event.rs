@@ -460,11 +460,9 @@ impl EventStream {
         Poll::Pending
     }
 
-    /// Whether a finished stream has been kept past `window`.
-    pub(crate) fn expired(&self, now: Instant, window: Duration) -> bool {
-        lock(&self.state)
-            .finished
-            .is_some_and(|at| now.duration_since(at) >= window)
+    /// When the stream finished, if it has.
+    pub(crate) fn finished_at(&self) -> Option<Instant> {
+        lock(&self.state).finished
     }
 
     pub(crate) fn is_finished(&self) -> bool {

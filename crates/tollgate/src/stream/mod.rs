@@ -214,7 +214,7 @@ pub(crate) fn parse_event_id(value: &str) -> Option<(u64, u64)> {
 mod tests {
     use std::sync::Arc;
     use std::task::{Context, Poll, Waker};
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use super::event::*;
     use super::session::*;
@@ -283,6 +283,55 @@ mod tests {
             revision,
             Duration::from_secs(60),
         ))
+    }
+
+    /// Streams past the replay window are forgotten once a prune runs at or after the bound
+    /// the last full pass set; the pass sets it from the earliest finish it keeps, and every
+    /// stream adopted since can only bring it forward.
+    #[tokio::test]
+    async fn the_expiry_bound_follows_the_finish_times() {
+        let streams = session(ProtocolVersion::V2025_11_25);
+        let now = Instant::now();
+        let (Some(long_ago), Some(lately)) = (
+            now.checked_sub(Duration::from_secs(61)),
+            now.checked_sub(Duration::from_secs(10)),
+        ) else {
+            return;
+        };
+        let old = EventStream::new(StreamConfig::new());
+        streams.adopt(&old, None);
+        old.finish(reply("{}"));
+        let recent = EventStream::new(StreamConfig::new());
+        streams.adopt(&recent, None);
+        recent.finish(reply("{}"));
+        // As if `old` finished 61 s ago and `recent` 10 s ago, the last pass having run when
+        // `old` finished (so its bound fell due a second ago).
+        lock(&old.state).finished = Some(long_ago);
+        lock(&recent.state).finished = Some(lately);
+        lock(&streams.state).expiry_bound = now.checked_sub(Duration::from_secs(1));
+        let next = EventStream::new(StreamConfig::new());
+        streams.adopt(&next, None);
+        let state = lock(&streams.state);
+        let kept: Vec<u64> = state.streams.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            kept,
+            vec![2, 3],
+            "the expired stream is gone, the others stay"
+        );
+        assert_eq!(
+            state.expiry_bound,
+            lately.checked_add(Duration::from_secs(60)),
+            "the bound is the earliest kept finish plus the window"
+        );
+        drop(state);
+        // A relayed stream may have finished anywhere: the next prune looks at each again.
+        let relayed = EventStream::new(StreamConfig::new());
+        lock(&relayed.state).numbering = Some(Numbering {
+            number: 9,
+            priming: true,
+        });
+        assert!(streams.adopt_relayed(&relayed));
+        assert_eq!(lock(&streams.state).expiry_bound, None);
     }
 
     #[test]

@@ -53,6 +53,10 @@ pub(crate) struct SessionStreams {
 pub(crate) struct SessionStreamsState {
     pub(crate) next_number: u64,
     pub(crate) streams: VecDeque<(u64, Arc<EventStream>)>,
+    /// No stream in `streams` can be past the replay window before this moment (`None`: the
+    /// next prune looks at each): set by each full pass from the streams' finish times, and
+    /// brought forward by every stream kept since.
+    pub(crate) expiry_bound: Option<Instant>,
     pub(crate) standalone: Option<Arc<EventStream>>,
     pub(crate) in_flight: HashMap<RequestId, Weak<EventStream>>,
     pub(crate) subscriptions: std::collections::HashSet<Arc<str>>,
@@ -130,7 +134,22 @@ impl SessionStreams {
         let now = Instant::now();
         let window = self.config.replay_window;
         state.in_flight.retain(|_, s| s.strong_count() > 0);
-        state.streams.retain(|(_, s)| !s.expired(now, window));
+        // A stream expires a window after it finishes, so none can before the bound: the pass
+        // (a lock per stream) runs only once one might have.
+        // An unset bound (`None` orders first, and a window too long to add to an instant
+        // leaves it unset) means the next prune looks again: never a stream kept too long.
+        if state.expiry_bound.is_none_or(|bound| now >= bound) {
+            let mut bound = now.checked_add(window);
+            state.streams.retain(|(_, s)| match s.finished_at() {
+                Some(at) if now.duration_since(at) >= window => false,
+                Some(at) => {
+                    bound = bound.min(at.checked_add(window));
+                    true
+                }
+                None => true,
+            });
+            state.expiry_bound = bound;
+        }
         while state.streams.len() >= self.config.max_streams {
             match state.streams.iter().position(|(_, s)| s.is_finished()) {
                 Some(i) => {
@@ -165,6 +184,9 @@ impl SessionStreams {
             priming: self.revision == ProtocolVersion::V2025_11_25,
         });
         self.share(&state, stream);
+        // Not finished before now: it cannot expire before a window from now.
+        let kept_until = Instant::now().checked_add(self.config.replay_window);
+        state.expiry_bound = state.expiry_bound.min(kept_until);
         state.streams.push_back((number, Arc::clone(stream)));
     }
 
@@ -212,6 +234,8 @@ impl SessionStreams {
         if !self.prune(&mut state) {
             return false;
         }
+        // It may have finished on the other instance long ago: the next prune looks again.
+        state.expiry_bound = None;
         state.streams.push_back((number, Arc::clone(stream)));
         true
     }
