@@ -34,6 +34,67 @@ async fn postgres_keeps_the_store_contract() {
     );
 }
 
+/// The count the capacity check reads, in a schema of its own: rows a counterless table held
+/// are counted when the store opens it, a refused duplicate does not count, a purge gives its
+/// rows back.
+#[tokio::test]
+#[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
+async fn postgres_counts_rows_for_the_bound() {
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+    use tollgate::task::{TaskRow, TaskStore, TaskStoreErrorKind};
+    let schema = format!("counted_{}", std::process::id());
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url())
+        .await
+        .unwrap();
+    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    let options: PgConnectOptions = url().parse().unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(options.options([("search_path", schema.as_str())]))
+        .await
+        .unwrap();
+    // An earlier Tollgate's table, two rows in it.
+    for statement in [
+        "CREATE TABLE tollgate_tasks (id TEXT PRIMARY KEY NOT NULL, version BIGINT NOT NULL, \
+         expires_at_ms BIGINT NOT NULL, data TEXT NOT NULL)",
+        "INSERT INTO tollgate_tasks VALUES ('x', 1, 9223372036854775807, '{}'), \
+         ('y', 1, 5, '{}')",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    let store = PostgresTaskStore::from_pool(pool)
+        .await
+        .unwrap()
+        .with_capacity(3);
+    let row = |id: &str, expires| TaskRow {
+        id: id.into(),
+        version: 1,
+        expires_at_ms: expires,
+        data: "{}".into(),
+    };
+    let kind = |r: Result<(), tollgate::task::TaskStoreError>| r.map_err(|e| e.kind());
+    assert_eq!(store.insert(row("a", u64::MAX / 4)).await, Ok(()));
+    assert_eq!(
+        kind(store.insert(row("a", u64::MAX / 4)).await),
+        Err(TaskStoreErrorKind::Duplicate)
+    );
+    // Full at three; `y` has expired, so the retry after the purge finds room, once.
+    assert_eq!(store.insert(row("b", u64::MAX / 4)).await, Ok(()));
+    assert_eq!(
+        kind(store.insert(row("c", u64::MAX / 4)).await),
+        Err(TaskStoreErrorKind::Full)
+    );
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&admin)
+        .await
+        .unwrap();
+}
+
 async fn instance(store: PostgresTaskStore) -> std::net::SocketAddr {
     task_server(store, 300, "done").await
 }

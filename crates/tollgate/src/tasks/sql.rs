@@ -1,8 +1,10 @@
 //! Durable task stores over sqlx: [`SqliteTaskStore`] (an embedded database file, feature
 //! `sqlite`) and [`PostgresTaskStore`] (shared by every instance, feature `postgres`).
 //!
-//! Owns the table `tollgate_tasks (id, version, expires_at_ms, data)` and the four statements
-//! the [`TaskStore`] contract needs. Knows nothing of task semantics: rows are opaque, and
+//! Owns the table `tollgate_tasks (id, version, expires_at_ms, data)`, the row count the
+//! capacity check reads (`tollgate_task_count`, kept by triggers in the same statement as each
+//! insert and delete, so a full table is one read, not a count of every row), and the four
+//! statements the [`TaskStore`] contract needs. Knows nothing of task semantics: rows are opaque, and
 //! every transition is a compare-and-swap on `version` decided in `tasks/runner.rs`. Database errors
 //! become [`TaskStoreErrorKind::Backend`] without their text (which could quote row data).
 
@@ -22,6 +24,37 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_tasks (\
      data TEXT NOT NULL)";
 const CREATE_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS tollgate_tasks_expiry ON tollgate_tasks (expires_at_ms)";
+/// One row holding how many rows `tollgate_tasks` has. Created with the rows already there (a
+/// table an earlier Tollgate made); kept right by the triggers from then on.
+const CREATE_COUNT: &str = "CREATE TABLE IF NOT EXISTS tollgate_task_count (\
+     one INTEGER PRIMARY KEY NOT NULL CHECK (one = 1), \
+     n BIGINT NOT NULL)";
+#[cfg(feature = "sqlite")]
+const SQLITE_COUNT_ROW: &str =
+    "INSERT OR IGNORE INTO tollgate_task_count (one, n) SELECT 1, count(*) FROM tollgate_tasks";
+#[cfg(feature = "sqlite")]
+const SQLITE_COUNT_IN: &str = "CREATE TRIGGER IF NOT EXISTS tollgate_tasks_counted_in \
+     AFTER INSERT ON tollgate_tasks \
+     BEGIN UPDATE tollgate_task_count SET n = n + 1 WHERE one = 1; END";
+#[cfg(feature = "sqlite")]
+const SQLITE_COUNT_OUT: &str = "CREATE TRIGGER IF NOT EXISTS tollgate_tasks_counted_out \
+     AFTER DELETE ON tollgate_tasks \
+     BEGIN UPDATE tollgate_task_count SET n = n - 1 WHERE one = 1; END";
+#[cfg(feature = "postgres")]
+const POSTGRES_COUNT_ROW: &str = "INSERT INTO tollgate_task_count (one, n) \
+     SELECT 1, count(*) FROM tollgate_tasks ON CONFLICT (one) DO NOTHING";
+#[cfg(feature = "postgres")]
+const POSTGRES_COUNT_FUNCTION: &str = "CREATE OR REPLACE FUNCTION tollgate_tasks_count() \
+     RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+     IF TG_OP = 'INSERT' THEN UPDATE tollgate_task_count SET n = n + 1 WHERE one = 1; \
+     ELSE UPDATE tollgate_task_count SET n = n - 1 WHERE one = 1; END IF; \
+     RETURN NULL; END $$";
+#[cfg(feature = "postgres")]
+const POSTGRES_COUNT_TRIGGER: &str = "DO $$ BEGIN \
+     IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'tollgate_tasks_counted' \
+     AND tgrelid = 'tollgate_tasks'::regclass) THEN \
+     CREATE TRIGGER tollgate_tasks_counted AFTER INSERT OR DELETE ON tollgate_tasks \
+     FOR EACH ROW EXECUTE FUNCTION tollgate_tasks_count(); END IF; END $$";
 
 fn backend<E>(_: E) -> TaskStoreError {
     TaskStoreError::new(TaskStoreErrorKind::Backend)
@@ -190,14 +223,22 @@ impl SqliteTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::SqlitePool) -> Result<Self, TaskStoreError> {
-        sqlx::query(CREATE_TABLE)
-            .execute(&pool)
-            .await
-            .map_err(backend)?;
-        sqlx::query(CREATE_INDEX)
-            .execute(&pool)
-            .await
-            .map_err(backend)?;
+        // One transaction: the count is taken with the triggers in place, nothing between.
+        let mut tx = pool.begin().await.map_err(backend)?;
+        for statement in [
+            CREATE_TABLE,
+            CREATE_INDEX,
+            CREATE_COUNT,
+            SQLITE_COUNT_ROW,
+            SQLITE_COUNT_IN,
+            SQLITE_COUNT_OUT,
+        ] {
+            sqlx::query(statement)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)?;
         Ok(Self {
             pool,
             capacity: DEFAULT_SQL_TASK_CAPACITY,
@@ -210,7 +251,7 @@ sql_task_store!(
     SqliteTaskStore,
     sqlx::Sqlite,
     "INSERT INTO tollgate_tasks (id, version, expires_at_ms, data) \
-     SELECT ?1, ?2, ?3, ?4 WHERE (SELECT count(*) FROM tollgate_tasks) < ?5",
+     SELECT ?1, ?2, ?3, ?4 WHERE (SELECT n FROM tollgate_task_count WHERE one = 1) < ?5",
     "SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?1",
     "UPDATE tollgate_tasks SET version = ?1, expires_at_ms = ?2, data = ?3 \
      WHERE id = ?4 AND version = ?5",
@@ -294,9 +335,22 @@ impl PostgresTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, TaskStoreError> {
-        create_schema(&pool, 7_367_617_416, &[CREATE_TABLE, CREATE_INDEX])
-            .await
-            .map_err(backend)?;
+        // Instances running an earlier Tollgate insert without counting: upgrade them all
+        // before their rows are counted, or the count misses what they add meanwhile.
+        create_schema(
+            &pool,
+            7_367_617_416,
+            &[
+                CREATE_TABLE,
+                CREATE_INDEX,
+                CREATE_COUNT,
+                POSTGRES_COUNT_FUNCTION,
+                POSTGRES_COUNT_TRIGGER,
+                POSTGRES_COUNT_ROW,
+            ],
+        )
+        .await
+        .map_err(backend)?;
         Ok(Self {
             pool,
             capacity: DEFAULT_SQL_TASK_CAPACITY,
@@ -309,7 +363,7 @@ sql_task_store!(
     PostgresTaskStore,
     sqlx::Postgres,
     "INSERT INTO tollgate_tasks (id, version, expires_at_ms, data) \
-     SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM tollgate_tasks) < $5",
+     SELECT $1, $2, $3, $4 WHERE (SELECT n FROM tollgate_task_count WHERE one = 1) < $5",
     "SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = $1",
     "UPDATE tollgate_tasks SET version = $1, expires_at_ms = $2, data = $3 \
      WHERE id = $4 AND version = $5",
@@ -394,6 +448,60 @@ mod tests {
         assert_eq!(small.insert(row("y", u64::MAX)).await, Ok(()));
         assert_eq!(
             small.insert(row("z", u64::MAX)).await.map_err(|e| e.kind()),
+            Err(TaskStoreErrorKind::Full)
+        );
+    }
+
+    /// The count the capacity check reads: a refused duplicate does not count, a purge gives
+    /// its rows back, and rows a counterless table already held are counted when it opens.
+    #[tokio::test]
+    async fn sqlite_counts_rows_for_the_bound() {
+        let row = |id: &str, expires| TaskRow {
+            id: id.into(),
+            version: 1,
+            expires_at_ms: expires,
+            data: "{}".into(),
+        };
+        let full = |r: Result<(), TaskStoreError>| r.map_err(|e| e.kind());
+        let store = SqliteTaskStore::open_in_memory()
+            .await
+            .unwrap_or_else(|_| unreachable!("in-memory SQLite opens"))
+            .with_capacity(2);
+        assert_eq!(store.insert(row("a", u64::MAX)).await, Ok(()));
+        assert_eq!(
+            full(store.insert(row("a", u64::MAX)).await),
+            Err(TaskStoreErrorKind::Duplicate)
+        );
+        assert_eq!(store.insert(row("b", 5)).await, Ok(()));
+        // Full at two; `b` has expired, so the retry after the purge finds room.
+        assert_eq!(store.insert(row("c", u64::MAX)).await, Ok(()));
+        assert_eq!(
+            full(store.insert(row("d", u64::MAX)).await),
+            Err(TaskStoreErrorKind::Full)
+        );
+
+        // A table made without the count (an earlier Tollgate), two rows in it.
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(sqlx::sqlite::SqliteConnectOptions::new().in_memory(true))
+            .await
+            .unwrap_or_else(|_| unreachable!("in-memory SQLite opens"));
+        for statement in [
+            CREATE_TABLE,
+            "INSERT INTO tollgate_tasks VALUES ('x', 1, 9223372036854775807, '{}')",
+            "INSERT INTO tollgate_tasks VALUES ('y', 1, 9223372036854775807, '{}')",
+        ] {
+            assert!(sqlx::query(statement).execute(&pool).await.is_ok());
+        }
+        let upgraded = SqliteTaskStore::from_pool(pool)
+            .await
+            .unwrap_or_else(|_| unreachable!("the schema upgrades"))
+            .with_capacity(3);
+        assert_eq!(upgraded.insert(row("z", u64::MAX)).await, Ok(()));
+        assert_eq!(
+            full(upgraded.insert(row("w", u64::MAX)).await),
             Err(TaskStoreErrorKind::Full)
         );
     }
