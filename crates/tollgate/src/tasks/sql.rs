@@ -335,8 +335,9 @@ impl PostgresTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, TaskStoreError> {
-        // Instances running an earlier Tollgate insert without counting: upgrade them all
-        // before their rows are counted, or the count misses what they add meanwhile.
+        // The trigger before the count, in one transaction: creating it locks inserts out
+        // until the count is taken, and from then on every insert is counted (an earlier
+        // Tollgate's too).
         create_schema(
             &pool,
             7_367_617_416,
