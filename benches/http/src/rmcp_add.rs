@@ -2,6 +2,12 @@
 //! by its Streamable HTTP tower service in stateless, JSON-response mode (its fastest), on the
 //! same hyper HTTP/1.1 connection loop as the others. The handler (and its 200-tool router) is
 //! built once: the per-request factory only clones an `Arc`.
+//!
+//! `RMCP_STATEFUL` switches to rmcp's legacy session mode (`legacy_session_mode = true`, sessions
+//! in its `LocalSessionManager`): `initialize` creates the session and returns `Mcp-Session-Id`,
+//! which every later 2025 request must carry. `json` also sets `json_response = true`, `sse` leaves
+//! it off; rmcp 3.11 documents `json_response` for the stateless mode only, and its session path
+//! answers requests as SSE either way. 2026-07-28 requests stay sessionless in both.
 
 mod common;
 
@@ -64,8 +70,21 @@ impl ServerHandler for Calc {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = StreamableHttpServerConfig::default();
-    config.legacy_session_mode = false;
-    config.json_response = true;
+    match std::env::var("RMCP_STATEFUL").as_deref() {
+        Ok("json") => {
+            config.legacy_session_mode = true;
+            config.json_response = true;
+        }
+        Ok("sse") => {
+            config.legacy_session_mode = true;
+            config.json_response = false;
+        }
+        Ok(other) => return Err(format!("RMCP_STATEFUL must be `json` or `sse`, not `{other}`").into()),
+        Err(_) => {
+            config.legacy_session_mode = false;
+            config.json_response = true;
+        }
+    }
     let calc = Calc::new();
     let service = TowerToHyperService::new(StreamableHttpService::new(
         move || Ok(calc.clone()),
