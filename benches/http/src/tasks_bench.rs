@@ -362,8 +362,8 @@ impl Pool {
         }
     }
 
-    /// Creates the schema through the store itself, and empties the table (the count to zero
-    /// with it: `TRUNCATE` fires no row trigger).
+    /// Creates the schema through the store itself, and empties the table (its triggers bring
+    /// the count to zero with it).
     async fn prepare(&self) -> Result<(), Error> {
         match self {
             Self::Sqlite(p) => {
@@ -373,7 +373,6 @@ impl Pool {
             Self::Postgres(p) => {
                 PostgresTaskStore::from_pool(p.clone()).await?;
                 sqlx::query("TRUNCATE tollgate_tasks").execute(p).await?;
-                sqlx::query("UPDATE tollgate_task_count SET n = 0").execute(p).await?;
                 sqlx::query("VACUUM ANALYZE tollgate_tasks")
                     .execute(p)
                     .await?;

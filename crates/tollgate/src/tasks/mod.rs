@@ -20,6 +20,8 @@
 //! worker notices a cancellation made elsewhere on its next poll. Knows nothing of transports,
 //! revisions or endpoints.
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod count;
 pub(crate) mod model;
 pub(crate) mod record;
 pub(crate) mod runner;

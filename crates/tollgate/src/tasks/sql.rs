@@ -1,10 +1,9 @@
 //! Durable task stores over sqlx: [`SqliteTaskStore`] (an embedded database file, feature
 //! `sqlite`) and [`PostgresTaskStore`] (shared by every instance, feature `postgres`).
 //!
-//! Owns the table `tollgate_tasks (id, version, expires_at_ms, data)`, the row count the
-//! capacity check reads (`tollgate_task_count`, kept by triggers in the same statement as each
-//! insert and delete, so a full table is one read, not a count of every row), and the four
-//! statements the [`TaskStore`] contract needs. Knows nothing of task semantics: rows are opaque, and
+//! Owns the table `tollgate_tasks (id, version, expires_at_ms, data)` and the four statements
+//! the [`TaskStore`] contract needs; the insert's capacity check reads the row count that
+//! `tasks/count.rs` keeps. Knows nothing of task semantics: rows are opaque, and
 //! every transition is a compare-and-swap on `version` decided in `tasks/runner.rs`. Database errors
 //! become [`TaskStoreErrorKind::Backend`] without their text (which could quote row data).
 
@@ -24,38 +23,6 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_tasks (\
      data TEXT NOT NULL)";
 const CREATE_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS tollgate_tasks_expiry ON tollgate_tasks (expires_at_ms)";
-/// One row holding how many rows `tollgate_tasks` has. Created with the rows already there (a
-/// table an earlier Tollgate made); kept right by the triggers from then on.
-const CREATE_COUNT: &str = "CREATE TABLE IF NOT EXISTS tollgate_task_count (\
-     one INTEGER PRIMARY KEY NOT NULL CHECK (one = 1), \
-     n BIGINT NOT NULL)";
-#[cfg(feature = "sqlite")]
-const SQLITE_COUNT_ROW: &str =
-    "INSERT OR IGNORE INTO tollgate_task_count (one, n) SELECT 1, count(*) FROM tollgate_tasks";
-#[cfg(feature = "sqlite")]
-const SQLITE_COUNT_IN: &str = "CREATE TRIGGER IF NOT EXISTS tollgate_tasks_counted_in \
-     AFTER INSERT ON tollgate_tasks \
-     BEGIN UPDATE tollgate_task_count SET n = n + 1 WHERE one = 1; END";
-#[cfg(feature = "sqlite")]
-const SQLITE_COUNT_OUT: &str = "CREATE TRIGGER IF NOT EXISTS tollgate_tasks_counted_out \
-     AFTER DELETE ON tollgate_tasks \
-     BEGIN UPDATE tollgate_task_count SET n = n - 1 WHERE one = 1; END";
-#[cfg(feature = "postgres")]
-const POSTGRES_COUNT_ROW: &str = "INSERT INTO tollgate_task_count (one, n) \
-     SELECT 1, count(*) FROM tollgate_tasks ON CONFLICT (one) DO NOTHING";
-#[cfg(feature = "postgres")]
-const POSTGRES_COUNT_FUNCTION: &str = "CREATE OR REPLACE FUNCTION tollgate_tasks_count() \
-     RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-     IF TG_OP = 'INSERT' THEN UPDATE tollgate_task_count SET n = n + 1 WHERE one = 1; \
-     ELSE UPDATE tollgate_task_count SET n = n - 1 WHERE one = 1; END IF; \
-     RETURN NULL; END $$";
-#[cfg(feature = "postgres")]
-const POSTGRES_COUNT_TRIGGER: &str = "DO $$ BEGIN \
-     IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'tollgate_tasks_counted' \
-     AND tgrelid = 'tollgate_tasks'::regclass) THEN \
-     CREATE TRIGGER tollgate_tasks_counted AFTER INSERT OR DELETE ON tollgate_tasks \
-     FOR EACH ROW EXECUTE FUNCTION tollgate_tasks_count(); END IF; END $$";
-
 fn backend<E>(_: E) -> TaskStoreError {
     TaskStoreError::new(TaskStoreErrorKind::Backend)
 }
@@ -223,21 +190,18 @@ impl SqliteTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::SqlitePool) -> Result<Self, TaskStoreError> {
-        // One transaction: the count is taken with the triggers in place, nothing between.
-        let mut tx = pool.begin().await.map_err(backend)?;
-        for statement in [
-            CREATE_TABLE,
-            CREATE_INDEX,
-            CREATE_COUNT,
-            SQLITE_COUNT_ROW,
-            SQLITE_COUNT_IN,
-            SQLITE_COUNT_OUT,
-        ] {
+        // One write transaction from the start: the count is taken with the triggers in place,
+        // nothing between.
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(backend)?;
+        for statement in [CREATE_TABLE, CREATE_INDEX] {
             sqlx::query(statement)
                 .execute(&mut *tx)
                 .await
                 .map_err(backend)?;
         }
+        crate::tasks::count::sqlite(&mut tx)
+            .await
+            .map_err(backend)?;
         tx.commit().await.map_err(backend)?;
         Ok(Self {
             pool,
@@ -335,19 +299,16 @@ impl PostgresTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the table cannot be created.
     pub async fn from_pool(pool: sqlx::PgPool) -> Result<Self, TaskStoreError> {
-        // The trigger before the count, in one transaction: creating it locks inserts out
-        // until the count is taken, and from then on every insert is counted (an earlier
-        // Tollgate's too).
+        // The count's triggers before the count, in one transaction (see tasks/count.rs): every
+        // insert is counted from then on, an earlier Tollgate's too.
         create_schema(
             &pool,
             7_367_617_416,
             &[
                 CREATE_TABLE,
                 CREATE_INDEX,
-                CREATE_COUNT,
-                POSTGRES_COUNT_FUNCTION,
-                POSTGRES_COUNT_TRIGGER,
-                POSTGRES_COUNT_ROW,
+                crate::tasks::count::CREATE_COUNT,
+                crate::tasks::count::POSTGRES_COUNT,
             ],
         )
         .await
@@ -496,13 +457,38 @@ mod tests {
         ] {
             assert!(sqlx::query(statement).execute(&pool).await.is_ok());
         }
-        let upgraded = SqliteTaskStore::from_pool(pool)
+        let upgraded = SqliteTaskStore::from_pool(pool.clone())
             .await
             .unwrap_or_else(|_| unreachable!("the schema upgrades"))
             .with_capacity(3);
         assert_eq!(upgraded.insert(row("z", u64::MAX)).await, Ok(()));
         assert_eq!(
             full(upgraded.insert(row("w", u64::MAX)).await),
+            Err(TaskStoreErrorKind::Full)
+        );
+        // Emptied by one DELETE, or dropped and made again: counted right either way.
+        assert!(
+            sqlx::query("DELETE FROM tollgate_tasks")
+                .execute(&pool)
+                .await
+                .is_ok()
+        );
+        for id in ["d1", "d2", "d3"] {
+            assert_eq!(upgraded.insert(row(id, u64::MAX)).await, Ok(()));
+        }
+        assert!(
+            sqlx::query("DROP TABLE tollgate_tasks")
+                .execute(&pool)
+                .await
+                .is_ok()
+        );
+        let remade = SqliteTaskStore::from_pool(pool)
+            .await
+            .unwrap_or_else(|_| unreachable!("the table is made again"))
+            .with_capacity(1);
+        assert_eq!(remade.insert(row("r", u64::MAX)).await, Ok(()));
+        assert_eq!(
+            full(remade.insert(row("s", u64::MAX)).await),
             Err(TaskStoreErrorKind::Full)
         );
     }
