@@ -83,6 +83,23 @@ const PG_LOAD: &str = "SELECT id, version, expires_at_ms, data FROM tollgate_tas
 const PG_REPLACE: &str = "UPDATE tollgate_tasks SET version = $1, expires_at_ms = $2, data = $3 \
      WHERE id = $4 AND version = $5";
 
+/// Runs `$body` with `$query` made from the pool's own statement text (SQLite or PostgreSQL
+/// placeholders) and `$pool` the pool: sqlx's query types differ per database.
+macro_rules! per_pool {
+    ($self:expr, $sqlite:expr, $pg:expr, |$query:ident, $pool:ident| $body:expr) => {
+        match $self {
+            Self::Sqlite($pool) => {
+                let $query = sqlx::query($sqlite);
+                $body
+            }
+            Self::Postgres($pool) => {
+                let $query = sqlx::query($pg);
+                $body
+            }
+        }
+    };
+}
+
 /// Which store a run uses.
 #[derive(Clone, Debug)]
 enum Store {
@@ -396,26 +413,15 @@ impl Pool {
         data: &str,
         capacity: i64,
     ) -> Result<u64, sqlx::Error> {
-        Ok(match self {
-            Self::Sqlite(p) => sqlx::query(SQLITE_INSERT)
-                .bind(id)
-                .bind(version)
-                .bind(expires)
-                .bind(data)
-                .bind(capacity)
-                .execute(p)
-                .await?
-                .rows_affected(),
-            Self::Postgres(p) => sqlx::query(PG_INSERT)
-                .bind(id)
-                .bind(version)
-                .bind(expires)
-                .bind(data)
-                .bind(capacity)
-                .execute(p)
-                .await?
-                .rows_affected(),
-        })
+        Ok(per_pool!(self, SQLITE_INSERT, PG_INSERT, |query, pool| query
+            .bind(id)
+            .bind(version)
+            .bind(expires)
+            .bind(data)
+            .bind(capacity)
+            .execute(pool)
+            .await?
+            .rows_affected()))
     }
 
     async fn load(&self, id: &str) -> Result<Option<(String, i64, i64, String)>, sqlx::Error> {
@@ -433,26 +439,15 @@ impl Pool {
         id: &str,
         expected: i64,
     ) -> Result<u64, sqlx::Error> {
-        Ok(match self {
-            Self::Sqlite(p) => sqlx::query(SQLITE_REPLACE)
-                .bind(version)
-                .bind(expires)
-                .bind(data)
-                .bind(id)
-                .bind(expected)
-                .execute(p)
-                .await?
-                .rows_affected(),
-            Self::Postgres(p) => sqlx::query(PG_REPLACE)
-                .bind(version)
-                .bind(expires)
-                .bind(data)
-                .bind(id)
-                .bind(expected)
-                .execute(p)
-                .await?
-                .rows_affected(),
-        })
+        Ok(per_pool!(self, SQLITE_REPLACE, PG_REPLACE, |query, pool| query
+            .bind(version)
+            .bind(expires)
+            .bind(data)
+            .bind(id)
+            .bind(expected)
+            .execute(pool)
+            .await?
+            .rows_affected()))
     }
 }
 
