@@ -178,7 +178,8 @@ fn options() -> Result<Options, Error> {
             _ => return Err(usage.into()),
         }
     }
-    if !(o.seconds > 0.0 && o.seconds <= 600.0) || !(0.0..=60.0).contains(&o.warmup) {
+    let seconds_ok = o.seconds > 0.0 && o.seconds <= 600.0;
+    if !seconds_ok || !(0.0..=60.0).contains(&o.warmup) {
         return Err("--seconds must lie in (0, 600], --warmup in [0, 60]".into());
     }
     if o.concurrency == 0 || o.workers == 0 || !(1.0..=100.0).contains(&o.polls) {
@@ -207,10 +208,10 @@ impl Calls {
 }
 
 fn keep_first(slot: &Mutex<Option<String>>, data: &str) {
-    if let Ok(mut slot) = slot.lock() {
-        if slot.is_none() {
-            *slot = Some(data.to_owned());
-        }
+    if let Ok(mut slot) = slot.lock()
+        && slot.is_none()
+    {
+        *slot = Some(data.to_owned());
     }
 }
 
