@@ -674,19 +674,23 @@ enum Wanted {
 /// Whether `Accept` permits what is wanted. An absent header permits everything (RFC 9110); a
 /// range with `q=0` permits nothing.
 fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
-    let mut values = headers.get_all(ACCEPT).iter().peekable();
-    let Some(first) = values.peek() else {
+    let values = headers.get_all(ACCEPT);
+    let mut fields = values.iter();
+    let Some(first) = fields.next() else {
         return true;
     };
-    // The two lists clients send, settled without parsing: each permits both types.
-    if matches!(
-        first.as_bytes(),
-        b"application/json, text/event-stream" | b"text/event-stream, application/json"
-    ) {
+    // One field holding either list clients send, settled without parsing: each permits both
+    // types. (With more fields, every one must still be text.)
+    if fields.next().is_none()
+        && matches!(
+            first.as_bytes(),
+            b"application/json, text/event-stream" | b"text/event-stream, application/json"
+        )
+    {
         return true;
     }
     let (mut json, mut sse) = (false, false);
-    for value in values {
+    for value in values.iter() {
         let Ok(value) = value.to_str() else {
             return false;
         };

@@ -1241,6 +1241,19 @@ async fn transport_rules() {
         .status,
         406
     );
+    // The usual list, then a field that is not text: refused, as the general reading refuses.
+    assert_eq!(
+        send_raw(head(
+            "/mcp",
+            &host,
+            "application/json",
+            "Accept: application/json, text/event-stream\r\nAccept: text/caf\u{e9}\r\n",
+            ""
+        ))
+        .await
+        .status,
+        406
+    );
     assert_eq!(
         send_raw(head(
             "/mcp",
