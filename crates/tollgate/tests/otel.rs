@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt as _;
 
-use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
+use opentelemetry::trace::{
+    SpanContext, SpanKind, Status, TraceContextExt as _, TracerProvider as _,
+};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
@@ -58,8 +60,18 @@ async fn echo(
     }
     // The application's own span, through tracing-opentelemetry: a child of the handler stage.
     tracing::info_span!("app.work").in_scope(|| {});
+    // What the handler would propagate on its own calls.
+    *SEEN.lock().unwrap() = Some(
+        opentelemetry::Context::current()
+            .span()
+            .span_context()
+            .clone(),
+    );
     Ok(CompleteResult::from_tool_text(text).into())
 }
+
+/// The span context current in the last `echo` call.
+static SEEN: std::sync::Mutex<Option<SpanContext>> = std::sync::Mutex::new(None);
 
 /// Waits until the call is cancelled.
 async fn wait(
@@ -343,6 +355,15 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
     .await;
     assert_eq!(quiet.status, 200);
     assert!(spans.get_finished_spans().unwrap().is_empty());
+    // The handler still runs in the server's own (unsampled) span context: the caller's
+    // trace, a span id of its own, not sampled, so its calls carry the trace on.
+    let seen = SEEN.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        seen.trace_id().to_string(),
+        "33333333333333333333333333333333"
+    );
+    assert!(seen.is_valid() && !seen.is_sampled() && !seen.is_remote());
+    assert_ne!(seen.span_id().to_string(), "4444444444444444");
 
     // 5. A 2025 session: the session's id and revision on the span.
     spans.reset();

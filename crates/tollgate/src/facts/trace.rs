@@ -9,8 +9,14 @@
 //! `traceparent` from the same place. Read on first use, so a request whose handler never asks
 //! pays nothing. Knows nothing of spans or exporters.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use tollgate_json::JsonObject;
+
+/// The three fields, by their `_meta` key and header name (one name for both). Header names
+/// are made once so a lookup hashes the name without first parsing it.
+static TRACEPARENT: (&str, HeaderName) = ("traceparent", HeaderName::from_static("traceparent"));
+static TRACESTATE: (&str, HeaderName) = ("tracestate", HeaderName::from_static("tracestate"));
+static BAGGAGE: (&str, HeaderName) = ("baggage", HeaderName::from_static("baggage"));
 
 /// The longest `traceparent` accepted (version 00 is exactly 55 characters; later versions
 /// may append fields).
@@ -187,7 +193,7 @@ pub(crate) fn read(
     meta: &JsonObject,
     headers: Option<&HeaderMap>,
 ) -> (Option<TraceContext>, Option<Baggage>) {
-    let baggage = pick(Some(meta), headers, "baggage", true)
+    let baggage = pick(Some(meta), headers, &BAGGAGE, true)
         .and_then(|(_, value)| value)
         .and_then(|value| Baggage::parse(&value));
     (read_trace(Some(meta), headers), baggage)
@@ -198,11 +204,11 @@ pub(crate) fn read_trace(
     meta: Option<&JsonObject>,
     headers: Option<&HeaderMap>,
 ) -> Option<TraceContext> {
-    match pick(meta, headers, "traceparent", false) {
+    match pick(meta, headers, &TRACEPARENT, false) {
         Some((source, Some(parent))) => {
             let state = match source {
-                Source::Meta => from_meta(meta, "tracestate"),
-                Source::Header => from_headers(headers, "tracestate", true),
+                Source::Meta => from_meta(meta, TRACESTATE.0),
+                Source::Header => from_headers(headers, &TRACESTATE.1, true),
             };
             TraceContext::parse(&parent, state.flatten().as_deref())
         }
@@ -217,7 +223,11 @@ fn from_meta(meta: Option<&JsonObject>, key: &str) -> Option<Option<String>> {
 
 /// `key`'s header values: absent, or present as one value (`join`: several joined by commas;
 /// `Some(None)`: unreadable, repeated where it may not be, or past the byte bound).
-fn from_headers(headers: Option<&HeaderMap>, key: &str, join: bool) -> Option<Option<String>> {
+fn from_headers(
+    headers: Option<&HeaderMap>,
+    key: &HeaderName,
+    join: bool,
+) -> Option<Option<String>> {
     let mut all = headers?.get_all(key).iter().peekable();
     all.peek()?;
     let mut joined = String::new();
@@ -243,12 +253,12 @@ fn from_headers(headers: Option<&HeaderMap>, key: &str, join: bool) -> Option<Op
 fn pick(
     meta: Option<&JsonObject>,
     headers: Option<&HeaderMap>,
-    key: &str,
+    (meta_key, header): &(&str, HeaderName),
     join: bool,
 ) -> Option<(Source, Option<String>)> {
-    match from_meta(meta, key) {
+    match from_meta(meta, meta_key) {
         Some(value) => Some((Source::Meta, value)),
-        None => from_headers(headers, key, join).map(|v| (Source::Header, v)),
+        None => from_headers(headers, header, join).map(|v| (Source::Header, v)),
     }
 }
 

@@ -38,7 +38,9 @@ pub(crate) async fn get(
     let Some(prompt) = endpoint.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
-    crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(prompt.name()));
+    crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(
+        prompt.shared_name(),
+    ));
     if let Err(reply) = require_scopes(endpoint, &context, &prompt.inner.required_scopes) {
         return reply;
     }
@@ -105,7 +107,9 @@ pub(crate) async fn complete(
     let Some(prompt) = endpoint.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
-    crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(prompt.name()));
+    crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(
+        prompt.shared_name(),
+    ));
     if let Err(reply) = require_scopes(endpoint, &context, &prompt.inner.required_scopes) {
         return reply;
     }

@@ -282,7 +282,7 @@ fn select<'e>(
     let Some(tool) = endpoint.tool(call.name, revision) else {
         return Err(fail(revision, id, Fault::UnknownTool, None));
     };
-    crate::facts::telemetry::target(crate::facts::telemetry::Target::Tool(tool.name()));
+    crate::facts::telemetry::target(crate::facts::telemetry::Target::Tool(tool.shared_name()));
     crate::methods::require_scopes(endpoint, context, &tool.inner.required_scopes)?;
     let caps = &context.client_capabilities;
     // Tasks: offered on 2026-07-28, by an endpoint with a store, to a client declaring the

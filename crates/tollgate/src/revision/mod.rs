@@ -47,19 +47,21 @@ pub(crate) async fn handle_value(
         Ok(m) => m,
         Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
     };
-    telemetry(endpoint, &message, Some(headers))
-        .run(async move {
-            // The 2025 revisions, when served: `initialize`, or a request naming one of them
-            // (in its header, or through its session).
-            if let Some(revision) = legacy::selects(endpoint, headers, &message) {
-                return legacy::handle(endpoint, transport, message, revision).await;
-            }
-            if message.id.is_none() {
-                return modern::notification(endpoint, transport, &message).await;
-            }
-            modern::modern(endpoint, transport, message).await
-        })
-        .await
+    let request = telemetry(endpoint, &message, Some(headers));
+    // The work is pinned where it is built and the telemetry wrapper (feature `otel`) holds
+    // a pointer to it: the request's future is large, and each move would copy it.
+    let work = std::pin::pin!(async move {
+        // The 2025 revisions, when served: `initialize`, or a request naming one of them (in
+        // its header, or through its session).
+        if let Some(revision) = legacy::selects(endpoint, headers, &message) {
+            return legacy::handle(endpoint, transport, message, revision).await;
+        }
+        if message.id.is_none() {
+            return modern::notification(endpoint, transport, &message).await;
+        }
+        modern::modern(endpoint, transport, message).await
+    });
+    request.run(work).await
 }
 
 /// The telemetry of one request (nothing without the `otel` feature): its span starts here,
@@ -93,11 +95,11 @@ fn registered<'e>(
     match message.method.as_str() {
         "tools/call" => {
             let tool = inner.tools.get(*inner.by_name.get(name)?)?;
-            Some(Target::Tool(tool.name()))
+            Some(Target::Tool(tool.shared_name()))
         }
         "prompts/get" => {
             let prompt = inner.prompts.get(*inner.prompt_by_name.get(name)?)?;
-            Some(Target::Prompt(prompt.name()))
+            Some(Target::Prompt(prompt.shared_name()))
         }
         _ => None,
     }

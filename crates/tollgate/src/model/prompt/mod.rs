@@ -353,6 +353,12 @@ impl PromptRegistration {
         &self.inner.name
     }
 
+    /// The name as shared by every copy of the registration (telemetry keeps it past the
+    /// request without copying it).
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
+        &self.inner.name
+    }
+
     /// The revisions it is served on.
     pub fn revisions(&self) -> ProtocolVersions {
         self.inner.revisions

@@ -150,6 +150,12 @@ impl ToolRegistration {
         &self.inner.name
     }
 
+    /// The name as shared by every copy of the registration (telemetry keeps it past the
+    /// request without copying it).
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
+        &self.inner.name
+    }
+
     /// The endpoint rate limiter, by name, this tool's calls are charged to (`None`: the
     /// endpoint's tool limiter).
     pub fn rate_limiter_name(&self) -> Option<&str> {

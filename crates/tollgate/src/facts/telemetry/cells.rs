@@ -1,0 +1,284 @@
+//! The duration histogram's cells (feature `otel`): one handle per attribute set and thread,
+//! bound once, so recording a request's duration is a lookup by a few words and a bucket
+//! update, instead of the SDK hashing and comparing the attribute strings on every record.
+//!
+//! A cell is keyed by the identity of its parts: fixed strings by address, a registered name by
+//! its shared allocation (which the cell keeps alive, so the address is never reused while the
+//! cell exists), and the outcome. Two cells with equal attributes are bound to the same series
+//! by the SDK, so identity only decides how many handles there are, never what is counted. A
+//! thread keeps at most [`MAX_CELLS`]; past that, and while a thread is exiting, a duration is
+//! recorded through the unbound instrument, as before.
+//!
+//! Bound handles are an experimental part of the OpenTelemetry API: with the `otel` feature
+//! Tollgate enables it in both the API and the SDK, so an SDK in the same build implements
+//! it. A meter provider of another kind that does not would drop what is bound.
+//!
+//! Knows the OpenTelemetry metrics API; nothing of requests beyond a cell's parts.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{BoundHistogram, Histogram};
+
+use super::current::Owned;
+
+/// The most cells one thread keeps.
+pub(super) const MAX_CELLS: usize = 1024;
+
+/// How a request ended, as its `error.type` records it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Outcome {
+    Ok,
+    Cancelled,
+    ToolError,
+    /// A JSON-RPC error reply, by its code.
+    Code(i64),
+}
+
+/// The attributes of one duration.
+pub(super) struct Cell<'a> {
+    pub(super) method: &'static str,
+    pub(super) transport: &'static str,
+    pub(super) revision: Option<&'static str>,
+    pub(super) target: Option<&'a Owned>,
+    pub(super) outcome: Outcome,
+}
+
+/// A cell's identity: the addresses of its parts and its outcome.
+#[derive(PartialEq, Eq, Hash)]
+struct Key {
+    method: usize,
+    transport: usize,
+    revision: usize,
+    target: usize,
+    outcome: Outcome,
+}
+
+impl Cell<'_> {
+    fn key(&self) -> Key {
+        Key {
+            method: self.method.as_ptr() as usize,
+            transport: self.transport.as_ptr() as usize,
+            revision: self.revision.map_or(0, |r| r.as_ptr() as usize),
+            target: self.target.map_or(0, |t| match t {
+                Owned::Tool(name) => Arc::as_ptr(name).cast::<u8>() as usize,
+                Owned::Prompt(name) => Arc::as_ptr(name).cast::<u8>() as usize | 1,
+            }),
+            outcome: self.outcome,
+        }
+    }
+
+    /// The cell's attributes, by the MCP semantic conventions.
+    fn attributes(&self) -> Vec<KeyValue> {
+        let mut attributes = Vec::with_capacity(5);
+        attributes.push(KeyValue::new("mcp.method.name", self.method));
+        attributes.push(KeyValue::new("network.transport", self.transport));
+        if let Some(revision) = self.revision {
+            attributes.push(KeyValue::new("mcp.protocol.version", revision));
+        }
+        match self.target {
+            Some(Owned::Tool(name)) => {
+                attributes.push(KeyValue::new("gen_ai.tool.name", name.to_string()));
+            }
+            Some(Owned::Prompt(name)) => {
+                attributes.push(KeyValue::new("gen_ai.prompt.name", name.to_string()));
+            }
+            None => {}
+        }
+        if let Some(error) = self.outcome.error_type() {
+            attributes.push(KeyValue::new("error.type", error));
+        }
+        attributes
+    }
+
+    /// The name the cell's key points at, kept alive with the cell.
+    fn keep(&self) -> Option<Arc<str>> {
+        self.target.map(|t| match t {
+            Owned::Tool(name) | Owned::Prompt(name) => Arc::clone(name),
+        })
+    }
+}
+
+/// A bound handle and the name its key's address belongs to.
+struct Bound {
+    handle: BoundHistogram<f64>,
+    _name: Option<Arc<str>>,
+}
+
+/// Mixes a key's words (they are addresses and small numbers, not chosen by a client).
+#[derive(Default)]
+struct Mix(u64);
+
+impl Hasher for Mix {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+
+    fn write_i64(&mut self, word: i64) {
+        self.write_u64(word as u64);
+    }
+
+    fn write_isize(&mut self, word: isize) {
+        self.write_u64(word as u64);
+    }
+}
+
+thread_local! {
+    static CELLS: RefCell<HashMap<Key, Bound, BuildHasherDefault<Mix>>> =
+        RefCell::new(HashMap::default());
+}
+
+/// Records `seconds` in `histogram` under `cell`'s attributes.
+pub(super) fn record(histogram: &Histogram<f64>, cell: &Cell<'_>, seconds: f64) {
+    let bound = CELLS
+        .try_with(|cells| {
+            let mut cells = cells.try_borrow_mut().ok()?;
+            let key = cell.key();
+            if let Some(bound) = cells.get(&key) {
+                bound.handle.record(seconds);
+                return Some(());
+            }
+            if cells.len() >= MAX_CELLS {
+                return None;
+            }
+            let handle = histogram.bind(&cell.attributes());
+            handle.record(seconds);
+            cells.insert(
+                key,
+                Bound {
+                    handle,
+                    _name: cell.keep(),
+                },
+            );
+            Some(())
+        })
+        .ok()
+        .flatten();
+    if bound.is_none() {
+        histogram.record(seconds, &cell.attributes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+    use super::*;
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+    /// Each data point's attributes (sorted `key=value` lines) and count.
+    fn points(
+        provider: &SdkMeterProvider,
+        exporter: &InMemoryMetricExporter,
+    ) -> Vec<(String, u64)> {
+        provider.force_flush().unwrap();
+        let mut out = Vec::new();
+        for resource in exporter.get_finished_metrics().unwrap() {
+            for scope in resource.scope_metrics() {
+                for metric in scope.metrics() {
+                    let AggregatedMetrics::F64(MetricData::Histogram(h)) = metric.data() else {
+                        continue;
+                    };
+                    for point in h.data_points() {
+                        let mut kv: Vec<String> = point
+                            .attributes()
+                            .map(|kv| format!("{}={}", kv.key, kv.value))
+                            .collect();
+                        kv.sort();
+                        out.push((kv.join(","), point.count()));
+                    }
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn bound_cells_count_like_the_unbound_instrument() {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let histogram = provider.meter("t").f64_histogram("d").build();
+        let tool: Arc<str> = Arc::from("add");
+        // The same name in another allocation: another cell, the same series.
+        let copy: Arc<str> = Arc::from("add");
+        let (a, b) = (Owned::Tool(Arc::clone(&tool)), Owned::Tool(copy));
+        let cell = |target, outcome| Cell {
+            method: "tools/call",
+            transport: "tcp",
+            revision: Some("2026-07-28"),
+            target,
+            outcome,
+        };
+        for _ in 0..3 {
+            record(&histogram, &cell(Some(&a), Outcome::Ok), 0.001);
+        }
+        record(&histogram, &cell(Some(&b), Outcome::Ok), 0.001);
+        record(&histogram, &cell(Some(&a), Outcome::Code(-32602)), 0.001);
+        record(&histogram, &cell(None, Outcome::Cancelled), 0.001);
+        drop(a);
+        let points = points(&provider, &exporter);
+        let base =
+            "mcp.method.name=tools/call,mcp.protocol.version=2026-07-28,network.transport=tcp";
+        assert_eq!(
+            points,
+            vec![
+                (format!("error.type=-32602,gen_ai.tool.name=add,{base}"), 1),
+                (format!("error.type=cancelled,{base}"), 1),
+                (format!("gen_ai.tool.name=add,{base}"), 4),
+            ]
+        );
+        // The cells keep the names their keys point at.
+        assert!(Arc::strong_count(&tool) >= 2);
+    }
+
+    #[test]
+    fn past_the_bound_durations_are_still_recorded() {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let histogram = provider.meter("t").f64_histogram("d").build();
+        // Fill this thread's cells to the bound with distinct codes, then one more.
+        std::thread::spawn(move || {
+            for code in 0..=(MAX_CELLS as i64) {
+                let cell = Cell {
+                    method: "tools/call",
+                    transport: "tcp",
+                    revision: None,
+                    target: None,
+                    outcome: Outcome::Code(code),
+                };
+                record(&histogram, &cell, 0.001);
+                record(&histogram, &cell, 0.001);
+            }
+            assert_eq!(CELLS.with(|c| c.borrow().len()), MAX_CELLS);
+        })
+        .join()
+        .unwrap();
+        let points = points(&provider, &exporter);
+        assert_eq!(points.len(), MAX_CELLS + 1);
+        assert!(points.iter().all(|(_, count)| *count == 2));
+    }
+}
