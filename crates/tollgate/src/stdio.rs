@@ -256,8 +256,9 @@ impl Lines {
             // Progress notifications go out as lines before the response.
             let sink = NotificationSink::Lines(tx.clone());
             let transport = Transport::stdio(Some(&sink));
-            let request = crate::revision::telemetry(&endpoint, &message, None);
-            let reply = request
+            // Declared before the work, so a request aborted unfinished drops its work first.
+            let mut running = crate::revision::telemetry(&endpoint, &message, None).begin();
+            let reply = running
                 .run(async {
                     match (legacy_session, context) {
                         // The process's session is its initializing principal's.

@@ -469,8 +469,9 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
     let refused = post(addr, &headers(None), b"{not json").await;
     assert_eq!(refused.status, 400);
 
-    // 9. A request cancelled before it answers (stdio `notifications/cancelled`): its span ends
-    //    with `error.type` `cancelled`, and the active-request count comes back down.
+    // 9. A request cancelled before it answers (stdio `notifications/cancelled`): its span ends,
+    //    after its stages, with `error.type` `cancelled`, and the active-request count comes
+    //    back down.
     spans.reset();
     let (client_in, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, _client_out) = tokio::io::duplex(1 << 16);
@@ -509,6 +510,14 @@ async fn requests_are_traced_and_measured_by_the_mcp_conventions() {
         Some("pipe")
     );
     assert!(matches!(cancelled.status, Status::Error { .. }));
+    // Its work was dropped first: the handler's stage span ended no later than the request's.
+    let handler = spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .find(|s| s.name == "handler" && s.parent_span_id == cancelled.span_context.span_id())
+        .expect("the cancelled request's handler span ended before it");
+    assert!(handler.end_time <= cancelled.end_time);
     drop(input);
     stdio.await.unwrap().unwrap();
 

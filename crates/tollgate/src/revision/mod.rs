@@ -47,9 +47,11 @@ pub(crate) async fn handle_value(
         Ok(m) => m,
         Err(id) => return fault_reply(id.as_ref(), Fault::InvalidRequest, None),
     };
-    let request = telemetry(endpoint, &message, Some(headers));
-    // The work is pinned where it is built and the telemetry wrapper (feature `otel`) holds
-    // a pointer to it: the request's future is large, and each move would copy it.
+    // The request's telemetry (feature `otel`), declared before its work so that a request
+    // dropped unfinished drops its work (ending its stage spans) before recording its end. The
+    // work is pinned where it is built and the wrapper holds a pointer to it: the request's
+    // future is large, and each move would copy it.
+    let mut running = telemetry(endpoint, &message, Some(headers)).begin();
     let work = std::pin::pin!(async move {
         // The 2025 revisions, when served: `initialize`, or a request naming one of them (in
         // its header, or through its session).
@@ -61,7 +63,7 @@ pub(crate) async fn handle_value(
         }
         modern::modern(endpoint, transport, message).await
     });
-    request.run(work).await
+    running.run(work).await
 }
 
 /// The telemetry of one request (nothing without the `otel` feature): its span starts here,

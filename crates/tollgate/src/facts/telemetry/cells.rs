@@ -2,12 +2,15 @@
 //! bound once, so recording a request's duration is a lookup by a few words and a bucket
 //! update, instead of the SDK hashing and comparing the attribute strings on every record.
 //!
-//! A cell is keyed by the identity of its parts: fixed strings by address, a registered name by
-//! its shared allocation (which the cell keeps alive, so the address is never reused while the
-//! cell exists), and the outcome. Two cells with equal attributes are bound to the same series
-//! by the SDK, so identity only decides how many handles there are, never what is counted. A
-//! thread keeps at most [`MAX_CELLS`]; past that, and while a thread is exiting, a duration is
-//! recorded through the unbound instrument, as before.
+//! A cell is keyed by the identity of its parts: fixed strings by address and length, a
+//! registered name by its shared allocation (which the cell keeps alive, so the address is never
+//! reused while the cell exists), the outcome, and the histogram (which must outlive the cells:
+//! Tollgate's is process-wide). Two cells with equal attributes are bound to the same series by
+//! the SDK, so identity only decides how many handles there are, never what is counted. A thread
+//! keeps at most [`MAX_CELLS`]; past that, and while a thread is exiting, a duration is recorded
+//! through the unbound instrument. Every [`REBIND_EVERY`] records a thread lets its handles go
+//! and binds afresh, so series that went quiet are not held bound for good (the SDK keeps a
+//! bound series in its cardinality count, and with delta temporality never evicts it).
 //!
 //! Bound handles are an experimental part of the OpenTelemetry API: with the `otel` feature
 //! Tollgate enables it in both the API and the SDK, so an SDK in the same build implements
@@ -28,6 +31,9 @@ use super::current::Owned;
 /// The most cells one thread keeps.
 pub(super) const MAX_CELLS: usize = 1024;
 
+/// How many durations a thread records before it lets its handles go.
+pub(super) const REBIND_EVERY: u32 = 1 << 16;
+
 /// How a request ended, as its `error.type` records it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Outcome {
@@ -47,25 +53,32 @@ pub(super) struct Cell<'a> {
     pub(super) outcome: Outcome,
 }
 
-/// A cell's identity: the addresses of its parts and its outcome.
+/// A cell's identity: the addresses (and lengths) of its parts, its outcome and its histogram.
 #[derive(PartialEq, Eq, Hash)]
 struct Key {
-    method: usize,
-    transport: usize,
-    revision: usize,
-    target: usize,
+    histogram: usize,
+    method: (usize, usize),
+    transport: (usize, usize),
+    revision: (usize, usize),
+    target: (usize, bool),
     outcome: Outcome,
 }
 
+/// A fixed string's identity.
+fn at(s: &'static str) -> (usize, usize) {
+    (s.as_ptr() as usize, s.len())
+}
+
 impl Cell<'_> {
-    fn key(&self) -> Key {
+    fn key(&self, histogram: &Histogram<f64>) -> Key {
         Key {
-            method: self.method.as_ptr() as usize,
-            transport: self.transport.as_ptr() as usize,
-            revision: self.revision.map_or(0, |r| r.as_ptr() as usize),
-            target: self.target.map_or(0, |t| match t {
-                Owned::Tool(name) => Arc::as_ptr(name).cast::<u8>() as usize,
-                Owned::Prompt(name) => Arc::as_ptr(name).cast::<u8>() as usize | 1,
+            histogram: std::ptr::from_ref(histogram) as usize,
+            method: at(self.method),
+            transport: at(self.transport),
+            revision: self.revision.map_or((0, 0), at),
+            target: self.target.map_or((0, false), |t| match t {
+                Owned::Tool(name) => (Arc::as_ptr(name).cast::<u8>() as usize, false),
+                Owned::Prompt(name) => (Arc::as_ptr(name).cast::<u8>() as usize, true),
             }),
             outcome: self.outcome,
         }
@@ -140,9 +153,15 @@ impl Hasher for Mix {
     }
 }
 
+/// A thread's cells, and the durations recorded since it last let them go.
+#[derive(Default)]
+struct Cells {
+    bound: HashMap<Key, Bound, BuildHasherDefault<Mix>>,
+    records: u32,
+}
+
 thread_local! {
-    static CELLS: RefCell<HashMap<Key, Bound, BuildHasherDefault<Mix>>> =
-        RefCell::new(HashMap::default());
+    static CELLS: RefCell<Cells> = RefCell::new(Cells::default());
 }
 
 /// Records `seconds` in `histogram` under `cell`'s attributes.
@@ -150,17 +169,22 @@ pub(super) fn record(histogram: &Histogram<f64>, cell: &Cell<'_>, seconds: f64) 
     let bound = CELLS
         .try_with(|cells| {
             let mut cells = cells.try_borrow_mut().ok()?;
-            let key = cell.key();
-            if let Some(bound) = cells.get(&key) {
+            cells.records += 1;
+            if cells.records >= REBIND_EVERY {
+                cells.records = 0;
+                cells.bound.clear();
+            }
+            let key = cell.key(histogram);
+            if let Some(bound) = cells.bound.get(&key) {
                 bound.handle.record(seconds);
                 return Some(());
             }
-            if cells.len() >= MAX_CELLS {
+            if cells.bound.len() >= MAX_CELLS {
                 return None;
             }
             let handle = histogram.bind(&cell.attributes());
             handle.record(seconds);
-            cells.insert(
+            cells.bound.insert(
                 key,
                 Bound {
                     handle,
@@ -183,7 +207,10 @@ mod tests {
     use super::*;
     use opentelemetry::metrics::MeterProvider as _;
     use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+    use opentelemetry_sdk::metrics::{
+        InMemoryMetricExporter, InMemoryMetricExporterBuilder, PeriodicReader, SdkMeterProvider,
+        Temporality,
+    };
 
     /// Each data point's attributes (sorted `key=value` lines) and count.
     fn points(
@@ -191,6 +218,11 @@ mod tests {
         exporter: &InMemoryMetricExporter,
     ) -> Vec<(String, u64)> {
         provider.force_flush().unwrap();
+        exported(exporter)
+    }
+
+    /// What the exporter was given so far, one entry per data point of each export.
+    fn exported(exporter: &InMemoryMetricExporter) -> Vec<(String, u64)> {
         let mut out = Vec::new();
         for resource in exporter.get_finished_metrics().unwrap() {
             for scope in resource.scope_metrics() {
@@ -273,12 +305,79 @@ mod tests {
                 record(&histogram, &cell, 0.001);
                 record(&histogram, &cell, 0.001);
             }
-            assert_eq!(CELLS.with(|c| c.borrow().len()), MAX_CELLS);
+            assert_eq!(CELLS.with(|c| c.borrow().bound.len()), MAX_CELLS);
         })
         .join()
         .unwrap();
         let points = points(&provider, &exporter);
         assert_eq!(points.len(), MAX_CELLS + 1);
         assert!(points.iter().all(|(_, count)| *count == 2));
+    }
+
+    #[test]
+    fn with_delta_temporality_each_export_counts_its_own_durations() {
+        let exporter = InMemoryMetricExporterBuilder::new()
+            .with_temporality(Temporality::Delta)
+            .build();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let histogram = provider.meter("t").f64_histogram("d").build();
+        let cell = Cell {
+            method: "ping",
+            transport: "pipe",
+            revision: None,
+            target: None,
+            outcome: Outcome::Ok,
+        };
+        std::thread::spawn(move || {
+            record(&histogram, &cell, 0.001);
+            record(&histogram, &cell, 0.001);
+            provider.force_flush().unwrap();
+            provider.force_flush().unwrap();
+            record(&histogram, &cell, 0.001);
+            provider.force_flush().unwrap();
+        })
+        .join()
+        .unwrap();
+        let base = "mcp.method.name=ping,network.transport=pipe".to_owned();
+        // Two, then nothing (a quiet series exports no point), then one.
+        assert_eq!(exported(&exporter), vec![(base.clone(), 1), (base, 2)]);
+    }
+
+    #[test]
+    fn a_thread_lets_its_handles_go_and_binds_afresh() {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let histogram = provider.meter("t").f64_histogram("d").build();
+        let cell = Cell {
+            method: "ping",
+            transport: "pipe",
+            revision: None,
+            target: None,
+            outcome: Outcome::Ok,
+        };
+        let count = u64::from(REBIND_EVERY) + 2;
+        let (since, bound) = std::thread::spawn(move || {
+            for _ in 0..count {
+                record(&histogram, &cell, 0.001);
+            }
+            CELLS.with(|c| (c.borrow().records, c.borrow().bound.len()))
+        })
+        .join()
+        .unwrap();
+        // Let go at the bound's record, bound again by it: two records since, one handle.
+        assert_eq!((since, bound), (2, 1));
+        // Nothing was lost meanwhile.
+        let points = points(&provider, &exporter);
+        assert_eq!(
+            points,
+            vec![(
+                "mcp.method.name=ping,network.transport=pipe".to_owned(),
+                count
+            )]
+        );
     }
 }

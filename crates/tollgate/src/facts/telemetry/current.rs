@@ -3,7 +3,7 @@
 //! it records, and the stage spans made under it; plus the instruments that count outside a
 //! request (refusals before a span, task transitions, open streams).
 //!
-//! [`super::on::Instrumented`] puts its request's record here for each poll and takes it back
+//! [`super::running::Instrumented`] puts its request's record here for each poll and takes it back
 //! after (a nested request keeps the outer one aside), so a record is never shared and needs
 //! no lock; work the request spawns starts without one, as it starts without the request's
 //! context unless [`carry`] gives it that.
@@ -106,6 +106,12 @@ fn with<T>(update: impl FnOnce(&mut Recorded) -> T) -> Option<T> {
         })
         .ok()
         .flatten()
+}
+
+/// The revision recorded for the request running here (tests read it back).
+#[cfg(test)]
+pub(super) fn revision_here() -> Option<&'static str> {
+    with(|r| r.revision).flatten()
 }
 
 /// Whether the request running here records (its span is sampled and not a no-op; the
@@ -292,27 +298,29 @@ mod tests {
 
     use super::*;
 
-    fn revision_here() -> Option<&'static str> {
-        with(|r| r.revision).flatten()
-    }
-
     #[test]
     fn a_nested_request_sets_the_outer_one_aside_and_back() {
-        let mut outer = Some(Recorded::default());
+        // The outer request records (it has a span); the inner one does not.
+        let mut outer = Some(Recorded::new(Some(Context::new())));
         let mut inner = Some(Recorded::default());
         assert_eq!(with(|_| ()), None, "no request outside");
+        assert!(!recording());
         {
             let _o = enter(&mut outer);
+            assert!(recording());
             revision("2025-11-25");
             {
                 let _i = enter(&mut inner);
+                assert!(!recording());
                 assert_eq!(revision_here(), None);
                 revision("2026-07-28");
                 tool_error();
             }
+            assert!(recording());
             assert_eq!(revision_here(), Some("2025-11-25"));
             assert!(!with(|r| r.tool_error).unwrap());
         }
+        assert!(!recording());
         assert_eq!(with(|_| ()), None);
         let (outer, inner) = (outer.unwrap(), inner.unwrap());
         assert_eq!(outer.revision, Some("2025-11-25"));
@@ -322,9 +330,10 @@ mod tests {
 
     #[test]
     fn a_panicking_poll_still_puts_the_record_back() {
-        let mut slot = Some(Recorded::default());
+        let mut slot = Some(Recorded::new(Some(Context::new())));
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _entered = enter(&mut slot);
+            assert!(recording());
             revision("2026-07-28");
             panic!("the work panicked");
         }));

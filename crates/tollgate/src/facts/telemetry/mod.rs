@@ -14,10 +14,10 @@
 //! session id are recorded: never an argument, a result, a header or an unregistered name.
 //! Without the feature every function here is empty and inlined away.
 //!
-//! With the feature: [`on`] starts a request's span and runs its work ([`on::Instrumented`]),
-//! [`current`] keeps what the pipeline learns about the request running on this thread and
-//! makes the stage spans, and [`cells`] records the duration histogram through per-thread
-//! handles bound to each attribute set.
+//! With the feature: [`on`] starts a request's span, [`running`] carries the request to its end
+//! and polls its work with the span current, [`current`] keeps what the pipeline learns about
+//! the request running on this thread and makes the stage spans, and [`cells`] records the
+//! duration histogram through per-thread handles bound to each attribute set.
 //!
 //! Knows nothing of transports, revisions' envelopes or handlers beyond the names it is given.
 
@@ -27,6 +27,8 @@ mod cells;
 mod current;
 #[cfg(feature = "otel")]
 mod on;
+#[cfg(feature = "otel")]
+mod running;
 
 #[cfg(feature = "otel")]
 pub(crate) use current::{
@@ -65,6 +67,9 @@ mod off {
     /// A request's telemetry: nothing without the feature.
     pub(crate) struct Request;
 
+    /// A running request: nothing without the feature.
+    pub(crate) struct Running;
+
     impl Request {
         #[inline(always)]
         pub(crate) fn start<'t>(
@@ -77,9 +82,16 @@ mod off {
             Self
         }
 
+        #[inline(always)]
+        pub(crate) fn begin(self) -> Running {
+            Running
+        }
+    }
+
+    impl Running {
         /// The work itself: no wrapper future without the feature.
         #[inline(always)]
-        pub(crate) fn run<F: Future<Output = Reply>>(self, work: F) -> F {
+        pub(crate) fn run<F: Future<Output = Reply>>(&mut self, work: F) -> F {
             work
         }
     }

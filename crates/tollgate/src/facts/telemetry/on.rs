@@ -1,36 +1,29 @@
-//! A request's span and clock (feature `otel`): the tracer and instruments read once from the
-//! global providers, the span started for a request, and [`Instrumented`], the future that runs
-//! the request with its span current and records its end exactly once (at its reply, or when it
-//! is dropped first).
+//! A request's span and clock (feature `otel`): the tracer and instruments, read once from the
+//! global providers, and the span a request starts with, parented by its caller's trace.
+//! [`super::running`] carries the request from there to its end.
 //!
-//! Knows the OpenTelemetry API and the reply's fault code; nothing of transports, envelopes or
-//! handlers.
+//! Knows the OpenTelemetry API; nothing of transports, envelopes or handlers.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::task::Poll;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
 use opentelemetry::global::BoxedTracer;
 use opentelemetry::metrics::{Counter, Histogram, ObservableUpDownCounter};
 use opentelemetry::trace::{
-    Span as _, SpanBuilder, SpanContext, SpanId, SpanKind, Status, TraceContextExt as _,
-    TraceFlags, TraceId, TraceState, Tracer as _,
+    Span as _, SpanBuilder, SpanContext, SpanId, SpanKind, TraceContextExt as _, TraceFlags,
+    TraceId, TraceState, Tracer,
 };
-use opentelemetry::{Context, InstrumentationScope, KeyValue, Value};
+use opentelemetry::{Context, InstrumentationScope, KeyValue};
 
 use http::HeaderMap;
 use tollgate_json::JsonObject;
 
 use super::Target;
-use super::cells::{self, Cell, Outcome};
-use super::current::{self, Recorded};
+use super::running::ACTIVE_REQUESTS;
 use crate::facts::trace::TraceContext;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
-use crate::wire::reply::Reply;
 
 /// The semantic conventions' advised buckets for `mcp.server.operation.duration`, seconds.
 const DURATION_BUCKETS: [f64; 14] = [
@@ -40,18 +33,18 @@ const DURATION_BUCKETS: [f64; 14] = [
 /// The longest request id recorded on a span, in bytes.
 pub(crate) const MAX_RECORDED_ID_BYTES: usize = 128;
 
-/// Requests being answered and event streams open, counted here and observed by the meter
-/// when it collects (an atomic add per change instead of an SDK call).
-static ACTIVE_REQUESTS: AtomicI64 = AtomicI64::new(0);
+/// Event streams open, counted here and observed by the meter when it collects.
 pub(super) static ACTIVE_STREAMS: AtomicI64 = AtomicI64::new(0);
 
-/// The tracer makes no spans (it is the API's no-op tracer, or its provider was shut down):
-/// learned from a request without a parent whose span came back without a valid context, which
-/// a working tracer never returns. Requests then skip the tracer.
-static INERT: AtomicBool = AtomicBool::new(false);
+/// The made-up parent [`makes_no_spans`] asks the tracer under: trace and span ids no caller
+/// sends (they are only ever compared, never recorded or exported).
+const PROBE_TRACE: u128 = 0x746f_6c6c_6761_7465_2d70_726f_6265_0001;
+const PROBE_SPAN: u64 = 0x7072_6f62_6500_0001;
 
 pub(super) struct Telemetry {
     pub(super) tracer: BoxedTracer,
+    /// The tracer makes no spans (the API's no-op tracer): requests skip it.
+    inert: bool,
     pub(super) duration: Histogram<f64>,
     _active_requests: ObservableUpDownCounter<i64>,
     _active_streams: ObservableUpDownCounter<i64>,
@@ -66,8 +59,10 @@ pub(super) fn telemetry() -> &'static Telemetry {
             .with_version(env!("CARGO_PKG_VERSION"))
             .build();
         let meter = opentelemetry::global::meter_with_scope(scope.clone());
+        let tracer = opentelemetry::global::tracer_with_scope(scope);
         Telemetry {
-            tracer: opentelemetry::global::tracer_with_scope(scope),
+            inert: makes_no_spans(&tracer),
+            tracer,
             duration: meter
                 .f64_histogram("mcp.server.operation.duration")
                 .with_unit("s")
@@ -102,21 +97,31 @@ pub(super) fn telemetry() -> &'static Telemetry {
     })
 }
 
+/// Whether `tracer` makes no spans of its own, asked once under a made-up unsampled parent. A
+/// tracer that makes spans gives each one an id of its own, recorded or not; only one that
+/// makes none (the API's no-op tracer) hands back its parent's span context. It is asked first
+/// with telemetry suppressed, which the SDK answers without making a span at all; only a tracer
+/// that answered that with the parent's own context is asked again, unsuppressed.
+fn makes_no_spans<T: Tracer>(tracer: &T) -> bool {
+    let probe = SpanContext::new(
+        TraceId::from(PROBE_TRACE),
+        SpanId::from(PROBE_SPAN),
+        TraceFlags::default(),
+        true,
+        TraceState::default(),
+    );
+    let parent = Context::new().with_remote_span_context(probe.clone());
+    let echoes = |cx: &Context| {
+        let span = tracer.build_with_context(SpanBuilder::from_name("tollgate.probe"), cx);
+        !span.is_recording() && *span.span_context() == probe
+    };
+    echoes(&parent.with_telemetry_suppressed()) && echoes(&parent)
+}
+
 /// The method's name as the conventions record it: a method Tollgate knows, else `_OTHER`
 /// (what a client sends is not a metric attribute).
 fn method_name(sent: &str) -> &'static str {
     Method::of(sent).map_or("_OTHER", Method::name)
-}
-
-/// What a refused request was refused for, by its JSON-RPC code.
-fn refusal_kind(code: i64) -> Option<&'static str> {
-    match code {
-        -32001 | -32003 => Some("admission"),
-        -31999 => Some("rate_limit"),
-        -32700 => Some("limits"),
-        -32602 => Some("invalid_params"),
-        _ => None,
-    }
 }
 
 /// The caller's span as a remote parent.
@@ -137,16 +142,19 @@ fn remote(trace: &TraceContext) -> Option<SpanContext> {
 }
 
 /// The request's context under `parent` and whether its span records. The context is `None`
-/// when there is nothing to record or pass on (the tracer makes no spans and the parent has no
-/// span context), and holds only the span context when the span does not record.
-fn span(
-    method: &'static str,
-    transport: &'static str,
-    http: bool,
+/// when there is nothing to pass on (no span, and a parent without a span context), and holds
+/// only the span context when the span does not record.
+fn span<T: Tracer>(
+    tracer: &T,
+    inert: bool,
+    (method, transport, http): (&'static str, &'static str, bool),
     parent: Context,
-) -> (Option<Context>, bool) {
+) -> (Option<Context>, bool)
+where
+    T::Span: Send + Sync + 'static,
+{
     let inherited = parent.span().span_context().is_valid();
-    if INERT.load(Ordering::Relaxed) {
+    if inert {
         // What the no-op tracer's span would carry: the parent's span context, if any.
         return (inherited.then_some(parent), false);
     }
@@ -160,17 +168,14 @@ fn span(
     let builder = SpanBuilder::from_name(method)
         .with_kind(SpanKind::Server)
         .with_attributes(attributes);
-    let span = telemetry().tracer.build_with_context(builder, &parent);
+    let span = tracer.build_with_context(builder, &parent);
     if span.is_recording() {
         return (Some(parent.with_span(span)), true);
     }
     let carried = span.span_context().clone();
     if !carried.is_valid() {
-        // Only a tracer that makes no spans answers a parent without one so.
-        if !inherited && !parent.is_telemetry_suppressed() {
-            INERT.store(true, Ordering::Relaxed);
-        }
-        return (None, false);
+        // No span (telemetry suppressed, or the provider shut down): the parent's passes on.
+        return (inherited.then_some(parent), false);
     }
     // An unsampled span records nothing: the context keeps its span context alone (to parent
     // and propagate), not the span object.
@@ -180,13 +185,13 @@ fn span(
 /// A request's span and clock, from its envelope to its reply.
 pub(crate) struct Request {
     /// The request's span in its parent's context: `None` when there is nothing to record
-    /// or pass on (no tracer provider installed and no caller's trace), so the request
-    /// runs with no context of its own.
+    /// or pass on (no span made and no caller's trace), so the request runs with no context
+    /// of its own.
     cx: Option<Context>,
     recording: bool,
-    method: &'static str,
-    transport: &'static str,
-    started: Instant,
+    pub(super) method: &'static str,
+    pub(super) transport: &'static str,
+    pub(super) started: Instant,
 }
 
 impl Request {
@@ -200,6 +205,7 @@ impl Request {
         headers: Option<&HeaderMap>,
         target: impl FnOnce() -> Option<Target<'t>>,
     ) -> Self {
+        let telemetry = telemetry();
         let http = headers.is_some();
         let method = method_name(method);
         let transport = if http { "tcp" } else { "pipe" };
@@ -209,7 +215,8 @@ impl Request {
             Some(remote) => Context::new().with_remote_span_context(remote),
             None => Context::current(),
         };
-        let (cx, recording) = span(method, transport, http, parent);
+        let shape = (method, transport, http);
+        let (cx, recording) = span(&telemetry.tracer, telemetry.inert, shape, parent);
         if let Some(cx) = cx.as_ref().filter(|_| recording) {
             let span = cx.span();
             // `{mcp.method.name} {target}` for a registered tool or prompt (a bounded set
@@ -238,124 +245,14 @@ impl Request {
         }
     }
 
-    /// Runs the request with its span as the current context, then records its outcome
-    /// and duration; a request dropped before it answers (its client went away, or it was
-    /// cancelled) is recorded too, with `error.type` `cancelled`. A large request future is best given pinned in place (`Pin<&mut F>`), so the wrapper
-    /// holds a pointer instead of a copy.
-    pub(crate) fn run<F: Future<Output = Reply>>(self, work: F) -> Instrumented<F> {
-        let recorded = self.begin();
-        Instrumented {
-            work,
-            recorded: Some(recorded),
-            request: Some(self),
-        }
+    /// The context the request runs in, if it has one of its own.
+    pub(super) fn context(&self) -> Option<&Context> {
+        self.cx.as_ref()
     }
 
-    /// Counts the request as active and makes its record.
-    fn begin(&self) -> Recorded {
-        ACTIVE_REQUESTS.fetch_add(1, Ordering::Relaxed);
-        Recorded::new(self.cx.as_ref().filter(|_| self.recording).cloned())
-    }
-
-    /// Records the end of the request: `outcome` is the reply's fault code, if any, or `None`
-    /// when the request went away before it answered.
-    fn finish(self, recorded: Recorded, outcome: Option<Option<i64>>) {
-        let telemetry = telemetry();
-        ACTIVE_REQUESTS.fetch_sub(1, Ordering::Relaxed);
-        let outcome = match outcome {
-            None => Outcome::Cancelled,
-            Some(Some(code)) => {
-                if let Some(kind) = refusal_kind(code) {
-                    telemetry
-                        .refusals
-                        .add(1, &[KeyValue::new("tollgate.refusal.kind", kind)]);
-                }
-                Outcome::Code(code)
-            }
-            Some(None) if recorded.tool_error => Outcome::ToolError,
-            Some(None) => Outcome::Ok,
-        };
-        if let Some(cx) = self.cx.as_ref().filter(|_| self.recording) {
-            let span = cx.span();
-            if let Some(error) = outcome.error_type() {
-                if let Outcome::Code(_) = outcome {
-                    span.set_attribute(KeyValue::new("rpc.response.status_code", error.clone()));
-                }
-                span.set_status(Status::error(error.as_str().into_owned()));
-                span.set_attribute(KeyValue::new("error.type", error));
-            }
-            span.end();
-        }
-        let cell = Cell {
-            method: self.method,
-            transport: self.transport,
-            revision: recorded.revision,
-            target: recorded.target.as_ref(),
-            outcome,
-        };
-        cells::record(
-            &telemetry.duration,
-            &cell,
-            self.started.elapsed().as_secs_f64(),
-        );
-    }
-}
-
-impl Outcome {
-    /// The `error.type` the outcome records, if it is one.
-    pub(super) fn error_type(&self) -> Option<Value> {
-        match self {
-            Self::Ok => None,
-            Self::Cancelled => Some(Value::from("cancelled")),
-            Self::ToolError => Some(Value::from("tool_error")),
-            Self::Code(code) => Some(Value::from(code.to_string())),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A request's work with its span as the current context on every poll and what the
-    /// pipeline learns about it kept for this thread while it runs; its end is recorded
-    /// once, at its reply or, when it is dropped before that, as cancelled. The work stays
-    /// where it was built: the wrapper adds no allocation and no copy of it.
-    pub(crate) struct Instrumented<F> {
-        #[pin]
-        work: F,
-        recorded: Option<Recorded>,
-        request: Option<Request>,
-    }
-
-    impl<F> PinnedDrop for Instrumented<F> {
-        fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            if let Some(request) = this.request.take() {
-                request.finish(this.recorded.take().unwrap_or_default(), None);
-            }
-        }
-    }
-}
-
-impl<F: Future<Output = Reply>> Future for Instrumented<F> {
-    type Output = Reply;
-
-    fn poll(self: Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<Reply> {
-        let this = self.project();
-        let poll = {
-            let _attached = this
-                .request
-                .as_ref()
-                .and_then(|r| r.cx.clone())
-                .map(Context::attach);
-            let _current = current::enter(this.recorded);
-            this.work.poll(task)
-        };
-        if let Poll::Ready(reply) = &poll
-            && let Some(request) = this.request.take()
-        {
-            let recorded = this.recorded.take().unwrap_or_default();
-            request.finish(recorded, Some(reply.fault.map(|f| f.code())));
-        }
-        poll
+    /// The context of the request's span, when that span records.
+    pub(super) fn recording_context(&self) -> Option<&Context> {
+        self.cx.as_ref().filter(|_| self.recording)
     }
 }
 
@@ -364,56 +261,97 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry::trace::noop::NoopTracer;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SdkTracerProvider};
 
-    /// The lib tests install no tracer provider: the global tracer is the API's no-op one.
-    #[test]
-    fn with_the_no_op_tracer_requests_carry_only_a_callers_trace() {
-        let request = Request::start("tools/call", None, None, None, || None);
-        assert!(request.cx.is_none());
-        assert!(INERT.load(Ordering::Relaxed));
-        // Skipping the tracer still passes a caller's trace on, unsampled and remote.
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            "traceparent",
-            http::HeaderValue::from_static(
-                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
-            ),
-        );
-        let request = Request::start("tools/call", None, None, Some(&headers), || None);
-        let cx = request.cx.as_ref().unwrap();
-        let carried = cx.span().span_context().clone();
-        assert_eq!(
-            carried.trace_id().to_string(),
-            "0af7651916cd43dd8448eb211c80319c"
-        );
-        assert_eq!(carried.span_id().to_string(), "b7ad6b7169203331");
-        assert!(carried.is_remote() && !carried.is_sampled());
-        assert!(!request.recording);
+    const SHAPE: (&str, &str, bool) = ("tools/call", "tcp", true);
+    const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+    const CALLER: &str = "b7ad6b7169203331";
+
+    fn sdk(sampler: Sampler) -> (SdkTracerProvider, InMemorySpanExporter) {
+        let spans = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_sampler(sampler)
+            .with_simple_exporter(spans.clone())
+            .build();
+        (provider, spans)
     }
 
-    /// The work sees the request's context and record on every poll, and neither after.
-    #[tokio::test]
-    async fn the_work_runs_in_its_request() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            "traceparent",
-            http::HeaderValue::from_static(
-                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-            ),
+    /// A caller's context, sampled or not.
+    fn caller(sampled: bool) -> Context {
+        Context::new().with_remote_span_context(SpanContext::new(
+            TraceId::from_hex(TRACE).unwrap(),
+            SpanId::from_hex(CALLER).unwrap(),
+            if sampled {
+                TraceFlags::SAMPLED
+            } else {
+                TraceFlags::default()
+            },
+            true,
+            TraceState::default(),
+        ))
+    }
+
+    fn carried(cx: Option<Context>) -> SpanContext {
+        cx.unwrap().span().span_context().clone()
+    }
+
+    #[test]
+    fn only_a_tracer_that_makes_no_spans_is_skipped() {
+        assert!(makes_no_spans(&NoopTracer::new()));
+        let samplers = [
+            Sampler::AlwaysOff,
+            Sampler::AlwaysOn,
+            Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
+        ];
+        for sampler in samplers {
+            let (provider, spans) = sdk(sampler);
+            assert!(!makes_no_spans(&provider.tracer("t")));
+            // Asking made no span an exporter sees, whatever the sampler.
+            assert!(spans.get_finished_spans().unwrap().is_empty());
+            // Nor is a provider that was shut down taken for one that makes none.
+            provider.shutdown().unwrap();
+            assert!(!makes_no_spans(&provider.tracer("t")));
+        }
+    }
+
+    #[test]
+    fn an_unsampled_span_passes_on_its_own_context() {
+        let (provider, spans) = sdk(Sampler::AlwaysOff);
+        let (cx, recording) = span(&provider.tracer("t"), false, SHAPE, caller(true));
+        assert!(!recording);
+        let own = carried(cx);
+        assert_eq!(own.trace_id().to_string(), TRACE);
+        assert_ne!(own.span_id().to_string(), CALLER);
+        assert!(own.is_valid() && !own.is_sampled() && !own.is_remote());
+        assert!(spans.get_finished_spans().unwrap().is_empty());
+        // A sampled one is kept, with its span.
+        let (provider, _) = sdk(Sampler::AlwaysOn);
+        let (cx, recording) = span(&provider.tracer("t"), false, SHAPE, caller(false));
+        assert!(recording);
+        assert!(carried(cx).is_sampled());
+    }
+
+    #[test]
+    fn without_a_span_the_callers_context_still_passes_on() {
+        // A provider that was shut down makes no span; the caller's trace goes on.
+        let (provider, _) = sdk(Sampler::AlwaysOn);
+        provider.shutdown().unwrap();
+        let tracer = provider.tracer("t");
+        let (cx, recording) = span(&tracer, false, SHAPE, caller(true));
+        assert!(!recording);
+        assert_eq!(carried(cx).span_id().to_string(), CALLER);
+        let (cx, _) = span(&tracer, false, SHAPE, Context::new());
+        assert!(cx.is_none());
+        // Skipping a tracer that makes no spans does the same.
+        let (cx, recording) = span(&NoopTracer::new(), true, SHAPE, caller(false));
+        assert!(!recording);
+        assert_eq!(carried(cx).span_id().to_string(), CALLER);
+        assert!(
+            span(&NoopTracer::new(), true, SHAPE, Context::new())
+                .0
+                .is_none()
         );
-        let request = Request::start("tools/call", None, None, Some(&headers), || None);
-        let work = std::pin::pin!(async {
-            super::super::revision("2026-07-28");
-            tokio::task::yield_now().await;
-            let cx = Context::current();
-            assert_eq!(
-                cx.span().span_context().span_id().to_string(),
-                "b7ad6b7169203331"
-            );
-            Reply::empty(http::StatusCode::OK)
-        });
-        let reply = request.run(work).await;
-        assert_eq!(reply.status, http::StatusCode::OK);
-        assert!(!Context::current().span().span_context().is_valid());
     }
 }
