@@ -212,6 +212,31 @@ mod tests {
         Temporality,
     };
 
+    /// A meter provider exporting to memory with `temporality`, and a histogram of it.
+    fn meter(
+        temporality: Temporality,
+    ) -> (SdkMeterProvider, InMemoryMetricExporter, Histogram<f64>) {
+        let exporter = InMemoryMetricExporterBuilder::new()
+            .with_temporality(temporality)
+            .build();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let histogram = provider.meter("t").f64_histogram("d").build();
+        (provider, exporter, histogram)
+    }
+
+    /// A `ping` over stdio with `outcome`.
+    fn ping(outcome: Outcome) -> Cell<'static> {
+        Cell {
+            method: "ping",
+            transport: "pipe",
+            revision: None,
+            target: None,
+            outcome,
+        }
+    }
+
     /// Each data point's attributes (sorted `key=value` lines) and count.
     fn points(
         provider: &SdkMeterProvider,
@@ -247,11 +272,7 @@ mod tests {
 
     #[test]
     fn bound_cells_count_like_the_unbound_instrument() {
-        let exporter = InMemoryMetricExporter::default();
-        let provider = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(exporter.clone()).build())
-            .build();
-        let histogram = provider.meter("t").f64_histogram("d").build();
+        let (provider, exporter, histogram) = meter(Temporality::Cumulative);
         let tool: Arc<str> = Arc::from("add");
         // The same name in another allocation: another cell, the same series.
         let copy: Arc<str> = Arc::from("add");
@@ -287,21 +308,11 @@ mod tests {
 
     #[test]
     fn past_the_bound_durations_are_still_recorded() {
-        let exporter = InMemoryMetricExporter::default();
-        let provider = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(exporter.clone()).build())
-            .build();
-        let histogram = provider.meter("t").f64_histogram("d").build();
+        let (provider, exporter, histogram) = meter(Temporality::Cumulative);
         // Fill this thread's cells to the bound with distinct codes, then one more.
         std::thread::spawn(move || {
             for code in 0..=(MAX_CELLS as i64) {
-                let cell = Cell {
-                    method: "tools/call",
-                    transport: "tcp",
-                    revision: None,
-                    target: None,
-                    outcome: Outcome::Code(code),
-                };
+                let cell = ping(Outcome::Code(code));
                 record(&histogram, &cell, 0.001);
                 record(&histogram, &cell, 0.001);
             }
@@ -316,20 +327,8 @@ mod tests {
 
     #[test]
     fn with_delta_temporality_each_export_counts_its_own_durations() {
-        let exporter = InMemoryMetricExporterBuilder::new()
-            .with_temporality(Temporality::Delta)
-            .build();
-        let provider = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(exporter.clone()).build())
-            .build();
-        let histogram = provider.meter("t").f64_histogram("d").build();
-        let cell = Cell {
-            method: "ping",
-            transport: "pipe",
-            revision: None,
-            target: None,
-            outcome: Outcome::Ok,
-        };
+        let (provider, exporter, histogram) = meter(Temporality::Delta);
+        let cell = ping(Outcome::Ok);
         std::thread::spawn(move || {
             record(&histogram, &cell, 0.001);
             record(&histogram, &cell, 0.001);
@@ -347,18 +346,8 @@ mod tests {
 
     #[test]
     fn a_thread_lets_its_handles_go_and_binds_afresh() {
-        let exporter = InMemoryMetricExporter::default();
-        let provider = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(exporter.clone()).build())
-            .build();
-        let histogram = provider.meter("t").f64_histogram("d").build();
-        let cell = Cell {
-            method: "ping",
-            transport: "pipe",
-            revision: None,
-            target: None,
-            outcome: Outcome::Ok,
-        };
+        let (provider, exporter, histogram) = meter(Temporality::Cumulative);
+        let cell = ping(Outcome::Ok);
         let count = u64::from(REBIND_EVERY) + 2;
         let (since, bound) = std::thread::spawn(move || {
             for _ in 0..count {

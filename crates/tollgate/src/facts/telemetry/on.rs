@@ -20,7 +20,6 @@ use http::HeaderMap;
 use tollgate_json::JsonObject;
 
 use super::Target;
-use super::running::ACTIVE_REQUESTS;
 use crate::facts::trace::TraceContext;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
@@ -33,7 +32,9 @@ const DURATION_BUCKETS: [f64; 14] = [
 /// The longest request id recorded on a span, in bytes.
 pub(crate) const MAX_RECORDED_ID_BYTES: usize = 128;
 
-/// Event streams open, counted here and observed by the meter when it collects.
+/// Requests being answered and event streams open, counted where they begin and end and
+/// observed by the meter when it collects (an atomic add per change instead of an SDK call).
+pub(super) static ACTIVE_REQUESTS: AtomicI64 = AtomicI64::new(0);
 pub(super) static ACTIVE_STREAMS: AtomicI64 = AtomicI64::new(0);
 
 /// The made-up parent [`makes_no_spans`] asks the tracer under: trace and span ids no caller

@@ -11,7 +11,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::Poll;
 
 use opentelemetry::trace::{Status, TraceContextExt as _};
@@ -19,12 +19,8 @@ use opentelemetry::{Context, KeyValue, Value};
 
 use super::cells::{self, Cell, Outcome};
 use super::current::{self, Recorded};
-use super::on::{Request, telemetry};
+use super::on::{ACTIVE_REQUESTS, Request, telemetry};
 use crate::wire::reply::Reply;
-
-/// Requests being answered, counted here and observed by the meter when it collects (an atomic
-/// add per change instead of an SDK call).
-pub(super) static ACTIVE_REQUESTS: AtomicI64 = AtomicI64::new(0);
 
 /// A request from its start to its end (see the module's doc).
 pub(crate) struct Running {
