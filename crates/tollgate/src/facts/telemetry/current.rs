@@ -20,8 +20,8 @@ use opentelemetry::context::FutureExt as _;
 use opentelemetry::trace::{SpanBuilder, SpanKind, Status, TraceContextExt as _, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 
-use super::Target;
 use super::on::{ACTIVE_STREAMS, telemetry};
+use super::target::Target;
 
 /// A registered target's name, shared with its registration.
 pub(super) enum Owned {

@@ -41,17 +41,9 @@ pub(crate) use on::Request;
 #[cfg(not(feature = "otel"))]
 pub(crate) use off::*;
 
-/// An operation's registered target, for the span name and attributes (the registration's
-/// own shared name, kept past the request without a copy).
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(
-    not(feature = "otel"),
-    allow(dead_code, reason = "read only with the feature")
-)]
-pub(crate) enum Target<'a> {
-    Tool(&'a std::sync::Arc<str>),
-    Prompt(&'a std::sync::Arc<str>),
-}
+mod target;
+
+pub(crate) use target::Target;
 
 #[cfg(not(feature = "otel"))]
 mod off {
@@ -60,7 +52,7 @@ mod off {
     use http::HeaderMap;
     use tollgate_json::JsonObject;
 
-    use super::Target;
+    use super::target::Target;
     use crate::wire::id::RequestId;
     use crate::wire::reply::Reply;
 

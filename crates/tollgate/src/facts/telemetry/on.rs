@@ -19,7 +19,7 @@ use opentelemetry::{Context, InstrumentationScope, KeyValue};
 use http::HeaderMap;
 use tollgate_json::JsonObject;
 
-use super::Target;
+use super::target::Target;
 use crate::facts::trace::TraceContext;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
