@@ -4,13 +4,15 @@
 //!
 //! A cell is keyed by the identity of its parts: fixed strings by address and length, a
 //! registered name by its shared allocation (which the cell keeps alive, so the address is never
-//! reused while the cell exists), the outcome, and the histogram (which must outlive the cells:
-//! Tollgate's is process-wide). Two cells with equal attributes are bound to the same series by
+//! reused while the cell exists), the outcome, and the histogram (a `'static` one: Tollgate's is
+//! process-wide). Two cells with equal attributes are bound to the same series by
 //! the SDK, so identity only decides how many handles there are, never what is counted. A thread
 //! keeps at most [`MAX_CELLS`]; past that, and while a thread is exiting, a duration is recorded
-//! through the unbound instrument. Every [`REBIND_EVERY`] records a thread lets its handles go
-//! and binds afresh, so series that went quiet are not held bound for good (the SDK keeps a
-//! bound series in its cardinality count, and with delta temporality never evicts it).
+//! through the unbound instrument. At its first record after [`REBIND_AFTER`], or after
+//! [`REBIND_EVERY`] records, a thread lets its handles go and binds afresh, so series that went
+//! quiet are not held bound for good (the SDK keeps a bound series in its cardinality count,
+//! and with delta temporality never evicts it). A thread that records nothing keeps its
+//! handles until its next record.
 //!
 //! Bound handles are an experimental part of the OpenTelemetry API: with the `otel` feature
 //! Tollgate enables it in both the API and the SDK, so an SDK in the same build implements
@@ -22,6 +24,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{BoundHistogram, Histogram};
@@ -33,6 +36,10 @@ pub(super) const MAX_CELLS: usize = 1024;
 
 /// How many durations a thread records before it lets its handles go.
 pub(super) const REBIND_EVERY: u32 = 1 << 16;
+
+/// How long a thread keeps its handles before it lets them go (the SDK's default export
+/// interval).
+pub(super) const REBIND_AFTER: Duration = Duration::from_secs(60);
 
 /// How a request ended, as its `error.type` records it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,6 +165,8 @@ impl Hasher for Mix {
 struct Cells {
     bound: HashMap<Key, Bound, BuildHasherDefault<Mix>>,
     records: u32,
+    /// When they were last let go (or first bound).
+    since: Option<Instant>,
 }
 
 thread_local! {
@@ -165,13 +174,21 @@ thread_local! {
 }
 
 /// Records `seconds` in `histogram` under `cell`'s attributes.
-pub(super) fn record(histogram: &Histogram<f64>, cell: &Cell<'_>, seconds: f64) {
+pub(super) fn record(
+    histogram: &'static Histogram<f64>,
+    cell: &Cell<'_>,
+    seconds: f64,
+    now: Instant,
+) {
     let bound = CELLS
         .try_with(|cells| {
             let mut cells = cells.try_borrow_mut().ok()?;
             cells.records += 1;
-            if cells.records >= REBIND_EVERY {
+            let since = *cells.since.get_or_insert(now);
+            if cells.records >= REBIND_EVERY || now.saturating_duration_since(since) >= REBIND_AFTER
+            {
                 cells.records = 0;
+                cells.since = Some(now);
                 cells.bound.clear();
             }
             let key = cell.key(histogram);
@@ -215,14 +232,18 @@ mod tests {
     /// A meter provider exporting to memory with `temporality`, and a histogram of it.
     fn meter(
         temporality: Temporality,
-    ) -> (SdkMeterProvider, InMemoryMetricExporter, Histogram<f64>) {
+    ) -> (
+        SdkMeterProvider,
+        InMemoryMetricExporter,
+        &'static Histogram<f64>,
+    ) {
         let exporter = InMemoryMetricExporterBuilder::new()
             .with_temporality(temporality)
             .build();
         let provider = SdkMeterProvider::builder()
             .with_reader(PeriodicReader::builder(exporter.clone()).build())
             .build();
-        let histogram = provider.meter("t").f64_histogram("d").build();
+        let histogram = Box::leak(Box::new(provider.meter("t").f64_histogram("d").build()));
         (provider, exporter, histogram)
     }
 
@@ -285,11 +306,31 @@ mod tests {
             outcome,
         };
         for _ in 0..3 {
-            record(&histogram, &cell(Some(&a), Outcome::Ok), 0.001);
+            record(
+                histogram,
+                &cell(Some(&a), Outcome::Ok),
+                0.001,
+                Instant::now(),
+            );
         }
-        record(&histogram, &cell(Some(&b), Outcome::Ok), 0.001);
-        record(&histogram, &cell(Some(&a), Outcome::Code(-32602)), 0.001);
-        record(&histogram, &cell(None, Outcome::Cancelled), 0.001);
+        record(
+            histogram,
+            &cell(Some(&b), Outcome::Ok),
+            0.001,
+            Instant::now(),
+        );
+        record(
+            histogram,
+            &cell(Some(&a), Outcome::Code(-32602)),
+            0.001,
+            Instant::now(),
+        );
+        record(
+            histogram,
+            &cell(None, Outcome::Cancelled),
+            0.001,
+            Instant::now(),
+        );
         drop(a);
         let points = points(&provider, &exporter);
         let base =
@@ -313,8 +354,8 @@ mod tests {
         std::thread::spawn(move || {
             for code in 0..=(MAX_CELLS as i64) {
                 let cell = ping(Outcome::Code(code));
-                record(&histogram, &cell, 0.001);
-                record(&histogram, &cell, 0.001);
+                record(histogram, &cell, 0.001, Instant::now());
+                record(histogram, &cell, 0.001, Instant::now());
             }
             assert_eq!(CELLS.with(|c| c.borrow().bound.len()), MAX_CELLS);
         })
@@ -330,11 +371,11 @@ mod tests {
         let (provider, exporter, histogram) = meter(Temporality::Delta);
         let cell = ping(Outcome::Ok);
         std::thread::spawn(move || {
-            record(&histogram, &cell, 0.001);
-            record(&histogram, &cell, 0.001);
+            record(histogram, &cell, 0.001, Instant::now());
+            record(histogram, &cell, 0.001, Instant::now());
             provider.force_flush().unwrap();
             provider.force_flush().unwrap();
-            record(&histogram, &cell, 0.001);
+            record(histogram, &cell, 0.001, Instant::now());
             provider.force_flush().unwrap();
         })
         .join()
@@ -351,7 +392,7 @@ mod tests {
         let count = u64::from(REBIND_EVERY) + 2;
         let (since, bound) = std::thread::spawn(move || {
             for _ in 0..count {
-                record(&histogram, &cell, 0.001);
+                record(histogram, &cell, 0.001, Instant::now());
             }
             CELLS.with(|c| (c.borrow().records, c.borrow().bound.len()))
         })
@@ -368,5 +409,31 @@ mod tests {
                 count
             )]
         );
+    }
+
+    #[test]
+    fn a_thread_lets_its_handles_go_after_a_while() {
+        let (provider, exporter, histogram) = meter(Temporality::Cumulative);
+        let cell = ping(Outcome::Ok);
+        let state = std::thread::spawn(move || {
+            let start = Instant::now();
+            let later = start + REBIND_AFTER;
+            record(histogram, &cell, 0.001, start);
+            record(histogram, &cell, 0.001, later - Duration::from_secs(1));
+            let before = CELLS.with(|c| c.borrow().records);
+            record(histogram, &cell, 0.001, later);
+            let after = CELLS.with(|c| {
+                let c = c.borrow();
+                (c.records, c.since == Some(later), c.bound.len())
+            });
+            (before, after)
+        })
+        .join()
+        .unwrap();
+        // Kept until the bound's age, then let go and bound again by the record that found it.
+        assert_eq!(state, (2, (0, true, 1)));
+        let points = points(&provider, &exporter);
+        let ping = "mcp.method.name=ping,network.transport=pipe".to_owned();
+        assert_eq!(points, vec![(ping, 3)]);
     }
 }

@@ -17,7 +17,8 @@
 //! With the feature: [`on`] starts a request's span, [`running`] carries the request to its end
 //! and polls its work with the span current, [`current`] keeps what the pipeline learns about
 //! the request running on this thread and makes the stage spans, and [`cells`] records the
-//! duration histogram through per-thread handles bound to each attribute set.
+//! duration histogram through per-thread handles bound to each attribute set. [`target`] is what
+//! a request names, with or without the feature.
 //!
 //! Knows nothing of transports, revisions' envelopes or handlers beyond the names it is given.
 

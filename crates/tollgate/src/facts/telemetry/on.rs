@@ -2,7 +2,8 @@
 //! global providers, and the span a request starts with, parented by its caller's trace.
 //! [`super::running`] carries the request from there to its end.
 //!
-//! Knows the OpenTelemetry API; nothing of transports, envelopes or handlers.
+//! Knows the OpenTelemetry API; nothing of transports, envelopes or handlers beyond the
+//! method, transport kind, trace headers and `_meta` it is given.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -38,7 +39,9 @@ pub(super) static ACTIVE_REQUESTS: AtomicI64 = AtomicI64::new(0);
 pub(super) static ACTIVE_STREAMS: AtomicI64 = AtomicI64::new(0);
 
 /// The made-up parent [`makes_no_spans`] asks the tracer under: trace and span ids no caller
-/// sends (they are only ever compared, never recorded or exported).
+/// sends. The SDK and the API's no-op tracer record nothing under it; a tracer of another kind
+/// that records spans under a suppressed or an unsampled parent could export a
+/// `tollgate.probe` span with these ids, once.
 const PROBE_TRACE: u128 = 0x746f_6c6c_6761_7465_2d70_726f_6265_0001;
 const PROBE_SPAN: u64 = 0x7072_6f62_6500_0001;
 

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::task::Poll;
+use std::time::Instant;
 
 use opentelemetry::trace::{Status, TraceContextExt as _};
 use opentelemetry::{Context, KeyValue, Value};
@@ -92,8 +93,9 @@ impl Running {
             target: recorded.target.as_ref(),
             outcome,
         };
-        let seconds = request.started.elapsed().as_secs_f64();
-        cells::record(&telemetry.duration, &cell, seconds);
+        let now = Instant::now();
+        let seconds = now.saturating_duration_since(request.started).as_secs_f64();
+        cells::record(&telemetry.duration, &cell, seconds, now);
     }
 }
 
