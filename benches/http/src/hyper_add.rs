@@ -9,7 +9,6 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 fn catalog() -> Bytes {
@@ -54,16 +53,7 @@ async fn handle(request: Request<hyper::body::Incoming>, catalog: Bytes) -> Resu
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let catalog = catalog();
-    common::runtime()?.block_on(async {
-        let listener = tokio::net::TcpListener::bind(common::address()).await?;
-        loop {
-            let (stream, _) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
-            let catalog = catalog.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |r| handle(r, catalog.clone()));
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
-        }
-    })
+    let service = hyper::service::service_fn(move |r| handle(r, catalog.clone()));
+    common::runtime()?.block_on(common::serve(service))?;
+    Ok(())
 }

@@ -13,7 +13,6 @@ mod common;
 
 use std::sync::Arc;
 
-use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -91,15 +90,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         LocalSessionManager::default().into(),
         config,
     ));
-    common::runtime()?.block_on(async {
-        let listener = tokio::net::TcpListener::bind(common::address()).await?;
-        loop {
-            let (stream, _) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
-            let service = service.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
-        }
-    })
+    common::runtime()?.block_on(common::serve(service))?;
+    Ok(())
 }

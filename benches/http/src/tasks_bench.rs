@@ -604,6 +604,11 @@ async fn run_tollgate(o: &Options) -> Result<(), Error> {
         .build()?;
     let endpoint =
         Endpoint::with_path("/mcp", [v], Implementation::new("tasks-bench", "1")).add_tool(tool);
+    if !matches!(o.store, Store::Memory) {
+        let pool = Pool::open(&o.store, o.ping).await?;
+        pool.prepare().await?;
+        pool.close().await;
+    }
     let endpoint = match &o.store {
         // Room for every task a run creates (each lives an hour): the default 10,000 would fill
         // within a second.
@@ -611,24 +616,14 @@ async fn run_tollgate(o: &Options) -> Result<(), Error> {
             inner: InMemoryTaskStore::with_capacity(4_000_000),
             calls: calls.clone(),
         }),
-        Store::Sqlite(path) => {
-            let pool = Pool::open(&o.store, o.ping).await?;
-            pool.prepare().await?;
-            pool.close().await;
-            endpoint.task_store(Counting {
-                inner: SqliteTaskStore::open(path).await?,
-                calls: calls.clone(),
-            })
-        }
-        Store::Postgres(url) => {
-            let pool = Pool::open(&o.store, o.ping).await?;
-            pool.prepare().await?;
-            pool.close().await;
-            endpoint.task_store(Counting {
-                inner: PostgresTaskStore::connect(url).await?,
-                calls: calls.clone(),
-            })
-        }
+        Store::Sqlite(path) => endpoint.task_store(Counting {
+            inner: SqliteTaskStore::open(path).await?,
+            calls: calls.clone(),
+        }),
+        Store::Postgres(url) => endpoint.task_store(Counting {
+            inner: PostgresTaskStore::connect(url).await?,
+            calls: calls.clone(),
+        }),
     };
     let service = Arc::new(McpService::new(endpoint.build()?));
     let tally = Arc::new(Tally::default());

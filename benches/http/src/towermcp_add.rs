@@ -20,7 +20,6 @@
 
 mod common;
 
-use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tower_mcp::stateless::StatelessConfig;
 use tower_mcp::{CallToolResult, HttpTransport, McpRouter, ToolBuilder};
@@ -61,14 +60,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Built inside the runtime: the transport may spawn its housekeeping tasks.
         let app = HttpTransport::new(router).stateless(StatelessConfig::new()).into_router_at("/mcp");
         let service = TowerToHyperService::new(app);
-        let listener = tokio::net::TcpListener::bind(common::address()).await?;
-        loop {
-            let (stream, _) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
-            let service = service.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-            });
-        }
+        Ok(common::serve(service).await?)
     })
 }

@@ -286,8 +286,8 @@ mod tests {
     }
 
     /// Streams past the replay window are forgotten once a prune runs at or after the bound
-    /// the last full pass set; the pass sets it from the earliest finish it keeps, and every
-    /// stream adopted since can only bring it forward.
+    /// the last full pass set; the pass sets it from the earliest finish it keeps (a stream
+    /// adopted after the pass cannot expire before that).
     #[tokio::test]
     async fn the_expiry_bound_follows_the_finish_times() {
         let streams = session(ProtocolVersion::V2025_11_25);

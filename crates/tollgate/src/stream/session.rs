@@ -54,8 +54,9 @@ pub(crate) struct SessionStreamsState {
     pub(crate) next_number: u64,
     pub(crate) streams: VecDeque<(u64, Arc<EventStream>)>,
     /// No stream in `streams` can be past the replay window before this moment (`None`: the
-    /// next prune looks at each): set by each full pass from the streams' finish times, and
-    /// brought forward by every stream kept since.
+    /// next prune looks at each): set by each full pass from the streams' finish times. It is
+    /// never later than that pass plus the window, so a stream adopted since (finishing after
+    /// the pass) cannot expire before it.
     pub(crate) expiry_bound: Option<Instant>,
     pub(crate) standalone: Option<Arc<EventStream>>,
     pub(crate) in_flight: HashMap<RequestId, Weak<EventStream>>,
@@ -184,9 +185,6 @@ impl SessionStreams {
             priming: self.revision == ProtocolVersion::V2025_11_25,
         });
         self.share(&state, stream);
-        // Not finished before now: it cannot expire before a window from now.
-        let kept_until = Instant::now().checked_add(self.config.replay_window);
-        state.expiry_bound = state.expiry_bound.min(kept_until);
         state.streams.push_back((number, Arc::clone(stream)));
     }
 

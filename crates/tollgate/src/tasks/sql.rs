@@ -23,6 +23,7 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tollgate_tasks (\
      data TEXT NOT NULL)";
 const CREATE_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS tollgate_tasks_expiry ON tollgate_tasks (expires_at_ms)";
+
 fn backend<E>(_: E) -> TaskStoreError {
     TaskStoreError::new(TaskStoreErrorKind::Backend)
 }

@@ -26,8 +26,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use opentelemetry::KeyValue;
 use opentelemetry::metrics::{BoundHistogram, Histogram};
+use opentelemetry::{KeyValue, Value};
 
 use super::current::Owned;
 
@@ -49,6 +49,18 @@ pub(super) enum Outcome {
     ToolError,
     /// A JSON-RPC error reply, by its code.
     Code(i64),
+}
+
+impl Outcome {
+    /// The `error.type` the outcome records, if it is one.
+    pub(super) fn error_type(&self) -> Option<Value> {
+        match self {
+            Self::Ok => None,
+            Self::Cancelled => Some(Value::from("cancelled")),
+            Self::ToolError => Some(Value::from("tool_error")),
+            Self::Code(code) => Some(Value::from(code.to_string())),
+        }
+    }
 }
 
 /// The attributes of one duration.

@@ -10,7 +10,7 @@
 //!
 //! Knows the OpenTelemetry API; nothing of transports, envelopes or handlers.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -60,14 +60,10 @@ impl Recorded {
 
 thread_local! {
     static CURRENT: RefCell<Option<Recorded>> = const { RefCell::new(None) };
-    /// Whether [`CURRENT`]'s request records: read by every stage, so kept apart.
-    static RECORDING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Puts `record` in place as this thread's, returning the one it replaces.
 fn swap(record: Option<Recorded>) -> Option<Recorded> {
-    let recording = record.as_ref().is_some_and(|r| r.span.is_some());
-    let _ = RECORDING.try_with(|r| r.set(recording));
     CURRENT
         .try_with(|c| {
             c.try_borrow_mut()
@@ -117,7 +113,7 @@ pub(super) fn revision_here() -> Option<&'static str> {
 /// Whether the request running here records (its span is sampled and not a no-op; the
 /// current context is then the request's or one of its stages').
 fn recording() -> bool {
-    RECORDING.try_with(Cell::get).unwrap_or(false)
+    with(|r| r.span.is_some()).unwrap_or(false)
 }
 
 /// The request's revision, once its gate has read it.

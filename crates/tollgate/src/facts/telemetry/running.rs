@@ -16,7 +16,7 @@ use std::task::Poll;
 use std::time::Instant;
 
 use opentelemetry::trace::{Status, TraceContextExt as _};
-use opentelemetry::{Context, KeyValue, Value};
+use opentelemetry::{Context, KeyValue};
 
 use super::cells::{self, Cell, Outcome};
 use super::current::{self, Recorded};
@@ -113,18 +113,6 @@ fn refusal_kind(code: i64) -> Option<&'static str> {
         -32700 => Some("limits"),
         -32602 => Some("invalid_params"),
         _ => None,
-    }
-}
-
-impl Outcome {
-    /// The `error.type` the outcome records, if it is one.
-    pub(super) fn error_type(&self) -> Option<Value> {
-        match self {
-            Self::Ok => None,
-            Self::Cancelled => Some(Value::from("cancelled")),
-            Self::ToolError => Some(Value::from("tool_error")),
-            Self::Code(code) => Some(Value::from(code.to_string())),
-        }
     }
 }
 
