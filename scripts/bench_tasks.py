@@ -8,8 +8,10 @@ For each store, benches/http `tasks-bench` (feature `tasks`) runs:
   `tools/call` creating a task whose work completes at once, `tasks/get` until it reads
   `completed`, and one more `tasks/get`. It reports how many polls a cycle took (P).
 - `bare` (SQLite, PostgreSQL): the same SQL statements a cycle costs the store, straight through
-  sqlx with the store's pool size: INSERT, SELECT + UPDATE (the worker's compare-and-swap to
-  `completed`), P + 1 SELECTs (the polls and the final read). The store's limit.
+  sqlx (SQLite through a pool of the store's size, PostgreSQL on one unchecked connection per
+  loop, as the store keeps its own): INSERT, UPDATE (the worker's compare-and-swap to
+  `completed`, from the version it inserted), P + 1 SELECTs (the polls and the final read). The
+  store's limit.
 - `pgbench` (PostgreSQL): the same statements as one pgbench transaction (`-f`, prepared
   statements, record texts passed as variables), `-c C -j 1 -T S -n`, against the same database,
   after a one-second warm-up like the other two runs'.
@@ -91,7 +93,7 @@ def pgbench_script(polls):
     lines = [
         r"\set id random(1000000000000000000, 9223372036854775806)",
         r"\set draw random(0, 999999)",
-        INSERT, LOAD, REPLACE,
+        INSERT, REPLACE,
     ]
     lines += [LOAD] * whole
     if fraction > 0.0005:

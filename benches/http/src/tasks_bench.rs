@@ -8,8 +8,9 @@
 //! ```
 //! Common options: `--warmup W` (seconds run before the measured window, default 1) and
 //! `--workers N` (tokio worker threads, default: the machine's cores). `bare` also takes
-//! `--no-ping`, a diagnostic: its pool skips sqlx's `test_before_acquire` ping (on by default,
-//! and in Tollgate's pools), which costs one more round trip before every statement.
+//! `--no-ping`, a diagnostic: its SQLite pool skips sqlx's `test_before_acquire` ping (on by
+//! default, and in `SqliteTaskStore`'s pool), which costs one more round trip to the
+//! connection's thread before every statement.
 //!
 //! `tollgate`: one endpoint (2026-07-28, the tasks extension, the named store wrapped in a
 //! counter of store calls) with one tool, `job`, task support required, whose work completes at
@@ -20,22 +21,25 @@
 //! count.
 //!
 //! `bare`: the store's limit. C loops each run the statements one such cycle costs the store,
-//! through a sqlx pool opened as the Tollgate store opens its own (SQLite: WAL, busy timeout 5 s,
-//! 4 connections; PostgreSQL: 8 connections, acquire timeout 5 s), with the very statement texts
-//! of `crates/tollgate/src/tasks/sql.rs` and record texts of the same shape and size:
+//! with the very statement texts of `crates/tollgate/src/tasks/sql.rs` and record texts of the
+//! same shape and size: SQLite through a pool opened as `SqliteTaskStore` opens its own (WAL,
+//! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own that is
+//! never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
+//! only after 500 ms unused: `crates/tollgate/src/tasks/warm.rs`):
 //!
 //! 1. `INSERT INTO tollgate_tasks … SELECT … WHERE (SELECT n FROM tollgate_task_count …) < cap`
 //!    (the row count a trigger keeps, so the insert also updates `tollgate_task_count`)
 //!    — `TaskCreation::spawn` (tasks/runner.rs) → `TaskStore::insert`, version 1, `working`;
-//! 2. `SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?` — the
-//!    worker's end, `run` → `Tasks::update` → `Tasks::lookup` → `TaskStore::load`;
-//! 3. `UPDATE tollgate_tasks SET version, expires_at_ms, data WHERE id = ? AND version = 1` —
-//!    the same `Tasks::update` → `TaskStore::replace` (version 2, `completed`, with the result);
-//! 4. P × the `SELECT` of 2 — the polling `tasks/get`s (`methods/tasks.rs` `get` → `own_task`
-//!    → `Tasks::lookup_for_client` → `lookup` → `load`), the last of which reads `completed`;
-//! 5. 1 × the `SELECT` of 2 — the final `tasks/get`.
+//! 2. `UPDATE tollgate_tasks SET version, expires_at_ms, data WHERE id = ? AND version = 1` —
+//!    the worker's end, `run` → `Tasks::update_from` the record it inserted →
+//!    `TaskStore::replace` (version 2, `completed`, with the result; no read first, unless the
+//!    swap fails);
+//! 3. P × `SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?` — the
+//!    polling `tasks/get`s (`methods/tasks.rs` `get` → `own_task` →
+//!    `Tasks::lookup_for_client` → `lookup` → `load`), the last of which reads `completed`;
+//! 4. 1 × the `SELECT` of 3 — the final `tasks/get`.
 //!
-//! So a cycle is 1 INSERT + 1 UPDATE + (2 + P) SELECTs. P is how many polls the Tollgate run
+//! So a cycle is 1 INSERT + 1 UPDATE + (1 + P) SELECTs. P is how many polls the Tollgate run
 //! needed per cycle (it reports `polls_per_cycle`; at least 1, more when a poll overtakes the
 //! work); pass it with `--polls` (a fraction runs the extra SELECT with that probability).
 //! `Tasks::maybe_purge` adds one `DELETE … WHERE expires_at_ms <= ?` per endpoint per minute:
@@ -83,17 +87,19 @@ const PG_LOAD: &str = "SELECT id, version, expires_at_ms, data FROM tollgate_tas
 const PG_REPLACE: &str = "UPDATE tollgate_tasks SET version = $1, expires_at_ms = $2, data = $3 \
      WHERE id = $4 AND version = $5";
 
-/// Runs `$body` with `$query` made from the pool's own statement text (SQLite or PostgreSQL
-/// placeholders) and `$pool` the pool: sqlx's query types differ per database.
-macro_rules! per_pool {
-    ($self:expr, $sqlite:expr, $pg:expr, |$query:ident, $pool:ident| $body:expr) => {
+/// Runs `$body` with `$query` made from the connection's own statement text (SQLite or
+/// PostgreSQL placeholders) and `$on` what it runs on: sqlx's query types differ per database.
+macro_rules! per_conn {
+    ($self:expr, $sqlite:expr, $pg:expr, |$query:ident, $on:ident| $body:expr) => {
         match $self {
-            Self::Sqlite($pool) => {
+            Self::Sqlite(pool) => {
                 let $query = sqlx::query($sqlite);
+                let $on = &*pool;
                 $body
             }
-            Self::Postgres($pool) => {
+            Self::Postgres(conn) => {
                 let $query = sqlx::query($pg);
+                let $on = &mut *conn;
                 $body
             }
         }
@@ -406,47 +412,66 @@ impl Pool {
         }
     }
 
+    /// What one bare loop runs its statements on.
+    async fn conn(&self) -> Result<Conn, Error> {
+        Ok(match self {
+            Self::Sqlite(p) => Conn::Sqlite(p.clone()),
+            Self::Postgres(p) => Conn::Postgres(p.acquire().await?.detach()),
+        })
+    }
+}
+
+/// One bare loop's statements: SQLite through the pool, as `SqliteTaskStore` runs them;
+/// PostgreSQL on a connection of the loop's own, never pinged (`PostgresTaskStore` keeps its
+/// connections between calls and pings one only after 500 ms unused, which a busy loop never
+/// is), so the limit is sqlx's and the database's, not a pool's checks.
+enum Conn {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgConnection),
+}
+
+impl Conn {
     async fn insert(
-        &self,
+        &mut self,
         id: &str,
         version: i64,
         expires: i64,
         data: &str,
         capacity: i64,
     ) -> Result<u64, sqlx::Error> {
-        Ok(per_pool!(self, SQLITE_INSERT, PG_INSERT, |query, pool| query
+        Ok(per_conn!(self, SQLITE_INSERT, PG_INSERT, |query, on| query
             .bind(id)
             .bind(version)
             .bind(expires)
             .bind(data)
             .bind(capacity)
-            .execute(pool)
+            .execute(on)
             .await?
             .rows_affected()))
     }
 
-    async fn load(&self, id: &str) -> Result<Option<(String, i64, i64, String)>, sqlx::Error> {
+    async fn load(&mut self, id: &str) -> Result<Option<(String, i64, i64, String)>, sqlx::Error> {
         match self {
-            Self::Sqlite(p) => sqlx::query_as(SQLITE_LOAD).bind(id).fetch_optional(p).await,
-            Self::Postgres(p) => sqlx::query_as(PG_LOAD).bind(id).fetch_optional(p).await,
+            Self::Sqlite(p) => sqlx::query_as(SQLITE_LOAD).bind(id).fetch_optional(&*p).await,
+            Self::Postgres(c) => sqlx::query_as(PG_LOAD).bind(id).fetch_optional(c).await,
         }
     }
 
     async fn replace(
-        &self,
+        &mut self,
         version: i64,
         expires: i64,
         data: &str,
         id: &str,
         expected: i64,
     ) -> Result<u64, sqlx::Error> {
-        Ok(per_pool!(self, SQLITE_REPLACE, PG_REPLACE, |query, pool| query
+        Ok(per_conn!(self, SQLITE_REPLACE, PG_REPLACE, |query, on| query
             .bind(version)
             .bind(expires)
             .bind(data)
             .bind(id)
             .bind(expected)
-            .execute(pool)
+            .execute(on)
             .await?
             .rows_affected()))
     }
@@ -494,6 +519,7 @@ fn completed_record(created: u64, now: u64, lease: u64) -> String {
 }
 
 async fn bare_loop(pool: Pool, polls: f64, seed: u64, tally: Arc<Tally>) -> Result<(), Error> {
+    let mut conn = pool.conn().await?;
     let mut random = Random(seed);
     let whole = polls.floor();
     let fraction = polls - whole;
@@ -504,30 +530,29 @@ async fn bare_loop(pool: Pool, polls: f64, seed: u64, tally: Arc<Tally>) -> Resu
         let lease = created + 10_000;
         let expires = i64::try_from(created + TTL_MS)?;
         // 1. The insert (version 1, working).
-        if pool
+        if conn
             .insert(&id, 1, expires, &working_record(created, lease), capacity)
             .await?
             != 1
         {
             return Err("insert refused (store full?)".into());
         }
-        // 2-3. The worker's end: load, then compare-and-swap to version 2, completed.
-        let (_, version, _, _) = pool.load(&id).await?.ok_or("inserted row missing")?;
+        // 2. The worker's end: a compare-and-swap from the version it inserted to 2, completed.
         let done = completed_record(created, now_ms(), lease);
-        if pool
-            .replace(version + 1, expires, &done, &id, version)
+        if conn
+            .replace(2, expires, &done, &id, 1)
             .await?
             != 1
         {
             return Err("replace missed".into());
         }
-        // 4. The polls, then 5. the final read.
+        // 3. The polls, then 4. the final read.
         let mut n = whole as u64;
         if fraction > 0.0 && random.unit() < fraction {
             n += 1;
         }
         for _ in 0..=n {
-            let (_, _, _, data) = pool.load(&id).await?.ok_or("row missing")?;
+            let (_, _, _, data) = conn.load(&id).await?.ok_or("row missing")?;
             if !data.contains(r#""status":"completed""#) {
                 return Err("row not completed".into());
             }
@@ -680,8 +705,8 @@ async fn run_bare(o: &Options) -> Result<(), Error> {
     pool.close().await;
     let cycles = tally.cycles.load(Ordering::Relaxed).max(1) as f64;
     let polls = tally.polls.load(Ordering::Relaxed) as f64 / cycles;
-    // 1 load at the worker's end, the polls, the final read.
-    let load = ((2.0 + polls) * 1000.0).round() / 1000.0;
+    // The polls and the final read.
+    let load = ((1.0 + polls) * 1000.0).round() / 1000.0;
     let statements = serde_json::json!({"insert": 1.0, "load": load, "replace": 1.0, "purge": 0.0});
     report(
         o,

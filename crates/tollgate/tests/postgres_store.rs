@@ -95,6 +95,132 @@ async fn postgres_counts_rows_for_the_bound() {
         .unwrap();
 }
 
+/// The store's connections stay open between calls, and one the server ended is replaced: at
+/// once when it sat unused long enough to be checked first, else after the one call that finds
+/// it gone. A call dropped in the middle of a statement closes its connection. Backends are
+/// told apart by an application name of the test's own, in a schema of its own.
+#[tokio::test]
+#[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
+async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+    use tollgate::task::{TaskStore, TaskStoreErrorKind};
+    let name = format!("warm_{}", std::process::id());
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url())
+        .await
+        .unwrap();
+    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {name}"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    let options: PgConnectOptions = url().parse().unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(
+            options
+                .application_name(&name)
+                .options([("search_path", name.as_str())]),
+        )
+        .await
+        .unwrap();
+    let store = PostgresTaskStore::from_pool(pool.clone()).await.unwrap();
+    // The backends of this test's pool, and the last statement each ran.
+    let backends = || async {
+        sqlx::query_as::<_, (i32, String)>(
+            "SELECT pid, query FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid",
+        )
+        .bind(&name)
+        .fetch_all(&admin)
+        .await
+        .unwrap()
+    };
+    let serving = || async {
+        let found: Vec<i32> = backends()
+            .await
+            .into_iter()
+            .filter(|(_, query)| query.starts_with("SELECT id, version"))
+            .map(|(pid, _)| pid)
+            .collect();
+        assert_eq!(found.len(), 1, "one backend ran the store's load");
+        found[0]
+    };
+    let gone = |pid: i32| async move {
+        for _ in 0..200 {
+            if !backends().await.iter().any(|(p, _)| *p == pid) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("backend {pid} still there after 10 s");
+    };
+
+    // Call after call on one backend.
+    assert_eq!(store.load("missing").await, Ok(None));
+    let first = serving().await;
+    for _ in 0..20 {
+        assert_eq!(store.load("missing").await, Ok(None));
+    }
+    assert_eq!(serving().await, first);
+    let opened = backends().await.len();
+    assert!(opened <= 2, "at most the pool's two connections: {opened}");
+
+    // Ended by the server while unused for longer than the check interval: the check finds it
+    // gone, and the call runs on a new connection.
+    sqlx::query("SELECT pg_terminate_backend($1)")
+        .bind(first)
+        .execute(&admin)
+        .await
+        .unwrap();
+    gone(first).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(store.load("missing").await, Ok(None));
+    let second = serving().await;
+    assert_ne!(second, first);
+
+    // Ended right after a call: at most the next call fails (fixed `Backend`), and the one
+    // after runs on a new connection.
+    assert_eq!(store.load("missing").await, Ok(None));
+    sqlx::query("SELECT pg_terminate_backend($1)")
+        .bind(second)
+        .execute(&admin)
+        .await
+        .unwrap();
+    gone(second).await;
+    match store.load("missing").await {
+        Ok(None) => {}
+        other => assert_eq!(
+            other.map_err(|e| e.kind()),
+            Err(TaskStoreErrorKind::Backend)
+        ),
+    }
+    assert_eq!(store.load("missing").await, Ok(None));
+    let third = serving().await;
+    assert_ne!(third, second);
+
+    // Dropped while its statement waits on a lock: that connection is closed, not kept.
+    let mut locker = admin.begin().await.unwrap();
+    sqlx::query(&format!(
+        "LOCK TABLE {name}.tollgate_tasks IN ACCESS EXCLUSIVE MODE"
+    ))
+    .execute(&mut *locker)
+    .await
+    .unwrap();
+    let waited = tokio::time::timeout(Duration::from_millis(300), store.load("missing")).await;
+    assert!(waited.is_err(), "the load waits on the lock");
+    locker.rollback().await.unwrap();
+    gone(third).await;
+    assert_eq!(store.load("missing").await, Ok(None));
+    assert_ne!(serving().await, third);
+
+    drop(store);
+    pool.close().await;
+    sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))
+        .execute(&admin)
+        .await
+        .unwrap();
+}
+
 async fn instance(store: PostgresTaskStore) -> std::net::SocketAddr {
     task_server(store, 300, "done").await
 }

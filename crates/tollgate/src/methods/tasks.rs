@@ -226,8 +226,8 @@ pub(crate) async fn update(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
-    let id = match own_task(endpoint, tasks, params, context).await {
-        Ok((id, _)) => id,
+    let (id, known) = match own_task(endpoint, tasks, params, context).await {
+        Ok(found) => found,
         Err(reply) => return reply,
     };
     let Some(JsonValue::Object(responses)) = params.get("inputResponses") else {
@@ -239,7 +239,7 @@ pub(crate) async fn update(
         );
     };
     let updated = tasks
-        .update(id, |r| {
+        .update_from(id, Some(known), |r| {
             if r.status != TaskStatus::InputRequired {
                 return false;
             }
@@ -284,12 +284,12 @@ pub(crate) async fn cancel(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
-    let id = match own_task(endpoint, tasks, params, context).await {
-        Ok((id, _)) => id,
+    let (id, known) = match own_task(endpoint, tasks, params, context).await {
+        Ok(found) => found,
         Err(reply) => return reply,
     };
     let updated = tasks
-        .update(id, |r| {
+        .update_from(id, Some(known), |r| {
             if r.status.is_terminal() {
                 return false;
             }

@@ -12,7 +12,8 @@
 //! - `runner`: the endpoint's tasks, the handler-facing [`TaskCreation`](runner::TaskCreation),
 //!   leases and per-principal bounds;
 //! - `work`: the work-facing [`TaskContext`](work::TaskContext) (status messages, input);
-//! - `sql`: SQLite and PostgreSQL stores (features `sqlite`, `postgres`).
+//! - `sql`: SQLite and PostgreSQL stores (features `sqlite`, `postgres`);
+//! - `warm`: the PostgreSQL store's connections, kept open between calls (no ping each time).
 //!
 //! A task record is created (durably, in the store) before its handle is returned; its work
 //! runs on this process's runtime; every later read and write goes through the store, so any
@@ -28,6 +29,8 @@ pub(crate) mod runner;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod sql;
 pub(crate) mod store;
+#[cfg(feature = "postgres")]
+pub(crate) mod warm;
 pub(crate) mod work;
 
 #[cfg(test)]
@@ -180,6 +183,85 @@ mod tests {
             tasks.lookup_for_client("abc", "/mcp\np\nmallory").await,
             Lookup::Absent
         ));
+    }
+
+    /// A store that counts its reads.
+    #[derive(Default)]
+    struct Counted {
+        inner: InMemoryTaskStore,
+        loads: std::sync::atomic::AtomicUsize,
+    }
+
+    impl TaskStore for Counted {
+        fn insert<'a>(&'a self, row: TaskRow) -> StoreFuture<'a, ()> {
+            self.inner.insert(row)
+        }
+        fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRow>> {
+            self.loads
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.load(id)
+        }
+        fn replace<'a>(&'a self, row: TaskRow, expected_version: u64) -> StoreFuture<'a, bool> {
+            self.inner.replace(row, expected_version)
+        }
+        fn purge_expired<'a>(&'a self, now_ms: u64) -> StoreFuture<'a, u64> {
+            self.inner.purge_expired(now_ms)
+        }
+    }
+
+    /// An update from a record known to be current writes without reading; from a stale one,
+    /// its swap fails and the change is made again on the record as stored; from an expired
+    /// one, nothing is written.
+    #[tokio::test]
+    async fn updates_from_a_known_record_read_only_when_it_is_stale() {
+        let store = Arc::new(Counted::default());
+        let tasks = Tasks::new(store.clone(), TaskConfig::default(), None);
+        let loads = || store.loads.load(std::sync::atomic::Ordering::Relaxed);
+        let now = now_ms();
+        let mut r = record();
+        r.status = TaskStatus::Working;
+        r.message = None;
+        r.created_ms = now;
+        r.updated_ms = now;
+        store
+            .insert(r.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        let mark = |r: &mut TaskRecord| {
+            r.message = Some(format!("{}x", r.message.as_deref().unwrap_or("")).into());
+            true
+        };
+
+        let current = tasks.update_from("abc", Some(r.clone()), mark).await;
+        let current = current.expect("written").expect("present");
+        assert_eq!(
+            (current.version, current.message.as_deref()),
+            (4, Some("x"))
+        );
+        assert_eq!(loads(), 0);
+
+        // `r` is version 3 now stale: read once, and the change lands on version 4.
+        let fresh = tasks.update_from("abc", Some(r.clone()), mark).await;
+        let fresh = fresh.expect("written").expect("present");
+        assert_eq!((fresh.version, fresh.message.as_deref()), (5, Some("xx")));
+        assert_eq!(loads(), 1);
+
+        let mut expired = fresh.clone();
+        expired.created_ms = 0;
+        assert_eq!(
+            tasks.update_from("abc", Some(expired), mark).await,
+            Ok(None)
+        );
+        assert_eq!(loads(), 1);
+        let stored = TaskRecord::from_row(
+            &store
+                .inner
+                .load("abc")
+                .await
+                .expect("loads")
+                .expect("present"),
+        );
+        assert_eq!(stored, Some(fresh));
     }
 
     #[tokio::test]

@@ -96,7 +96,7 @@ impl Tasks {
         match self.lookup(id, Some(owner)).await {
             Lookup::Found(r) if !r.status.is_terminal() && r.lease_ms < now_ms() => {
                 let failed = self
-                    .update(id, |r| {
+                    .update_from(id, Some(r), |r| {
                         if r.status.is_terminal() || r.lease_ms >= now_ms() {
                             return false;
                         }
@@ -193,10 +193,28 @@ impl Tasks {
     pub(crate) async fn update(
         &self,
         id: &str,
+        change: impl FnMut(&mut TaskRecord) -> bool,
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
+        self.update_from(id, None, change).await
+    }
+
+    /// [`Tasks::update`], starting from `known`, the record `id` as it was just read or
+    /// written here: while it is still the stored version, the first compare-and-swap needs no
+    /// read; when it is not, that swap fails and the loop reads the record as usual.
+    pub(crate) async fn update_from(
+        &self,
+        id: &str,
+        mut known: Option<TaskRecord>,
         mut change: impl FnMut(&mut TaskRecord) -> bool,
     ) -> Result<Option<TaskRecord>, TaskStoreError> {
         for _ in 0..64 {
-            let record = match self.lookup(id, None).await {
+            let found = match known.take() {
+                // Expired is absent, as `lookup` has it.
+                Some(r) if r.expires_at_ms() <= now_ms() => Lookup::Absent,
+                Some(r) => Lookup::Found(r),
+                None => self.lookup(id, None).await,
+            };
+            let record = match found {
                 Lookup::Found(r) => r,
                 Lookup::Absent => return Ok(None),
                 Lookup::StoreFailed => {
@@ -561,7 +579,7 @@ impl TaskCreation {
         tokio::spawn(run(
             tasks.clone(),
             self.output,
-            id,
+            record.clone(),
             cancel,
             Box::pin(work(context)),
         ));
@@ -580,10 +598,14 @@ impl TaskCreation {
 pub(crate) async fn run(
     tasks: Arc<Tasks>,
     output: OutputLimits,
-    id: Arc<str>,
+    created: TaskRecord,
     cancel: CancellationToken,
     work: BoxFuture<'static, Result<CompleteResult, TaskError>>,
 ) {
+    let id = created.id.clone();
+    // The record as created: the end is first written over it (no read), which holds unless
+    // the lease was renewed or the work reported progress first.
+    let mut known = Some(created);
     let watch = {
         let tasks = tasks.clone();
         let id = id.clone();
@@ -632,7 +654,7 @@ pub(crate) async fn run(
         let give_up = now_ms().saturating_add(lease_span(&tasks.config));
         loop {
             let written = tasks
-                .update(&id, |r| {
+                .update_from(&id, known.take(), |r| {
                     if r.status.is_terminal() {
                         return false;
                     }

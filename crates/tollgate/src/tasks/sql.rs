@@ -54,13 +54,15 @@ macro_rules! sql_task_store {
             fn insert<'a>(&'a self, row: TaskRow) -> StoreFuture<'a, ()> {
                 Box::pin(async move {
                     for attempt in 0..2 {
-                        let done = sqlx::query::<$db>($insert)
-                            .bind(&row.id)
-                            .bind(signed(row.version))
-                            .bind(signed(row.expires_at_ms))
-                            .bind(&row.data)
-                            .bind(signed(self.capacity))
-                            .execute(&self.pool)
+                        let done = self
+                            .execute(
+                                sqlx::query::<$db>($insert)
+                                    .bind(&row.id)
+                                    .bind(signed(row.version))
+                                    .bind(signed(row.expires_at_ms))
+                                    .bind(&row.data)
+                                    .bind(signed(self.capacity)),
+                            )
                             .await;
                         match done {
                             Ok(r) if r.rows_affected() == 1 => return Ok(()),
@@ -81,9 +83,8 @@ macro_rules! sql_task_store {
 
             fn load<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRow>> {
                 Box::pin(async move {
-                    let row: Option<(String, i64, i64, String)> = sqlx::query_as($load)
-                        .bind(id)
-                        .fetch_optional(&self.pool)
+                    let row: Option<(String, i64, i64, String)> = self
+                        .fetch_optional(sqlx::query_as($load).bind(id))
                         .await
                         .map_err(backend)?;
                     Ok(row.map(|(id, version, expires, data)| TaskRow {
@@ -97,13 +98,15 @@ macro_rules! sql_task_store {
 
             fn replace<'a>(&'a self, row: TaskRow, expected_version: u64) -> StoreFuture<'a, bool> {
                 Box::pin(async move {
-                    let done = sqlx::query::<$db>($replace)
-                        .bind(signed(row.version))
-                        .bind(signed(row.expires_at_ms))
-                        .bind(&row.data)
-                        .bind(&row.id)
-                        .bind(signed(expected_version))
-                        .execute(&self.pool)
+                    let done = self
+                        .execute(
+                            sqlx::query::<$db>($replace)
+                                .bind(signed(row.version))
+                                .bind(signed(row.expires_at_ms))
+                                .bind(&row.data)
+                                .bind(&row.id)
+                                .bind(signed(expected_version)),
+                        )
                         .await
                         .map_err(backend)?;
                     Ok(done.rows_affected() == 1)
@@ -112,9 +115,8 @@ macro_rules! sql_task_store {
 
             fn purge_expired<'a>(&'a self, now_ms: u64) -> StoreFuture<'a, u64> {
                 Box::pin(async move {
-                    let done = sqlx::query::<$db>($purge)
-                        .bind(signed(now_ms))
-                        .execute(&self.pool)
+                    let done = self
+                        .execute(sqlx::query::<$db>($purge).bind(signed(now_ms)))
                         .await
                         .map_err(backend)?;
                     Ok(done.rows_affected())
@@ -212,6 +214,26 @@ impl SqliteTaskStore {
 }
 
 #[cfg(feature = "sqlite")]
+impl SqliteTaskStore {
+    async fn execute<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+    ) -> Result<sqlx::sqlite::SqliteQueryResult, sqlx::Error> {
+        query.execute(&self.pool).await
+    }
+
+    async fn fetch_optional<'q, O>(
+        &self,
+        query: sqlx::query::QueryAs<'q, sqlx::Sqlite, O, sqlx::sqlite::SqliteArguments<'q>>,
+    ) -> Result<Option<O>, sqlx::Error>
+    where
+        O: for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> + Send + Unpin,
+    {
+        query.fetch_optional(&self.pool).await
+    }
+}
+
+#[cfg(feature = "sqlite")]
 sql_task_store!(
     SqliteTaskStore,
     sqlx::Sqlite,
@@ -223,8 +245,8 @@ sql_task_store!(
     "DELETE FROM tollgate_tasks WHERE expires_at_ms <= ?1"
 );
 
-/// The pool every PostgreSQL store of Tollgate connects with: at most 8 connections, each
-/// checked before use, at most [`POSTGRES_ACQUIRE_TIMEOUT`] waited for one.
+/// The pool every PostgreSQL store of Tollgate connects with: at most 8 connections, at most
+/// [`POSTGRES_ACQUIRE_TIMEOUT`] waited for one.
 #[cfg(feature = "postgres")]
 pub(crate) async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, sqlx::Error> {
     sqlx::postgres::PgPoolOptions::new()
@@ -274,18 +296,19 @@ pub const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::f
 #[cfg(feature = "postgres")]
 #[derive(Clone, Debug)]
 pub struct PostgresTaskStore {
-    pool: sqlx::PgPool,
+    warm: std::sync::Arc<crate::tasks::warm::Warm>,
     capacity: u64,
 }
 
 #[cfg(feature = "postgres")]
 impl PostgresTaskStore {
-    /// Connects to `url` and creates the table if it is missing. The pool holds at most 8
-    /// connections, checks each before use, and waits at most
-    /// [`POSTGRES_ACQUIRE_TIMEOUT`] for one: while the database is down, a request that needs
-    /// it fails within that bound with HTTP 503 `Server busy` instead of hanging (and any store
-    /// call that gets no answer within 10 s counts as failed), and the pool reconnects by itself
-    /// when the database is back.
+    /// Connects to `url` and creates the table if it is missing. The store holds at most 8
+    /// connections, keeps them open between calls (a connection unused for 500 ms or more is
+    /// checked with a ping before its next use; one a call fails on for any reason but the
+    /// database's own refusal is closed), and waits at most [`POSTGRES_ACQUIRE_TIMEOUT`] for
+    /// one: while the database is down, a request that needs it fails within that bound with
+    /// HTTP 503 `Server busy` instead of hanging (and any store call that gets no answer within
+    /// 10 s counts as failed), and new connections are opened when the database is back.
     ///
     /// # Errors
     ///
@@ -294,7 +317,11 @@ impl PostgresTaskStore {
         Self::from_pool(postgres_pool(url).await.map_err(backend)?).await
     }
 
-    /// Uses an existing pool, creating the table if it is missing.
+    /// Uses an existing pool, creating the table if it is missing. The store opens its
+    /// connections through the pool (its connect options and acquire timeout), at most the
+    /// pool's `max_connections` at once, and keeps them as [`PostgresTaskStore::connect`]
+    /// describes. It detaches them from the pool to do so, so code that shares the pool may
+    /// see it open that many more.
     ///
     /// # Errors
     ///
@@ -315,9 +342,31 @@ impl PostgresTaskStore {
         .await
         .map_err(backend)?;
         Ok(Self {
-            pool,
+            warm: std::sync::Arc::new(crate::tasks::warm::Warm::new(pool)),
             capacity: DEFAULT_SQL_TASK_CAPACITY,
         })
+    }
+
+    /// Runs one statement on a connection kept warm (see `tasks/warm.rs`).
+    async fn execute(
+        &self,
+        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    ) -> Result<sqlx::postgres::PgQueryResult, sqlx::Error> {
+        let mut lent = self.warm.lend().await?;
+        let done = query.execute(lent.conn()?).await;
+        lent.finish(done)
+    }
+
+    async fn fetch_optional<O>(
+        &self,
+        query: sqlx::query::QueryAs<'_, sqlx::Postgres, O, sqlx::postgres::PgArguments>,
+    ) -> Result<Option<O>, sqlx::Error>
+    where
+        O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+    {
+        let mut lent = self.warm.lend().await?;
+        let done = query.fetch_optional(lent.conn()?).await;
+        lent.finish(done)
     }
 }
 
