@@ -158,7 +158,8 @@ fn signed(n: usize) -> i64 {
 /// ```
 #[derive(Clone, Debug)]
 pub struct PostgresSessionStore {
-    pool: sqlx::PgPool,
+    /// Connections kept open between calls (`tasks/warm.rs`), and the pool they come from.
+    warm: std::sync::Arc<crate::tasks::warm::Warm>,
     /// Wakes this process's instances when an answer is handed to them (one `LISTEN`
     /// connection, started at the first wait).
     woken: std::sync::Arc<Woken>,
@@ -218,12 +219,15 @@ async fn listen(pool: sqlx::PgPool, woken: std::sync::Weak<Woken>) {
 }
 
 impl PostgresSessionStore {
-    /// Connects to `url` and creates the table if it is missing. The pool holds at most 8
-    /// connections, checks each before use and waits at most
-    /// [`POSTGRES_ACQUIRE_TIMEOUT`](crate::task::POSTGRES_ACQUIRE_TIMEOUT) for one; a call that
-    /// gets no answer in 10 s counts as failed. While the database is down, `initialize` gets
-    /// 503 and a request in a session the revision's internal error; the pool reconnects by
-    /// itself.
+    /// Connects to `url` and creates the table if it is missing. The store holds at most 8
+    /// connections (and one more for `LISTEN`) and keeps them open between calls, as
+    /// [`PostgresTaskStore::connect`](crate::task::PostgresTaskStore::connect) describes: a
+    /// connection unused for 500 ms or more is checked with a ping before its next use, one a
+    /// call fails on for any reason but the database's own refusal is closed. It waits at most
+    /// [`POSTGRES_ACQUIRE_TIMEOUT`](crate::task::POSTGRES_ACQUIRE_TIMEOUT) for a connection; a
+    /// call that gets no answer in 10 s counts as failed. While the database is down,
+    /// `initialize` gets 503 and a request in a session the revision's internal error; new
+    /// connections are opened when it is back.
     ///
     /// # Errors
     ///
@@ -235,7 +239,9 @@ impl PostgresSessionStore {
         Self::from_pool(pool).await
     }
 
-    /// Uses an existing pool (the task store's, say), creating the table if it is missing.
+    /// Uses an existing pool (the task store's, say), creating the table if it is missing. The
+    /// store opens its connections through the pool and detaches them from it, as
+    /// [`PostgresTaskStore::from_pool`](crate::task::PostgresTaskStore::from_pool) describes.
     ///
     /// # Errors
     ///
@@ -249,7 +255,7 @@ impl PostgresSessionStore {
             .await
             .map_err(backend)?;
         Ok(Self {
-            pool,
+            warm: std::sync::Arc::new(crate::tasks::warm::Warm::new(pool)),
             woken: std::sync::Arc::default(),
         })
     }
@@ -263,7 +269,10 @@ impl PostgresSessionStore {
     /// Starts the `LISTEN` task, once (inside a runtime).
     fn listen(&self) {
         crate::session::spawn_once(&self.woken.listening, || {
-            listen(self.pool.clone(), std::sync::Arc::downgrade(&self.woken))
+            listen(
+                self.warm.pool().clone(),
+                std::sync::Arc::downgrade(&self.woken),
+            )
         });
     }
 
@@ -272,31 +281,45 @@ impl PostgresSessionStore {
         row: &SessionRow,
         config: &SessionConfig,
     ) -> Result<(), SessionStoreError> {
-        let mut tx = self.pool.begin().await.map_err(backend)?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(CREATE_LOCK)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        let done = sqlx::query(INSERT)
-            .bind(&row.id)
-            .bind(&row.owner)
-            .bind(&row.data)
-            .bind(&row.log_level)
-            .bind(seconds(config.get_idle_timeout()))
-            .bind(signed(config.get_max_sessions()))
-            .bind(signed(config.get_max_sessions_per_principal()))
-            .execute(&mut *tx)
-            .await;
-        match done {
-            Ok(r) if r.rows_affected() == 1 => tx.commit().await.map_err(backend),
-            Ok(_) => Err(SessionStoreError::new(SessionStoreErrorKind::Full)),
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                Err(SessionStoreError::new(SessionStoreErrorKind::Duplicate))
-            }
-            Err(e) => Err(backend(e)),
-        }
+        let mut lent = self.warm.lend().await.map_err(backend)?;
+        let ended = insert_on(lent.conn().map_err(backend)?, row, config).await;
+        lent.finish_transaction(ended).map_err(backend)?
     }
+}
+
+/// Creates the session in one transaction under the creation lock, which ends either way:
+/// committed, or rolled back when the bounds refuse the row (`Full`) or its id is taken.
+async fn insert_on(
+    conn: &mut sqlx::PgConnection,
+    row: &SessionRow,
+    config: &SessionConfig,
+) -> Result<Result<(), SessionStoreError>, sqlx::Error> {
+    use sqlx::Connection as _;
+    let mut tx = conn.begin().await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(CREATE_LOCK)
+        .execute(&mut *tx)
+        .await?;
+    let done = sqlx::query(INSERT)
+        .bind(&row.id)
+        .bind(&row.owner)
+        .bind(&row.data)
+        .bind(&row.log_level)
+        .bind(seconds(config.get_idle_timeout()))
+        .bind(signed(config.get_max_sessions()))
+        .bind(signed(config.get_max_sessions_per_principal()))
+        .execute(&mut *tx)
+        .await;
+    let refused = match done {
+        Ok(r) if r.rows_affected() == 1 => return tx.commit().await.map(Ok),
+        Ok(_) => SessionStoreErrorKind::Full,
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+            SessionStoreErrorKind::Duplicate
+        }
+        Err(e) => return Err(e),
+    };
+    tx.rollback().await?;
+    Ok(Err(SessionStoreError::new(refused)))
 }
 
 impl SessionStore for PostgresSessionStore {
@@ -315,15 +338,17 @@ impl SessionStore for PostgresSessionStore {
         idle_timeout: Duration,
     ) -> SessionStoreFuture<'a, Option<SessionRow>> {
         Box::pin(async move {
-            let row: Option<(String, Option<String>, String, Option<String>)> =
-                sqlx::query_as(TOUCH)
-                    .bind(id)
-                    .bind(owner)
-                    .bind(seconds(idle_timeout))
-                    .bind(seconds(idle_timeout / 16))
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(backend)?;
+            let row: Option<(String, Option<String>, String, Option<String>)> = self
+                .warm
+                .fetch_optional(
+                    sqlx::query_as(TOUCH)
+                        .bind(id)
+                        .bind(owner)
+                        .bind(seconds(idle_timeout))
+                        .bind(seconds(idle_timeout / 16)),
+                )
+                .await
+                .map_err(backend)?;
             Ok(row.map(|(id, owner, data, log_level)| SessionRow {
                 id,
                 owner,
@@ -341,12 +366,15 @@ impl SessionStore for PostgresSessionStore {
         idle_timeout: Duration,
     ) -> SessionStoreFuture<'a, bool> {
         Box::pin(async move {
-            let done = sqlx::query(SET_LEVEL)
-                .bind(id)
-                .bind(owner)
-                .bind(level)
-                .bind(seconds(idle_timeout))
-                .execute(&self.pool)
+            let done = self
+                .warm
+                .execute(
+                    sqlx::query(SET_LEVEL)
+                        .bind(id)
+                        .bind(owner)
+                        .bind(level)
+                        .bind(seconds(idle_timeout)),
+                )
                 .await
                 .map_err(backend)?;
             Ok(done.rows_affected() == 1)
@@ -355,10 +383,9 @@ impl SessionStore for PostgresSessionStore {
 
     fn end<'a>(&'a self, id: &'a str, owner: Option<&'a str>) -> SessionStoreFuture<'a, bool> {
         Box::pin(async move {
-            let done = sqlx::query(END)
-                .bind(id)
-                .bind(owner)
-                .execute(&self.pool)
+            let done = self
+                .warm
+                .execute(sqlx::query(END).bind(id).bind(owner))
                 .await
                 .map_err(backend)?;
             Ok(done.rows_affected() == 1)
@@ -374,32 +401,27 @@ impl SessionStore for PostgresSessionStore {
         Box::pin(async move {
             let idle = seconds(idle_timeout);
             if !busy.is_empty() {
-                sqlx::query(KEEP_BUSY)
-                    .bind(busy)
-                    .bind(idle)
-                    .execute(&self.pool)
+                self.warm
+                    .execute(sqlx::query(KEEP_BUSY).bind(busy).bind(idle))
                     .await
                     .map_err(backend)?;
             }
-            sqlx::query(PURGE)
-                .bind(idle)
-                .execute(&self.pool)
+            self.warm
+                .execute(sqlx::query(PURGE).bind(idle))
                 .await
                 .map_err(backend)?;
             for purge in [PURGE_ANSWERS, PURGE_EVENTS] {
-                sqlx::query(purge)
-                    .bind(idle)
-                    .execute(&self.pool)
+                self.warm
+                    .execute(sqlx::query(purge).bind(idle))
                     .await
                     .map_err(backend)?;
             }
             if held.is_empty() {
                 return Ok(Vec::new());
             }
-            let live: Vec<(String,)> = sqlx::query_as(HELD)
-                .bind(held)
-                .bind(idle)
-                .fetch_all(&self.pool)
+            let live: Vec<(String,)> = self
+                .warm
+                .fetch_all(sqlx::query_as(HELD).bind(held).bind(idle))
                 .await
                 .map_err(backend)?;
             let live: std::collections::HashSet<String> =
@@ -419,11 +441,13 @@ impl SessionStore for PostgresSessionStore {
         instance: &'a str,
     ) -> SessionStoreFuture<'a, ()> {
         Box::pin(async move {
-            sqlx::query(EXPECT)
-                .bind(session)
-                .bind(request)
-                .bind(instance)
-                .execute(&self.pool)
+            self.warm
+                .execute(
+                    sqlx::query(EXPECT)
+                        .bind(session)
+                        .bind(request)
+                        .bind(instance),
+                )
                 .await
                 .map_err(backend)?;
             Ok(())
@@ -436,10 +460,8 @@ impl SessionStore for PostgresSessionStore {
         request: &'a str,
     ) -> SessionStoreFuture<'a, ()> {
         Box::pin(async move {
-            sqlx::query(FORGET)
-                .bind(session)
-                .bind(request)
-                .execute(&self.pool)
+            self.warm
+                .execute(sqlx::query(FORGET).bind(session).bind(request))
                 .await
                 .map_err(backend)?;
             Ok(())
@@ -453,22 +475,21 @@ impl SessionStore for PostgresSessionStore {
         answer: &'a str,
     ) -> SessionStoreFuture<'a, bool> {
         Box::pin(async move {
-            let given = sqlx::query(ANSWER)
-                .bind(session)
-                .bind(request)
-                .bind(answer)
-                .fetch_all(&self.pool)
+            // One row (the notification sent) when the request was waiting for this answer.
+            let given = self
+                .warm
+                .execute(sqlx::query(ANSWER).bind(session).bind(request).bind(answer))
                 .await
                 .map_err(backend)?;
-            Ok(given.len() == 1)
+            Ok(given.rows_affected() == 1)
         })
     }
 
     fn take_answers<'a>(&'a self, instance: &'a str) -> SessionStoreFuture<'a, Vec<SessionAnswer>> {
         Box::pin(async move {
-            let taken: Vec<(String, String, String)> = sqlx::query_as(TAKE)
-                .bind(instance)
-                .fetch_all(&self.pool)
+            let taken: Vec<(String, String, String)> = self
+                .warm
+                .fetch_all(sqlx::query_as(TAKE).bind(instance))
                 .await
                 .map_err(backend)?;
             Ok(taken
@@ -494,30 +515,33 @@ impl SessionStore for PostgresSessionStore {
             let frames: Vec<&str> = events.iter().map(|e| e.frame.as_str()).collect();
             let responses: Vec<bool> = events.iter().map(|e| e.response).collect();
             let keeps: Vec<i64> = events.iter().map(|e| wide(e.keep_from)).collect();
-            let mut tx = self.pool.begin().await.map_err(backend)?;
-            sqlx::query(INSERT_EVENTS)
-                .bind(&sessions)
-                .bind(&streams)
-                .bind(&seqs)
-                .bind(&frames)
-                .bind(&responses)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-            sqlx::query(EVICT_EVENTS)
-                .bind(&sessions)
-                .bind(&streams)
-                .bind(&keeps)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-            sqlx::query(WAKE_FOLLOWERS)
-                .bind(&sessions)
-                .bind(&streams)
-                .execute(&mut *tx)
-                .await
-                .map_err(backend)?;
-            tx.commit().await.map_err(backend)
+            let mut lent = self.warm.lend().await.map_err(backend)?;
+            let ended = async {
+                use sqlx::Connection as _;
+                let mut tx = lent.conn()?.begin().await?;
+                sqlx::query(INSERT_EVENTS)
+                    .bind(&sessions)
+                    .bind(&streams)
+                    .bind(&seqs)
+                    .bind(&frames)
+                    .bind(&responses)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(EVICT_EVENTS)
+                    .bind(&sessions)
+                    .bind(&streams)
+                    .bind(&keeps)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(WAKE_FOLLOWERS)
+                    .bind(&sessions)
+                    .bind(&streams)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await
+            }
+            .await;
+            lent.finish_transaction(ended).map_err(backend)
         })
     }
 
@@ -528,21 +552,23 @@ impl SessionStore for PostgresSessionStore {
         after: u64,
     ) -> SessionStoreFuture<'a, Option<Vec<SessionEvent>>> {
         Box::pin(async move {
-            let rows: Vec<(i64, String, bool)> = sqlx::query_as(STREAM_EVENTS)
-                .bind(session)
-                .bind(wide(stream))
-                .bind(wide(after))
-                .fetch_all(&self.pool)
+            let rows: Vec<(i64, String, bool)> = self
+                .warm
+                .fetch_all(
+                    sqlx::query_as(STREAM_EVENTS)
+                        .bind(session)
+                        .bind(wide(stream))
+                        .bind(wide(after)),
+                )
                 .await
                 .map_err(backend)?;
             if rows.is_empty() {
-                let (kept,): (bool,) = sqlx::query_as(STREAM_KEPT)
-                    .bind(session)
-                    .bind(wide(stream))
-                    .fetch_one(&self.pool)
+                let kept: Option<(bool,)> = self
+                    .warm
+                    .fetch_optional(sqlx::query_as(STREAM_KEPT).bind(session).bind(wide(stream)))
                     .await
                     .map_err(backend)?;
-                return Ok(kept.then(Vec::new));
+                return Ok(kept.is_some_and(|(kept,)| kept).then(Vec::new));
             }
             Ok(Some(
                 rows.into_iter()
@@ -572,10 +598,12 @@ impl SessionStore for PostgresSessionStore {
             if message.len() > crate::session::store::MAX_BROADCAST_BYTES {
                 return Err(SessionStoreError::new(SessionStoreErrorKind::Backend));
             }
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(BROADCAST_CHANNEL)
-                .bind(message)
-                .execute(&self.pool)
+            self.warm
+                .execute(
+                    sqlx::query("SELECT pg_notify($1, $2)")
+                        .bind(BROADCAST_CHANNEL)
+                        .bind(message),
+                )
                 .await
                 .map_err(backend)?;
             Ok(())

@@ -347,14 +347,12 @@ impl PostgresTaskStore {
         })
     }
 
-    /// Runs one statement on a connection kept warm (see `tasks/warm.rs`).
+    /// Runs one statement on a connection kept open (see `tasks/warm.rs`).
     async fn execute(
         &self,
         query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
     ) -> Result<sqlx::postgres::PgQueryResult, sqlx::Error> {
-        let mut lent = self.warm.lend().await?;
-        let done = query.execute(lent.conn()?).await;
-        lent.finish(done)
+        self.warm.execute(query).await
     }
 
     async fn fetch_optional<O>(
@@ -364,9 +362,7 @@ impl PostgresTaskStore {
     where
         O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
     {
-        let mut lent = self.warm.lend().await?;
-        let done = query.fetch_optional(lent.conn()?).await;
-        lent.finish(done)
+        self.warm.fetch_optional(query).await
     }
 }
 

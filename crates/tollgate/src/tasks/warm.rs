@@ -12,7 +12,9 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sqlx::{Connection, PgConnection, PgPool};
+use sqlx::postgres::{PgArguments, PgQueryResult, PgRow};
+use sqlx::query::{Query, QueryAs};
+use sqlx::{Connection, FromRow, PgConnection, PgPool, Postgres};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// A connection unused for this long is pinged before it is used again.
@@ -99,6 +101,48 @@ impl Warm {
         })
     }
 
+    /// The pool connections are opened through (the `LISTEN` connection and schema creation
+    /// use it directly).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Runs one statement on a kept connection.
+    pub(crate) async fn execute<'q>(
+        &self,
+        query: Query<'q, Postgres, PgArguments>,
+    ) -> Result<PgQueryResult, sqlx::Error> {
+        let mut lent = self.lend().await?;
+        let done = query.execute(lent.conn()?).await;
+        lent.finish(done)
+    }
+
+    /// Runs one statement on a kept connection, for its rows.
+    pub(crate) async fn fetch_all<'q, O>(
+        &self,
+        query: QueryAs<'q, Postgres, O, PgArguments>,
+    ) -> Result<Vec<O>, sqlx::Error>
+    where
+        O: for<'r> FromRow<'r, PgRow> + Send + Unpin,
+    {
+        let mut lent = self.lend().await?;
+        let done = query.fetch_all(lent.conn()?).await;
+        lent.finish(done)
+    }
+
+    /// Runs one statement on a kept connection, for at most one row.
+    pub(crate) async fn fetch_optional<'q, O>(
+        &self,
+        query: QueryAs<'q, Postgres, O, PgArguments>,
+    ) -> Result<Option<O>, sqlx::Error>
+    where
+        O: for<'r> FromRow<'r, PgRow> + Send + Unpin,
+    {
+        let mut lent = self.lend().await?;
+        let done = query.fetch_optional(lent.conn()?).await;
+        lent.finish(done)
+    }
+
     /// The connection used last (the others age towards their idle timeout).
     fn pop(&self) -> Option<Kept> {
         self.kept
@@ -166,6 +210,19 @@ impl Lent<'_> {
             }
         }
         outcome
+    }
+
+    /// Ends the loan after a transaction: the connection is kept only when the transaction
+    /// ended (committed or rolled back) without error, since one dropped half-way leaves its
+    /// rollback queued on the connection, holding its locks until the connection's next use.
+    pub(crate) fn finish_transaction<T>(
+        mut self,
+        outcome: Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
+        if outcome.is_err() {
+            self.conn = None;
+        }
+        self.finish(outcome)
     }
 }
 
