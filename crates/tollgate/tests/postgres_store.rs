@@ -23,6 +23,50 @@ fn url() -> String {
         .expect("TOLLGATE_TEST_POSTGRES_URL names the test database (scripts/test sets it)")
 }
 
+/// A schema of the test's own, `name`: an admin pool outside it (two connections, so one can
+/// watch while the other holds a lock), and the options of connections inside it, which carry
+/// `name` as their application name.
+async fn own_schema(name: &str) -> (sqlx::PgPool, sqlx::postgres::PgConnectOptions) {
+    let admin = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&url())
+        .await
+        .unwrap();
+    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {name}"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    let options: sqlx::postgres::PgConnectOptions = url().parse().unwrap();
+    (
+        admin,
+        options
+            .application_name(name)
+            .options([("search_path", name)]),
+    )
+}
+
+/// The backends whose application name is `name`, and the last statement each ran.
+async fn backends(admin: &sqlx::PgPool, name: &str) -> Vec<(i32, String)> {
+    sqlx::query_as::<_, (i32, String)>(
+        "SELECT pid, query FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid",
+    )
+    .bind(name)
+    .fetch_all(admin)
+    .await
+    .unwrap()
+}
+
+/// Waits (at most 10 s) until backend `pid` has ended.
+async fn gone(admin: &sqlx::PgPool, name: &str, pid: i32) {
+    for _ in 0..200 {
+        if !backends(admin, name).await.iter().any(|(p, _)| *p == pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("backend {pid} still there after 10 s");
+}
+
 #[tokio::test]
 #[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
 async fn postgres_keeps_the_store_contract() {
@@ -40,22 +84,12 @@ async fn postgres_keeps_the_store_contract() {
 #[tokio::test]
 #[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
 async fn postgres_counts_rows_for_the_bound() {
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
     use tollgate::task::{TaskRow, TaskStore, TaskStoreErrorKind};
     let schema = format!("counted_{}", std::process::id());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url())
-        .await
-        .unwrap();
-    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-        .execute(&admin)
-        .await
-        .unwrap();
-    let options: PgConnectOptions = url().parse().unwrap();
-    let pool = PgPoolOptions::new()
+    let (admin, options) = own_schema(&schema).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
-        .connect_with(options.options([("search_path", schema.as_str())]))
+        .connect_with(options)
         .await
         .unwrap();
     // An earlier Tollgate's table, two rows in it.
@@ -102,39 +136,17 @@ async fn postgres_counts_rows_for_the_bound() {
 #[tokio::test]
 #[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
 async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
     use tollgate::task::{TaskStore, TaskStoreErrorKind};
     let name = format!("warm_{}", std::process::id());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url())
-        .await
-        .unwrap();
-    sqlx::query(&format!("CREATE SCHEMA IF NOT EXISTS {name}"))
-        .execute(&admin)
-        .await
-        .unwrap();
-    let options: PgConnectOptions = url().parse().unwrap();
-    let pool = PgPoolOptions::new()
+    let (admin, options) = own_schema(&name).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
-        .connect_with(
-            options
-                .application_name(&name)
-                .options([("search_path", name.as_str())]),
-        )
+        .connect_with(options)
         .await
         .unwrap();
     let store = PostgresTaskStore::from_pool(pool.clone()).await.unwrap();
-    // The backends of this test's pool, and the last statement each ran.
-    let backends = || async {
-        sqlx::query_as::<_, (i32, String)>(
-            "SELECT pid, query FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid",
-        )
-        .bind(&name)
-        .fetch_all(&admin)
-        .await
-        .unwrap()
-    };
+    let backends = || backends(&admin, &name);
+    let gone = |pid: i32| gone(&admin, &name, pid);
     let serving = || async {
         let found: Vec<i32> = backends()
             .await
@@ -144,15 +156,6 @@ async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
             .collect();
         assert_eq!(found.len(), 1, "one backend ran the store's load");
         found[0]
-    };
-    let gone = |pid: i32| async move {
-        for _ in 0..200 {
-            if !backends().await.iter().any(|(p, _)| *p == pid) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("backend {pid} still there after 10 s");
     };
 
     // Call after call on one backend.
@@ -198,7 +201,9 @@ async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
     let third = serving().await;
     assert_ne!(third, second);
 
-    // Dropped while its statement waits on a lock: that connection is closed, not kept.
+    // Dropped while their statements wait on a lock: each connection keeps its place until its
+    // statement ends, so no more backends than the pool's two ever wait beside each other, and
+    // is then closed, not kept.
     let mut locker = admin.begin().await.unwrap();
     sqlx::query(&format!(
         "LOCK TABLE {name}.tollgate_tasks IN ACCESS EXCLUSIVE MODE"
@@ -206,13 +211,53 @@ async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
     .execute(&mut *locker)
     .await
     .unwrap();
-    let waited = tokio::time::timeout(Duration::from_millis(300), store.load("missing")).await;
-    assert!(waited.is_err(), "the load waits on the lock");
+    for _ in 0..4 {
+        let waited = tokio::time::timeout(Duration::from_millis(300), store.load("missing")).await;
+        assert!(
+            waited.is_err(),
+            "the load waits on the lock, or for a place"
+        );
+    }
+    let open = backends().await.len();
+    assert!(open <= 2, "{open} backends for a pool of two");
     locker.rollback().await.unwrap();
     gone(third).await;
     assert_eq!(store.load("missing").await, Ok(None));
     assert_ne!(serving().await, third);
 
+    drop(store);
+    pool.close().await;
+    sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))
+        .execute(&admin)
+        .await
+        .unwrap();
+}
+
+/// A kept connection left unused past the pool's idle timeout is closed by the store's sweep,
+/// though no call comes to find it.
+#[tokio::test]
+#[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
+async fn postgres_closes_connections_unused_past_the_idle_timeout() {
+    use tollgate::task::TaskStore;
+    let name = format!("idle_{}", std::process::id());
+    let (admin, options) = own_schema(&name).await;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .idle_timeout(Duration::from_secs(1))
+        .connect_with(options)
+        .await
+        .unwrap();
+    let store = PostgresTaskStore::from_pool(pool.clone()).await.unwrap();
+    assert_eq!(store.load("missing").await, Ok(None));
+    let kept: Vec<i32> = backends(&admin, &name)
+        .await
+        .into_iter()
+        .filter(|(_, query)| query.starts_with("SELECT id, version"))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(kept.len(), 1, "one backend ran the store's load");
+    gone(&admin, &name, kept[0]).await;
+    assert_eq!(store.load("missing").await, Ok(None));
     drop(store);
     pool.close().await;
     sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))

@@ -603,19 +603,27 @@ pub(crate) async fn run(
     work: BoxFuture<'static, Result<CompleteResult, TaskError>>,
 ) {
     let id = created.id.clone();
-    // The record as created: the end is first written over it (no read), which holds unless
-    // the lease was renewed or the work reported progress first.
-    let mut known = Some(created);
+    // The record as this worker last wrote it (created, then each lease renewal): the next
+    // write starts from it with no read, which holds unless the task changed elsewhere (the
+    // work reported progress or asked for input, a client cancelled it).
+    let known = std::sync::Mutex::new(Some(created));
+    let take_known = |known: &std::sync::Mutex<Option<TaskRecord>>| {
+        known
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
     let watch = {
         let tasks = tasks.clone();
         let id = id.clone();
+        let known = &known;
         async move {
             loop {
                 tokio::time::sleep(tasks.config.poll_interval).await;
                 // Renew the lease; stop when the task ended elsewhere (cancelled, expired).
                 let span = lease_span(&tasks.config);
                 let renewed = tasks
-                    .update(&id, |r| {
+                    .update_from(&id, take_known(known), |r| {
                         if r.status.is_terminal() {
                             return false;
                         }
@@ -624,7 +632,11 @@ pub(crate) async fn run(
                     })
                     .await;
                 match renewed {
-                    Ok(Some(r)) if !r.status.is_terminal() => {}
+                    Ok(Some(r)) if !r.status.is_terminal() => {
+                        *known
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
+                    }
                     Err(_) => {}
                     _ => return,
                 }
@@ -654,7 +666,7 @@ pub(crate) async fn run(
         let give_up = now_ms().saturating_add(lease_span(&tasks.config));
         loop {
             let written = tasks
-                .update_from(&id, known.take(), |r| {
+                .update_from(&id, take_known(&known), |r| {
                     if r.status.is_terminal() {
                         return false;
                     }

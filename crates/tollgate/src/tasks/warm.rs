@@ -4,21 +4,27 @@
 //! three round trips for each statement. Here a connection taken from the pool is detached from
 //! it and kept; it is pinged again only after it sat unused for [`CHECK_AFTER`] (HikariCP's
 //! rule, with its 500 ms), when a database restart or an idle-connection killer may have ended
-//! it.
+//! it. Kept connections are closed past the pool's idle timeout or maximum lifetime (counted
+//! from when the store took them), by a background sweep every [`SWEEP_EVERY`].
 //!
 //! Owns which connection a store call gets and whether it is kept after; knows nothing of tasks
 //! or sessions, nor of the statements run on a connection.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use sqlx::postgres::{PgArguments, PgQueryResult, PgRow};
 use sqlx::query::{Query, QueryAs};
 use sqlx::{Connection, FromRow, PgConnection, PgPool, Postgres};
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A connection unused for this long is pinged before it is used again.
 pub(crate) const CHECK_AFTER: Duration = Duration::from_millis(500);
+
+/// How often, at most, kept connections are looked over for the pool's idle timeout and
+/// lifetime (and at least twice in the shorter of the two).
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
 /// How long a connection that is let go may take to say goodbye to the server.
 const CLOSE_BOUND: Duration = Duration::from_secs(1);
@@ -30,13 +36,49 @@ struct Kept {
     used: Instant,
 }
 
-/// At most the pool's `max_connections` connections, each either lent to a store call or kept
-/// for the next; they are opened through the pool (its connect options, its acquire timeout)
-/// and then detached from it, so the pool may open others for other users.
+/// The pool's idle timeout and maximum lifetime, applied to kept connections.
+#[derive(Clone, Copy, Debug)]
+struct Ages {
+    idle: Option<Duration>,
+    life: Option<Duration>,
+}
+
+impl Ages {
+    /// How long the sweep sleeps between looks.
+    fn sweep_every(self) -> Duration {
+        [self.idle, self.life]
+            .into_iter()
+            .flatten()
+            .map(|d| d / 2)
+            .fold(SWEEP_EVERY, Duration::min)
+            .max(Duration::from_millis(100))
+    }
+
+    fn expired(self, opened: Instant, used: Instant, now: Instant) -> bool {
+        self.idle
+            .is_some_and(|idle| now.saturating_duration_since(used) >= idle)
+            || self
+                .life
+                .is_some_and(|life| now.saturating_duration_since(opened) >= life)
+    }
+}
+
+type KeptList = Mutex<Vec<Kept>>;
+
+fn lock(kept: &KeptList) -> std::sync::MutexGuard<'_, Vec<Kept>> {
+    kept.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// At most the pool's `max_connections` connections, each either lent to a store call, kept
+/// for the next, or (after a call dropped mid-statement) waiting for its statement to end; they
+/// are opened through the pool (its connect options and acquire timeout) and then detached
+/// from it, so the pool may open others for other users.
 pub(crate) struct Warm {
     pool: PgPool,
-    permits: Semaphore,
-    kept: Mutex<Vec<Kept>>,
+    ages: Ages,
+    permits: Arc<Semaphore>,
+    kept: Arc<KeptList>,
+    sweeping: AtomicBool,
 }
 
 impl std::fmt::Debug for Warm {
@@ -54,51 +96,17 @@ impl Warm {
         let most = usize::try_from(pool.options().get_max_connections())
             .unwrap_or(1)
             .max(1);
+        let ages = Ages {
+            idle: pool.options().get_idle_timeout(),
+            life: pool.options().get_max_lifetime(),
+        };
         Self {
             pool,
-            permits: Semaphore::new(most),
-            kept: Mutex::new(Vec::with_capacity(most)),
+            ages,
+            permits: Arc::new(Semaphore::new(most)),
+            kept: Arc::new(Mutex::new(Vec::with_capacity(most))),
+            sweeping: AtomicBool::new(false),
         }
-    }
-
-    /// A connection for one store call: the one used last if it is fresh enough, else one
-    /// the pool opens. Waits at most the pool's acquire timeout for a free place.
-    pub(crate) async fn lend(&self) -> Result<Lent<'_>, sqlx::Error> {
-        if self.pool.is_closed() {
-            return Err(sqlx::Error::PoolClosed);
-        }
-        let permit = tokio::time::timeout(
-            self.pool.options().get_acquire_timeout(),
-            self.permits.acquire(),
-        )
-        .await
-        .map_err(|_| sqlx::Error::PoolTimedOut)?
-        .map_err(|_| sqlx::Error::PoolClosed)?;
-        while let Some(mut kept) = self.pop() {
-            let now = Instant::now();
-            if self.expired(&kept, now) {
-                let _ = tokio::time::timeout(CLOSE_BOUND, kept.conn.close()).await;
-                continue;
-            }
-            // A connection that fails its ping is broken: dropped, not closed politely.
-            if now.saturating_duration_since(kept.used) < CHECK_AFTER
-                || kept.conn.ping().await.is_ok()
-            {
-                return Ok(Lent {
-                    warm: self,
-                    conn: Some(kept.conn),
-                    opened: kept.opened,
-                    _permit: permit,
-                });
-            }
-        }
-        let conn = self.pool.acquire().await?.detach();
-        Ok(Lent {
-            warm: self,
-            conn: Some(conn),
-            opened: Instant::now(),
-            _permit: permit,
-        })
     }
 
     /// The pool connections are opened through (the `LISTEN` connection and schema creation
@@ -143,39 +151,125 @@ impl Warm {
         lent.finish(done)
     }
 
-    /// The connection used last (the others age towards their idle timeout).
-    fn pop(&self) -> Option<Kept> {
-        self.kept
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
+    /// A connection for one store call: the one used last if it is fresh enough, else one the
+    /// pool opens. All of it (a free place, the ping, the pool's connect) within the pool's
+    /// acquire timeout, else [`sqlx::Error::PoolTimedOut`].
+    pub(crate) async fn lend(&self) -> Result<Lent<'_>, sqlx::Error> {
+        if self.pool.is_closed() {
+            return Err(sqlx::Error::PoolClosed);
+        }
+        self.sweep_in_background();
+        tokio::time::timeout(self.pool.options().get_acquire_timeout(), self.lend_now())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)?
     }
 
-    /// Past the pool's idle timeout or its maximum lifetime.
-    fn expired(&self, kept: &Kept, now: Instant) -> bool {
-        let options = self.pool.options();
-        options
-            .get_idle_timeout()
-            .is_some_and(|idle| now.saturating_duration_since(kept.used) >= idle)
-            || options
-                .get_max_lifetime()
-                .is_some_and(|life| now.saturating_duration_since(kept.opened) >= life)
+    async fn lend_now(&self) -> Result<Lent<'_>, sqlx::Error> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| sqlx::Error::PoolClosed)?;
+        loop {
+            let popped = lock(&self.kept).pop();
+            let Some(mut kept) = popped else { break };
+            let now = Instant::now();
+            if self.ages.expired(kept.opened, kept.used, now) {
+                let _ = tokio::time::timeout(CLOSE_BOUND, kept.conn.close()).await;
+                continue;
+            }
+            // A connection that fails its ping is broken: dropped, not closed politely.
+            if now.saturating_duration_since(kept.used) < CHECK_AFTER
+                || kept.conn.ping().await.is_ok()
+            {
+                return Ok(Lent {
+                    warm: self,
+                    conn: Some(kept.conn),
+                    opened: kept.opened,
+                    permit: Some(permit),
+                });
+            }
+        }
+        let conn = self.pool.acquire().await?.detach();
+        Ok(Lent {
+            warm: self,
+            conn: Some(conn),
+            opened: Instant::now(),
+            permit: Some(permit),
+        })
+    }
+
+    /// Starts, once and inside a runtime, the sweep that closes kept connections past their
+    /// age even when no call comes to find them; it ends with the store.
+    fn sweep_in_background(&self) {
+        if self.sweeping.load(Ordering::Relaxed) || self.sweeping.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.sweeping.store(false, Ordering::Relaxed);
+            return;
+        };
+        runtime.spawn(sweep(Arc::downgrade(&self.kept), self.ages));
+    }
+}
+
+/// Now and then ([`Ages::sweep_every`]), closes the kept connections past their age, until
+/// `kept` is gone.
+async fn sweep(kept: Weak<KeptList>, ages: Ages) {
+    loop {
+        tokio::time::sleep(ages.sweep_every()).await;
+        let Some(list) = kept.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        let expired: Vec<Kept> = {
+            let mut list = lock(&list);
+            let (old, young) = list
+                .drain(..)
+                .partition(|k: &Kept| ages.expired(k.opened, k.used, now));
+            *list = young;
+            old
+        };
+        drop(list);
+        for k in expired {
+            let _ = tokio::time::timeout(CLOSE_BOUND, k.conn.close()).await;
+        }
     }
 }
 
 /// A connection lent to one store call. [`Lent::finish`] keeps it for the next call when the
-/// call's outcome leaves it usable; dropped unfinished (the call was cancelled or timed out in
-/// the middle of a statement), it is closed, since its state is unknown.
+/// call's outcome leaves it usable. Dropped unfinished (the call was cancelled or timed out in
+/// the middle of a statement, which may still run on the server), its place stays taken until
+/// the connection answers a ping, as sqlx's pool does on return, and it is then closed: a
+/// statement stuck on a lock never gets more connections opened beside it.
 pub(crate) struct Lent<'a> {
     warm: &'a Warm,
     conn: Option<PgConnection>,
     opened: Instant,
-    _permit: SemaphorePermit<'a>,
+    permit: Option<OwnedSemaphorePermit>,
 }
 
 impl std::fmt::Debug for Lent<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lent").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let (Some(mut conn), Some(permit)) = (self.conn.take(), self.permit.take()) else {
+            return;
+        };
+        // Outside a runtime there is nothing to wait with: the connection is dropped.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if conn.ping().await.is_ok() {
+                    let _ = tokio::time::timeout(CLOSE_BOUND, conn.close()).await;
+                }
+                drop(permit);
+            });
+        }
     }
 }
 
@@ -192,21 +286,18 @@ impl Lent<'_> {
     /// mid-stream, a FATAL error such as the server ending the connection) closes it, and a
     /// later call gets a new one.
     pub(crate) fn finish<T>(mut self, outcome: Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
+        let conn = self.conn.take();
         if outcome.as_ref().err().is_none_or(answered)
-            && let Some(conn) = self.conn.take()
+            && let Some(conn) = conn
+            && !self.warm.pool.is_closed()
         {
             let now = Instant::now();
-            let kept = Kept {
-                conn,
-                opened: self.opened,
-                used: now,
-            };
-            if !self.warm.expired(&kept, now) && !self.warm.pool.is_closed() {
-                self.warm
-                    .kept
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(kept);
+            if !self.warm.ages.expired(self.opened, now, now) {
+                lock(&self.warm.kept).push(Kept {
+                    conn,
+                    opened: self.opened,
+                    used: now,
+                });
             }
         }
         outcome
@@ -250,6 +341,22 @@ fn answered(error: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sweep_looks_twice_per_idle_timeout_and_at_least_every_30_s() {
+        let every = |idle: Option<u64>, life: Option<u64>| {
+            Ages {
+                idle: idle.map(Duration::from_secs),
+                life: life.map(Duration::from_secs),
+            }
+            .sweep_every()
+        };
+        assert_eq!(every(None, None), SWEEP_EVERY);
+        assert_eq!(every(Some(600), Some(1800)), SWEEP_EVERY);
+        assert_eq!(every(Some(20), Some(1800)), Duration::from_secs(10));
+        assert_eq!(every(None, Some(4)), Duration::from_secs(2));
+        assert_eq!(every(Some(0), None), Duration::from_millis(100));
+    }
 
     #[test]
     fn only_errors_the_database_answered_with_keep_the_connection() {
