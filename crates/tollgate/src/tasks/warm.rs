@@ -29,6 +29,11 @@ pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// How long a connection that is let go may take to say goodbye to the server.
 const CLOSE_BOUND: Duration = Duration::from_secs(1);
 
+/// How long a loan dropped mid-statement keeps its place while the statement ends: three store
+/// calls' bound. Past it (a database host gone silent, a lock never released) the connection
+/// is dropped, so the store recovers even before TCP gives up on it.
+const DRAIN_BOUND: Duration = Duration::from_secs(30);
+
 /// A connection kept between store calls.
 struct Kept {
     conn: PgConnection,
@@ -78,7 +83,8 @@ pub(crate) struct Warm {
     ages: Ages,
     permits: Arc<Semaphore>,
     kept: Arc<KeptList>,
-    sweeping: AtomicBool,
+    /// Whether a sweep task runs (set back by the task itself when it ends or is dropped).
+    sweeping: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Warm {
@@ -105,7 +111,7 @@ impl Warm {
             ages,
             permits: Arc::new(Semaphore::new(most)),
             kept: Arc::new(Mutex::new(Vec::with_capacity(most))),
-            sweeping: AtomicBool::new(false),
+            sweeping: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -210,7 +216,22 @@ impl Warm {
             self.sweeping.store(false, Ordering::Relaxed);
             return;
         };
-        runtime.spawn(sweep(Arc::downgrade(&self.kept), self.ages));
+        let running = Sweeping(self.sweeping.clone());
+        let (kept, ages) = (Arc::downgrade(&self.kept), self.ages);
+        runtime.spawn(async move {
+            sweep(kept, ages).await;
+            drop(running);
+        });
+    }
+}
+
+/// Clears the sweeping flag when the sweep task ends, or is dropped with its runtime, so the
+/// next call starts another.
+struct Sweeping(Arc<AtomicBool>);
+
+impl Drop for Sweeping {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
     }
 }
 
@@ -241,8 +262,9 @@ async fn sweep(kept: Weak<KeptList>, ages: Ages) {
 /// A connection lent to one store call. [`Lent::finish`] keeps it for the next call when the
 /// call's outcome leaves it usable. Dropped unfinished (the call was cancelled or timed out in
 /// the middle of a statement, which may still run on the server), its place stays taken until
-/// the connection answers a ping, as sqlx's pool does on return, and it is then closed: a
-/// statement stuck on a lock never gets more connections opened beside it.
+/// the connection answers a ping (as sqlx's pool does on return), at most [`DRAIN_BOUND`], and
+/// it is then closed: a statement stuck on a lock gets no more connections opened beside it
+/// for that long.
 pub(crate) struct Lent<'a> {
     warm: &'a Warm,
     conn: Option<PgConnection>,
@@ -264,7 +286,7 @@ impl Drop for Lent<'_> {
         // Outside a runtime there is nothing to wait with: the connection is dropped.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if conn.ping().await.is_ok() {
+                if let Ok(Ok(())) = tokio::time::timeout(DRAIN_BOUND, conn.ping()).await {
                     let _ = tokio::time::timeout(CLOSE_BOUND, conn.close()).await;
                 }
                 drop(permit);
