@@ -89,6 +89,35 @@ mod tests {
         assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601(951_782_400_005), "2000-02-29T00:00:00.005Z");
         assert_eq!(iso8601(1_796_256_000_000), "2026-12-03T00:00:00.000Z");
+        // Digit by digit, as `format!` would write it: across leap days, centuries, every
+        // field's carry, the last four-digit year and past it.
+        let reference = |ms: u64| {
+            let secs = ms / 1000;
+            let text = iso8601(ms);
+            let (date, time) = text.split_once('T').expect("a T");
+            let time = time.strip_suffix('Z').expect("a Z");
+            let hms: Vec<u64> = time
+                .split([':', '.'])
+                .map(|p| p.parse().expect("digits"))
+                .collect();
+            assert_eq!(
+                hms,
+                [secs % 86_400 / 3600, secs % 3600 / 60, secs % 60, ms % 1000]
+            );
+            date.to_owned()
+        };
+        for (ms, date) in [
+            (0, "1970-01-01"),
+            (951_868_799_999, "2000-02-29"),
+            (4_107_542_399_999, "2100-02-28"),
+            (253_402_300_799_999, "9999-12-31"),
+            (253_402_300_800_000, "10000-01-01"),
+        ] {
+            assert_eq!(reference(ms), date, "{ms}");
+        }
+        assert_eq!(iso8601(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(iso8601(253_402_300_800_000), "10000-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_234_567_890_123), "2009-02-13T23:31:30.123Z");
     }
 
     #[test]

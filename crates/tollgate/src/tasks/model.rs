@@ -183,12 +183,42 @@ pub(crate) fn iso8601(ms: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let (hour, minute, second) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Written digit by digit (every `tasks/*` answer carries two of these); a year past 9999,
+    // which no clock reaches, takes `format!`'s wider field.
+    let (Ok(y @ 0..=9999), Ok(mo), Ok(d)) = (
+        u64::try_from(year),
+        u64::try_from(month),
+        u64::try_from(day),
+    ) else {
+        return format!(
+            "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z"
+        );
+    };
+    let mut out = [0u8; 24];
+    let fields: [(u64, usize, u8); 7] = [
+        (y, 4, b'-'),
+        (mo, 2, b'-'),
+        (d, 2, b'T'),
+        (hour, 2, b':'),
+        (minute, 2, b':'),
+        (second, 2, b'.'),
+        (millis, 3, b'Z'),
+    ];
+    let mut at = 0;
+    for (value, width, after) in fields {
+        let mut v = value;
+        for i in (0..width).rev() {
+            out[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        out[at + width] = after;
+        at += width + 1;
+    }
+    // Digits and separators only: always ASCII.
+    std::str::from_utf8(&out)
+        .map(str::to_owned)
+        .unwrap_or_default()
 }
 
 /// An error a task's work ends with: the task becomes `failed` with this JSON-RPC error.
