@@ -237,7 +237,7 @@ async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
 }
 
 /// A kept connection left unused past the pool's idle timeout is closed by the store's sweep,
-/// though no call comes to find it.
+/// though no call comes to find it; the kept connections close with their pool.
 #[tokio::test]
 #[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
 async fn postgres_closes_connections_unused_past_the_idle_timeout() {
@@ -261,8 +261,18 @@ async fn postgres_closes_connections_unused_past_the_idle_timeout() {
     assert_eq!(kept.len(), 1, "one backend ran the store's load");
     gone(&admin, &name, kept[0]).await;
     assert_eq!(store.load("missing").await, Ok(None));
-    drop(store);
+    // Its owner closes the pool: the next call fails with the fixed `Backend`, and the
+    // connection kept from the pool is closed with it.
+    let kept = backends(&admin, &name).await;
     pool.close().await;
+    assert_eq!(
+        store.load("missing").await.map_err(|e| e.kind()),
+        Err(tollgate::task::TaskStoreErrorKind::Backend)
+    );
+    for (pid, _) in kept {
+        gone(&admin, &name, pid).await;
+    }
+    drop(store);
     sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))
         .execute(&admin)
         .await

@@ -162,6 +162,11 @@ impl Warm {
     /// acquire timeout, else [`sqlx::Error::PoolTimedOut`].
     pub(crate) async fn lend(&self) -> Result<Lent<'_>, sqlx::Error> {
         if self.pool.is_closed() {
+            // The pool was closed by its owner: the connections kept from it close too.
+            let closing = std::mem::take(&mut *lock(&self.kept));
+            for k in closing {
+                let _ = tokio::time::timeout(CLOSE_BOUND, k.conn.close()).await;
+            }
             return Err(sqlx::Error::PoolClosed);
         }
         self.sweep_in_background();
