@@ -45,6 +45,14 @@ async fn own_schema(name: &str) -> (sqlx::PgPool, sqlx::postgres::PgConnectOptio
     )
 }
 
+/// Drops the schema `own_schema` made, with everything in it.
+async fn drop_schema(admin: &sqlx::PgPool, name: &str) {
+    sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))
+        .execute(admin)
+        .await
+        .unwrap();
+}
+
 /// The backends whose application name is `name`, and the last statement each ran.
 async fn backends(admin: &sqlx::PgPool, name: &str) -> Vec<(i32, String)> {
     sqlx::query_as::<_, (i32, String)>(
@@ -123,10 +131,7 @@ async fn postgres_counts_rows_for_the_bound() {
         kind(store.insert(row("c", u64::MAX / 4)).await),
         Err(TaskStoreErrorKind::Full)
     );
-    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
-        .execute(&admin)
-        .await
-        .unwrap();
+    drop_schema(&admin, &schema).await;
 }
 
 /// The store's connections stay open between calls, and one the server ended is replaced: at
@@ -230,10 +235,7 @@ async fn postgres_keeps_connections_open_and_replaces_ended_ones() {
 
     drop(store);
     pool.close().await;
-    sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))
-        .execute(&admin)
-        .await
-        .unwrap();
+    drop_schema(&admin, &name).await;
 }
 
 /// A kept connection left unused past the pool's idle timeout is closed by the store's sweep,
@@ -273,10 +275,7 @@ async fn postgres_closes_connections_unused_past_the_idle_timeout() {
         gone(&admin, &name, pid).await;
     }
     drop(store);
-    sqlx::query(&format!("DROP SCHEMA {name} CASCADE"))
-        .execute(&admin)
-        .await
-        .unwrap();
+    drop_schema(&admin, &name).await;
 }
 
 async fn instance(store: PostgresTaskStore) -> std::net::SocketAddr {

@@ -406,11 +406,7 @@ impl SessionStore for PostgresSessionStore {
                     .await
                     .map_err(backend)?;
             }
-            self.warm
-                .execute(sqlx::query(PURGE).bind(idle))
-                .await
-                .map_err(backend)?;
-            for purge in [PURGE_ANSWERS, PURGE_EVENTS] {
+            for purge in [PURGE, PURGE_ANSWERS, PURGE_EVENTS] {
                 self.warm
                     .execute(sqlx::query(purge).bind(idle))
                     .await

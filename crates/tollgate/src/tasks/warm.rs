@@ -20,11 +20,11 @@ use sqlx::{Connection, FromRow, PgConnection, PgPool, Postgres};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A connection unused for this long is pinged before it is used again.
-pub(crate) const CHECK_AFTER: Duration = Duration::from_millis(500);
+const CHECK_AFTER: Duration = Duration::from_millis(500);
 
 /// How often, at most, kept connections are looked over for the pool's idle timeout and
 /// lifetime (and at least twice in the shorter of the two).
-pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(30);
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
 /// How long a connection that is let go may take to say goodbye to the server.
 const CLOSE_BOUND: Duration = Duration::from_secs(1);
@@ -69,6 +69,11 @@ impl Ages {
 }
 
 type KeptList = Mutex<Vec<Kept>>;
+
+/// Closes a connection that is let go, saying goodbye to the server within [`CLOSE_BOUND`].
+async fn close(conn: PgConnection) {
+    let _ = tokio::time::timeout(CLOSE_BOUND, conn.close()).await;
+}
 
 fn lock(kept: &KeptList) -> std::sync::MutexGuard<'_, Vec<Kept>> {
     kept.lock().unwrap_or_else(PoisonError::into_inner)
@@ -165,7 +170,7 @@ impl Warm {
             // The pool was closed by its owner: the connections kept from it close too.
             let closing = std::mem::take(&mut *lock(&self.kept));
             for k in closing {
-                let _ = tokio::time::timeout(CLOSE_BOUND, k.conn.close()).await;
+                close(k.conn).await;
             }
             return Err(sqlx::Error::PoolClosed);
         }
@@ -187,7 +192,7 @@ impl Warm {
             let Some(mut kept) = popped else { break };
             let now = Instant::now();
             if self.ages.expired(kept.opened, kept.used, now) {
-                let _ = tokio::time::timeout(CLOSE_BOUND, kept.conn.close()).await;
+                close(kept.conn).await;
                 continue;
             }
             // A connection that fails its ping is broken: dropped, not closed politely.
@@ -249,17 +254,12 @@ async fn sweep(kept: Weak<KeptList>, ages: Ages) {
             return;
         };
         let now = Instant::now();
-        let expired: Vec<Kept> = {
-            let mut list = lock(&list);
-            let (old, young) = list
-                .drain(..)
-                .partition(|k: &Kept| ages.expired(k.opened, k.used, now));
-            *list = young;
-            old
-        };
+        let expired: Vec<Kept> = lock(&list)
+            .extract_if(.., |k| ages.expired(k.opened, k.used, now))
+            .collect();
         drop(list);
         for k in expired {
-            let _ = tokio::time::timeout(CLOSE_BOUND, k.conn.close()).await;
+            close(k.conn).await;
         }
     }
 }
@@ -292,7 +292,7 @@ impl Drop for Lent<'_> {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 if let Ok(Ok(())) = tokio::time::timeout(DRAIN_BOUND, conn.ping()).await {
-                    let _ = tokio::time::timeout(CLOSE_BOUND, conn.close()).await;
+                    close(conn).await;
                 }
                 drop(permit);
             });
