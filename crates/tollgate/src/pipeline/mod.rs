@@ -65,6 +65,11 @@ fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, sessi
 /// Routes an admitted request to its method's handler: one table and one handler per method
 /// for every revision (what differs per revision is the handlers' projection, read from the
 /// context). A method the endpoint does not offer here is -32601.
+///
+/// Every request's future holds the largest of the handlers' futures it may await, and is
+/// copied whole as it is handed to the connection, so handlers other than `tools/call` (the
+/// hot one) are awaited boxed: one allocation for them instead of kilobytes more to copy for
+/// every request.
 pub(crate) async fn dispatch(
     endpoint: &Endpoint,
     transport: Transport<'_>,
@@ -86,13 +91,15 @@ pub(crate) async fn dispatch(
         Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
         Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
         Method::PromptsList => methods::one_page(revision, params, id, &inner.prompt_pages),
-        Method::PromptsGet => methods::prompts::get(endpoint, params, context).await,
-        Method::Complete => methods::prompts::complete(endpoint, params, context).await,
+        Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
+        Method::Complete => Box::pin(methods::prompts::complete(endpoint, params, context)).await,
         Method::ResourcesList => methods::one_page(revision, params, id, &inner.resource_pages),
         Method::ResourcesTemplatesList => {
             methods::one_page(revision, params, id, &inner.template_pages)
         }
-        Method::ResourcesRead => methods::resources::read(endpoint, params, context).await,
+        Method::ResourcesRead => {
+            Box::pin(methods::resources::read(endpoint, params, context)).await
+        }
         Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
             methods::resources::subscription(endpoint, method, params, &context, session)
         }
@@ -102,7 +109,10 @@ pub(crate) async fn dispatch(
             methods::skills::read_directory(endpoint, revision, params, id)
         }
         Method::SubscriptionsListen => {
-            crate::methods::listen::listen(endpoint, transport, params, &context).await
+            Box::pin(crate::methods::listen::listen(
+                endpoint, transport, params, &context,
+            ))
+            .await
         }
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
             let Some(tasks) = inner.tasks.as_deref() else {
@@ -110,12 +120,23 @@ pub(crate) async fn dispatch(
             };
             match method {
                 Method::TasksGet => {
-                    crate::methods::tasks::get(endpoint, tasks, params, &context).await
+                    Box::pin(crate::methods::tasks::get(
+                        endpoint, tasks, params, &context,
+                    ))
+                    .await
                 }
                 Method::TasksUpdate => {
-                    crate::methods::tasks::update(endpoint, tasks, params, &context).await
+                    Box::pin(crate::methods::tasks::update(
+                        endpoint, tasks, params, &context,
+                    ))
+                    .await
                 }
-                _ => crate::methods::tasks::cancel(endpoint, tasks, params, &context).await,
+                _ => {
+                    Box::pin(crate::methods::tasks::cancel(
+                        endpoint, tasks, params, &context,
+                    ))
+                    .await
+                }
             }
         }
         Method::Initialize | Method::LoggingSetLevel => {

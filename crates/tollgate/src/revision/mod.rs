@@ -54,9 +54,10 @@ pub(crate) async fn handle_value(
     let mut running = telemetry(endpoint, &message, Some(headers)).begin();
     let work = std::pin::pin!(async move {
         // The 2025 revisions, when served: `initialize`, or a request naming one of them (in
-        // its header, or through its session).
+        // its header, or through its session). Their gate's future is the larger of the two
+        // and is boxed, so a 2026-07-28 request's future does not carry (and copy) its size.
         if let Some(revision) = legacy::selects(endpoint, headers, &message) {
-            return legacy::handle(endpoint, transport, message, revision).await;
+            return Box::pin(legacy::handle(endpoint, transport, message, revision)).await;
         }
         if message.id.is_none() {
             return modern::notification(endpoint, transport, &message).await;
