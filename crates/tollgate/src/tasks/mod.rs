@@ -12,6 +12,8 @@
 //! - `runner`: the endpoint's tasks, the handler-facing [`TaskCreation`](runner::TaskCreation),
 //!   leases and per-principal bounds;
 //! - `work`: the work-facing [`TaskContext`](work::TaskContext) (status messages, input);
+//! - `decoded`: rows this instance lately wrote or read, with their records, so a row read back
+//!   unchanged is not decoded again;
 //! - `sql`: SQLite and PostgreSQL stores (features `sqlite`, `postgres`);
 //! - `warm`: the PostgreSQL store's connections, kept open between calls (no ping each time).
 //!
@@ -23,6 +25,7 @@
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) mod count;
+pub(crate) mod decoded;
 pub(crate) mod model;
 pub(crate) mod record;
 pub(crate) mod runner;
@@ -43,7 +46,7 @@ mod tests {
     use std::time::Duration;
     use tollgate_json::{JsonObject, JsonValue};
 
-    fn record() -> TaskRecord {
+    pub(super) fn record() -> TaskRecord {
         TaskRecord {
             id: "abc".into(),
             version: 3,

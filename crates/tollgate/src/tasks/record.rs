@@ -87,7 +87,16 @@ impl TaskRecord {
         self.created_ms.saturating_add(self.ttl_ms)
     }
 
+    /// The record's row ([`TaskRecord::encode`] without saying whether it is whole).
+    #[cfg(test)]
     pub(crate) fn to_row(&self) -> Option<TaskRow> {
+        self.encode().map(|(row, _)| row)
+    }
+
+    /// [`TaskRecord::to_row`], and whether the row holds all of the record (it does not when
+    /// the call's arguments were left out, too large for a record), so that it decodes to it.
+    pub(crate) fn encode(&self) -> Option<(TaskRow, bool)> {
+        let mut whole = true;
         let mut b = JsonObject::builder()
             .insert("v", 1u64)
             .insert("owner", &*self.owner)
@@ -104,10 +113,11 @@ impl TaskRecord {
             .insert("responses", self.responses.clone());
         // The creating call's arguments, as text (kept only for a sanitizer; dropped if they do
         // not fit a record).
-        if !self.arguments.is_empty()
-            && let Ok(text) = to_string(&self.arguments.clone().into(), &record_output_limits())
-        {
-            b.push("arguments", text);
+        if !self.arguments.is_empty() {
+            match to_string(&self.arguments.clone().into(), &record_output_limits()) {
+                Ok(text) => b.push("arguments", text),
+                Err(_) => whole = false,
+            }
         }
         if let Some(m) = &self.message {
             b.push("message", &**m);
@@ -119,12 +129,13 @@ impl TaskRecord {
             b.push("error", &**e);
         }
         let data = to_string(&b.build().into(), &record_output_limits()).ok()?;
-        Some(TaskRow {
+        let row = TaskRow {
             id: self.id.to_string(),
             version: self.version,
             expires_at_ms: self.expires_at_ms(),
             data,
-        })
+        };
+        Some((row, whole))
     }
 
     pub(crate) fn from_row(row: &TaskRow) -> Option<Self> {

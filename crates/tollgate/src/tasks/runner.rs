@@ -18,6 +18,7 @@ use crate::model::result::CompleteResult;
 use crate::model::result::TaskCreated;
 use crate::model::tool::check::{ArgumentCheck, Checked};
 use crate::model::tool::options::InputRequestDeclaration;
+use crate::tasks::decoded::Decoded;
 use crate::tasks::model::{TaskConfig, TaskError, TaskStatus, now_ms};
 use crate::tasks::record::{TaskRecord, record_limits, stored_text_limits};
 use crate::tasks::store::TaskStoreErrorKind;
@@ -36,6 +37,9 @@ pub(crate) struct Tasks {
     /// Tasks running here per admitted principal's owner binding.
     per_owner: Mutex<HashMap<Arc<str>, usize>>,
     last_purge: AtomicU64,
+    /// Rows lately written or read here, with their records: one read back unchanged is not
+    /// decoded again.
+    decoded: Decoded,
 }
 
 pub(crate) struct Running {
@@ -130,6 +134,7 @@ impl Tasks {
             running: Mutex::new(HashMap::new()),
             per_owner: Mutex::new(HashMap::new()),
             last_purge: AtomicU64::new(0),
+            decoded: Decoded::default(),
         }
     }
 
@@ -179,7 +184,7 @@ impl Tasks {
             Ok(None) => return Lookup::Absent,
             Err(_) => return Lookup::StoreFailed,
         };
-        let Some(record) = TaskRecord::from_row(&row) else {
+        let Some(record) = self.decoded.decode(&row) else {
             return Lookup::Unreadable;
         };
         if record.expires_at_ms() <= now_ms() || owner.is_some_and(|o| o != &*record.owner) {
@@ -238,15 +243,17 @@ impl Tasks {
             if visible {
                 next.updated_ms = now_ms().max(record.updated_ms);
             }
-            let row = next
-                .to_row()
+            let (row, whole) = next
+                .encode()
                 .ok_or(TaskStoreError::new(TaskStoreErrorKind::Unusable))?;
+            let keep = Decoded::to_keep(&row, whole);
             if bounded(
                 "task_store.replace",
                 self.store.replace(row, record.version),
             )
             .await?
             {
+                self.decoded.wrote(keep, &next);
                 if next.status != record.status {
                     crate::facts::telemetry::task_status(next.status.as_str());
                 }
@@ -538,12 +545,14 @@ impl TaskCreation {
             result: None,
             error: None,
         };
-        let row = record.to_row().ok_or_else(TaskError::internal)?;
+        let (row, whole) = record.encode().ok_or_else(TaskError::internal)?;
+        let keep = Decoded::to_keep(&row, whole);
         // Given back if the store refuses, or if this future is dropped while it waits.
         let reservation = Reservation::take(tasks, &self.owner).ok_or_else(TaskError::internal)?;
         match bounded("task_store.insert", tasks.store.insert(row)).await {
             // A retry that succeeds answers as any created task would.
             Ok(()) => {
+                tasks.decoded.wrote(keep, &record);
                 crate::facts::telemetry::task_status(TaskStatus::Working.as_str());
                 self.check.clear_busy();
             }
