@@ -80,4 +80,4 @@ pub use read::{from_slice, from_str};
 pub use ser::{MAX_SERIALIZE_NESTING, to_value};
 pub use string::JsonString;
 pub use value::{JsonType, JsonValue};
-pub use write::{to_string, to_vec, write_into};
+pub use write::{to_string, to_vec, write_into, write_str_into};

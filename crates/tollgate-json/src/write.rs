@@ -54,6 +54,37 @@ pub fn write_into(
     out: &mut Vec<u8>,
     limits: &OutputLimits,
 ) -> Result<(), Error> {
+    append(out, limits, |w| w.value(value, 0))
+}
+
+/// Appends `text` as a JSON string to `out`, exactly as [`write_into`] appends a string value,
+/// without making one first. The byte limit counts only what this call appends. On error `out`
+/// is restored to its length before the call.
+///
+/// # Errors
+///
+/// [`ErrorKind::OutputTooLarge`], [`ErrorKind::StringLengthLimit`] or
+/// [`ErrorKind::StringTokenLimit`], at offset 0.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_json::{write_str_into, OutputLimits};
+///
+/// let mut out = b"[".to_vec();
+/// write_str_into("a\"b", &mut out, &OutputLimits::default()).unwrap();
+/// assert_eq!(out, br#"["a\"b""#);
+/// ```
+pub fn write_str_into(text: &str, out: &mut Vec<u8>, limits: &OutputLimits) -> Result<(), Error> {
+    append(out, limits, |w| w.string(text))
+}
+
+/// Runs `step` with a writer appending to `out` under `limits`, restoring `out` on error.
+fn append(
+    out: &mut Vec<u8>,
+    limits: &OutputLimits,
+    step: impl FnOnce(&mut Writer<'_>) -> Result<(), Halt>,
+) -> Result<(), Error> {
     let base = out.len();
     let mut w = Writer {
         out,
@@ -68,7 +99,7 @@ pub fn write_into(
         limits,
         failure: Error::new(ErrorKind::OutputTooLarge, 0),
     };
-    match w.value(value, 0) {
+    match step(&mut w) {
         Ok(()) => Ok(()),
         Err(Halt) => {
             let error = w.failure;
@@ -271,6 +302,39 @@ mod tests {
         assert_eq!(
             to_vec(&rockets, &limits).unwrap_err().kind(),
             ErrorKind::StringLengthLimit
+        );
+    }
+
+    #[test]
+    fn a_str_is_written_as_its_string_value_is() {
+        let limits = OutputLimits::default().with_max_output_bytes(10).unwrap();
+        for text in [
+            "",
+            "é\n\u{1}",
+            "12345678",
+            "123456789",
+            "\n\n\n\n",
+            "\n\n\n\n\n",
+        ] {
+            let mut alone = b"x".to_vec();
+            let mut valued = b"x".to_vec();
+            let a = write_str_into(text, &mut alone, &limits).map_err(|e| e.kind());
+            let b = write_into(&JsonValue::from(text), &mut valued, &limits).map_err(|e| e.kind());
+            assert_eq!(a, b, "{text:?}");
+            assert_eq!(alone, valued, "{text:?}");
+        }
+        // On error nothing is left appended.
+        let mut out = b"x".to_vec();
+        assert!(write_str_into("123456789", &mut out, &limits).is_err());
+        assert_eq!(out, b"x");
+        // The string ceilings, at and one past.
+        let limits = OutputLimits::default();
+        assert!(write_str_into(&"\n".repeat(524_288), &mut Vec::new(), &limits).is_ok());
+        assert_eq!(
+            write_str_into(&"\n".repeat(524_289), &mut Vec::new(), &limits)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::StringTokenLimit
         );
     }
 

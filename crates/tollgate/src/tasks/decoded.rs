@@ -151,7 +151,9 @@ mod tests {
         // Arguments too large for a record's output limits are left out of its row.
         let mut r = record();
         let big = "a".repeat(JsonLimits::MAX_STRING_UNITS_CEILING + 1);
-        r.arguments = tollgate_json::JsonObject::builder().insert("big", big).build();
+        r.arguments = tollgate_json::JsonObject::builder()
+            .insert("big", big)
+            .build();
         let (row, whole) = r.encode().expect("encodes");
         assert!(!whole);
         assert!(Decoded::to_keep(&row, whole).is_none());

@@ -88,6 +88,50 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_written_as_compact_json_in_a_fixed_order() {
+        let row = record().to_row().expect("encodes");
+        assert_eq!(
+            row.data,
+            concat!(
+                r#"{"v":1,"owner":"/mcp\na\n","tool":"t","typed":true,"status":"input_required","#,
+                r#""created":1700000000123,"updated":1700000001000,"ttl":60000,"poll":1000,"#,
+                r#""lease":1700000011000,"requests":{"k":{"method":"roots/list"}},"asked":["k"],"#,
+                r#""responses":{},"message":"waiting","result":"{\"content\":[]}"}"#
+            )
+        );
+        // Every member set, text needing escapes, numbers at their extremes: read back whole.
+        let mut full = record();
+        full.typed = false;
+        full.arguments = JsonObject::builder().insert("q", "\"\u{1}é").build();
+        full.message = Some("line\nnext\t\u{7f}🚀".into());
+        full.error = Some(r#"{"code":-32603,"message":"x"}"#.into());
+        full.created_ms = 0;
+        full.updated_ms = u64::MAX;
+        full.asked = vec![JsonValue::from("k"), JsonValue::from("l")];
+        full.responses = JsonObject::builder().insert("l", JsonValue::Null).build();
+        let (row, whole) = full.encode().expect("encodes");
+        assert!(whole);
+        assert_eq!(TaskRecord::from_row(&row), Some(full));
+    }
+
+    #[test]
+    fn a_record_past_the_row_bound_is_not_written() {
+        // The row's whole text is bounded, not only each string in it: two strings each under
+        // the string ceiling fill it exactly, and one byte more is refused.
+        let max = tollgate_json::OutputLimits::MAX_OUTPUT_BYTES_CEILING;
+        let mut r = record();
+        r.message = Some("".into());
+        r.result = Some("".into());
+        let base = r.to_row().expect("encodes").data.len();
+        let half = (max - base) / 2;
+        r.message = Some("a".repeat(half).into());
+        r.result = Some("a".repeat(max - base - half).into());
+        assert_eq!(r.to_row().expect("fits").data.len(), max);
+        r.result = Some("a".repeat(max - base - half + 1).into());
+        assert!(r.encode().is_none());
+    }
+
+    #[test]
     fn timestamps_are_rfc3339_utc() {
         assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601(951_782_400_005), "2000-02-29T00:00:00.005Z");

@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use tollgate_json::{JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice, to_string};
+use tollgate_json::{
+    JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice, to_string, write_into,
+    write_str_into,
+};
 
 use crate::facts::context::ClientCapability;
 use crate::model::tool::options::InputRequestKind;
@@ -96,39 +99,65 @@ impl TaskRecord {
     /// [`TaskRecord::to_row`], and whether the row holds all of the record (it does not when
     /// the call's arguments were left out, too large for a record), so that it decodes to it.
     pub(crate) fn encode(&self) -> Option<(TaskRow, bool)> {
+        let limits = record_output_limits();
+        let texts = [&self.message, &self.result, &self.error];
+        let capacity = texts
+            .iter()
+            .filter_map(|t| t.as_deref())
+            .fold(256 + self.owner.len() + self.tool.len(), |sum, t| {
+                sum.saturating_add(t.len() + t.len() / 8)
+            });
+        let mut w = RowWriter {
+            out: Vec::with_capacity(capacity),
+            limits: &limits,
+        };
         let mut whole = true;
-        let mut b = JsonObject::builder()
-            .insert("v", 1u64)
-            .insert("owner", &*self.owner)
-            .insert("tool", &*self.tool)
-            .insert("typed", self.typed)
-            .insert("status", self.status.as_str())
-            .insert("created", self.created_ms)
-            .insert("updated", self.updated_ms)
-            .insert("ttl", self.ttl_ms)
-            .insert("poll", self.poll_ms)
-            .insert("lease", self.lease_ms)
-            .insert("requests", self.requests.clone())
-            .insert("asked", JsonValue::from(self.asked.clone()))
-            .insert("responses", self.responses.clone());
+        w.out.extend_from_slice(b"{\"v\":1");
+        w.text("owner", &self.owner)?;
+        w.text("tool", &self.tool)?;
+        w.key("typed");
+        w.out
+            .extend_from_slice(if self.typed { b"true" } else { b"false" });
+        w.text("status", self.status.as_str())?;
+        w.number("created", self.created_ms);
+        w.number("updated", self.updated_ms);
+        w.number("ttl", self.ttl_ms);
+        w.number("poll", self.poll_ms);
+        w.number("lease", self.lease_ms);
+        w.value("requests", &JsonValue::Object(self.requests.clone()))?;
+        w.key("asked");
+        w.out.push(b'[');
+        for (i, asked) in self.asked.iter().enumerate() {
+            if i > 0 {
+                w.out.push(b',');
+            }
+            write_into(asked, &mut w.out, &limits).ok()?;
+        }
+        w.out.push(b']');
+        w.value("responses", &JsonValue::Object(self.responses.clone()))?;
         // The creating call's arguments, as text (kept only for a sanitizer; dropped if they do
         // not fit a record).
         if !self.arguments.is_empty() {
-            match to_string(&self.arguments.clone().into(), &record_output_limits()) {
-                Ok(text) => b.push("arguments", text),
+            match to_string(&self.arguments.clone().into(), &limits) {
+                Ok(text) => w.text("arguments", &text)?,
                 Err(_) => whole = false,
             }
         }
-        if let Some(m) = &self.message {
-            b.push("message", &**m);
+        for (key, text) in [
+            ("message", texts[0]),
+            ("result", texts[1]),
+            ("error", texts[2]),
+        ] {
+            if let Some(text) = text {
+                w.text(key, text)?;
+            }
         }
-        if let Some(r) = &self.result {
-            b.push("result", &**r);
+        w.out.push(b'}');
+        if w.out.len() > limits.max_output_bytes() {
+            return None;
         }
-        if let Some(e) = &self.error {
-            b.push("error", &**e);
-        }
-        let data = to_string(&b.build().into(), &record_output_limits()).ok()?;
+        // The writer only emits valid UTF-8: text from `str`, the rest ASCII.
+        let data = String::from_utf8(w.out).ok()?;
         let row = TaskRow {
             id: self.id.to_string(),
             version: self.version,
@@ -203,5 +232,46 @@ impl TaskRecord {
         b.push("lastUpdatedAt", iso8601(self.updated_ms));
         b.push("ttlMs", self.ttl_ms);
         b.push("pollIntervalMs", self.poll_ms);
+    }
+}
+
+/// A record's text, written member by member in the order [`TaskRecord::from_row`] reads
+/// (compact JSON, as a tree of the same members would be written, without making the tree).
+struct RowWriter<'a> {
+    out: Vec<u8>,
+    limits: &'a OutputLimits,
+}
+
+impl RowWriter<'_> {
+    /// `,"key":` (every member but the first, which opens the object).
+    fn key(&mut self, key: &str) {
+        self.out.extend_from_slice(b",\"");
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn text(&mut self, key: &str, text: &str) -> Option<()> {
+        self.key(key);
+        write_str_into(text, &mut self.out, self.limits).ok()
+    }
+
+    fn value(&mut self, key: &str, value: &JsonValue) -> Option<()> {
+        self.key(key);
+        write_into(value, &mut self.out, self.limits).ok()
+    }
+
+    fn number(&mut self, key: &str, mut n: u64) {
+        self.key(key);
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + u8::try_from(n % 10).unwrap_or(0);
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.out.extend_from_slice(&digits[at..]);
     }
 }
