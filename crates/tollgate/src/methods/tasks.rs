@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_string};
+use tollgate_json::{JsonObject, JsonValue, OutputLimits};
 
 use crate::facts::context::{ClientCapability, RequestContext};
 use crate::methods::missing_capabilities;
@@ -14,7 +14,7 @@ use crate::model::intercept::sanitize;
 use crate::model::projection::render_tool_result;
 use crate::registry::Endpoint;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskStatus};
-use crate::tasks::record::TaskRecord;
+use crate::tasks::record::{MemberWriter, TaskRecord};
 use crate::tasks::runner::Lookup;
 use crate::tasks::runner::{Tasks, owner_of};
 use crate::version::ProtocolVersion;
@@ -187,31 +187,31 @@ pub(crate) fn visible_result(
     render_tool_result(limits, ProtocolVersion::V2026_07_28, &shown).ok_or(Fault::Internal)
 }
 
-/// The `tasks/get` response: the envelope written around the stored result or error text.
+/// The `tasks/get` response: the envelope written around the stored result or error text,
+/// member by member (no tree of the answer is made).
 fn write_detailed(record: &TaskRecord, id: &RequestId, limits: &OutputLimits) -> Option<Vec<u8>> {
-    let mut b = JsonObject::builder().insert("resultType", "complete");
-    record.push_common(&mut b);
-    if record.status == TaskStatus::InputRequired {
-        b.push("inputRequests", record.requests.clone());
-    }
-    let head = to_string(&b.build().into(), limits).ok()?;
-    let mut body = Vec::with_capacity(head.len() + 64);
+    let payload = match (record.status, &record.result, &record.error) {
+        (TaskStatus::Completed, Some(result), _) => Some(("result", result)),
+        (TaskStatus::Failed, _, Some(error)) => Some(("error", error)),
+        (TaskStatus::Completed | TaskStatus::Failed, _, _) => return None,
+        _ => None,
+    };
+    let mut body = Vec::with_capacity(320 + payload.map_or(0, |(_, text)| text.len()));
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     tollgate_json::write_into(&id.to_json(), &mut body, limits).ok()?;
-    body.extend_from_slice(br#","result":"#);
-    // The head ends with '}': reopen it for the payload.
-    body.extend_from_slice(head.strip_suffix('}')?.as_bytes());
-    match (record.status, &record.result, &record.error) {
-        (TaskStatus::Completed, Some(result), _) => {
-            body.extend_from_slice(br#","result":"#);
-            body.extend_from_slice(result.as_bytes());
-        }
-        (TaskStatus::Failed, _, Some(error)) => {
-            body.extend_from_slice(br#","error":"#);
-            body.extend_from_slice(error.as_bytes());
-        }
-        (TaskStatus::Completed | TaskStatus::Failed, _, _) => return None,
-        _ => {}
+    body.extend_from_slice(br#","result":{"resultType":"complete""#);
+    let mut w = MemberWriter {
+        out: &mut body,
+        limits,
+    };
+    record.write_common(&mut w)?;
+    if record.status == TaskStatus::InputRequired {
+        w.value("inputRequests", &JsonValue::Object(record.requests.clone()))?;
+    }
+    // The stored text is JSON Tollgate wrote: copied as it is.
+    if let Some((key, text)) = payload {
+        w.key(key);
+        w.out.extend_from_slice(text.as_bytes());
     }
     body.extend_from_slice(b"}}");
     (body.len() <= limits.max_output_bytes()).then_some(body)

@@ -115,6 +115,29 @@ mod tests {
     }
 
     #[test]
+    fn the_common_fields_are_written_as_the_builder_writes_them() {
+        let limits = tollgate_json::OutputLimits::default();
+        let mut quiet = record();
+        quiet.message = None;
+        quiet.status = TaskStatus::Completed;
+        let mut escaped = record();
+        escaped.message = Some("\"line\"\n\u{1}é".into());
+        for r in [record(), quiet, escaped] {
+            let mut b = JsonObject::builder().insert("resultType", "complete");
+            r.push_common(&mut b);
+            let built = tollgate_json::to_string(&b.build().into(), &limits).expect("writes");
+            let mut out = br#"{"resultType":"complete""#.to_vec();
+            let mut w = MemberWriter {
+                out: &mut out,
+                limits: &limits,
+            };
+            r.write_common(&mut w).expect("writes");
+            out.push(b'}');
+            assert_eq!(String::from_utf8(out).expect("utf-8"), built);
+        }
+    }
+
+    #[test]
     fn a_record_past_the_row_bound_is_not_written() {
         // The row's whole text is bounded, not only each string in it: two strings each under
         // the string ceiling fill it exactly, and one byte more is refused.

@@ -107,8 +107,9 @@ impl TaskRecord {
             .fold(256 + self.owner.len() + self.tool.len(), |sum, t| {
                 sum.saturating_add(t.len() + t.len() / 8)
             });
-        let mut w = RowWriter {
-            out: Vec::with_capacity(capacity),
+        let mut out = Vec::with_capacity(capacity);
+        let mut w = MemberWriter {
+            out: &mut out,
             limits: &limits,
         };
         let mut whole = true;
@@ -131,7 +132,7 @@ impl TaskRecord {
             if i > 0 {
                 w.out.push(b',');
             }
-            write_into(asked, &mut w.out, &limits).ok()?;
+            write_into(asked, w.out, &limits).ok()?;
         }
         w.out.push(b']');
         w.value("responses", &JsonValue::Object(self.responses.clone()))?;
@@ -153,11 +154,11 @@ impl TaskRecord {
             }
         }
         w.out.push(b'}');
-        if w.out.len() > limits.max_output_bytes() {
+        if out.len() > limits.max_output_bytes() {
             return None;
         }
         // The writer only emits valid UTF-8: text from `str`, the rest ASCII.
-        let data = String::from_utf8(w.out).ok()?;
+        let data = String::from_utf8(out).ok()?;
         let row = TaskRow {
             id: self.id.to_string(),
             version: self.version,
@@ -221,7 +222,22 @@ impl TaskRecord {
         Some(missing)
     }
 
-    /// The fields every task shape shares, in wire order.
+    /// [`TaskRecord::push_common`], written straight into an answer's text.
+    pub(crate) fn write_common(&self, w: &mut MemberWriter<'_>) -> Option<()> {
+        w.text("taskId", &self.id)?;
+        w.text("status", self.status.as_str())?;
+        if let Some(m) = &self.message {
+            w.text("statusMessage", m)?;
+        }
+        w.text("createdAt", &iso8601(self.created_ms))?;
+        w.text("lastUpdatedAt", &iso8601(self.updated_ms))?;
+        w.number("ttlMs", self.ttl_ms);
+        w.number("pollIntervalMs", self.poll_ms);
+        Some(())
+    }
+
+    /// The fields every task shape shares, in wire order (also written by
+    /// [`TaskRecord::write_common`]: a test keeps the two alike).
     pub(crate) fn push_common(&self, b: &mut tollgate_json::JsonObjectBuilder) {
         b.push("taskId", &*self.id);
         b.push("status", self.status.as_str());
@@ -235,32 +251,33 @@ impl TaskRecord {
     }
 }
 
-/// A record's text, written member by member in the order [`TaskRecord::from_row`] reads
-/// (compact JSON, as a tree of the same members would be written, without making the tree).
-struct RowWriter<'a> {
-    out: Vec<u8>,
-    limits: &'a OutputLimits,
+/// An object's members written one by one into a buffer, as a tree of the same members would be
+/// written (compact JSON) without making the tree: a record's row, a `tasks/get` answer. The
+/// caller writes the opening brace and the first member, the writer each member after.
+pub(crate) struct MemberWriter<'a> {
+    pub(crate) out: &'a mut Vec<u8>,
+    pub(crate) limits: &'a OutputLimits,
 }
 
-impl RowWriter<'_> {
+impl MemberWriter<'_> {
     /// `,"key":` (every member but the first, which opens the object).
-    fn key(&mut self, key: &str) {
+    pub(crate) fn key(&mut self, key: &str) {
         self.out.extend_from_slice(b",\"");
         self.out.extend_from_slice(key.as_bytes());
         self.out.extend_from_slice(b"\":");
     }
 
-    fn text(&mut self, key: &str, text: &str) -> Option<()> {
+    pub(crate) fn text(&mut self, key: &str, text: &str) -> Option<()> {
         self.key(key);
-        write_str_into(text, &mut self.out, self.limits).ok()
+        write_str_into(text, self.out, self.limits).ok()
     }
 
-    fn value(&mut self, key: &str, value: &JsonValue) -> Option<()> {
+    pub(crate) fn value(&mut self, key: &str, value: &JsonValue) -> Option<()> {
         self.key(key);
-        write_into(value, &mut self.out, self.limits).ok()
+        write_into(value, self.out, self.limits).ok()
     }
 
-    fn number(&mut self, key: &str, mut n: u64) {
+    pub(crate) fn number(&mut self, key: &str, mut n: u64) {
         self.key(key);
         let mut digits = [0u8; 20];
         let mut at = digits.len();
