@@ -393,7 +393,12 @@ pub(crate) fn owner_of(endpoint_path: &str, context: &RequestContext) -> Arc<str
     } else {
         "a"
     };
-    format!("{endpoint_path}\n{anonymous}\n{principal}").into()
+    // Pushed piece by piece: `format!` costs several times as much, once per task request.
+    let mut owner = String::with_capacity(endpoint_path.len() + principal.len() + 4);
+    for piece in [endpoint_path, "\n", anonymous, "\n", principal] {
+        owner.push_str(piece);
+    }
+    owner.into()
 }
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
