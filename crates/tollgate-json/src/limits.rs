@@ -210,6 +210,19 @@ impl OutputLimits {
         self.max_string_token_units = units;
         Ok(self)
     }
+    /// Sets the nesting bound: how many levels of arrays and objects may be written, as
+    /// [`JsonLimits::with_max_depth`] bounds what is read (a value written under a depth
+    /// reads back under the same depth). Writing a value that will sit `n` levels inside a
+    /// document under `max_depth - n` keeps the whole document within `max_depth`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidConfiguration`] when `depth` is zero or above
+    /// [`JsonLimits::MAX_DEPTH_CEILING`].
+    pub fn with_max_depth(mut self, depth: usize) -> Result<Self, Error> {
+        self.max_depth = checked(depth, JsonLimits::MAX_DEPTH_CEILING)?;
+        Ok(self)
+    }
 }
 
 impl Default for OutputLimits {

@@ -306,6 +306,33 @@ mod tests {
     }
 
     #[test]
+    fn what_is_written_under_a_depth_reads_back_under_it() {
+        let nested = |levels: usize| {
+            let mut v = JsonValue::Null;
+            for _ in 0..levels {
+                v = JsonValue::Array(vec![v].into());
+            }
+            v
+        };
+        for depth in [1, 3, 64] {
+            let limits = OutputLimits::default().with_max_depth(depth).unwrap();
+            let read = JsonLimits::default().with_max_depth(depth).unwrap();
+            let text = to_vec(&nested(depth), &limits).unwrap();
+            assert_eq!(from_slice(&text, &read).unwrap(), nested(depth));
+            assert_eq!(
+                to_vec(&nested(depth + 1), &limits).unwrap_err().kind(),
+                ErrorKind::DepthLimit
+            );
+        }
+        assert!(OutputLimits::default().with_max_depth(0).is_err());
+        assert!(
+            OutputLimits::default()
+                .with_max_depth(JsonLimits::MAX_DEPTH_CEILING + 1)
+                .is_err()
+        );
+    }
+
+    #[test]
     fn a_str_is_written_as_its_string_value_is() {
         let limits = OutputLimits::default().with_max_output_bytes(10).unwrap();
         for text in [

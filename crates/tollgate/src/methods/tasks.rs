@@ -200,10 +200,8 @@ fn write_detailed(record: &TaskRecord, id: &RequestId, limits: &OutputLimits) ->
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     tollgate_json::write_into(&id.to_json(), &mut body, limits).ok()?;
     body.extend_from_slice(br#","result":{"resultType":"complete""#);
-    let mut w = MemberWriter {
-        out: &mut body,
-        limits,
-    };
+    // The members sit in `result`, two levels deep (the whole answer's size is checked last).
+    let mut w = MemberWriter::new(&mut body, 2, limits)?;
     record.write_common(&mut w)?;
     if record.status == TaskStatus::InputRequired {
         w.value("inputRequests", &JsonValue::Object(record.requests.clone()))?;

@@ -1,16 +1,18 @@
-//! The rows this instance lately wrote or decoded, with their records, so a row read back byte
-//! for byte as it was kept is not decoded again: a task's `tasks/get` polls read what its
-//! creation or its worker just wrote, and decoding a record (a JSON parse of its text, the
+//! The rows an endpoint's tasks lately wrote or decoded here, with their records, so a row read
+//! back byte for byte as it was kept is not decoded again: a task's `tasks/get` polls read what
+//! its creation or its worker just wrote, and decoding a record (a JSON parse of its text, the
 //! result inside it) was the largest part of a poll's own work.
 //!
-//! A hit is exact. A kept row is used only when the row read has the same id, version and
-//! encoded text (compared in full), and the record kept with it is the one decoding that text
-//! gives: a decoded row keeps what [`TaskRecord::from_row`] returned, and a written row keeps
-//! its record only when [`TaskRecord::to_row`] wrote all of it (see [`Decoded::wrote`]). Rows
+//! A hit is exact. A kept row is used only when the row read has the same id, version, expiry
+//! and encoded text (compared in full), and the record kept with it is the one decoding that
+//! text gives: a decoded row keeps what [`TaskRecord::from_row`] returned, and a written row
+//! keeps its record only when [`TaskRecord::encode`] wrote all of it (see
+//! [`Decoded::to_keep`]; a row is written only within the limits it is read back with). Rows
 //! written by another instance sharing the store are decoded as before.
 //!
 //! Bounded: [`SLOTS`] slots, one per id by a hash of the id (a newer row replaces the one in
-//! its slot), and no row whose text is longer than [`MAX_KEPT_BYTES`].
+//! its slot), and no row whose text is longer than [`MAX_KEPT_BYTES`]. A kept row stays until
+//! its slot is reused, also after its task is gone: like the store, this memory holds results.
 //!
 //! Knows records and rows; nothing of stores, requests or revisions.
 

@@ -127,14 +127,40 @@ mod tests {
             r.push_common(&mut b);
             let built = tollgate_json::to_string(&b.build().into(), &limits).expect("writes");
             let mut out = br#"{"resultType":"complete""#.to_vec();
-            let mut w = MemberWriter {
-                out: &mut out,
-                limits: &limits,
-            };
+            let mut w = MemberWriter::new(&mut out, 2, &limits).expect("fits");
             r.write_common(&mut w).expect("writes");
             out.push(b'}');
             assert_eq!(String::from_utf8(out).expect("utf-8"), built);
         }
+    }
+
+    #[test]
+    fn a_record_nested_as_deep_as_a_row_is_read_is_written_and_one_past_is_not() {
+        // Values nest inside the row: `requests` one level in, `asked`'s items two. A row is
+        // read back with the writer's own nesting bound, so whatever is written reads back.
+        let ceiling = tollgate_json::JsonLimits::MAX_DEPTH_CEILING;
+        let nested = |levels: usize| {
+            let mut v = JsonValue::Null;
+            for _ in 0..levels {
+                v = JsonValue::Array(vec![v].into());
+            }
+            v
+        };
+        let object = |inner: JsonValue| JsonObject::builder().insert("k", inner).build();
+        let mut r = record();
+        // `requests` is an object (one level) holding `k`: ceiling − 2 levels below it.
+        r.requests = object(nested(ceiling - 2));
+        let (row, whole) = r.encode().expect("at the bound");
+        assert!(whole);
+        assert_eq!(TaskRecord::from_row(&row), Some(r.clone()));
+        r.requests = object(nested(ceiling - 1));
+        assert!(r.encode().is_none(), "one past");
+        let mut r = record();
+        r.asked = vec![nested(ceiling - 2)];
+        let row = r.to_row().expect("at the bound");
+        assert_eq!(TaskRecord::from_row(&row), Some(r.clone()));
+        r.asked = vec![nested(ceiling - 1)];
+        assert!(r.encode().is_none(), "one past");
     }
 
     #[test]

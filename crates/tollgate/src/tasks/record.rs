@@ -55,6 +55,9 @@ pub(crate) fn record_limits() -> JsonLimits {
         .with_max_input_bytes(JsonLimits::MAX_INPUT_BYTES_CEILING)
         .and_then(|l| l.with_max_string_units(JsonLimits::MAX_STRING_UNITS_CEILING))
         .and_then(|l| l.with_max_nodes(1_000_000))
+        // As deep as a row is written ([`record_output_limits`]), so a row Tollgate wrote reads
+        // back (its kept copy in `decoded` is then exactly what reading it gives).
+        .and_then(|l| l.with_max_depth(JsonLimits::MAX_DEPTH_CEILING))
         .unwrap_or_default()
 }
 
@@ -96,8 +99,10 @@ impl TaskRecord {
         self.encode().map(|(row, _)| row)
     }
 
-    /// [`TaskRecord::to_row`], and whether the row holds all of the record (it does not when
-    /// the call's arguments were left out, too large for a record), so that it decodes to it.
+    /// The record's row, and whether the row holds all of the record (it does not when the
+    /// call's arguments were left out, too large for a record), so that it decodes to it.
+    /// `None` when the record does not fit a row: a string past its ceiling, a value nested past
+    /// what a row is read back with, or past the row's byte bound.
     pub(crate) fn encode(&self) -> Option<(TaskRow, bool)> {
         let limits = record_output_limits();
         let texts = [&self.message, &self.result, &self.error];
@@ -108,10 +113,11 @@ impl TaskRecord {
                 sum.saturating_add(t.len() + t.len() / 8)
             });
         let mut out = Vec::with_capacity(capacity);
-        let mut w = MemberWriter {
-            out: &mut out,
-            limits: &limits,
-        };
+        let mut w = MemberWriter::new(&mut out, 1, &limits)?;
+        // `asked`'s items sit two levels inside the row.
+        let items = limits
+            .with_max_depth(limits.max_depth().checked_sub(2)?)
+            .ok()?;
         let mut whole = true;
         w.out.extend_from_slice(b"{\"v\":1");
         w.text("owner", &self.owner)?;
@@ -132,7 +138,8 @@ impl TaskRecord {
             if i > 0 {
                 w.out.push(b',');
             }
-            write_into(asked, w.out, &limits).ok()?;
+            write_into(asked, w.out, &items).ok()?;
+            w.bounded()?;
         }
         w.out.push(b']');
         w.value("responses", &JsonValue::Object(self.responses.clone()))?;
@@ -253,13 +260,43 @@ impl TaskRecord {
 
 /// An object's members written one by one into a buffer, as a tree of the same members would be
 /// written (compact JSON) without making the tree: a record's row, a `tasks/get` answer. The
-/// caller writes the opening brace and the first member, the writer each member after.
+/// caller writes the opening brace and the first member, the writer each member after, under
+/// the document's limits: each string under its ceilings, each member's value under the nesting
+/// bound less the levels above it, and the buffer never past the document's byte bound.
 pub(crate) struct MemberWriter<'a> {
     pub(crate) out: &'a mut Vec<u8>,
-    pub(crate) limits: &'a OutputLimits,
+    limits: &'a OutputLimits,
+    /// `limits` with the levels above a member's value taken off the nesting bound.
+    nested: OutputLimits,
+    /// The buffer's length past which the document is refused.
+    end: usize,
 }
 
-impl MemberWriter<'_> {
+impl<'a> MemberWriter<'a> {
+    /// A writer of the members of an object `depth` levels deep (1: the document's root) in a
+    /// document that starts at the buffer's present length. `None` when no value fits there.
+    pub(crate) fn new(
+        out: &'a mut Vec<u8>,
+        depth: usize,
+        limits: &'a OutputLimits,
+    ) -> Option<Self> {
+        let nested = limits
+            .with_max_depth(limits.max_depth().checked_sub(depth)?)
+            .ok()?;
+        let end = out.len().saturating_add(limits.max_output_bytes());
+        Some(Self {
+            out,
+            limits,
+            nested,
+            end,
+        })
+    }
+
+    /// Whether the document is still within its byte bound.
+    pub(crate) fn bounded(&self) -> Option<()> {
+        (self.out.len() <= self.end).then_some(())
+    }
+
     /// `,"key":` (every member but the first, which opens the object).
     pub(crate) fn key(&mut self, key: &str) {
         self.out.extend_from_slice(b",\"");
@@ -269,12 +306,14 @@ impl MemberWriter<'_> {
 
     pub(crate) fn text(&mut self, key: &str, text: &str) -> Option<()> {
         self.key(key);
-        write_str_into(text, self.out, self.limits).ok()
+        write_str_into(text, self.out, self.limits).ok()?;
+        self.bounded()
     }
 
     pub(crate) fn value(&mut self, key: &str, value: &JsonValue) -> Option<()> {
         self.key(key);
-        write_into(value, self.out, self.limits).ok()
+        write_into(value, self.out, &self.nested).ok()?;
+        self.bounded()
     }
 
     pub(crate) fn number(&mut self, key: &str, mut n: u64) {
