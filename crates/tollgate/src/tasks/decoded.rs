@@ -169,4 +169,51 @@ mod tests {
         assert!(whole);
         assert_eq!(TaskRecord::from_row(&row), Some(r));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// What a kept written row answers is what decoding it gives, for any record: any text
+        /// (controls, quotes, astral characters), any number, nested input requests, answers.
+        #[test]
+        fn a_written_row_decodes_to_its_record(
+            owner in "[\\PC\\n\\t\\x01\"\\\\]{0,40}",
+            message in proptest::option::of("[\\PC\\n\\t\\x01\"\\\\]{0,60}"),
+            result in proptest::option::of("[\\PC\\n\\t\\x01\"\\\\]{0,60}"),
+            numbers in proptest::array::uniform6(proptest::num::u64::ANY),
+            keys in proptest::collection::vec("[a-z\"\\\\\\n\u{1}é]{1,8}", 0..4),
+            depth in 0usize..6,
+            typed in proptest::bool::ANY,
+        ) {
+            let mut r = record();
+            r.owner = owner.into();
+            r.message = message.map(Into::into);
+            r.result = result.map(Into::into);
+            r.version = numbers[0];
+            r.created_ms = numbers[1] / 2;
+            r.ttl_ms = numbers[2] / 2;
+            r.updated_ms = numbers[3];
+            r.poll_ms = numbers[4];
+            r.lease_ms = numbers[5];
+            r.typed = typed;
+            let mut nested = tollgate_json::from_str("-1.50e-3", &JsonLimits::default()).expect("a number");
+            for _ in 0..depth {
+                nested = tollgate_json::JsonObject::builder().insert("n", nested).build().into();
+            }
+            let mut requests = tollgate_json::JsonObject::builder();
+            for key in &keys {
+                requests.push(key.as_str(), nested.clone());
+            }
+            r.requests = requests.build();
+            r.responses = r.requests.clone();
+            r.asked = keys.iter().map(|k| tollgate_json::JsonValue::from(k.as_str())).collect();
+            r.arguments = tollgate_json::JsonObject::builder().insert("q", keys.concat()).build();
+            let (row, whole) = r.encode().expect("encodes");
+            proptest::prop_assert!(whole);
+            proptest::prop_assert_eq!(TaskRecord::from_row(&row), Some(r.clone()));
+            let decoded = Decoded::default();
+            decoded.wrote(Decoded::to_keep(&row, whole), &r);
+            proptest::prop_assert_eq!(decoded.decode(&row), Some(r));
+        }
+    }
 }
