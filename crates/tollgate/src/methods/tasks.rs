@@ -200,16 +200,16 @@ fn write_detailed(record: &TaskRecord, id: &RequestId, limits: &OutputLimits) ->
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     tollgate_json::write_into(&id.to_json(), &mut body, limits).ok()?;
     body.extend_from_slice(br#","result":{"resultType":"complete""#);
-    // The members sit in `result`, two levels deep (the whole answer's size is checked last).
-    let mut w = MemberWriter::new(&mut body, 2, limits)?;
+    // The members sit in `result`, two levels deep; the whole answer is bounded.
+    let written = body.len();
+    let mut w = MemberWriter::new(&mut body, written, 2, limits)?;
     record.write_common(&mut w)?;
     if record.status == TaskStatus::InputRequired {
         w.value("inputRequests", &JsonValue::Object(record.requests.clone()))?;
     }
     // The stored text is JSON Tollgate wrote: copied as it is.
     if let Some((key, text)) = payload {
-        w.key(key);
-        w.out.extend_from_slice(text.as_bytes());
+        w.raw(key, text.as_bytes())?;
     }
     body.extend_from_slice(b"}}");
     (body.len() <= limits.max_output_bytes()).then_some(body)

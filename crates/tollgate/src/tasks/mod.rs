@@ -127,7 +127,8 @@ mod tests {
             r.push_common(&mut b);
             let built = tollgate_json::to_string(&b.build().into(), &limits).expect("writes");
             let mut out = br#"{"resultType":"complete""#.to_vec();
-            let mut w = MemberWriter::new(&mut out, 2, &limits).expect("fits");
+            let written = out.len();
+            let mut w = MemberWriter::new(&mut out, written, 2, &limits).expect("fits");
             r.write_common(&mut w).expect("writes");
             out.push(b'}');
             assert_eq!(String::from_utf8(out).expect("utf-8"), built);

@@ -105,43 +105,33 @@ impl TaskRecord {
     /// what a row is read back with, or past the row's byte bound.
     pub(crate) fn encode(&self) -> Option<(TaskRow, bool)> {
         let limits = record_output_limits();
-        let texts = [&self.message, &self.result, &self.error];
+        let texts = [
+            ("message", self.message.as_deref()),
+            ("result", self.result.as_deref()),
+            ("error", self.error.as_deref()),
+        ];
         let capacity = texts
             .iter()
-            .filter_map(|t| t.as_deref())
+            .filter_map(|(_, t)| *t)
             .fold(256 + self.owner.len() + self.tool.len(), |sum, t| {
                 sum.saturating_add(t.len() + t.len() / 8)
             });
         let mut out = Vec::with_capacity(capacity);
-        let mut w = MemberWriter::new(&mut out, 1, &limits)?;
-        // `asked`'s items sit two levels inside the row.
-        let items = limits
-            .with_max_depth(limits.max_depth().checked_sub(2)?)
-            .ok()?;
+        out.extend_from_slice(b"{\"v\":1");
+        let written = out.len();
+        let mut w = MemberWriter::new(&mut out, written, 1, &limits)?;
         let mut whole = true;
-        w.out.extend_from_slice(b"{\"v\":1");
         w.text("owner", &self.owner)?;
         w.text("tool", &self.tool)?;
-        w.key("typed");
-        w.out
-            .extend_from_slice(if self.typed { b"true" } else { b"false" });
+        w.raw("typed", if self.typed { b"true" } else { b"false" })?;
         w.text("status", self.status.as_str())?;
-        w.number("created", self.created_ms);
-        w.number("updated", self.updated_ms);
-        w.number("ttl", self.ttl_ms);
-        w.number("poll", self.poll_ms);
-        w.number("lease", self.lease_ms);
+        w.number("created", self.created_ms)?;
+        w.number("updated", self.updated_ms)?;
+        w.number("ttl", self.ttl_ms)?;
+        w.number("poll", self.poll_ms)?;
+        w.number("lease", self.lease_ms)?;
         w.value("requests", &JsonValue::Object(self.requests.clone()))?;
-        w.key("asked");
-        w.out.push(b'[');
-        for (i, asked) in self.asked.iter().enumerate() {
-            if i > 0 {
-                w.out.push(b',');
-            }
-            write_into(asked, w.out, &items).ok()?;
-            w.bounded()?;
-        }
-        w.out.push(b']');
+        w.array("asked", &self.asked)?;
         w.value("responses", &JsonValue::Object(self.responses.clone()))?;
         // The creating call's arguments, as text (kept only for a sanitizer; dropped if they do
         // not fit a record).
@@ -151,16 +141,12 @@ impl TaskRecord {
                 Err(_) => whole = false,
             }
         }
-        for (key, text) in [
-            ("message", texts[0]),
-            ("result", texts[1]),
-            ("error", texts[2]),
-        ] {
+        for (key, text) in texts {
             if let Some(text) = text {
                 w.text(key, text)?;
             }
         }
-        w.out.push(b'}');
+        out.push(b'}');
         if out.len() > limits.max_output_bytes() {
             return None;
         }
@@ -229,33 +215,54 @@ impl TaskRecord {
         Some(missing)
     }
 
-    /// [`TaskRecord::push_common`], written straight into an answer's text.
-    pub(crate) fn write_common(&self, w: &mut MemberWriter<'_>) -> Option<()> {
-        w.text("taskId", &self.id)?;
-        w.text("status", self.status.as_str())?;
-        if let Some(m) = &self.message {
-            w.text("statusMessage", m)?;
+    /// The fields every task shape shares, in wire order: the one list both
+    /// [`TaskRecord::push_common`] and [`TaskRecord::write_common`] write.
+    fn common(&self) -> impl Iterator<Item = (&'static str, Field<'_>)> {
+        fn text(t: &str) -> Field<'_> {
+            Field::Text(t.into())
         }
-        w.text("createdAt", &iso8601(self.created_ms))?;
-        w.text("lastUpdatedAt", &iso8601(self.updated_ms))?;
-        w.number("ttlMs", self.ttl_ms);
-        w.number("pollIntervalMs", self.poll_ms);
+        [
+            Some(("taskId", text(&self.id))),
+            Some(("status", text(self.status.as_str()))),
+            self.message.as_deref().map(|m| ("statusMessage", text(m))),
+            Some(("createdAt", Field::Text(iso8601(self.created_ms).into()))),
+            Some((
+                "lastUpdatedAt",
+                Field::Text(iso8601(self.updated_ms).into()),
+            )),
+            Some(("ttlMs", Field::Number(self.ttl_ms))),
+            Some(("pollIntervalMs", Field::Number(self.poll_ms))),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// The common fields, written straight into an answer's text.
+    pub(crate) fn write_common(&self, w: &mut MemberWriter<'_>) -> Option<()> {
+        for (key, field) in self.common() {
+            match field {
+                Field::Text(text) => w.text(key, &text)?,
+                Field::Number(n) => w.number(key, n)?,
+            }
+        }
         Some(())
     }
 
-    /// The fields every task shape shares, in wire order (also written by
-    /// [`TaskRecord::write_common`]: a test keeps the two alike).
+    /// The common fields, into an object being built.
     pub(crate) fn push_common(&self, b: &mut tollgate_json::JsonObjectBuilder) {
-        b.push("taskId", &*self.id);
-        b.push("status", self.status.as_str());
-        if let Some(m) = &self.message {
-            b.push("statusMessage", &**m);
+        for (key, field) in self.common() {
+            match field {
+                Field::Text(text) => b.push(key, &*text),
+                Field::Number(n) => b.push(key, n),
+            }
         }
-        b.push("createdAt", iso8601(self.created_ms));
-        b.push("lastUpdatedAt", iso8601(self.updated_ms));
-        b.push("ttlMs", self.ttl_ms);
-        b.push("pollIntervalMs", self.poll_ms);
     }
+}
+
+/// One of the common fields' values.
+enum Field<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    Number(u64),
 }
 
 /// An object's members written one by one into a buffer, as a tree of the same members would be
@@ -264,7 +271,7 @@ impl TaskRecord {
 /// the document's limits: each string under its ceilings, each member's value under the nesting
 /// bound less the levels above it, and the buffer never past the document's byte bound.
 pub(crate) struct MemberWriter<'a> {
-    pub(crate) out: &'a mut Vec<u8>,
+    out: &'a mut Vec<u8>,
     limits: &'a OutputLimits,
     /// `limits` with the levels above a member's value taken off the nesting bound.
     nested: OutputLimits,
@@ -274,16 +281,20 @@ pub(crate) struct MemberWriter<'a> {
 
 impl<'a> MemberWriter<'a> {
     /// A writer of the members of an object `depth` levels deep (1: the document's root) in a
-    /// document that starts at the buffer's present length. `None` when no value fits there.
+    /// document that starts `written` bytes before the buffer's end. `None` when no value fits.
     pub(crate) fn new(
         out: &'a mut Vec<u8>,
+        written: usize,
         depth: usize,
         limits: &'a OutputLimits,
     ) -> Option<Self> {
         let nested = limits
             .with_max_depth(limits.max_depth().checked_sub(depth)?)
             .ok()?;
-        let end = out.len().saturating_add(limits.max_output_bytes());
+        let end = out
+            .len()
+            .checked_sub(written)?
+            .saturating_add(limits.max_output_bytes());
         Some(Self {
             out,
             limits,
@@ -293,12 +304,12 @@ impl<'a> MemberWriter<'a> {
     }
 
     /// Whether the document is still within its byte bound.
-    pub(crate) fn bounded(&self) -> Option<()> {
+    fn bounded(&self) -> Option<()> {
         (self.out.len() <= self.end).then_some(())
     }
 
     /// `,"key":` (every member but the first, which opens the object).
-    pub(crate) fn key(&mut self, key: &str) {
+    fn key(&mut self, key: &str) {
         self.out.extend_from_slice(b",\"");
         self.out.extend_from_slice(key.as_bytes());
         self.out.extend_from_slice(b"\":");
@@ -316,8 +327,33 @@ impl<'a> MemberWriter<'a> {
         self.bounded()
     }
 
-    pub(crate) fn number(&mut self, key: &str, mut n: u64) {
+    /// An array of `items`, each one level deeper than a member's value.
+    pub(crate) fn array(&mut self, key: &str, items: &[JsonValue]) -> Option<()> {
+        let inner = self
+            .nested
+            .with_max_depth(self.nested.max_depth().checked_sub(1)?)
+            .ok()?;
         self.key(key);
+        self.out.push(b'[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            write_into(item, self.out, &inner).ok()?;
+            self.bounded()?;
+        }
+        self.out.push(b']');
+        self.bounded()
+    }
+
+    /// `json`, text that is JSON already (a literal, or a stored text Tollgate wrote), as it is.
+    pub(crate) fn raw(&mut self, key: &str, json: &[u8]) -> Option<()> {
+        self.key(key);
+        self.out.extend_from_slice(json);
+        self.bounded()
+    }
+
+    pub(crate) fn number(&mut self, key: &str, mut n: u64) -> Option<()> {
         let mut digits = [0u8; 20];
         let mut at = digits.len();
         loop {
@@ -328,6 +364,6 @@ impl<'a> MemberWriter<'a> {
                 break;
             }
         }
-        self.out.extend_from_slice(&digits[at..]);
+        self.raw(key, &digits[at..])
     }
 }
