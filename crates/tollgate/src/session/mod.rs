@@ -388,7 +388,7 @@ impl SessionTable {
     ) -> Result<Arc<str>, CreateFailure> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).map_err(|_| CreateFailure::NoEntropy)?;
-        let id: Arc<str> = Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let id: Arc<str> = Arc::from(crate::wire::syntax::hex(&bytes));
         let now = Instant::now();
         session.streams.touch(now);
         self.start_sweep();

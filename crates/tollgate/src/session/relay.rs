@@ -56,7 +56,7 @@ impl Relay {
             events: Arc::new(super::replay::Outbox::new(Arc::clone(store))),
             outgoing: Arc::new(super::bus::Outgoing::new(Arc::clone(store))),
             receiving: std::sync::atomic::AtomicBool::new(false),
-            instance: Arc::from(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+            instance: Arc::from(crate::wire::syntax::hex(&bytes)),
             waiting: AtomicUsize::new(0),
             wake: tokio::sync::Notify::new(),
             started: std::sync::atomic::AtomicBool::new(false),

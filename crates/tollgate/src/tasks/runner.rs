@@ -521,14 +521,7 @@ impl TaskCreation {
         // 128 random bits, as 32 lowercase hex digits (header-safe for `Mcp-Name`).
         let mut id_bytes = [0u8; 16];
         getrandom::fill(&mut id_bytes).map_err(|_| TaskError::internal())?;
-        let id: Arc<str> = id_bytes
-            .iter()
-            .fold(String::with_capacity(32), |mut s, b| {
-                use std::fmt::Write as _;
-                let _ = write!(s, "{b:02x}");
-                s
-            })
-            .into();
+        let id: Arc<str> = crate::wire::syntax::hex(&id_bytes).into();
         let now = now_ms();
         let record = TaskRecord {
             id: id.clone(),

@@ -1,5 +1,5 @@
 //! Small ASCII grammars shared by content, icons and headers: media types, absolute URIs,
-//! RFC 3339 timestamps, `_meta` keys, RFC 9110 tokens, and base64.
+//! RFC 3339 timestamps, `_meta` keys, RFC 9110 tokens, base64 and lowercase hexadecimal.
 //!
 //! Pure functions over strings; they know no protocol types.
 
@@ -193,6 +193,23 @@ pub(crate) fn is_meta_key(key: &str) -> bool {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
 }
 
+/// Appends two lowercase hexadecimal digits per byte of `data` (random identifiers, digests).
+pub(crate) fn push_hex(out: &mut String, data: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(data.len() * 2);
+    for &b in data {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+}
+
+/// `data` as lowercase hexadecimal, two digits per byte.
+pub(crate) fn hex(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len() * 2);
+    push_hex(&mut out, data);
+    out
+}
+
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// The padded standard base64 length of `n` bytes.
@@ -287,6 +304,18 @@ pub(crate) fn base64_decode(text: &[u8], max_out: usize) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_two_lowercase_digits_per_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff, 0x5c]), "000fa0ff5c");
+        let all: Vec<u8> = (0..=255).collect();
+        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&all), expected);
+        let mut out = String::from("sha256:");
+        push_hex(&mut out, &[0xde, 0xad]);
+        assert_eq!(out, "sha256:dead");
+    }
 
     #[test]
     fn media_types() {
