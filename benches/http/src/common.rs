@@ -5,22 +5,36 @@ use std::net::SocketAddr;
 
 /// `127.0.0.1:$PORT` (default 18400).
 pub fn address() -> SocketAddr {
-    let port = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(18400);
+    let port = std::env::var("PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(18400);
     SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// One worker thread unless `WORKERS` says otherwise: the pinned headline runs the server on one
 /// core.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    match std::env::var("WORKERS").ok().and_then(|w| w.parse::<usize>().ok()) {
-        Some(n) if n > 1 => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
-        _ => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+    match std::env::var("WORKERS")
+        .ok()
+        .and_then(|w| w.parse::<usize>().ok())
+    {
+        Some(n) if n > 1 => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
     }
 }
 
 /// Accepts connections on [`address`] for ever, each served over HTTP/1.1 by a clone of
 /// `service`, with Nagle's algorithm off.
-#[allow(dead_code, reason = "the servers with an accept loop of their own do not use it")]
+#[allow(
+    dead_code,
+    reason = "the servers with an accept loop of their own do not use it"
+)]
 pub async fn serve<S>(service: S) -> std::io::Result<()>
 where
     S: hyper::service::HttpService<hyper::body::Incoming> + Clone + Send + 'static,
@@ -37,7 +51,9 @@ where
         let service = service.clone();
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
         });
     }
 }

@@ -18,16 +18,30 @@ fn catalog() -> Bytes {
     for i in 0..common::FILLER_TOOLS {
         tools.push(json!({"name": common::filler_name(i), "description": common::FILLER_DESCRIPTION, "inputSchema": schema}));
     }
-    Bytes::from(serde_json::to_vec(&json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": "private"})).unwrap_or_default())
+    Bytes::from(
+        serde_json::to_vec(
+            &json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": "private"}),
+        )
+        .unwrap_or_default(),
+    )
 }
 
-async fn handle(request: Request<hyper::body::Incoming>, catalog: Bytes) -> Result<Response<Full<Bytes>>, Infallible> {
-    let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+async fn handle(
+    request: Request<hyper::body::Incoming>,
+    catalog: Bytes,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = request
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
     let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let bytes = match message.get("method").and_then(Value::as_str) {
         Some("tools/list") => {
-            let mut out = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id})).unwrap_or_default();
+            let mut out =
+                serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id})).unwrap_or_default();
             out.pop();
             out.extend_from_slice(b",\"result\":");
             out.extend_from_slice(&catalog);
@@ -36,7 +50,12 @@ async fn handle(request: Request<hyper::body::Incoming>, catalog: Bytes) -> Resu
         }
         _ => {
             let arguments = message.get("params").and_then(|p| p.get("arguments"));
-            let number = |k: &str| arguments.and_then(|a| a.get(k)).and_then(Value::as_i64).unwrap_or(0);
+            let number = |k: &str| {
+                arguments
+                    .and_then(|a| a.get(k))
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+            };
             let sum = number("a").wrapping_add(number("b"));
             serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {
                 "resultType": "complete",
@@ -47,7 +66,10 @@ async fn handle(request: Request<hyper::body::Incoming>, catalog: Bytes) -> Resu
         }
     };
     let mut response = Response::new(Full::new(Bytes::from(bytes)));
-    response.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
     Ok(response)
 }
 

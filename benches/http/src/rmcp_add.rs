@@ -46,17 +46,27 @@ impl Calc {
             serde_json::from_str(common::FILLER_SCHEMA).unwrap_or_default();
         let schema = Arc::new(schema);
         for i in 0..common::FILLER_TOOLS {
-            let tool = Tool::new(common::filler_name(i), common::FILLER_DESCRIPTION, schema.clone());
+            let tool = Tool::new(
+                common::filler_name(i),
+                common::FILLER_DESCRIPTION,
+                schema.clone(),
+            );
             tool_router.add_route(ToolRoute::new_dyn(tool, |_| {
-                Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into()) })
+                Box::pin(async {
+                    Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into())
+                })
             }));
         }
-        Self { tool_router: Arc::new(tool_router) }
+        Self {
+            tool_router: Arc::new(tool_router),
+        }
     }
 
     #[tool(description = "Adds two integers")]
     fn add(&self, Parameters(Add { a, b }): Parameters<Add>) -> Json<Sum> {
-        Json(Sum { sum: a.wrapping_add(b) })
+        Json(Sum {
+            sum: a.wrapping_add(b),
+        })
     }
 }
 
@@ -78,7 +88,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             config.legacy_session_mode = true;
             config.json_response = false;
         }
-        Ok(other) => return Err(format!("RMCP_STATEFUL must be `json` or `sse`, not `{other}`").into()),
+        Ok(other) => {
+            return Err(format!("RMCP_STATEFUL must be `json` or `sse`, not `{other}`").into());
+        }
         Err(_) => {
             config.legacy_session_mode = false;
             config.json_response = true;

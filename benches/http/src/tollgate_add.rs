@@ -14,9 +14,10 @@ use std::convert::Infallible;
 
 use tollgate::json::{JsonLimits, JsonObject, from_str};
 use tollgate::{
+    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
+    Server, ToolArguments, ToolRegistration,
     context::{HandlerFailure, HandlerOutput, Intercepted, SanitizeError, ToolResultSanitizer},
-    tool::{CompleteResult, OperationResult}, Endpoint, Implementation, InvocationFeatures,
-    McpService, ProtocolVersion, RequestContext, Server, ToolArguments, ToolRegistration,
+    tool::{CompleteResult, OperationResult},
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -30,12 +31,22 @@ struct Sum {
     sum: i64,
 }
 
-async fn add(_: &RequestContext, args: ToolArguments<Add>, _: &InvocationFeatures) -> Result<Sum, Infallible> {
+async fn add(
+    _: &RequestContext,
+    args: ToolArguments<Add>,
+    _: &InvocationFeatures,
+) -> Result<Sum, Infallible> {
     let Add { a, b } = args.into_converted();
-    Ok(Sum { sum: a.wrapping_add(b) })
+    Ok(Sum {
+        sum: a.wrapping_add(b),
+    })
 }
 
-async fn filler(_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures) -> Result<OperationResult, Infallible> {
+async fn filler(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
     Ok(CompleteResult::from_tool_text("ok").into())
 }
 
@@ -48,7 +59,13 @@ async fn pass(call: Intercepted<'_>) -> Result<HandlerOutput, HandlerFailure> {
 struct Identity;
 
 impl ToolResultSanitizer for Identity {
-    fn sanitize(&self, _: &RequestContext, _: &str, _: &JsonObject, result: CompleteResult) -> Result<CompleteResult, SanitizeError> {
+    fn sanitize(
+        &self,
+        _: &RequestContext,
+        _: &str,
+        _: &JsonObject,
+        result: CompleteResult,
+    ) -> Result<CompleteResult, SanitizeError> {
         Ok(result)
     }
 }
@@ -90,16 +107,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     telemetry();
     let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
     let sessions = std::env::var("TOLLGATE_ADD_SESSIONS").ok();
-    let mut endpoint = Endpoint::with_path("/mcp", revisions, Implementation::new("tollgate-add", "1.0.0"))
-        .legacy_sessions(sessions.as_ref().map(|_| tollgate::endpoint::SessionConfig::default()))
-        .tools_page_size(1000)
-        .add_tool(
-            ToolRegistration::with_name("add", revisions)
-                .argument_and_output_types::<Add, Sum>()
-                .handler(add)
-                .description("Adds two integers")
-                .build()?,
-        );
+    let mut endpoint = Endpoint::with_path(
+        "/mcp",
+        revisions,
+        Implementation::new("tollgate-add", "1.0.0"),
+    )
+    .legacy_sessions(
+        sessions
+            .as_ref()
+            .map(|_| tollgate::endpoint::SessionConfig::default()),
+    )
+    .tools_page_size(1000)
+    .add_tool(
+        ToolRegistration::with_name("add", revisions)
+            .argument_and_output_types::<Add, Sum>()
+            .handler(add)
+            .description("Adds two integers")
+            .build()?,
+    );
     let schema = from_str(common::FILLER_SCHEMA, &JsonLimits::default())?;
     for i in 0..common::FILLER_TOOLS {
         endpoint = endpoint.add_tool(

@@ -39,9 +39,15 @@ fn router() -> Result<McpRouter, serde_json::Error> {
     let add = ToolBuilder::new("add")
         .description("Adds two integers")
         .output_schema_for::<Sum>()
-        .handler(|Add { a, b }: Add| async move { CallToolResult::from_serialize(&Sum { sum: a.wrapping_add(b) }) })
+        .handler(|Add { a, b }: Add| async move {
+            CallToolResult::from_serialize(&Sum {
+                sum: a.wrapping_add(b),
+            })
+        })
         .build();
-    let mut router = McpRouter::new().server_info("towermcp-add", "1.0.0").tool(add);
+    let mut router = McpRouter::new()
+        .server_info("towermcp-add", "1.0.0")
+        .tool(add);
     let schema: serde_json::Value = serde_json::from_str(common::FILLER_SCHEMA)?;
     for i in 0..common::FILLER_TOOLS {
         let filler = ToolBuilder::new(common::filler_name(i))
@@ -58,7 +64,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let router = router()?;
     common::runtime()?.block_on(async {
         // Built inside the runtime: the transport may spawn its housekeeping tasks.
-        let app = HttpTransport::new(router).stateless(StatelessConfig::new()).into_router_at("/mcp");
+        let app = HttpTransport::new(router)
+            .stateless(StatelessConfig::new())
+            .into_router_at("/mcp");
         let service = TowerToHyperService::new(app);
         Ok(common::serve(service).await?)
     })

@@ -48,7 +48,9 @@ impl Calc {
     /// Adds two integers
     #[tool]
     async fn add(&self, a: i64, b: i64) -> Json<Sum> {
-        Json(Sum { sum: a.wrapping_add(b) })
+        Json(Sum {
+            sum: a.wrapping_add(b),
+        })
     }
 }
 
@@ -69,7 +71,10 @@ impl Catalog {
             tool.input_schema = schema.clone();
             tools.push(tool);
         }
-        Ok(Self { calc, tools: Arc::new(tools) })
+        Ok(Self {
+            calc,
+            tools: Arc::new(tools),
+        })
     }
 }
 
@@ -140,12 +145,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // turbomcp's own `run` serves with axum's connect info: its origin check admits a
             // request without `Origin` only from a loopback peer, and answers 403 when it cannot
             // see the peer at all. So each request gets the peer address, as there.
-            let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
-                request.extensions_mut().insert(ConnectInfo(peer));
-                app.call(request)
-            });
+            let service = hyper::service::service_fn(
+                move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(ConnectInfo(peer));
+                    app.call(request)
+                },
+            );
             tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
             });
         }
     })
