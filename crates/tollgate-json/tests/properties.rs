@@ -12,7 +12,8 @@ use std::hash::{Hash, Hasher};
 
 use proptest::prelude::*;
 use tollgate_json::{
-    JsonArray, JsonLimits, JsonNumber, JsonObject, JsonValue, OutputLimits, from_slice, to_vec,
+    ErrorKind, JsonArray, JsonLimits, JsonNumber, JsonObject, JsonValue, OutputLimits, from_slice,
+    to_vec,
 };
 
 fn number() -> impl Strategy<Value = JsonNumber> {
@@ -99,6 +100,45 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let _ = from_slice(&bytes, &JsonLimits::default());
+    }
+
+    /// UTF-8 is validated with vector code: a string of any bytes (UTF-8 pieces, stray
+    /// continuation and lead bytes, surrogates, overlongs) past its 64-byte blocks reads exactly
+    /// when the standard library accepts it, and is refused at the byte it names.
+    #[test]
+    fn utf8_is_judged_as_the_standard_library_judges_it(
+        pieces in prop::collection::vec(
+            prop_oneof![
+                Just(b"a".to_vec()),
+                Just("\u{e9}".as_bytes().to_vec()),
+                Just("\u{20ac}".as_bytes().to_vec()),
+                Just("\u{1f680}".as_bytes().to_vec()),
+                prop::collection::vec(0x80u8..=0xFF, 1..4),
+                Just(b"\xED\xA0\x80".to_vec()),
+                Just(b"\xC0\xAF".to_vec()),
+                Just(b"\xF4\x90\x80\x80".to_vec()),
+            ],
+            0..120,
+        ),
+        pad in 0usize..130,
+    ) {
+        let mut doc = b"\"".to_vec();
+        doc.extend(std::iter::repeat_n(b'x', pad));
+        for piece in &pieces {
+            doc.extend_from_slice(piece);
+        }
+        doc.push(b'"');
+        match std::str::from_utf8(&doc) {
+            Ok(text) => {
+                let read = from_slice(&doc, &JsonLimits::default()).unwrap();
+                prop_assert_eq!(read.as_str(), Some(&text[1..text.len() - 1]));
+            }
+            Err(e) => {
+                let err = from_slice(&doc, &JsonLimits::default()).unwrap_err();
+                prop_assert_eq!(err.kind(), ErrorKind::InvalidUtf8);
+                prop_assert_eq!(err.offset(), e.valid_up_to());
+            }
+        }
     }
 
     #[test]
