@@ -52,12 +52,13 @@
 //!
 //! Each run prints one JSON line: `{"mode", "store", "cycles_per_s", "cycles", ...}`.
 
+mod tasks_client;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use tollgate::json::JsonObject;
 use tollgate::task::{
     DEFAULT_SQL_TASK_CAPACITY, InMemoryTaskStore, PostgresTaskStore, SqliteTaskStore, StoreFuture,
@@ -279,84 +280,8 @@ struct Tally {
     polls: AtomicU64,
 }
 
-/// What one loop sends and looks for, made once: the harness shares the cores with the server
-/// and (PostgreSQL) the database, so it builds each request from these instead of parsing header
-/// names and searching answers afresh, which cost about a tenth of a cycle's instructions.
-struct Client {
-    uri: hyper::Uri,
-    headers: hyper::HeaderMap,
-    status: memchr::memmem::Finder<'static>,
-    task_id: memchr::memmem::Finder<'static>,
-    result: memchr::memmem::Finder<'static>,
-}
-
-impl Client {
-    fn new() -> Self {
-        use hyper::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
-        let mut headers = hyper::HeaderMap::with_capacity(8);
-        headers.insert(HOST, HeaderValue::from_static("127.0.0.1:8080"));
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-        headers.insert(
-            HeaderName::from_static("mcp-protocol-version"),
-            HeaderValue::from_static("2026-07-28"),
-        );
-        Self {
-            uri: hyper::Uri::from_static("/mcp"),
-            headers,
-            status: memchr::memmem::Finder::new(br#""status":""#),
-            task_id: memchr::memmem::Finder::new(br#""taskId":""#),
-            result: memchr::memmem::Finder::new(br#""result":{"#),
-        }
-    }
-
-    /// One request through the service as HTTP: the answer's body, which must be a 200.
-    async fn serve(
-        &self,
-        service: &McpService,
-        method: &'static str,
-        name: &str,
-        body: Bytes,
-    ) -> Result<Bytes, Error> {
-        use hyper::header::{HeaderName, HeaderValue};
-        let mut request = hyper::Request::new(Full::new(body));
-        *request.method_mut() = hyper::Method::POST;
-        *request.uri_mut() = self.uri.clone();
-        let headers = request.headers_mut();
-        *headers = self.headers.clone();
-        headers.insert(
-            HeaderName::from_static("mcp-method"),
-            HeaderValue::from_static(method),
-        );
-        headers.insert(
-            HeaderName::from_static("mcp-name"),
-            HeaderValue::from_str(name)?,
-        );
-        let response = service.serve(request).await;
-        let status = response.status();
-        let bytes = response.into_body().collect().await?.to_bytes();
-        if status != 200 {
-            return Err(format!(
-                "{method}: HTTP {status}: {}",
-                String::from_utf8_lossy(&bytes)
-            )
-            .into());
-        }
-        Ok(bytes)
-    }
-
-    /// The string value after `finder`'s marker (`"status":"`…`"`), if any.
-    fn after<'t>(finder: &memchr::memmem::Finder<'_>, text: &'t [u8]) -> Option<&'t [u8]> {
-        let rest = &text[finder.find(text)? + finder.needle().len()..];
-        Some(&rest[..memchr::memchr(b'"', rest)?])
-    }
-}
-
 async fn tollgate_loop(service: Arc<McpService>, tally: Arc<Tally>) -> Result<(), Error> {
-    let client = Client::new();
+    let client = tasks_client::Client::new();
     let create = Bytes::from(format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"job","arguments":{{}},{META}}}}}"#
     ));
@@ -365,7 +290,7 @@ async fn tollgate_loop(service: Arc<McpService>, tally: Arc<Tally>) -> Result<()
         let created = client
             .serve(&service, "tools/call", "job", create.clone())
             .await?;
-        let id = Client::after(&client.task_id, &created)
+        let id = tasks_client::Client::after(&client.task_id, &created)
             .and_then(|id| std::str::from_utf8(id).ok())
             .ok_or_else(|| {
                 format!(
@@ -383,7 +308,7 @@ async fn tollgate_loop(service: Arc<McpService>, tally: Arc<Tally>) -> Result<()
                 .serve(&service, "tasks/get", &id, get.clone())
                 .await?;
             polls += 1;
-            match Client::after(&client.status, &text) {
+            match tasks_client::Client::after(&client.status, &text) {
                 Some(b"completed") => break,
                 Some(b"working") if started.elapsed() < CYCLE_BOUND => {
                     tokio::task::yield_now().await;
@@ -392,7 +317,7 @@ async fn tollgate_loop(service: Arc<McpService>, tally: Arc<Tally>) -> Result<()
             }
         }
         let text = client.serve(&service, "tasks/get", &id, get).await?;
-        if Client::after(&client.status, &text) != Some(b"completed")
+        if tasks_client::Client::after(&client.status, &text) != Some(b"completed")
             || client.result.find(&text).is_none()
         {
             return Err(format!("final tasks/get: {}", String::from_utf8_lossy(&text)).into());

@@ -25,9 +25,10 @@
 //! - **Typed output**: [`to_value`] turns any `serde::Serialize` value into a tree directly.
 //! - **Valid Unicode by construction**: strings are Rust strings, so an unpaired surrogate cannot
 //!   exist in a tree; the reader rejects unpaired `\uD800`-style escapes.
-//! - **Fast where input is long**: input is validated as UTF-8 by `simdutf8` (vector units
-//!   detected at run time; the standard library only names the first invalid byte of input found
-//!   invalid), and long string runs are scanned in 64-byte blocks.
+//! - **Fast where input is long**: bytes are validated as UTF-8 by `simdutf8`, with the vector
+//!   units the CPU has (chosen at run time on x86-64); input it refuses is read again by the
+//!   standard library to find the first invalid byte. [`from_str`] skips the check, and long
+//!   string runs are scanned in 64-byte blocks.
 //!
 //! # Features
 //!

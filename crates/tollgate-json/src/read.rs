@@ -31,6 +31,30 @@ use crate::value::JsonValue;
 /// assert_eq!(from_slice(br#"["\uD800"]"#, &limits).unwrap_err().kind(), ErrorKind::LoneSurrogate);
 /// ```
 pub fn from_slice(input: &[u8], limits: &JsonLimits) -> Result<JsonValue, Error> {
+    check_input(input, limits)?;
+    // Validated with the CPU's vector units; only input found invalid is read again by the
+    // standard library, for the position of its first invalid byte.
+    let text = match simdutf8::basic::from_utf8(input) {
+        Ok(text) => text,
+        Err(_) => std::str::from_utf8(input)
+            .map_err(|e| Error::new(ErrorKind::InvalidUtf8, e.valid_up_to()))?,
+    };
+    read_text(text, limits)
+}
+
+/// Reads one JSON document from a string, enforcing every bound of `limits`. The string is
+/// already UTF-8, so it is not validated again.
+///
+/// # Errors
+///
+/// As [`from_slice`] (never [`ErrorKind::InvalidUtf8`]).
+pub fn from_str(input: &str, limits: &JsonLimits) -> Result<JsonValue, Error> {
+    check_input(input.as_bytes(), limits)?;
+    read_text(input, limits)
+}
+
+/// The checks before any byte is read: the input's size, then no byte order mark.
+fn check_input(input: &[u8], limits: &JsonLimits) -> Result<(), Error> {
     if input.len() > limits.max_input_bytes() {
         return Err(Error::new(
             ErrorKind::InputTooLarge,
@@ -40,13 +64,11 @@ pub fn from_slice(input: &[u8], limits: &JsonLimits) -> Result<JsonValue, Error>
     if input.starts_with(b"\xEF\xBB\xBF") {
         return Err(Error::new(ErrorKind::ByteOrderMark, 0));
     }
-    // Validated with the CPU's vector units; only input found invalid is read again by the
-    // standard library, for the position of its first invalid byte.
-    let text = match simdutf8::basic::from_utf8(input) {
-        Ok(text) => text,
-        Err(_) => std::str::from_utf8(input)
-            .map_err(|e| Error::new(ErrorKind::InvalidUtf8, e.valid_up_to()))?,
-    };
+    Ok(())
+}
+
+/// Reads a document whose size, byte order mark and encoding were checked.
+fn read_text(text: &str, limits: &JsonLimits) -> Result<JsonValue, Error> {
     SCRATCH.with(|cell| {
         // A reentrant call (none exists today) would find the scratch taken and use a fresh one.
         let mut scratch = cell.take();
@@ -116,15 +138,6 @@ impl Scratch {
             }
         }
     }
-}
-
-/// Reads one JSON document from a string, enforcing every bound of `limits`.
-///
-/// # Errors
-///
-/// As [`from_slice`].
-pub fn from_str(input: &str, limits: &JsonLimits) -> Result<JsonValue, Error> {
-    from_slice(input.as_bytes(), limits)
 }
 
 enum Frame {

@@ -202,7 +202,8 @@ pub(crate) fn find_stop(bytes: &[u8]) -> usize {
 #[inline(never)]
 fn skip_clean_blocks(bytes: &[u8], from: usize) -> usize {
     let mut i = from;
-    for block in bytes[from..].chunks_exact(64) {
+    let (blocks, _) = bytes[from..].as_chunks::<64>();
+    for block in blocks {
         let mut stop = false;
         for &b in block {
             stop |= (b < 0x20) | (b == b'"') | (b == b'\\');

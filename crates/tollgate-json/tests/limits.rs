@@ -32,6 +32,25 @@ fn input_bytes_default_ten_mebibytes() {
     );
 }
 
+/// `from_str` skips the UTF-8 check (its input is already a `str`) but not the size and byte
+/// order mark checks before it: the same answers as `from_slice`, at the bound and one past.
+#[test]
+fn from_str_checks_size_and_byte_order_mark_as_from_slice_does() {
+    let limits = JsonLimits::default().with_max_input_bytes(8).unwrap();
+    for (text, expected) in [
+        ("\"abcdef\"", Ok(())),
+        ("\"abcdefg\"", Err(ErrorKind::InputTooLarge)),
+        ("\u{feff}1", Err(ErrorKind::ByteOrderMark)),
+        ("[\"\u{e9}\"]", Ok(())),
+    ] {
+        let from_str = tollgate_json::from_str(text, &limits)
+            .map(|_| ())
+            .map_err(|e| e.kind());
+        assert_eq!(from_str, expected, "{text:?}");
+        assert_eq!(kind(text.as_bytes(), &limits), expected, "{text:?}");
+    }
+}
+
 #[test]
 fn input_bytes_ceiling_sixteen_mebibytes() {
     let ceiling = JsonLimits::MAX_INPUT_BYTES_CEILING;

@@ -1,4 +1,5 @@
-//! Property tests: write → read is the identity, equal numbers hash equal, and no input panics.
+//! Property tests: write → read is the identity, equal numbers hash equal, UTF-8 is judged as
+//! the standard library judges it, and no input panics.
 
 #![allow(
     clippy::unwrap_used,
@@ -102,39 +103,56 @@ proptest! {
         let _ = from_slice(&bytes, &JsonLimits::default());
     }
 
-    /// UTF-8 is validated with vector code: a string of any bytes (UTF-8 pieces, stray
-    /// continuation and lead bytes, surrogates, overlongs) past its 64-byte blocks reads exactly
-    /// when the standard library accepts it, and is refused at the byte it names.
+    /// UTF-8 is validated with vector code: a string of valid UTF-8 text, in half the cases with
+    /// one stray byte, surrogate, overlong form or sequence cut short put somewhere in it,
+    /// sometimes with its closing quote and even its last bytes cut off, past its 64-byte blocks,
+    /// reads exactly when the standard library accepts it and is refused at the byte it names.
     #[test]
     fn utf8_is_judged_as_the_standard_library_judges_it(
-        pieces in prop::collection::vec(
-            prop_oneof![
-                Just(b"a".to_vec()),
-                Just("\u{e9}".as_bytes().to_vec()),
-                Just("\u{20ac}".as_bytes().to_vec()),
-                Just("\u{1f680}".as_bytes().to_vec()),
-                prop::collection::vec(0x80u8..=0xFF, 1..4),
-                Just(b"\xED\xA0\x80".to_vec()),
-                Just(b"\xC0\xAF".to_vec()),
-                Just(b"\xF4\x90\x80\x80".to_vec()),
-            ],
-            0..120,
+        mut pieces in prop::collection::vec(
+            prop::sample::select(vec!["a", "\u{e9}", "\u{20ac}", "\u{1f680}", "\u{7ff}", "\u{10ffff}"])
+                .prop_map(|s| s.as_bytes().to_vec()),
+            0..160,
         ),
+        bad in prop::option::of((
+            any::<prop::sample::Index>(),
+            prop_oneof![
+                prop::collection::vec(0x80u8..=0xFF, 1..4),
+                prop::sample::select(vec![
+                    b"\xED\xA0\x80".to_vec(),
+                    b"\xC0\xAF".to_vec(),
+                    b"\xF4\x90\x80\x80".to_vec(),
+                    b"\xE2\x82".to_vec(),
+                ]),
+            ],
+        )),
         pad in 0usize..130,
+        cut in 0usize..4,
     ) {
+        if let Some((at, piece)) = bad {
+            let at = at.index(pieces.len() + 1);
+            pieces.insert(at, piece);
+        }
         let mut doc = b"\"".to_vec();
         doc.extend(std::iter::repeat_n(b'x', pad));
         for piece in &pieces {
             doc.extend_from_slice(piece);
         }
-        doc.push(b'"');
+        // 0: closed; 1: unclosed; 2, 3: unclosed and the last one or two bytes cut off.
+        if cut == 0 {
+            doc.push(b'"');
+        } else {
+            doc.truncate(doc.len().saturating_sub(cut - 1).max(1));
+        }
+        let read = from_slice(&doc, &JsonLimits::default());
         match std::str::from_utf8(&doc) {
-            Ok(text) => {
-                let read = from_slice(&doc, &JsonLimits::default()).unwrap();
-                prop_assert_eq!(read.as_str(), Some(&text[1..text.len() - 1]));
+            Ok(text) if cut == 0 => {
+                let value = read.unwrap();
+                prop_assert_eq!(value.as_str(), Some(&text[1..text.len() - 1]));
             }
+            Ok(_) => prop_assert_eq!(read.unwrap_err().kind(), ErrorKind::UnexpectedEnd),
             Err(e) => {
-                let err = from_slice(&doc, &JsonLimits::default()).unwrap_err();
+                let err = read.unwrap_err();
                 prop_assert_eq!(err.kind(), ErrorKind::InvalidUtf8);
                 prop_assert_eq!(err.offset(), e.valid_up_to());
             }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tollgate_json::{
-    JsonLimits, JsonObject, JsonValue, OutputLimits, from_slice, to_string, write_into,
+    JsonLimits, JsonObject, JsonValue, OutputLimits, from_str, to_string, write_into,
     write_str_into,
 };
 
@@ -85,7 +85,7 @@ impl TaskRecord {
     /// there is none or it does not read back.
     pub(crate) fn stored_result(&self) -> Option<crate::model::result::CompleteResult> {
         let text = self.result.as_deref()?;
-        let stored = from_slice(text.as_bytes(), &stored_text_limits()).ok()?;
+        let stored = from_str(text, &stored_text_limits()).ok()?;
         crate::model::content::parse::tool_result(stored.as_object()?)
     }
 
@@ -162,7 +162,7 @@ impl TaskRecord {
     }
 
     pub(crate) fn from_row(row: &TaskRow) -> Option<Self> {
-        let value = from_slice(row.data.as_bytes(), &record_limits()).ok()?;
+        let value = from_str(&row.data, &record_limits()).ok()?;
         let o = value.as_object()?;
         if o.get("v")?.as_number()?.to_u64()? != 1 {
             return None;
@@ -180,7 +180,7 @@ impl TaskRecord {
             arguments: o
                 .get("arguments")
                 .and_then(JsonValue::as_str)
-                .and_then(|t| from_slice(t.as_bytes(), &stored_text_limits()).ok())
+                .and_then(|t| from_str(t, &stored_text_limits()).ok())
                 .and_then(|v| v.as_object().cloned())
                 .unwrap_or_default(),
             status: TaskStatus::from_wire(o.get("status")?.as_str()?)?,

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
-use tollgate_json::{JsonObject, JsonValue, OutputLimits, from_slice, to_string};
+use tollgate_json::{JsonObject, JsonValue, OutputLimits, from_str, to_string};
 
 use crate::facts::context::RequestContext;
 use crate::model::features::CancellationToken;
@@ -305,15 +305,15 @@ impl Tasks {
                 // is left out: the listener still learns the task ended (and `tasks/get`
                 // answers it with the fixed internal error).
                 record.result.as_deref()?;
-                let shown = visible(&record)
-                    .and_then(|text| from_slice(text.as_bytes(), &stored_text_limits()).ok());
+                let shown =
+                    visible(&record).and_then(|text| from_str(&text, &stored_text_limits()).ok());
                 if let Some(result) = shown {
                     b.push("result", result);
                 }
             }
             TaskStatus::Failed => {
                 let text = record.error.as_deref()?;
-                b.push("error", from_slice(text.as_bytes(), &record_limits()).ok()?);
+                b.push("error", from_str(text, &record_limits()).ok()?);
             }
             TaskStatus::Working | TaskStatus::Cancelled => {}
         }
