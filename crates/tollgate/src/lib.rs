@@ -117,6 +117,7 @@ mod facts;
 mod metadata;
 mod methods;
 mod model;
+mod negotiate;
 mod pipeline;
 mod rebinding;
 mod registry;

@@ -297,18 +297,14 @@ impl Serve {
             watcher,
             peer,
         } = self;
-        let connection =
-            builder.serve_connection(
-                TokioIo::new(stream),
-                service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                    let service = service.clone();
-                    // Policy may key on the peer (the refused-admission throttle).
-                    let peer = Some(peer);
-                    async move {
-                        Ok::<_, std::convert::Infallible>(service.serve_from(request, peer).await)
-                    }
-                }),
-            );
+        let connection = builder.serve_connection(
+            TokioIo::new(stream),
+            // Policy may key on the peer (the refused-admission throttle). The service's future
+            // is the connection's in-flight request, with no block around it.
+            service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                service.serve_from(request, Some(peer))
+            }),
+        );
         let _ = watcher.watch(connection).await;
         drop(permit);
     }

@@ -12,8 +12,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::header::{
-    ACCEPT, ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE,
-    HOST, ORIGIN,
+    ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN,
 };
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -25,6 +24,7 @@ use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
+use crate::negotiate::{Wanted, accepts, is_json};
 use crate::pipeline::envelope::{asks_for_progress, parse, unreadable};
 use crate::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
 use crate::registry::Endpoint;
@@ -218,10 +218,10 @@ impl McpService {
     }
 
     /// Serves one request. Its peer, for policy, is the request's [`PeerAddr`] extension when
-    /// it has one.
+    /// it has one. The future owns what it needs (it does not borrow the service).
     ///
     /// [`PeerAddr`]: crate::transport::PeerAddr
-    pub async fn serve<B>(&self, request: Request<B>) -> Response<McpBody>
+    pub fn serve<B>(&self, request: Request<B>) -> impl Future<Output = Response<McpBody>> + use<B>
     where
         B: Body,
         B::Error: Into<BoxError>,
@@ -230,16 +230,27 @@ impl McpService {
             .extensions()
             .get::<crate::facts::context::PeerAddr>()
             .map(|p| p.0);
-        self.serve_from(request, peer).await
+        let service = self.clone();
+        // The request's future is made inside the block, so the block holds it once.
+        async move {
+            let Ok(response) = service.serve_from(request, peer).await;
+            response
+        }
     }
 
     /// Serves one request from a peer the server knows (the built-in server passes its
-    /// connection's, with no request extension to allocate).
-    pub(crate) async fn serve_from<B>(
+    /// connection's, with no request extension to allocate), as the `Result` a hyper or tower
+    /// service answers with.
+    ///
+    /// The request's future is the one `async` block of [`Self::respond_to`]: the request is
+    /// split before it, and no layer awaits another's future, so the head and body are held
+    /// once (an `async fn` per layer, or a block awaiting a future it captured, would hold each
+    /// a second time).
+    pub(crate) fn serve_from<B>(
         &self,
         request: Request<B>,
         peer: Option<std::net::SocketAddr>,
-    ) -> Response<McpBody>
+    ) -> impl Future<Output = Result<Response<McpBody>, Infallible>> + use<B>
     where
         B: Body,
         B::Error: Into<BoxError>,
@@ -247,96 +258,165 @@ impl McpService {
         // With a CORS policy, an actual request from an allowed origin gets the grant on whatever
         // its answer is (a preflight carries its own, or none when refused), and every answer
         // varies by `Origin`.
-        let Some((policy, _)) = &self.inner.cors else {
-            return self.answer(request, peer).await;
-        };
-        let preflight = request.method() == Method::OPTIONS
-            && request
-                .headers()
-                .contains_key(ACCESS_CONTROL_REQUEST_METHOD);
-        let grant = (!preflight)
-            .then(|| policy.grant_for(request.headers()))
-            .flatten();
-        let mut response = self.answer(request, peer).await;
-        let headers = response.headers_mut();
-        if !preflight {
-            headers.append(http::header::VARY, HeaderValue::from_static("Origin"));
-        }
-        if let Some(grant) = grant {
-            for (name, value) in &grant {
-                if name != http::header::VARY {
-                    headers.insert(name, value.clone());
-                }
-            }
-        }
-        response
-    }
-
-    async fn answer<B>(
-        &self,
-        request: Request<B>,
-        peer: Option<std::net::SocketAddr>,
-    ) -> Response<McpBody>
-    where
-        B: Body,
-        B::Error: Into<BoxError>,
-    {
-        match self.reply(request, peer).await {
-            Outcome::Reply(reply) => respond(reply),
-            Outcome::Preflight(grant) => {
-                let mut response = respond(Reply::empty(StatusCode::NO_CONTENT));
-                response.headers_mut().extend(grant);
-                response
-            }
-            Outcome::MethodNotAllowed(allow) => {
-                let mut response = respond(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
-                response
-                    .headers_mut()
-                    .insert(ALLOW, HeaderValue::from_static(allow));
-                response
-            }
-            Outcome::Stream(body) => {
-                let mut response = Response::new(body);
-                let headers = response.headers_mut();
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-                headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-                headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-                response
-            }
-        }
-    }
-
-    async fn reply<B>(&self, request: Request<B>, peer: Option<std::net::SocketAddr>) -> Outcome
-    where
-        B: Body,
-        B::Error: Into<BoxError>,
-    {
+        let cors = self.inner.cors.as_ref().map(|(policy, _)| {
+            let preflight = request.method() == Method::OPTIONS
+                && request
+                    .headers()
+                    .contains_key(ACCESS_CONTROL_REQUEST_METHOD);
+            let grant = (!preflight)
+                .then(|| policy.grant_for(request.headers()))
+                .flatten();
+            (preflight, grant)
+        });
         let (parts, body) = request.into_parts();
-        let endpoint = self.inner.endpoints.get(parts.uri.path());
-        let metadata = match endpoint {
-            Some(_) => None,
-            None => match self.inner.metadata.get(parts.uri.path()) {
-                Some(resource) => Some(resource),
-                None => return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND)),
-            },
-        };
+        self.clone().respond_to(parts, body, peer, cors)
+    }
+
+    /// The response to a request, from its head and body, with the CORS grant `cors` (whether
+    /// it is a preflight, and the grant) when the service has a policy. One `async` block over
+    /// its arguments: an `async fn` would also keep a copy of each argument in the future.
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would hold its arguments twice in the request's future"
+    )]
+    fn respond_to<B>(
+        self,
+        parts: http::request::Parts,
+        body: B,
+        peer: Option<std::net::SocketAddr>,
+        cors: Option<(bool, Option<http::HeaderMap>)>,
+    ) -> impl Future<Output = Result<Response<McpBody>, Infallible>> + use<B>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        async move {
+            let outcome = 'outcome: {
+                let endpoint = self.inner.endpoints.get(parts.uri.path());
+                let metadata = match endpoint {
+                    Some(_) => None,
+                    None => match self.inner.metadata.get(parts.uri.path()) {
+                        Some(resource) => Some(resource),
+                        None => break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND)),
+                    },
+                };
+                if let Err(refused) = self.check_head(&parts) {
+                    break 'outcome Outcome::Reply(Reply::empty(refused));
+                }
+                let Some(endpoint) = endpoint else {
+                    break 'outcome self.metadata(&parts, metadata);
+                };
+                let caller = Caller {
+                    headers: Some(&parts.headers),
+                    peer: peer.map(|p| p.ip()),
+                };
+                // Only an endpoint keeping 2025 sessions has streams to open and sessions to end.
+                let allow = if endpoint.inner.sessions.is_some() {
+                    "GET, POST, DELETE"
+                } else {
+                    "POST"
+                };
+                // A CORS preflight: answered here, before admission, parsing or any handler.
+                if let (true, Some((policy, params))) =
+                    (parts.method == Method::OPTIONS, &self.inner.cors)
+                    && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
+                {
+                    let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
+                    break 'outcome match policy.preflight(&parts.headers, allow, names) {
+                        Some(grant) => Outcome::Preflight(grant),
+                        None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
+                    };
+                }
+                if parts.method == Method::GET && endpoint.inner.sessions.is_some() {
+                    if !accepts(&parts.headers, Wanted::Sse) {
+                        break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
+                    }
+                    break 'outcome match crate::revision::legacy::open_stream(endpoint, caller)
+                        .await
+                    {
+                        Ok(connection) => {
+                            Outcome::Stream(McpBody::events(connection, AbortOnDrop(None)))
+                        }
+                        Err(reply) if reply.status == StatusCode::METHOD_NOT_ALLOWED => {
+                            Outcome::MethodNotAllowed(allow)
+                        }
+                        Err(reply) => Outcome::Reply(reply),
+                    };
+                }
+                if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
+                    break 'outcome Outcome::Reply(
+                        crate::revision::legacy::end_session(endpoint, caller).await,
+                    );
+                }
+                if parts.method != Method::POST {
+                    break 'outcome Outcome::MethodNotAllowed(allow);
+                }
+                if !is_json(parts.headers.get(CONTENT_TYPE)) {
+                    break 'outcome Outcome::Reply(Reply::empty(
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    ));
+                }
+                if !accepts(&parts.headers, Wanted::JsonAndSse) {
+                    break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
+                }
+                let max = endpoint.inner.limits.max_body_bytes();
+                let declared = parts
+                    .headers
+                    .get(CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<u64>().ok());
+                let body = std::pin::pin!(body);
+                if declared.is_some_and(|n| n > max as u64) {
+                    linger(body).await;
+                    break 'outcome Outcome::Reply(unreadable());
+                }
+                let bytes = match read_body(body, max).await {
+                    Ok(bytes) => bytes,
+                    Err(BodyError::TooLarge) => {
+                        break 'outcome Outcome::Reply(unreadable());
+                    }
+                    Err(BodyError::Broken) => {
+                        break 'outcome Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
+                    }
+                };
+                let value = match parse(endpoint, &bytes) {
+                    Ok(value) => value,
+                    Err(reply) => break 'outcome Outcome::Reply(reply),
+                };
+                // The request's head, kept for its handlers (moved, not copied).
+                let streams = may_stream(endpoint, &parts.headers, &value);
+                let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
+                if !streams {
+                    break 'outcome Outcome::Reply(
+                        handle_value(endpoint, &origin, &value, None).await,
+                    );
+                }
+                answer_in_task(endpoint.clone(), origin, value).await
+            };
+            Ok(finish(outcome, cors))
+        }
+    }
+
+    /// The head's checks that need no endpoint: its size, one `Host` that is a well-formed
+    /// authority this service allows, and at most one `Origin`, allowed. The status refusing it.
+    fn check_head(&self, parts: &http::request::Parts) -> Result<(), StatusCode> {
         let header_bytes = parts.headers.iter().fold(0usize, |sum, (name, value)| {
             sum.saturating_add(name.as_str().len() + value.len() + 4)
         });
         if header_bytes > self.inner.max_header_bytes {
-            return Outcome::Reply(Reply::empty(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE));
+            return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
         }
         // One Host and at most one Origin: a repeated field could make two checks see two
         // different values (RFC 9112 §3.2 answers a repeated Host with 400).
         let mut hosts = parts.headers.get_all(HOST).iter();
         let host = hosts.next();
         if hosts.next().is_some() {
-            return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
+            return Err(StatusCode::BAD_REQUEST);
         }
         let mut origins = parts.headers.get_all(ORIGIN).iter();
         let origin = origins.next();
         if origins.next().is_some() {
-            return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
+            return Err(StatusCode::FORBIDDEN);
         }
         // RFC 9112 §3.2: no Host (nor an absolute target's authority), or one that is not a
         // host and an optional port, is 400; a well-formed host that is not allowed is 403.
@@ -345,10 +425,10 @@ impl McpService {
             None => parts.uri.authority().map(http::uri::Authority::as_str),
         };
         let Some(authority) = authority.filter(|a| is_authority(a)) else {
-            return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
+            return Err(StatusCode::BAD_REQUEST);
         };
         if !self.host_allowed(authority) {
-            return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
+            return Err(StatusCode::FORBIDDEN);
         }
         if let Some(origin) = origin {
             let allowed = origin.to_str().is_ok_and(|o| {
@@ -365,85 +445,10 @@ impl McpService {
                         .is_some_and(|(policy, _)| policy.allows_origin(o))
             });
             if !allowed {
-                return Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN));
+                return Err(StatusCode::FORBIDDEN);
             }
         }
-        let Some(endpoint) = endpoint else {
-            return self.metadata(&parts, metadata);
-        };
-        let caller = Caller {
-            headers: Some(&parts.headers),
-            peer: peer.map(|p| p.ip()),
-        };
-        // Only an endpoint keeping 2025 sessions has streams to open and sessions to end.
-        let allow = if endpoint.inner.sessions.is_some() {
-            "GET, POST, DELETE"
-        } else {
-            "POST"
-        };
-        // A CORS preflight: answered here, before admission, parsing or any handler.
-        if let (true, Some((policy, params))) = (parts.method == Method::OPTIONS, &self.inner.cors)
-            && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
-        {
-            let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
-            return match policy.preflight(&parts.headers, allow, names) {
-                Some(grant) => Outcome::Preflight(grant),
-                None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
-            };
-        }
-        if parts.method == Method::GET && endpoint.inner.sessions.is_some() {
-            if !accepts(&parts.headers, Wanted::Sse) {
-                return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
-            }
-            return match crate::revision::legacy::open_stream(endpoint, caller).await {
-                Ok(connection) => Outcome::Stream(McpBody::events(connection, AbortOnDrop(None))),
-                Err(reply) if reply.status == StatusCode::METHOD_NOT_ALLOWED => {
-                    Outcome::MethodNotAllowed(allow)
-                }
-                Err(reply) => Outcome::Reply(reply),
-            };
-        }
-        if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
-            return Outcome::Reply(crate::revision::legacy::end_session(endpoint, caller).await);
-        }
-        if parts.method != Method::POST {
-            return Outcome::MethodNotAllowed(allow);
-        }
-        if !is_json(parts.headers.get(CONTENT_TYPE)) {
-            return Outcome::Reply(Reply::empty(StatusCode::UNSUPPORTED_MEDIA_TYPE));
-        }
-        if !accepts(&parts.headers, Wanted::JsonAndSse) {
-            return Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
-        }
-        let max = endpoint.inner.limits.max_body_bytes();
-        let declared = parts
-            .headers
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        let body = std::pin::pin!(body);
-        if declared.is_some_and(|n| n > max as u64) {
-            linger(body).await;
-            return Outcome::Reply(unreadable());
-        }
-        let bytes = match read_body(body, max).await {
-            Ok(bytes) => bytes,
-            Err(BodyError::TooLarge) => {
-                return Outcome::Reply(unreadable());
-            }
-            Err(BodyError::Broken) => return Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST)),
-        };
-        let value = match parse(endpoint, &bytes) {
-            Ok(value) => value,
-            Err(reply) => return Outcome::Reply(reply),
-        };
-        // The request's head, kept for its handlers (moved, not copied).
-        let streams = may_stream(endpoint, &parts.headers, &value);
-        let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
-        if !streams {
-            return Outcome::Reply(handle_value(endpoint, &origin, &value, None).await);
-        }
-        answer_in_task(endpoint.clone(), origin, value).await
+        Ok(())
     }
 
     /// A protected-resource metadata route, past the Host and Origin checks: a CORS preflight
@@ -514,6 +519,54 @@ fn may_stream(
                 .get("method")
                 .and_then(tollgate_json::JsonValue::as_str)
                 == Some("tools/call"))
+}
+
+/// The HTTP response for an outcome.
+fn outcome_response(outcome: Outcome) -> Response<McpBody> {
+    match outcome {
+        Outcome::Reply(reply) => respond(reply),
+        Outcome::Preflight(grant) => {
+            let mut response = respond(Reply::empty(StatusCode::NO_CONTENT));
+            response.headers_mut().extend(grant);
+            response
+        }
+        Outcome::MethodNotAllowed(allow) => {
+            let mut response = respond(Reply::empty(StatusCode::METHOD_NOT_ALLOWED));
+            response
+                .headers_mut()
+                .insert(ALLOW, HeaderValue::from_static(allow));
+            response
+        }
+        Outcome::Stream(body) => {
+            let mut response = Response::new(body);
+            let headers = response.headers_mut();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+            response
+        }
+    }
+}
+
+/// The HTTP response for an outcome, with the CORS grant when the service has a policy: every
+/// answer varies by `Origin`, and an allowed origin's actual request gets the grant.
+fn finish(outcome: Outcome, cors: Option<(bool, Option<http::HeaderMap>)>) -> Response<McpBody> {
+    let mut response = outcome_response(outcome);
+    let Some((preflight, grant)) = cors else {
+        return response;
+    };
+    let headers = response.headers_mut();
+    if !preflight {
+        headers.append(http::header::VARY, HeaderValue::from_static("Origin"));
+    }
+    if let Some(grant) = grant {
+        for (name, value) in &grant {
+            if name != http::header::VARY {
+                headers.insert(name, value.clone());
+            }
+        }
+    }
+    response
 }
 
 /// Runs the request in its own task. If it finishes before notifying, the answer is the usual
@@ -651,76 +704,6 @@ impl Body for McpBody {
     }
 }
 
-fn is_json(value: Option<&HeaderValue>) -> bool {
-    // What clients send, settled without splitting.
-    if value.is_some_and(|v| v.as_bytes() == b"application/json") {
-        return true;
-    }
-    value.and_then(|v| v.to_str().ok()).is_some_and(|v| {
-        let essence = v.split(';').next().unwrap_or_default().trim();
-        essence.eq_ignore_ascii_case("application/json")
-    })
-}
-
-/// What a request's `Accept` must permit.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Wanted {
-    /// A POST: both `application/json` and `text/event-stream`.
-    JsonAndSse,
-    /// A GET: `text/event-stream`.
-    Sse,
-}
-
-/// Whether `Accept` permits what is wanted. An absent header permits everything (RFC 9110); a
-/// range with `q=0` permits nothing.
-fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
-    let values = headers.get_all(ACCEPT);
-    let mut fields = values.iter();
-    let Some(first) = fields.next() else {
-        return true;
-    };
-    // One field holding either list clients send, settled without parsing: each permits both
-    // types. (With more fields, every one must still be text.)
-    if fields.next().is_none()
-        && matches!(
-            first.as_bytes(),
-            b"application/json, text/event-stream" | b"text/event-stream, application/json"
-        )
-    {
-        return true;
-    }
-    let (mut json, mut sse) = (false, false);
-    for value in values.iter() {
-        let Ok(value) = value.to_str() else {
-            return false;
-        };
-        for range in value.split(',') {
-            let mut parts = range.split(';');
-            let media = parts.next().unwrap_or_default().trim();
-            let refused = parts.any(|p| {
-                let p = p.trim();
-                p.eq_ignore_ascii_case("q=0")
-                    || p.eq_ignore_ascii_case("q=0.0")
-                    || p.eq_ignore_ascii_case("q=0.00")
-                    || p.eq_ignore_ascii_case("q=0.000")
-            });
-            if media.is_empty() || refused {
-                continue;
-            }
-            let (ty, sub) = media.split_once('/').unwrap_or((media, ""));
-            let any = sub == "*";
-            if ty == "*" && any {
-                return true;
-            }
-            json |=
-                ty.eq_ignore_ascii_case("application") && (any || sub.eq_ignore_ascii_case("json"));
-            sse |= ty.eq_ignore_ascii_case("text")
-                && (any || sub.eq_ignore_ascii_case("event-stream"));
-        }
-    }
-    sse && (json || wanted == Wanted::Sse)
-}
-
 fn respond(reply: Reply) -> Response<McpBody> {
     let mut response = Response::new(McpBody::empty());
     *response.status_mut() = reply.status;
@@ -758,36 +741,10 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let service = self.clone();
-        Box::pin(async move { Ok(service.serve(request).await) })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accept_negotiation() {
-        let with = |v: &str| {
-            let mut h = http::HeaderMap::new();
-            h.insert(
-                ACCEPT,
-                HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")),
-            );
-            accepts(&h, Wanted::JsonAndSse)
-        };
-        assert!(accepts(&http::HeaderMap::new(), Wanted::JsonAndSse));
-        assert!(with("application/json, text/event-stream"));
-        assert!(with("*/*"));
-        assert!(with("application/*;q=0.5, text/*"));
-        assert!(!with("application/json"));
-        assert!(!with("text/event-stream"));
-        assert!(!with("application/json, text/event-stream;q=0"));
-        let mut h = http::HeaderMap::new();
-        h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        assert!(accepts(&h, Wanted::Sse));
-        h.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        assert!(!accepts(&h, Wanted::Sse));
+        let peer = request
+            .extensions()
+            .get::<crate::facts::context::PeerAddr>()
+            .map(|p| p.0);
+        Box::pin(self.serve_from(request, peer))
     }
 }

@@ -26,6 +26,7 @@ const ROOMS: &[(&str, &[&str])] = &[
             "cors",
             "rebinding",
             "body",
+            "negotiate",
             "metadata",
         ],
     ),

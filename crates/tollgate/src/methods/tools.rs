@@ -74,71 +74,77 @@ impl<'p> Call<'p> {
 }
 
 /// `tools/call`, once admitted.
-pub(crate) async fn call(
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would hold its request context twice in the request's future"
+)]
+pub(crate) fn call(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     params: &JsonObject,
     mut context: RequestContext,
-) -> Reply {
-    let id = context.request_id.clone();
-    let id = id.as_ref();
-    let revision = context.protocol_version;
-    let call = match Call::read(params, revision) {
-        Ok(call) => call,
-        Err(fault) => return fail(revision, id, fault, None),
-    };
-    let (tool, tasks) = match select(endpoint, transport, &call, &context) {
-        Ok(selected) => selected,
-        Err(reply) => return reply,
-    };
-    // The operation name admission saw is this very name (`Method::operation_name`).
-    if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
-        return reply;
-    }
-    // Request state: opened and verified against this request before anything else uses it.
-    if let Some((responses, state)) = call.retry {
-        match retry_input(endpoint, tool, &context, &call, responses, state) {
-            Ok(input) => context.input = Some(Arc::new(input)),
+) -> impl Future<Output = Reply> {
+    async move {
+        let id = context.request_id.clone();
+        let id = id.as_ref();
+        let revision = context.protocol_version;
+        let call = match Call::read(params, revision) {
+            Ok(call) => call,
             Err(fault) => return fail(revision, id, fault, None),
+        };
+        let (tool, tasks) = match select(endpoint, transport, &call, &context) {
+            Ok(selected) => selected,
+            Err(reply) => return reply,
+        };
+        // The operation name admission saw is this very name (`Method::operation_name`).
+        if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
+            return reply;
         }
-    }
-    let (features, guard) = fresh_features();
-    let (features, created) = features_for(
-        endpoint,
-        transport,
-        tool,
-        &context,
-        tasks,
-        features,
-        &call.arguments,
-    );
-    let check = created.as_ref().map(|(_, check)| &**check);
-    let ended = if endpoint.inner.interceptors.is_empty() {
-        validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
-    } else {
-        // Boxed: the intercepted path's state stays out of every call's future.
-        Box::pin(intercepted(
+        // Request state: opened and verified against this request before anything else uses it.
+        if let Some((responses, state)) = call.retry {
+            match retry_input(endpoint, tool, &context, &call, responses, state) {
+                Ok(input) => context.input = Some(Arc::new(input)),
+                Err(fault) => return fail(revision, id, fault, None),
+            }
+        }
+        let (features, guard) = fresh_features();
+        let (features, created) = features_for(
             endpoint,
+            transport,
             tool,
             &context,
-            &call.arguments,
+            tasks,
             features,
-            check,
-        ))
-        .await
-    };
-    guard.disarm();
-    let task_serial = created.as_ref().map(|(serial, _)| *serial);
-    // A task refused for its arguments (an interceptor created it before they were
-    // validated): the call answers as any call with those arguments.
-    let ended = match check.and_then(ArgumentCheck::refused) {
-        Some(Checked::Invalid) => Ended::InvalidArguments,
-        Some(Checked::Busy) => Ended::Busy,
-        Some(Checked::Valid) | None => ended,
-    };
-    crate::facts::telemetry::stage_sync("output", || {
-        outcome(endpoint, tool, &call, &context, task_serial, ended)
-    })
+            &call.arguments,
+        );
+        let check = created.as_ref().map(|(_, check)| &**check);
+        let ended = if endpoint.inner.interceptors.is_empty() {
+            validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
+        } else {
+            // Boxed: the intercepted path's state stays out of every call's future.
+            Box::pin(intercepted(
+                endpoint,
+                tool,
+                &context,
+                &call.arguments,
+                features,
+                check,
+            ))
+            .await
+        };
+        guard.disarm();
+        let task_serial = created.as_ref().map(|(serial, _)| *serial);
+        // A task refused for its arguments (an interceptor created it before they were
+        // validated): the call answers as any call with those arguments.
+        let ended = match check.and_then(ArgumentCheck::refused) {
+            Some(Checked::Invalid) => Ended::InvalidArguments,
+            Some(Checked::Busy) => Ended::Busy,
+            Some(Checked::Valid) | None => ended,
+        };
+        crate::facts::telemetry::stage_sync("output", || {
+            outcome(endpoint, tool, &call, &context, task_serial, ended)
+        })
+    }
 }
 
 /// A retry's input: a typed-complete tool never issued state to come back to; an

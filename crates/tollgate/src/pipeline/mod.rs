@@ -70,77 +70,85 @@ fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, sessi
 /// copied whole as it is handed to the connection, so handlers other than `tools/call` (the
 /// hot one) are awaited boxed: one allocation for them instead of kilobytes more to copy for
 /// every request.
-pub(crate) async fn dispatch(
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would hold its request context twice in the request's future"
+)]
+pub(crate) fn dispatch(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     method: Method,
     params: &JsonObject,
     context: RequestContext,
     session: Option<&Session>,
-) -> Reply {
-    let revision = context.protocol_version;
-    let id = context.request_id.clone();
-    let id = id.as_ref();
-    if !offered(endpoint, method, revision, session.is_some()) {
-        return fail(revision, id, Fault::MethodNotFound, None);
-    }
-    let inner = &endpoint.inner;
-    match method {
-        Method::Discover => methods::discover::discover(endpoint, revision, id),
-        Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
-        Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
-        Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
-        Method::PromptsList => methods::one_page(revision, params, id, &inner.prompt_pages),
-        Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
-        Method::Complete => Box::pin(methods::prompts::complete(endpoint, params, context)).await,
-        Method::ResourcesList => methods::one_page(revision, params, id, &inner.resource_pages),
-        Method::ResourcesTemplatesList => {
-            methods::one_page(revision, params, id, &inner.template_pages)
+) -> impl Future<Output = Reply> {
+    async move {
+        let revision = context.protocol_version;
+        let id = context.request_id.clone();
+        let id = id.as_ref();
+        if !offered(endpoint, method, revision, session.is_some()) {
+            return fail(revision, id, Fault::MethodNotFound, None);
         }
-        Method::ResourcesRead => {
-            Box::pin(methods::resources::read(endpoint, params, context)).await
-        }
-        Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-            methods::resources::subscription(endpoint, method, params, &context, session)
-        }
-        Method::SkillsList => methods::skills::list(endpoint, revision, params, id),
-        Method::SkillsGet => methods::skills::get(endpoint, revision, params, id),
-        Method::ResourcesDirectoryRead => {
-            methods::skills::read_directory(endpoint, revision, params, id)
-        }
-        Method::SubscriptionsListen => {
-            Box::pin(crate::methods::listen::listen(
-                endpoint, transport, params, &context,
-            ))
-            .await
-        }
-        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-            let Some(tasks) = inner.tasks.as_deref() else {
-                return fail(revision, id, Fault::MethodNotFound, None);
-            };
-            match method {
-                Method::TasksGet => {
-                    Box::pin(crate::methods::tasks::get(
-                        endpoint, tasks, params, &context,
-                    ))
-                    .await
-                }
-                Method::TasksUpdate => {
-                    Box::pin(crate::methods::tasks::update(
-                        endpoint, tasks, params, &context,
-                    ))
-                    .await
-                }
-                _ => {
-                    Box::pin(crate::methods::tasks::cancel(
-                        endpoint, tasks, params, &context,
-                    ))
-                    .await
+        let inner = &endpoint.inner;
+        match method {
+            Method::Discover => methods::discover::discover(endpoint, revision, id),
+            Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
+            Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
+            Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
+            Method::PromptsList => methods::one_page(revision, params, id, &inner.prompt_pages),
+            Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
+            Method::Complete => {
+                Box::pin(methods::prompts::complete(endpoint, params, context)).await
+            }
+            Method::ResourcesList => methods::one_page(revision, params, id, &inner.resource_pages),
+            Method::ResourcesTemplatesList => {
+                methods::one_page(revision, params, id, &inner.template_pages)
+            }
+            Method::ResourcesRead => {
+                Box::pin(methods::resources::read(endpoint, params, context)).await
+            }
+            Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+                methods::resources::subscription(endpoint, method, params, &context, session)
+            }
+            Method::SkillsList => methods::skills::list(endpoint, revision, params, id),
+            Method::SkillsGet => methods::skills::get(endpoint, revision, params, id),
+            Method::ResourcesDirectoryRead => {
+                methods::skills::read_directory(endpoint, revision, params, id)
+            }
+            Method::SubscriptionsListen => {
+                Box::pin(crate::methods::listen::listen(
+                    endpoint, transport, params, &context,
+                ))
+                .await
+            }
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                let Some(tasks) = inner.tasks.as_deref() else {
+                    return fail(revision, id, Fault::MethodNotFound, None);
+                };
+                match method {
+                    Method::TasksGet => {
+                        Box::pin(crate::methods::tasks::get(
+                            endpoint, tasks, params, &context,
+                        ))
+                        .await
+                    }
+                    Method::TasksUpdate => {
+                        Box::pin(crate::methods::tasks::update(
+                            endpoint, tasks, params, &context,
+                        ))
+                        .await
+                    }
+                    _ => {
+                        Box::pin(crate::methods::tasks::cancel(
+                            endpoint, tasks, params, &context,
+                        ))
+                        .await
+                    }
                 }
             }
-        }
-        Method::Initialize | Method::LoggingSetLevel => {
-            fail(revision, id, Fault::MethodNotFound, None)
+            Method::Initialize | Method::LoggingSetLevel => {
+                fail(revision, id, Fault::MethodNotFound, None)
+            }
         }
     }
 }
