@@ -27,7 +27,7 @@ use crate::model::guard::BoxFuture;
 use crate::negotiate::{Wanted, accepts, is_json};
 use crate::pipeline::envelope::{asks_for_progress, parse, unreadable};
 use crate::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
-use crate::registry::Endpoint;
+use crate::registry::{Endpoint, NameMap};
 use crate::revision::handle_value;
 use crate::stream::event::Answer;
 use crate::stream::event::Connection;
@@ -58,7 +58,7 @@ pub struct McpService {
 }
 
 struct ServiceInner {
-    endpoints: HashMap<Arc<str>, Endpoint>,
+    endpoints: NameMap<Endpoint>,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     max_header_bytes: usize,
@@ -151,7 +151,8 @@ impl McpServiceBuilder {
     ///
     /// [`BuildErrorKind::DuplicateEndpointPath`] when two endpoints share a path.
     pub fn build(self) -> Result<McpService, BuildError> {
-        let mut endpoints = HashMap::with_capacity(self.endpoints.len());
+        let mut endpoints =
+            NameMap::with_capacity_and_hasher(self.endpoints.len(), Default::default());
         for endpoint in self.endpoints {
             let path = endpoint.inner.path.clone();
             if endpoints.insert(path.clone(), endpoint).is_some() {
@@ -190,7 +191,7 @@ impl McpService {
     /// A service for one endpoint with the default Host and Origin policy.
     pub fn new(endpoint: Endpoint) -> Self {
         let metadata = crate::metadata::routes(std::iter::once(&endpoint));
-        let mut endpoints = HashMap::with_capacity(1);
+        let mut endpoints = NameMap::with_capacity_and_hasher(1, Default::default());
         endpoints.insert(endpoint.inner.path.clone(), endpoint);
         Self {
             inner: Arc::new(ServiceInner {

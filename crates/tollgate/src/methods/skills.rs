@@ -2,9 +2,6 @@
 //! (2026-07-28), answered from what `registry/skills.rs` rendered when the endpoint was built.
 //! An unknown skill or directory is a fixed -32602 that does not repeat the URI.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::methods::paged;
@@ -60,7 +57,7 @@ fn by_uri(
     revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
-    answers: Option<&HashMap<Arc<str>, Vec<u8>>>,
+    answers: Option<&crate::registry::NameMap<Vec<u8>>>,
     missing: Fault,
 ) -> Reply {
     let Some(answers) = answers else {

@@ -3,7 +3,8 @@
 //! limiters registered; a task store where tools support tasks). Rendering is `catalog`'s.
 
 use crate::model::intercept::{ErasedInterceptor, ToolResultSanitizer, erase_interceptor};
-use std::collections::{HashMap, HashSet};
+use crate::registry::NameMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonValue};
@@ -526,8 +527,8 @@ impl EndpointBuilder {
 
     /// Tools: within the endpoint's revisions, naming registered limiters, with a task store
     /// when they support tasks, and unique by name.
-    fn index_tools(&self) -> Result<HashMap<Arc<str>, usize>, BuildError> {
-        let mut by_name = HashMap::with_capacity(self.tools.len());
+    fn index_tools(&self) -> Result<NameMap<usize>, BuildError> {
+        let mut by_name = NameMap::with_capacity_and_hasher(self.tools.len(), Default::default());
         for (i, tool) in self.tools.iter().enumerate() {
             if !tool.revisions().is_subset_of(self.revisions) {
                 return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
@@ -560,8 +561,9 @@ impl EndpointBuilder {
     }
 
     /// Prompts: within the endpoint's revisions and unique by name.
-    fn index_prompts(&self) -> Result<HashMap<Arc<str>, usize>, BuildError> {
-        let mut prompt_by_name = HashMap::with_capacity(self.prompts.len());
+    fn index_prompts(&self) -> Result<NameMap<usize>, BuildError> {
+        let mut prompt_by_name =
+            NameMap::with_capacity_and_hasher(self.prompts.len(), Default::default());
         for (i, prompt) in self.prompts.iter().enumerate() {
             if !prompt.revisions().is_subset_of(self.revisions) {
                 return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
@@ -640,8 +642,8 @@ impl EndpointBuilder {
     /// The endpoint's state, its catalogs not rendered yet.
     fn assemble(
         self,
-        by_name: HashMap<Arc<str>, usize>,
-        prompt_by_name: HashMap<Arc<str>, usize>,
+        by_name: NameMap<usize>,
+        prompt_by_name: NameMap<usize>,
         fingerprint: u64,
     ) -> EndpointInner {
         let listeners = Listeners::default();

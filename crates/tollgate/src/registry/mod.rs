@@ -30,6 +30,12 @@ use crate::stream::StreamConfig;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
 
+/// A map from registered names (paths, tool and prompt names) to what they name, built once
+/// and then only read. Its hasher is foldhash's, seeded per process: a request's lookups cost a
+/// fraction of SipHash's, and since only the server puts keys in, a client's names can make a
+/// lookup probe no further than the registered keys' own layout does.
+pub(crate) type NameMap<V> = HashMap<Arc<str>, V, foldhash::fast::RandomState>;
+
 /// The revisions this version of Tollgate serves on the wire.
 pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty()
     .with(ProtocolVersion::V2026_07_28)
@@ -228,9 +234,9 @@ pub(crate) struct EndpointInner {
     pub(crate) path: Arc<str>,
     pub(crate) revisions: ProtocolVersions,
     pub(crate) tools: Vec<ToolRegistration>,
-    pub(crate) by_name: HashMap<Arc<str>, usize>,
+    pub(crate) by_name: NameMap<usize>,
     pub(crate) prompts: Vec<PromptRegistration>,
-    pub(crate) prompt_by_name: HashMap<Arc<str>, usize>,
+    pub(crate) prompt_by_name: NameMap<usize>,
     pub(crate) resources: Vec<ResourceRegistration>,
     pub(crate) templates: Vec<ResourceTemplateRegistration>,
     /// The skills extension's answers and files (2026-07-28), when skills are registered.

@@ -4,7 +4,7 @@
 //! `resources/directory/read` result, the `SKILL.md` descriptors `resources/list` carries, and
 //! every file as a resource registration `resources/read` routes to. Knows nothing of requests.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use crate::model::cache::CachePolicy;
 use crate::model::content::ResourceContents;
 use crate::model::resource::ResourceRegistration;
 use crate::model::skill::{Body, SkillEntry, SkillInner, SkillRegistration};
-use crate::registry::cursor_text;
+use crate::registry::{NameMap, cursor_text};
 use crate::version::ProtocolVersion;
 
 /// The media type of a directory resource.
@@ -28,12 +28,12 @@ pub(crate) struct Skills {
     /// Binds the list's cursors to this build of it.
     pub(crate) fingerprint: u64,
     /// `skills/get`, by `SKILL.md` URI.
-    pub(crate) get: HashMap<Arc<str>, Vec<u8>>,
+    pub(crate) get: NameMap<Vec<u8>>,
     /// `resources/directory/read`, by directory URI (one page each: a directory holds at most
     /// 512 files and 512 directories).
-    pub(crate) directories: HashMap<Arc<str>, Vec<u8>>,
+    pub(crate) directories: NameMap<Vec<u8>>,
     /// Every file, by URI.
-    pub(crate) files: HashMap<Arc<str>, ResourceRegistration>,
+    pub(crate) files: NameMap<ResourceRegistration>,
     /// The `SKILL.md` descriptors `resources/list` carries, in skill order.
     pub(crate) listed: Vec<JsonValue>,
 }
@@ -103,9 +103,9 @@ pub(crate) fn index(
     let mut index = Skills {
         pages: Vec::new(),
         fingerprint: 0,
-        get: HashMap::new(),
-        directories: HashMap::new(),
-        files: HashMap::new(),
+        get: NameMap::default(),
+        directories: NameMap::default(),
+        files: NameMap::default(),
         listed: Vec::new(),
     };
     let mut entries: Vec<(Arc<str>, Vec<u8>)> = Vec::new();
@@ -305,7 +305,7 @@ fn pages(
 fn directories(
     inner: &SkillInner,
     setting: &Setting<'_>,
-    out: &mut HashMap<Arc<str>, Vec<u8>>,
+    out: &mut NameMap<Vec<u8>>,
 ) -> Result<(), Arc<str>> {
     let all = std::iter::once("").chain(inner.directories.iter().map(|d| &**d));
     for directory in all {
