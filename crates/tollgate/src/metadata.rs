@@ -5,27 +5,26 @@
 //! metadata request is never admitted (a client reads it before it has a token), parsed or
 //! rate-limited; the service's Host, Origin and CORS checks still apply.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use http::{Method, StatusCode};
 
 use crate::facts::authorization::{METADATA_PREFIX, ProtectedResource};
-use crate::registry::Endpoint;
+use crate::registry::{Endpoint, NameMap};
 use crate::wire::reply::Reply;
 
 /// The methods a metadata route answers.
 pub(crate) const ALLOW: &str = "GET, HEAD";
 
 /// Well-known path → document.
-pub(crate) type Routes = HashMap<Arc<str>, ProtectedResource>;
+pub(crate) type Routes = NameMap<ProtectedResource>;
 
 /// The routes of a service's endpoints: `/.well-known/oauth-protected-resource` followed by
 /// each protected endpoint's path, and the bare well-known path when exactly one endpoint is
 /// protected. An endpoint's path is its resource identifier's path (its build refuses
 /// otherwise), so the first route is exactly the metadata URL its challenges name.
 pub(crate) fn routes<'a>(endpoints: impl Iterator<Item = &'a Endpoint>) -> Routes {
-    let mut routes = Routes::new();
+    let mut routes = Routes::default();
     let mut protected = Vec::new();
     for endpoint in endpoints {
         if let Some(resource) = &endpoint.inner.policy.protected {

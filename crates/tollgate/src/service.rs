@@ -5,8 +5,8 @@
 //! tower-compatible server (the built-in one, or an axum router via `route_service`). Knows
 //! nothing of JSON-RPC beyond handing the body to the revisions' gates (`revision/`).
 
-use std::collections::HashMap;
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -69,7 +69,7 @@ struct ServiceInner {
 }
 
 /// Each endpoint's `mcp-param-*` header names, by path.
-type MirroredNames = HashMap<Arc<str>, Vec<String>>;
+type MirroredNames = NameMap<Vec<String>>;
 
 /// The default aggregate request-header ceiling: 64 KiB.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
@@ -231,11 +231,8 @@ impl McpService {
             .extensions()
             .get::<crate::facts::context::PeerAddr>()
             .map(|p| p.0);
-        let service = self.clone();
-        // The request's future is made inside the block, so the block holds it once.
-        async move {
-            let Ok(response) = service.serve_from(request, peer).await;
-            response
+        Answered {
+            inner: self.serve_from(request, peer),
         }
     }
 
@@ -520,6 +517,29 @@ fn may_stream(
                 .get("method")
                 .and_then(tollgate_json::JsonValue::as_str)
                 == Some("tools/call"))
+}
+
+pin_project_lite::pin_project! {
+    /// [`McpService::serve`]'s future: the service's own, without the `Result` a hyper or tower
+    /// service answers with (a block awaiting it would hold the request's future twice).
+    struct Answered<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F> Future for Answered<F>
+where
+    F: Future<Output = Result<Response<McpBody>, Infallible>>,
+{
+    type Output = Response<McpBody>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().inner.poll(cx).map(|answer| match answer {
+            Ok(response) => response,
+            Err(never) => match never {},
+        })
+    }
 }
 
 /// The HTTP response for an outcome.
