@@ -288,6 +288,9 @@ impl McpService {
         B: Body,
         B::Error: Into<BoxError>,
     {
+        // A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`), as `serve_from`
+        // found it when the service has a policy.
+        let preflight = matches!(cors, Some((true, _)));
         async move {
             let outcome = 'outcome: {
                 let endpoint = self.inner.endpoints.get(parts.uri.path());
@@ -302,7 +305,7 @@ impl McpService {
                     break 'outcome Outcome::Reply(Reply::empty(refused));
                 }
                 let Some(endpoint) = endpoint else {
-                    break 'outcome self.metadata(&parts, metadata);
+                    break 'outcome self.metadata(&parts, metadata, preflight);
                 };
                 let caller = Caller {
                     headers: Some(&parts.headers),
@@ -315,10 +318,7 @@ impl McpService {
                     "POST"
                 };
                 // A CORS preflight: answered here, before admission, parsing or any handler.
-                if let (true, Some((policy, params))) =
-                    (parts.method == Method::OPTIONS, &self.inner.cors)
-                    && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
-                {
+                if preflight && let Some((policy, params)) = &self.inner.cors {
                     let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
                     break 'outcome match policy.preflight(&parts.headers, allow, names) {
                         Some(grant) => Outcome::Preflight(grant),
@@ -450,18 +450,18 @@ impl McpService {
     }
 
     /// A protected-resource metadata route, past the Host and Origin checks: a CORS preflight
-    /// for `GET`, or the document.
+    /// for `GET` (`preflight`: the request is one and the service has a policy), or the
+    /// document.
     fn metadata(
         &self,
         parts: &http::request::Parts,
         resource: Option<&crate::facts::authorization::ProtectedResource>,
+        preflight: bool,
     ) -> Outcome {
         let Some(resource) = resource else {
             return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND));
         };
-        if let (true, Some((policy, _))) = (parts.method == Method::OPTIONS, &self.inner.cors)
-            && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
-        {
+        if preflight && let Some((policy, _)) = &self.inner.cors {
             return match policy.preflight(&parts.headers, crate::metadata::ALLOW, &[]) {
                 Some(grant) => Outcome::Preflight(grant),
                 None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),

@@ -507,6 +507,54 @@ async fn a_2025_session_belongs_to_its_token_subject() {
     assert_eq!(send(with(&bob)).await.status, 404);
 }
 
+/// A metadata route answers a CORS preflight only when the service has a policy, and only a
+/// real one (`OPTIONS` with `Access-Control-Request-Method`); any other `OPTIONS` is 405.
+#[tokio::test]
+async fn the_metadata_route_answers_preflights_under_a_cors_policy() {
+    const APP: &str = "https://app.example.com";
+    let issuer = Issuer::start(&[("k1", &key(1))]).await;
+    let auth = BearerAuth::builder(&resource(&issuer))
+        .jwt(JwtValidation::new(&issuer.url))
+        .build()
+        .unwrap();
+    let service = |cors: bool| {
+        let builder = McpService::builder().endpoint(endpoint(auth.clone(), false));
+        let builder = if cors {
+            builder.cors(tollgate::transport::CorsPolicy::allow_origins([APP]).unwrap())
+        } else {
+            builder
+        };
+        builder.build().unwrap()
+    };
+    let options = |acrm: bool| {
+        format!(
+            "OPTIONS /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {APP}\r\n{}Connection: close\r\n\r\n",
+            if acrm {
+                "Access-Control-Request-Method: GET\r\n"
+            } else {
+                ""
+            }
+        )
+    };
+    let with_policy = start(service(true)).await;
+    let granted = raw(with_policy, options(true).as_bytes()).await;
+    assert_eq!(granted.status, 204);
+    assert_eq!(granted.header("access-control-allow-origin"), Some(APP));
+    let plain = raw(with_policy, options(false).as_bytes()).await;
+    assert_eq!(plain.status, 405);
+    assert_eq!(plain.header("allow"), Some("GET, HEAD"));
+    assert_eq!(plain.header("vary"), Some("Origin"));
+    // Without a policy a page from that origin is refused before any route (403), and the
+    // same request from no page is not a preflight: 405, with no grant and no `Vary`.
+    let without = start(service(false)).await;
+    assert_eq!(raw(without, options(true).as_bytes()).await.status, 403);
+    let originless = options(true).replace(&format!("Origin: {APP}\r\n"), "");
+    let refused = raw(without, originless.as_bytes()).await;
+    assert_eq!(refused.status, 405);
+    assert_eq!(refused.header("access-control-allow-origin"), None);
+    assert_eq!(refused.header("vary"), None);
+}
+
 #[tokio::test]
 async fn the_metadata_document_is_served_without_a_token() {
     let (issuer, addr) = serve(|j| j).await;
