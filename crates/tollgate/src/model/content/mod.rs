@@ -507,8 +507,7 @@ impl ContentBlock {
             && t.extras.meta.is_none()
         {
             out.extend_from_slice(br#"{"type":"text","text":"#);
-            let text = JsonValue::String(tollgate_json::JsonString::from(t.text.clone()));
-            tollgate_json::write_into(&text, out, limits).map_err(|_| RenderError)?;
+            tollgate_json::write_str_into(&t.text, out, limits).map_err(|_| RenderError)?;
             out.push(b'}');
             return Ok(());
         }
