@@ -113,6 +113,7 @@ pub mod auth;
 mod body;
 mod client_request;
 mod cors;
+mod drain;
 mod facts;
 mod metadata;
 mod methods;

@@ -1,5 +1,5 @@
 //! The built-in HTTP/1.1 server: accept loop, connection bounds (a clear refusal past the
-//! limit), the idle-or-head timeout, graceful shutdown.
+//! limit), the idle-or-head timeout, graceful shutdown (the drain signal in `drain.rs`).
 //!
 //! Owns sockets and hyper connections only; every request goes to an [`McpService`]. Binds
 //! where it is told (the examples use 127.0.0.1). Knows nothing of MCP.
@@ -13,10 +13,10 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use crate::drain::Drain;
 use crate::service::McpService;
 
 /// The address the examples and the CLI bind by default: loopback only.
@@ -208,7 +208,7 @@ impl Server {
     /// Only errors that make the listener unusable; per-connection errors close that
     /// connection and are otherwise ignored.
     pub async fn serve_with_shutdown(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
-        let graceful = GracefulShutdown::new();
+        let drain = Drain::default();
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
         let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
         let mut builder = http1::Builder::new();
@@ -239,7 +239,7 @@ impl Server {
             let serve = Serve {
                 builder: Arc::clone(&builder),
                 service: self.service.clone(),
-                watcher: graceful.watcher(),
+                drain: drain.clone(),
                 peer,
             };
             match Arc::clone(&permits).try_acquire_owned() {
@@ -272,7 +272,9 @@ impl Server {
         }
         drop(self.listener);
         self.service.end_streams();
-        let _ = tokio::time::timeout(self.limits.shutdown_timeout, graceful.shutdown()).await;
+        drain.stop();
+        let drained = async { while connections.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout(self.limits.shutdown_timeout, drained).await;
         // Past the bound: whatever still runs is ended (its client sees the connection close).
         connections.abort_all();
         while connections.join_next().await.is_some() {}
@@ -284,7 +286,7 @@ impl Server {
 struct Serve {
     builder: Arc<http1::Builder>,
     service: McpService,
-    watcher: hyper_util::server::graceful::Watcher,
+    drain: Drain,
     peer: SocketAddr,
 }
 
@@ -294,7 +296,7 @@ impl Serve {
         let Self {
             builder,
             service,
-            watcher,
+            drain,
             peer,
         } = self;
         let connection = builder.serve_connection(
@@ -305,7 +307,7 @@ impl Serve {
                 service.serve_from(request, Some(peer))
             }),
         );
-        let _ = watcher.watch(connection).await;
+        let _ = drain.watch(connection).await;
         drop(permit);
     }
 }

@@ -21,6 +21,7 @@ const ROOMS: &[(&str, &[&str])] = &[
         &[
             "lib",
             "server",
+            "drain",
             "service",
             "stdio",
             "cors",

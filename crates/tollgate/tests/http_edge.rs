@@ -230,6 +230,34 @@ async fn connections_past_the_limit_get_a_clear_refusal() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn shutdown_closes_idle_connections_at_once() {
+    let limits = ServerLimits::new().shutdown_timeout(Duration::from_secs(5));
+    let (addr, stop, serving) = serve(limits).await;
+    // Two keep-alive connections, each idle after an answer, and one never used.
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(call_request(addr, 0, false).as_bytes())
+            .await
+            .unwrap();
+        assert!(read_response(&mut s).await.is_some());
+        idle.push(s);
+    }
+    let mut unused = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let began = Instant::now();
+    stop.send(()).unwrap();
+    // Nothing is in flight: every connection closes and shutdown ends without waiting for
+    // its bound.
+    for s in &mut idle {
+        assert!(closed(s).await);
+    }
+    assert!(closed(&mut unused).await);
+    serving.await.unwrap().unwrap();
+    assert!(began.elapsed() < Duration::from_secs(1), "{:?}", began.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
 async fn shutdown_lets_in_flight_requests_finish_within_its_bound() {
     let limits = ServerLimits::new().shutdown_timeout(Duration::from_secs(5));
     let (addr, stop, serving) = serve(limits).await;
