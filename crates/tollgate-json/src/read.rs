@@ -143,14 +143,15 @@ fn name_slot(name: &[u8]) -> usize {
     let word = |bytes: &[u8]| bytes.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
     let (head, tail) = if name.len() >= 8 {
         (
-            name.first_chunk::<8>().map_or(0, |c| u64::from_le_bytes(*c)),
+            name.first_chunk::<8>()
+                .map_or(0, |c| u64::from_le_bytes(*c)),
             name.last_chunk::<8>().map_or(0, |c| u64::from_le_bytes(*c)),
         )
     } else {
         (word(name), 0)
     };
-    let mixed = (head ^ tail.rotate_left(29) ^ (name.len() as u64))
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mixed =
+        (head ^ tail.rotate_left(29) ^ (name.len() as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (mixed >> 56) as usize % NAME_CACHE_SLOTS
 }
 

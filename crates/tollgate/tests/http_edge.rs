@@ -254,7 +254,11 @@ async fn shutdown_closes_idle_connections_at_once() {
     }
     assert!(closed(&mut unused).await);
     serving.await.unwrap().unwrap();
-    assert!(began.elapsed() < Duration::from_secs(1), "{:?}", began.elapsed());
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
 }
 
 #[tokio::test(start_paused = true)]
