@@ -155,6 +155,9 @@ fn name_slot(name: &[u8]) -> usize {
     (mixed >> 56) as usize % NAME_CACHE_SLOTS
 }
 
+// `name_slot` takes its slot from the top eight bits of the mix.
+const _: () = assert!(NAME_CACHE_SLOTS == 256);
+
 enum Frame {
     Array { start: usize },
     Object { start: usize, offset: usize },

@@ -24,48 +24,56 @@ struct Inner {
     wakers: Mutex<Wakers>,
 }
 
-/// The wakers of the connections not yet stopping, in numbered slots.
+/// The wakers of the connections registered before the server stopped, in numbered slots;
+/// once stopped (`stopped`), it takes no more and frees nothing.
 #[derive(Default)]
 struct Wakers {
     slots: Vec<Option<Waker>>,
     free: Vec<usize>,
+    stopped: bool,
 }
 
 impl Wakers {
-    /// Keeps `waker` in `slot` (or a new one), returning the slot.
-    fn put(&mut self, slot: Option<usize>, waker: Waker) -> usize {
+    /// Keeps `waker` in `slot` (or a free or new one) and returns that slot, with the waker it
+    /// replaces for the caller to drop after the lock; once stopped, keeps nothing (`None`, and
+    /// `waker` handed back).
+    fn put(&mut self, slot: Option<usize>, waker: Waker) -> (Option<usize>, Option<Waker>) {
+        if self.stopped {
+            return (None, Some(waker));
+        }
         if let Some(s) = slot
             && let Some(kept) = self.slots.get_mut(s)
         {
-            *kept = Some(waker);
-            return s;
+            return (Some(s), kept.replace(waker));
         }
         match self.free.pop() {
-            Some(s) => {
-                if let Some(kept) = self.slots.get_mut(s) {
-                    *kept = Some(waker);
-                }
-                s
-            }
+            Some(s) => match self.slots.get_mut(s) {
+                Some(kept) => (Some(s), kept.replace(waker)),
+                None => (None, Some(waker)),
+            },
             None => {
                 self.slots.push(Some(waker));
-                self.slots.len() - 1
+                (Some(self.slots.len() - 1), None)
             }
         }
     }
 
-    fn remove(&mut self, slot: usize) {
-        if let Some(kept) = self.slots.get_mut(slot)
-            && kept.take().is_some()
-        {
+    /// Frees `slot`, returning its waker for the caller to drop after the lock.
+    fn remove(&mut self, slot: usize) -> Option<Waker> {
+        if self.stopped {
+            return None;
+        }
+        let taken = self.slots.get_mut(slot).and_then(Option::take);
+        if taken.is_some() {
             self.free.push(slot);
         }
+        taken
     }
 }
 
 fn lock(wakers: &Mutex<Wakers>) -> MutexGuard<'_, Wakers> {
-    // A waker's `wake` runs outside the lock, so nothing can panic while it is held; a poisoned
-    // lock still holds consistent slots.
+    // Wakers are cloned, dropped and woken outside the lock; a lock poisoned by a failed
+    // allocation under it still holds consistent slots.
     wakers.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -84,8 +92,13 @@ impl Drain {
     /// Tells every connection, now and later, to finish its request in flight and close.
     pub(crate) fn stop(&self) {
         self.0.stopping.store(true, Ordering::Release);
-        let wakers = std::mem::take(&mut *lock(&self.0.wakers));
-        for waker in wakers.slots.into_iter().flatten() {
+        let slots = {
+            let mut wakers = lock(&self.0.wakers);
+            wakers.stopped = true;
+            wakers.free.clear();
+            std::mem::take(&mut wakers.slots)
+        };
+        for waker in slots.into_iter().flatten() {
             waker.wake();
         }
     }
@@ -107,7 +120,8 @@ pin_project_lite::pin_project! {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             if let Some(slot) = this.slot.take() {
-                lock(&this.drain.wakers).remove(slot);
+                let freed = lock(&this.drain.wakers).remove(slot);
+                drop(freed);
             }
         }
     }
@@ -122,9 +136,13 @@ impl<C: GracefulConnection> Future for Watched<C> {
             let mut stopping = this.drain.stopping.load(Ordering::Acquire);
             if !stopping && !this.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 let waker = cx.waker().clone();
-                *this.slot = Some(lock(&this.drain.wakers).put(*this.slot, waker.clone()));
+                let kept = waker.clone();
+                let (slot, replaced) = lock(&this.drain.wakers).put(*this.slot, kept);
+                drop(replaced);
+                *this.slot = slot;
                 *this.waker = Some(waker);
-                // `stop` may have taken the wakers between the load and the registration.
+                // `stop` may have taken the wakers between the load and the registration (then
+                // nothing was kept, and the flag is set).
                 stopping = this.drain.stopping.load(Ordering::Acquire);
             }
             if stopping {
@@ -140,23 +158,38 @@ impl<C: GracefulConnection> Future for Watched<C> {
 mod tests {
     use super::*;
 
+    fn put(wakers: &mut Wakers, slot: Option<usize>) -> Option<usize> {
+        wakers.put(slot, Waker::noop().clone()).0
+    }
+
     #[test]
-    fn slots_are_reused_and_a_removed_slot_is_not_woken() {
+    fn slots_are_reused_and_freed_once() {
         let mut wakers = Wakers::default();
-        let a = wakers.put(None, Waker::noop().clone());
-        let b = wakers.put(None, Waker::noop().clone());
-        assert_ne!(a, b);
-        // Put again in its own slot: the same slot.
-        assert_eq!(wakers.put(Some(a), Waker::noop().clone()), a);
-        wakers.remove(a);
-        wakers.remove(a);
+        let a = put(&mut wakers, None);
+        let b = put(&mut wakers, None);
+        assert!(a.is_some() && b.is_some() && a != b);
+        // Put again in its own slot: the same slot, the old waker handed back.
+        let (again, replaced) = wakers.put(a, Waker::noop().clone());
+        assert_eq!(again, a);
+        assert!(replaced.is_some());
+        let a = a.unwrap_or_default();
+        assert!(wakers.remove(a).is_some());
+        assert!(wakers.remove(a).is_none());
         assert_eq!(wakers.free, [a], "a slot is freed once");
-        assert_eq!(wakers.put(None, Waker::noop().clone()), a, "and reused");
-        // A slot from before `stop` took the wakers: nothing to remove, nothing breaks.
-        let mut taken = std::mem::take(&mut wakers);
-        wakers.remove(b);
+        assert_eq!(put(&mut wakers, None), Some(a), "and reused");
+    }
+
+    #[test]
+    fn a_stopped_drain_keeps_and_frees_nothing() {
+        let drain = Drain::default();
+        let slot = put(&mut lock(&drain.0.wakers), None);
+        drain.stop();
+        let mut wakers = lock(&drain.0.wakers);
         assert!(wakers.slots.is_empty() && wakers.free.is_empty());
-        taken.remove(b);
-        assert_eq!(taken.slots.iter().flatten().count(), 1);
+        // A registration that raced the stop, and the drop of one from before it.
+        assert_eq!(put(&mut wakers, None), None);
+        assert_eq!(put(&mut wakers, slot), None);
+        assert!(wakers.remove(slot.unwrap_or_default()).is_none());
+        assert!(wakers.slots.is_empty() && wakers.free.is_empty());
     }
 }
