@@ -118,6 +118,20 @@ async fn read_response(stream: &mut TcpStream) -> Option<String> {
     Some(head + &String::from_utf8_lossy(&body))
 }
 
+/// `n` connections, each left open (keep-alive) after one answered request.
+async fn answered_connections(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+    let mut open = Vec::new();
+    for _ in 0..n {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(call_request(addr, 0, false).as_bytes())
+            .await
+            .unwrap();
+        assert!(read_response(&mut s).await.is_some());
+        open.push(s);
+    }
+    open
+}
+
 /// Whether the peer closed: a read returns end of stream (or an error).
 async fn closed(stream: &mut TcpStream) -> bool {
     let mut byte = [0u8; 1];
@@ -180,15 +194,7 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_same_timeout() {
 async fn connections_past_the_limit_get_a_clear_refusal() {
     let (addr, _stop, _serving) = serve(ServerLimits::new().max_connections(2)).await;
     // Two connections, held open (keep-alive) after one request each.
-    let mut held = Vec::new();
-    for _ in 0..2 {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(call_request(addr, 0, false).as_bytes())
-            .await
-            .unwrap();
-        assert!(read_response(&mut s).await.is_some());
-        held.push(s);
-    }
+    let mut held = answered_connections(addr, 2).await;
     // The third waits 100 ms for a place, then is refused: 503, Retry-After, the fixed busy
     // error, closed.
     let asked = Instant::now();
@@ -234,15 +240,7 @@ async fn shutdown_closes_idle_connections_at_once() {
     let limits = ServerLimits::new().shutdown_timeout(Duration::from_secs(5));
     let (addr, stop, serving) = serve(limits).await;
     // Two keep-alive connections, each idle after an answer, and one never used.
-    let mut idle = Vec::new();
-    for _ in 0..2 {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(call_request(addr, 0, false).as_bytes())
-            .await
-            .unwrap();
-        assert!(read_response(&mut s).await.is_some());
-        idle.push(s);
-    }
+    let mut idle = answered_connections(addr, 2).await;
     let mut unused = TcpStream::connect(addr).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let began = Instant::now();
