@@ -41,21 +41,14 @@ impl Wakers {
         if self.stopped {
             return (None, Some(waker));
         }
-        if let Some(s) = slot
+        // Its own slot, else a freed one (freed slots are always in the table).
+        if let Some(s) = slot.or_else(|| self.free.pop())
             && let Some(kept) = self.slots.get_mut(s)
         {
             return (Some(s), kept.replace(waker));
         }
-        match self.free.pop() {
-            Some(s) => match self.slots.get_mut(s) {
-                Some(kept) => (Some(s), kept.replace(waker)),
-                None => (None, Some(waker)),
-            },
-            None => {
-                self.slots.push(Some(waker));
-                (Some(self.slots.len() - 1), None)
-            }
-        }
+        self.slots.push(Some(waker));
+        (Some(self.slots.len() - 1), None)
     }
 
     /// Frees `slot`, returning its waker for the caller to drop after the lock.
