@@ -5,6 +5,8 @@
 use http::HeaderValue;
 use http::header::ACCEPT;
 
+use crate::wire::head::Field;
+
 /// Whether `Content-Type` names `application/json` (parameters allowed, case-insensitive).
 pub(crate) fn is_json(value: Option<&HeaderValue>) -> bool {
     // What clients send, settled without splitting.
@@ -27,16 +29,15 @@ pub(crate) enum Wanted {
 }
 
 /// Whether `Accept` permits what is wanted. An absent header permits everything (RFC 9110); a
-/// range with `q=0` permits nothing.
-pub(crate) fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
-    let values = headers.get_all(ACCEPT);
-    let mut fields = values.iter();
-    let Some(first) = fields.next() else {
+/// range with `q=0` permits nothing. `accept` is the field as
+/// [`Head`](crate::wire::head::Head) found it in `headers`.
+pub(crate) fn accepts(headers: &http::HeaderMap, accept: Field<'_>, wanted: Wanted) -> bool {
+    let Some(first) = accept.first() else {
         return true;
     };
     // One field holding either list clients send, settled without parsing: each permits both
     // types. (With more fields, every one must still be text.)
-    if fields.next().is_none()
+    if !accept.is_repeated()
         && matches!(
             first.as_bytes(),
             b"application/json, text/event-stream" | b"text/event-stream, application/json"
@@ -44,6 +45,7 @@ pub(crate) fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
     {
         return true;
     }
+    let values = headers.get_all(ACCEPT);
     let (mut json, mut sse) = (false, false);
     for value in values.iter() {
         let Ok(value) = value.to_str() else {
@@ -78,6 +80,8 @@ pub(crate) fn accepts(headers: &http::HeaderMap, wanted: Wanted) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
     use super::*;
 
     #[test]
@@ -88,9 +92,9 @@ mod tests {
                 ACCEPT,
                 HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")),
             );
-            accepts(&h, Wanted::JsonAndSse)
+            accepted(&h, Wanted::JsonAndSse)
         };
-        assert!(accepts(&http::HeaderMap::new(), Wanted::JsonAndSse));
+        assert!(accepted(&http::HeaderMap::new(), Wanted::JsonAndSse));
         assert!(with("application/json, text/event-stream"));
         assert!(with("*/*"));
         assert!(with("application/*;q=0.5, text/*"));
@@ -99,8 +103,24 @@ mod tests {
         assert!(!with("application/json, text/event-stream;q=0"));
         let mut h = http::HeaderMap::new();
         h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        assert!(accepts(&h, Wanted::Sse));
+        assert!(accepted(&h, Wanted::Sse));
         h.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        assert!(!accepts(&h, Wanted::Sse));
+        assert!(!accepted(&h, Wanted::Sse));
+        // Several fields: each is read, and together they permit both.
+        h.append(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        assert!(accepted(&h, Wanted::JsonAndSse));
+        h.append(ACCEPT, HeaderValue::from_bytes(b"text/\xffplain").unwrap());
+        assert!(!accepted(&h, Wanted::JsonAndSse));
+        let mut h = http::HeaderMap::new();
+        h.append(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        h.append(ACCEPT, HeaderValue::from_static("text/html"));
+        assert!(accepted(&h, Wanted::JsonAndSse));
+    }
+
+    fn accepted(h: &http::HeaderMap, wanted: Wanted) -> bool {
+        accepts(h, crate::wire::head::Head::read(h).accept, wanted)
     }
 }

@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::header::{
-    ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN,
-};
+use http::header::{ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::uri::{Authority, Uri};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 
@@ -33,6 +32,7 @@ use crate::stream::event::Answer;
 use crate::stream::event::Connection;
 use crate::stream::event::EventStream;
 use crate::stream::event::FinishOnDrop;
+use crate::wire::head::Head;
 use crate::wire::reply::Reply;
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -301,14 +301,20 @@ impl McpService {
                         None => break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND)),
                     },
                 };
-                if let Err(refused) = self.check_head(&parts) {
+                let method = parts.method.clone();
+                // The request's head, kept for its handlers (moved, not copied), and its fields,
+                // read once for every check and gate below.
+                let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
+                let head = Head::read(origin.headers());
+                let target = origin.uri();
+                if let Err(refused) = self.check_head(target.and_then(Uri::authority), &head) {
                     break 'outcome Outcome::Reply(Reply::empty(refused));
                 }
                 let Some(endpoint) = endpoint else {
-                    break 'outcome self.metadata(&parts, metadata, preflight);
+                    break 'outcome self.metadata(&method, origin.headers(), metadata, preflight);
                 };
                 let caller = Caller {
-                    headers: Some(&parts.headers),
+                    headers: Some(origin.headers()),
                     peer: peer.map(|p| p.ip()),
                 };
                 // Only an endpoint keeping 2025 sessions has streams to open and sessions to end.
@@ -319,14 +325,15 @@ impl McpService {
                 };
                 // A CORS preflight: answered here, before admission, parsing or any handler.
                 if preflight && let Some((policy, params)) = &self.inner.cors {
-                    let names = params.get(parts.uri.path()).map_or(&[][..], Vec::as_slice);
-                    break 'outcome match policy.preflight(&parts.headers, allow, names) {
+                    let path = target.map_or("", Uri::path);
+                    let names = params.get(path).map_or(&[][..], Vec::as_slice);
+                    break 'outcome match policy.preflight(origin.headers(), allow, names) {
                         Some(grant) => Outcome::Preflight(grant),
                         None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
                     };
                 }
-                if parts.method == Method::GET && endpoint.inner.sessions.is_some() {
-                    if !accepts(&parts.headers, Wanted::Sse) {
+                if method == Method::GET && endpoint.inner.sessions.is_some() {
+                    if !accepts(origin.headers(), head.accept, Wanted::Sse) {
                         break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
                     }
                     break 'outcome match crate::revision::legacy::open_stream(endpoint, caller)
@@ -341,26 +348,26 @@ impl McpService {
                         Err(reply) => Outcome::Reply(reply),
                     };
                 }
-                if parts.method == Method::DELETE && endpoint.inner.sessions.is_some() {
+                if method == Method::DELETE && endpoint.inner.sessions.is_some() {
                     break 'outcome Outcome::Reply(
                         crate::revision::legacy::end_session(endpoint, caller).await,
                     );
                 }
-                if parts.method != Method::POST {
+                if method != Method::POST {
                     break 'outcome Outcome::MethodNotAllowed(allow);
                 }
-                if !is_json(parts.headers.get(CONTENT_TYPE)) {
+                if !is_json(head.content_type.first()) {
                     break 'outcome Outcome::Reply(Reply::empty(
                         StatusCode::UNSUPPORTED_MEDIA_TYPE,
                     ));
                 }
-                if !accepts(&parts.headers, Wanted::JsonAndSse) {
+                if !accepts(origin.headers(), head.accept, Wanted::JsonAndSse) {
                     break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
                 }
                 let max = endpoint.inner.limits.max_body_bytes();
-                let declared = parts
-                    .headers
-                    .get(CONTENT_LENGTH)
+                let declared = head
+                    .content_length
+                    .first()
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.parse::<u64>().ok());
                 let body = std::pin::pin!(body);
@@ -381,12 +388,9 @@ impl McpService {
                     Ok(value) => value,
                     Err(reply) => break 'outcome Outcome::Reply(reply),
                 };
-                // The request's head, kept for its handlers (moved, not copied).
-                let streams = may_stream(endpoint, &parts.headers, &value);
-                let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
-                if !streams {
+                if !may_stream(endpoint, head.session_id.is_present(), &value) {
                     break 'outcome Outcome::Reply(
-                        handle_value(endpoint, &origin, &value, None).await,
+                        handle_value(endpoint, &origin, &head, &value, None).await,
                     );
                 }
                 answer_in_task(endpoint.clone(), origin, value).await
@@ -397,30 +401,24 @@ impl McpService {
 
     /// The head's checks that need no endpoint: its size, one `Host` that is a well-formed
     /// authority this service allows, and at most one `Origin`, allowed. The status refusing it.
-    fn check_head(&self, parts: &http::request::Parts) -> Result<(), StatusCode> {
-        let header_bytes = parts.headers.iter().fold(0usize, |sum, (name, value)| {
-            sum.saturating_add(name.as_str().len() + value.len() + 4)
-        });
-        if header_bytes > self.inner.max_header_bytes {
+    fn check_head(&self, target: Option<&Authority>, head: &Head<'_>) -> Result<(), StatusCode> {
+        if head.bytes > self.inner.max_header_bytes {
             return Err(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
         }
         // One Host and at most one Origin: a repeated field could make two checks see two
         // different values (RFC 9112 §3.2 answers a repeated Host with 400).
-        let mut hosts = parts.headers.get_all(HOST).iter();
-        let host = hosts.next();
-        if hosts.next().is_some() {
+        if head.host.is_repeated() {
             return Err(StatusCode::BAD_REQUEST);
         }
-        let mut origins = parts.headers.get_all(ORIGIN).iter();
-        let origin = origins.next();
-        if origins.next().is_some() {
+        if head.origin.is_repeated() {
             return Err(StatusCode::FORBIDDEN);
         }
+        let (host, origin) = (head.host.first(), head.origin.first());
         // RFC 9112 §3.2: no Host (nor an absolute target's authority), or one that is not a
         // host and an optional port, is 400; a well-formed host that is not allowed is 403.
         let authority = match host {
             Some(h) => h.to_str().ok(),
-            None => parts.uri.authority().map(http::uri::Authority::as_str),
+            None => target.map(Authority::as_str),
         };
         let Some(authority) = authority.filter(|a| is_authority(a)) else {
             return Err(StatusCode::BAD_REQUEST);
@@ -454,7 +452,8 @@ impl McpService {
     /// document.
     fn metadata(
         &self,
-        parts: &http::request::Parts,
+        method: &Method,
+        headers: &http::HeaderMap,
         resource: Option<&crate::facts::authorization::ProtectedResource>,
         preflight: bool,
     ) -> Outcome {
@@ -462,12 +461,12 @@ impl McpService {
             return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND));
         };
         if preflight && let Some((policy, _)) = &self.inner.cors {
-            return match policy.preflight(&parts.headers, crate::metadata::ALLOW, &[]) {
+            return match policy.preflight(headers, crate::metadata::ALLOW, &[]) {
                 Some(grant) => Outcome::Preflight(grant),
                 None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
             };
         }
-        match crate::metadata::answer(&parts.method, resource) {
+        match crate::metadata::answer(method, resource) {
             Ok(reply) => Outcome::Reply(reply),
             Err(()) => Outcome::MethodNotAllowed(crate::metadata::ALLOW),
         }
@@ -497,11 +496,7 @@ enum Outcome {
 /// Whether a request is answered from a task of its own, so its notifications can stream while
 /// it works: it asks for progress, the endpoint lets handlers log, or it is a tool call inside a
 /// 2025 session (whose handler may close the connection and whose client may resume it).
-fn may_stream(
-    endpoint: &Endpoint,
-    headers: &http::HeaderMap,
-    value: &tollgate_json::JsonValue,
-) -> bool {
+fn may_stream(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::JsonValue) -> bool {
     if value.get("id").is_none() {
         return false;
     }
@@ -512,7 +507,7 @@ fn may_stream(
         || endpoint.inner.logging
         || asks_for_progress(value)
         || (endpoint.inner.sessions.is_some()
-            && headers.contains_key(crate::revision::legacy::SESSION_ID)
+            && in_session
             && value
                 .get("method")
                 .and_then(tollgate_json::JsonValue::as_str)
@@ -607,7 +602,8 @@ async fn answer_in_task(
     // have inline. Boxed: the request's large future is written once, on the heap, instead of
     // being copied into the task and again as the task's stage changes.
     let task = tokio::spawn(Box::pin(crate::facts::telemetry::carry(async move {
-        let reply = handle_value(&endpoint, &origin, &value, Some(&sink)).await;
+        let head = Head::read(origin.headers());
+        let reply = handle_value(&endpoint, &origin, &head, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
     })));

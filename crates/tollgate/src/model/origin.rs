@@ -10,6 +10,7 @@ use http::HeaderMap;
 use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
+use crate::wire::head::Head;
 
 /// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where
 /// its notifications go.
@@ -17,12 +18,16 @@ use crate::model::features::NotificationSink;
 pub(crate) struct Transport<'a> {
     origin: &'a Arc<OriginatingRequest>,
     caller: Caller<'a>,
+    /// The head's fields, read once (HTTP only).
+    head: Option<&'a Head<'a>>,
     sink: Option<&'a NotificationSink>,
 }
 
 impl<'a> Transport<'a> {
+    /// An HTTP request's: `head` is what [`Head::read`] found in `origin`'s headers.
     pub(crate) fn http(
         origin: &'a Arc<OriginatingRequest>,
+        head: &'a Head<'a>,
         sink: Option<&'a NotificationSink>,
     ) -> Self {
         Self {
@@ -31,6 +36,7 @@ impl<'a> Transport<'a> {
                 headers: Some(origin.headers()),
                 peer: origin.peer_addr().map(|p| p.ip()),
             },
+            head: Some(head),
             sink,
         }
     }
@@ -39,6 +45,7 @@ impl<'a> Transport<'a> {
         Self {
             origin: OriginatingRequest::stdio(),
             caller: Caller::default(),
+            head: None,
             sink,
         }
     }
@@ -50,6 +57,11 @@ impl<'a> Transport<'a> {
 
     pub(crate) fn headers(self) -> Option<&'a HeaderMap> {
         self.caller.headers
+    }
+
+    /// The HTTP head's fields, read once (`None` over stdio).
+    pub(crate) fn head(self) -> Option<&'a Head<'a>> {
+        self.head
     }
 
     pub(crate) fn caller(self) -> Caller<'a> {

@@ -31,6 +31,7 @@ use crate::stream::session::AttachFailure;
 use crate::stream::session::SessionStreams;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
+use crate::wire::head::Head;
 use crate::wire::headers;
 use crate::wire::id::RequestId;
 use crate::wire::level::LogLevel;
@@ -38,7 +39,7 @@ use crate::wire::method::Method;
 use crate::wire::method::OperationType;
 use crate::wire::reply::{Reply, fail, fault_reply, result_reply, result_reply_json};
 
-pub(crate) const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
+pub(crate) use crate::wire::headers::SESSION_ID;
 
 /// How a 2025 request was recognised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,14 +59,14 @@ pub(crate) fn newest_legacy(endpoint: &Endpoint) -> Option<ProtocolVersion> {
 /// Whether the message belongs to a 2025 revision on this endpoint (see the module rule).
 pub(crate) fn selects(
     endpoint: &Endpoint,
-    headers: &HeaderMap,
+    head: &Head<'_>,
     message: &Envelope,
 ) -> Option<Selection> {
     newest_legacy(endpoint)?;
     let served = endpoint.inner.revisions;
     // A request that names 2026-07-28 in its header is a 2026 request, whatever its method:
     // `initialize` then gets that revision's 404.
-    let version = headers::single(headers, headers::PROTOCOL_VERSION);
+    let version = head.protocol_version.single();
     let modern_header = matches!(
         version,
         Ok(Some(v)) if v == ProtocolVersion::V2026_07_28.as_str() && served.contains(ProtocolVersion::V2026_07_28)
@@ -85,7 +86,7 @@ pub(crate) fn selects(
             _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
             _ => None,
         },
-        Ok(None) if headers.contains_key(SESSION_ID) => Some(Selection::Implicit),
+        Ok(None) if head.session_id.is_present() => Some(Selection::Implicit),
         _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
         _ => None,
     }
@@ -173,7 +174,7 @@ pub(crate) async fn handle(
     let Some(newest) = newest_legacy(endpoint) else {
         return fault_reply(message.id.as_ref(), Fault::Internal, None);
     };
-    let Some(headers) = transport.headers() else {
+    let Some(head) = transport.head() else {
         return fault_reply(message.id.as_ref(), Fault::Internal, None);
     };
     let id = message.id.clone();
@@ -197,7 +198,7 @@ pub(crate) async fn handle(
     }
     let header_revision = match selection {
         Selection::Header(r) => Some(r),
-        _ => match headers::single(headers, headers::PROTOCOL_VERSION) {
+        _ => match head.protocol_version.single() {
             Ok(None) => None,
             // A header naming anything this endpoint does not serve as a 2025 revision.
             _ => return unsupported(endpoint, newest, id),
@@ -206,7 +207,7 @@ pub(crate) async fn handle(
     let notification = message.id.is_none();
     let (revision, session, context) = match &endpoint.inner.sessions {
         Some(store) => {
-            let Ok(Some(session_id)) = headers::single(headers, SESSION_ID) else {
+            let Ok(Some(session_id)) = head.session_id.single() else {
                 return fail(newest, id, Fault::SessionRequired, None);
             };
             let revision = header_revision.unwrap_or(newest);
@@ -258,10 +259,8 @@ pub(crate) async fn handle(
                     .as_ref()
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_json)
-                && let (Some(store), Ok(Some(session_id))) = (
-                    &endpoint.inner.sessions,
-                    headers::single(headers, SESSION_ID),
-                )
+                && let (Some(store), Ok(Some(session_id))) =
+                    (&endpoint.inner.sessions, head.session_id.single())
             {
                 store.cancel(session_id, &session.streams, &cancelled);
             }
@@ -275,7 +274,7 @@ pub(crate) async fn handle(
             Ok(level) => level,
             Err(reply) => return reply,
         };
-        let session_id = headers::single(headers, SESSION_ID).ok().flatten();
+        let session_id = head.session_id.single().ok().flatten();
         let stored = match session_id.zip(endpoint.inner.sessions.as_ref()) {
             Some((session_id, store)) => {
                 let principal = context.admission.principal_name();

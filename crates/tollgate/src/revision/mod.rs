@@ -20,22 +20,24 @@ use crate::model::origin::Transport;
 use crate::pipeline::envelope::envelope;
 use crate::registry::Endpoint;
 use crate::wire::fault::Fault;
+use crate::wire::head::Head;
 use crate::wire::reply::{Reply, fault_reply};
 
-/// Handles a parsed body.
+/// Handles a parsed body. `head` holds the fields [`Head::read`] found in `origin`'s headers.
 pub(crate) async fn handle_value(
     endpoint: &Endpoint,
     origin: &Arc<OriginatingRequest>,
+    head: &Head<'_>,
     value: &JsonValue,
     sink: Option<&NotificationSink>,
 ) -> Reply {
-    let transport = Transport::http(origin, sink);
     let headers = origin.headers();
+    let transport = Transport::http(origin, head, sink);
     // A client's response to a server-to-client request (2025 sessions only; elsewhere a
     // response is an invalid request).
     if let (Some(object), true) = (
         value.as_object(),
-        endpoint.inner.sessions.is_some() && headers.contains_key(legacy::SESSION_ID),
+        endpoint.inner.sessions.is_some() && head.session_id.is_present(),
     ) && !object.contains_key("method")
         && object.contains_key("id")
         && (object.contains_key("result") || object.contains_key("error"))
@@ -51,12 +53,12 @@ pub(crate) async fn handle_value(
     // dropped unfinished drops its work (ending its stage spans) before recording its end. The
     // work is pinned where it is built and the wrapper holds a pointer to it: the request's
     // future is large, and each move would copy it.
-    let mut running = telemetry(endpoint, &message, Some(headers)).begin();
+    let mut running = telemetry(endpoint, &message, Some((headers, head))).begin();
     let work = std::pin::pin!(async move {
         // The 2025 revisions, when served: `initialize`, or a request naming one of them (in
         // its header, or through its session). Their gate's future is the larger of the two
         // and is boxed, so a 2026-07-28 request's future does not carry (and copy) its size.
-        if let Some(revision) = legacy::selects(endpoint, headers, &message) {
+        if let Some(revision) = legacy::selects(endpoint, head, &message) {
             return Box::pin(legacy::handle(endpoint, transport, message, revision)).await;
         }
         if message.id.is_none() {
@@ -72,7 +74,7 @@ pub(crate) async fn handle_value(
 pub(crate) fn telemetry(
     endpoint: &Endpoint,
     message: &crate::pipeline::envelope::Envelope,
-    headers: Option<&http::HeaderMap>,
+    headers: Option<(&http::HeaderMap, &Head<'_>)>,
 ) -> crate::facts::telemetry::Request {
     crate::facts::telemetry::Request::start(
         message.method.as_str(),

@@ -4,7 +4,7 @@
 //! capabilities, optional client information and log level) and the revision selected from them.
 //! Then admission and dispatch, shared with every revision.
 
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
@@ -15,6 +15,7 @@ use crate::pipeline::envelope::Envelope;
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
+use crate::wire::head::Head;
 use crate::wire::headers;
 use crate::wire::id::RequestId;
 use crate::wire::level::LogLevel;
@@ -79,9 +80,7 @@ fn gate(
 ) -> Result<(Method, RequestContext), Reply> {
     let id = message.id.as_ref();
     // Read once: checked against the served revisions here, then with the other headers.
-    let header_version = transport
-        .headers()
-        .map(|h| (h, headers::single(h, headers::PROTOCOL_VERSION)));
+    let header_version = transport.head().map(|h| (h, h.protocol_version.single()));
     if let Some((_, Ok(Some(version)))) = header_version {
         let served = ProtocolVersion::from_wire(version)
             .is_some_and(|v| endpoint.inner.revisions.contains(v));
@@ -166,14 +165,14 @@ fn read_meta(meta: &JsonObject) -> Option<(&str, RequestFacts)> {
 /// and `Mcp-Name` equal (after base64-sentinel decoding) to the parameter the method table names.
 /// Returns the revision header's value.
 fn standard_headers<'h>(
-    headers: &'h HeaderMap,
+    head: &Head<'h>,
     version: Result<Option<&'h str>, ()>,
     message: &Envelope,
     method: Method,
     limits: &crate::registry::EndpointLimits,
 ) -> Result<&'h str, ()> {
     let version = version?.ok_or(())?;
-    let method_header = headers::single(headers, headers::METHOD)?.ok_or(())?;
+    let method_header = head.method.single()?.ok_or(())?;
     if method_header != message.method.as_str() {
         return Err(());
     }
@@ -186,7 +185,7 @@ fn standard_headers<'h>(
             .and_then(|p| p.get(source))
             .and_then(JsonValue::as_str)
             .ok_or(())?;
-        let header = headers::single(headers, headers::NAME)?.ok_or(())?;
+        let header = head.name.single()?.ok_or(())?;
         if !headers::agrees(header, body_name, limits.json.max_input_bytes()) {
             return Err(());
         }
@@ -203,8 +202,8 @@ pub(crate) async fn notification(
     message: &Envelope,
 ) -> Reply {
     let served = transport
-        .headers()
-        .and_then(|h| headers::single(h, headers::PROTOCOL_VERSION).ok().flatten())
+        .head()
+        .and_then(|h| h.protocol_version.single().ok().flatten())
         .and_then(ProtocolVersion::from_wire)
         .filter(|v| endpoint.inner.revisions.contains(*v));
     let Some(revision) = served else {

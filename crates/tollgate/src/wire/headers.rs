@@ -13,8 +13,7 @@ use tollgate_schema::{HeaderValueType, MirroredHeader};
 use crate::wire::syntax;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
-pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
+pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The decoded size limit of one mirrored value, in UTF-8 bytes.

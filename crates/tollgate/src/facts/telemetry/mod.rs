@@ -54,6 +54,7 @@ mod off {
     use tollgate_json::JsonObject;
 
     use super::target::Target;
+    use crate::wire::head::Head;
     use crate::wire::id::RequestId;
     use crate::wire::reply::Reply;
 
@@ -69,7 +70,7 @@ mod off {
             _: &str,
             _: Option<&RequestId>,
             _: Option<&JsonObject>,
-            _: Option<&HeaderMap>,
+            _: Option<(&HeaderMap, &Head<'_>)>,
             _: impl FnOnce() -> Option<Target<'t>>,
         ) -> Self {
             Self

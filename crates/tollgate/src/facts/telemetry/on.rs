@@ -22,6 +22,7 @@ use tollgate_json::JsonObject;
 
 use super::target::Target;
 use crate::facts::trace::TraceContext;
+use crate::wire::head::Head;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
 
@@ -201,12 +202,13 @@ pub(crate) struct Request {
 impl Request {
     /// Starts the span of a request for `method` (as sent) with id `id`, parented by the
     /// caller's trace context when it sent a valid one (`_meta` first, then the
-    /// `traceparent` header), else by the current context.
+    /// `traceparent` header), else by the current context. `headers` are an HTTP request's,
+    /// with the fields [`Head::read`] found in them.
     pub(crate) fn start<'t>(
         method: &str,
         id: Option<&RequestId>,
         meta: Option<&JsonObject>,
-        headers: Option<&HeaderMap>,
+        headers: Option<(&HeaderMap, &Head<'_>)>,
         target: impl FnOnce() -> Option<Target<'t>>,
     ) -> Self {
         let telemetry = telemetry();
@@ -214,7 +216,12 @@ impl Request {
         let method = method_name(method);
         let transport = if http { "tcp" } else { "pipe" };
         let started = Instant::now();
-        let caller = crate::facts::trace::read_trace(meta, headers);
+        // Without a `traceparent` field the headers hold no trace context (and the map is not
+        // asked for one).
+        let traced = headers
+            .filter(|(_, head)| head.traceparent.is_present())
+            .map(|(map, _)| map);
+        let caller = crate::facts::trace::read_trace(meta, traced);
         let parent = match caller.as_ref().and_then(remote) {
             Some(remote) => Context::new().with_remote_span_context(remote),
             None => Context::current(),

@@ -161,7 +161,8 @@ mod tests {
             "traceparent",
             HeaderValue::from_static("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
         );
-        Request::start("tools/call", None, None, Some(&headers), || None)
+        let head = crate::wire::head::Head::read(&headers);
+        Request::start("tools/call", None, None, Some((&headers, &head)), || None)
     }
 
     /// The work sees the request's context and record on every poll, and neither after.
