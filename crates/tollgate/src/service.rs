@@ -356,22 +356,12 @@ impl McpService {
                 if method != Method::POST {
                     break 'outcome Outcome::MethodNotAllowed(allow);
                 }
-                if !is_json(head.content_type.first()) {
-                    break 'outcome Outcome::Reply(Reply::empty(
-                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    ));
-                }
-                if !accepts(origin.headers(), head.accept, Wanted::JsonAndSse) {
-                    break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
+                if let Err(refused) = check_media(origin.headers(), &head) {
+                    break 'outcome Outcome::Reply(Reply::empty(refused));
                 }
                 let max = endpoint.inner.limits.max_body_bytes();
-                let declared = head
-                    .content_length
-                    .first()
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.parse::<u64>().ok());
                 let body = std::pin::pin!(body);
-                if declared.is_some_and(|n| n > max as u64) {
+                if declared_length(&head).is_some_and(|n| n > max as u64) {
                     linger(body).await;
                     break 'outcome Outcome::Reply(unreadable());
                 }
@@ -491,6 +481,26 @@ enum Outcome {
     Preflight(http::HeaderMap),
     Stream(McpBody),
     MethodNotAllowed(&'static str),
+}
+
+/// A POST's media types: a JSON `Content-Type` (else 415), and an `Accept` permitting JSON and
+/// an event stream (else 406).
+fn check_media(headers: &http::HeaderMap, head: &Head<'_>) -> Result<(), StatusCode> {
+    if !is_json(head.content_type.first()) {
+        return Err(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+    if !accepts(headers, head.accept, Wanted::JsonAndSse) {
+        return Err(StatusCode::NOT_ACCEPTABLE);
+    }
+    Ok(())
+}
+
+/// The body's length as `Content-Length` declares it, when it is a number.
+fn declared_length(head: &Head<'_>) -> Option<u64> {
+    head.content_length
+        .first()
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
 }
 
 /// Whether a request is answered from a task of its own, so its notifications can stream while

@@ -92,8 +92,8 @@ fn gate(
         return Err(fault_reply(id, Fault::MethodNotFound, None));
     };
     let version_header = match header_version {
-        Some((headers, version)) => {
-            match standard_headers(headers, version, message, method, &endpoint.inner.limits) {
+        Some((head, version)) => {
+            match standard_headers(head, version, message, method, &endpoint.inner.limits) {
                 Ok(version) => Some(version),
                 Err(()) => return Err(fault_reply(id, Fault::HeaderMismatch, None)),
             }
