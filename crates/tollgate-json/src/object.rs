@@ -34,24 +34,34 @@ const LINEAR_MEMBERS: usize = 12;
 /// assert_eq!(obj.get("b"), Some(&JsonValue::from(2)));
 /// ```
 #[derive(Clone)]
-pub struct JsonObject(Arc<Inner>);
+pub struct JsonObject(Repr);
+
+/// An object's storage: a small one is its members alone, in one allocation; a large one also
+/// keeps their positions sorted by name.
+#[derive(Clone)]
+enum Repr {
+    /// At most [`LINEAR_MEMBERS`] members, searched in order.
+    Small(Arc<[(JsonString, JsonValue)]>),
+    Large(Arc<Inner>),
+}
 
 struct Inner {
     members: Box<[(JsonString, JsonValue)]>,
-    /// Member positions sorted by name; empty for objects of at most `LINEAR_MEMBERS` members.
+    /// Member positions sorted by name.
     index: Box<[u32]>,
+}
+
+/// Whether two of at most [`LINEAR_MEMBERS`] members share a name.
+fn repeats_a_name(members: &[(JsonString, JsonValue)]) -> bool {
+    (1..members.len()).any(|i| members[..i].iter().any(|(k, _)| *k == members[i].0))
 }
 
 impl JsonObject {
     /// An empty object. Every empty object shares one allocation, made once.
     pub fn new() -> Self {
-        static EMPTY: std::sync::LazyLock<Arc<Inner>> = std::sync::LazyLock::new(|| {
-            Arc::new(Inner {
-                members: Box::new([]),
-                index: Box::new([]),
-            })
-        });
-        Self(Arc::clone(&EMPTY))
+        static EMPTY: std::sync::LazyLock<Arc<[(JsonString, JsonValue)]>> =
+            std::sync::LazyLock::new(|| Arc::from([]));
+        Self(Repr::Small(Arc::clone(&EMPTY)))
     }
 
     /// A builder that keeps insertion order.
@@ -61,15 +71,14 @@ impl JsonObject {
 
     /// Builds an object from members whose names must be unique; `None` on a duplicate name.
     pub(crate) fn from_unique(members: Vec<(JsonString, JsonValue)>) -> Option<Self> {
-        let members = members.into_boxed_slice();
-        let index = if members.len() <= LINEAR_MEMBERS {
-            for i in 1..members.len() {
-                if members[..i].iter().any(|(k, _)| *k == members[i].0) {
-                    return None;
-                }
+        if members.len() <= LINEAR_MEMBERS {
+            if repeats_a_name(&members) {
+                return None;
             }
-            Box::new([]) as Box<[u32]>
-        } else {
+            return Some(Self(Repr::Small(Arc::from(members))));
+        }
+        let members = members.into_boxed_slice();
+        let index = {
             let count = u32::try_from(members.len()).ok()?;
             let mut index: Vec<u32> = (0..count).collect();
             index.sort_unstable_by(|&a, &b| {
@@ -86,22 +95,50 @@ impl JsonObject {
             }
             index.into_boxed_slice()
         };
-        Some(Self(Arc::new(Inner { members, index })))
+        Some(Self(Repr::Large(Arc::new(Inner { members, index }))))
+    }
+
+    /// [`from_unique`](Self::from_unique) for the members of `members` from `start` on (the
+    /// reader's working stack), which it takes, also when it answers `None`: a small object's are
+    /// moved straight into its one allocation.
+    pub(crate) fn from_unique_tail(
+        members: &mut Vec<(JsonString, JsonValue)>,
+        start: usize,
+    ) -> Option<Self> {
+        let tail = members.get(start..)?;
+        if tail.len() > LINEAR_MEMBERS {
+            return Self::from_unique(members.drain(start..).collect());
+        }
+        if repeats_a_name(tail) {
+            members.truncate(start);
+            return None;
+        }
+        Some(Self(Repr::Small(members.drain(start..).collect())))
+    }
+
+    fn members_slice(&self) -> &[(JsonString, JsonValue)] {
+        match &self.0 {
+            Repr::Small(members) => members,
+            Repr::Large(inner) => &inner.members,
+        }
     }
 
     /// The number of members.
     pub fn len(&self) -> usize {
-        self.0.members.len()
+        self.members_slice().len()
     }
 
     /// Whether the object has no members.
     pub fn is_empty(&self) -> bool {
-        self.0.members.is_empty()
+        self.members_slice().is_empty()
     }
 
     /// The value of the member named `name`.
     pub fn get(&self, name: &str) -> Option<&JsonValue> {
-        self.position(name).map(|i| &self.0.members[i].1)
+        let members = self.members_slice();
+        self.position(name)
+            .and_then(|i| members.get(i))
+            .map(|(_, v)| v)
     }
 
     /// Whether a member is named `name`.
@@ -110,30 +147,31 @@ impl JsonObject {
     }
 
     fn position(&self, name: &str) -> Option<usize> {
-        let members = &self.0.members;
-        if self.0.index.is_empty() {
-            return members.iter().position(|(k, _)| k.as_str() == name);
+        match &self.0 {
+            Repr::Small(members) => members.iter().position(|(k, _)| k.as_str() == name),
+            Repr::Large(inner) => {
+                let (members, index) = (&inner.members, &inner.index);
+                index
+                    .binary_search_by(|&i| members[i as usize].0.as_str().cmp(name))
+                    .ok()
+                    .map(|p| index[p] as usize)
+            }
         }
-        self.0
-            .index
-            .binary_search_by(|&i| members[i as usize].0.as_str().cmp(name))
-            .ok()
-            .map(|p| self.0.index[p] as usize)
     }
 
     /// The members in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&JsonString, &JsonValue)> + '_ {
-        self.0.members.iter().map(|(k, v)| (k, v))
+        self.members_slice().iter().map(|(k, v)| (k, v))
     }
 
     /// The member names in order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.0.members.iter().map(|(k, _)| k.as_str())
+        self.members_slice().iter().map(|(k, _)| k.as_str())
     }
 
     /// The members as a slice, in order.
     pub fn members(&self) -> &[(JsonString, JsonValue)] {
-        &self.0.members
+        self.members_slice()
     }
 
     /// A builder holding this object's members, to derive a changed copy.
@@ -154,8 +192,12 @@ impl Default for JsonObject {
 
 impl PartialEq for JsonObject {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-            || (self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v)))
+        let same = match (&self.0, &other.0) {
+            (Repr::Small(a), Repr::Small(b)) => Arc::ptr_eq(a, b),
+            (Repr::Large(a), Repr::Large(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same || (self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v)))
     }
 }
 
@@ -252,6 +294,43 @@ impl<K: Into<JsonString>, V: Into<JsonValue>> FromIterator<(K, V)> for JsonObjec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small object is its members alone: a value holding one is no larger than one holding
+    /// a string.
+    #[test]
+    fn an_object_is_two_words() {
+        assert_eq!(size_of::<JsonObject>(), 16);
+        assert_eq!(size_of::<JsonValue>(), size_of::<Option<JsonValue>>());
+        assert!(size_of::<JsonValue>() <= 24);
+    }
+
+    #[test]
+    fn a_tail_of_the_stack_becomes_an_object_at_the_bound_and_past_it() {
+        for n in [0, 1, LINEAR_MEMBERS, LINEAR_MEMBERS + 1, 40] {
+            let mut stack: Vec<(JsonString, JsonValue)> =
+                vec![(JsonString::from("below"), JsonValue::Null)];
+            stack.extend((0..n).map(|i| (JsonString::from(format!("k{i}")), JsonValue::from(i))));
+            let obj = JsonObject::from_unique_tail(&mut stack, 1).unwrap();
+            assert_eq!(stack.len(), 1, "the tail was taken");
+            assert_eq!(obj.len(), n);
+            for i in 0..n {
+                assert_eq!(obj.get(&format!("k{i}")), Some(&JsonValue::from(i)));
+                assert_eq!(obj.members()[i].0.as_str(), format!("k{i}"));
+            }
+            assert_eq!(obj.get("below"), None);
+            assert_eq!(obj, obj.to_builder().build());
+            // A repeated name, the last member's: refused, and the tail taken all the same.
+            stack.extend((0..n).map(|i| (JsonString::from(format!("k{i}")), JsonValue::Null)));
+            stack.push((JsonString::from("k0"), JsonValue::Null));
+            assert_eq!(JsonObject::from_unique_tail(&mut stack, 1).is_none(), n > 0);
+            assert_eq!(stack.len(), 1);
+        }
+        let mut stack = Vec::new();
+        assert!(
+            JsonObject::from_unique_tail(&mut stack, 1).is_none(),
+            "past the end"
+        );
+    }
 
     #[test]
     fn large_objects_use_the_index() {

@@ -356,8 +356,7 @@ impl<'a> Reader<'a> {
                             Some(b'}') => {
                                 self.pos += 1;
                                 stack.pop();
-                                let Some(object) =
-                                    JsonObject::from_unique(members.drain(start..).collect())
+                                let Some(object) = JsonObject::from_unique_tail(members, start)
                                 else {
                                     return self.err(ErrorKind::DuplicateMemberName, offset);
                                 };
