@@ -99,8 +99,9 @@ impl JsonObject {
     }
 
     /// [`from_unique`](Self::from_unique) for the members of `members` from `start` on (the
-    /// reader's working stack), which it takes, also when it answers `None`: a small object's are
-    /// moved straight into its one allocation.
+    /// reader's working stack), which it takes, also when it answers `None` for a repeated name
+    /// (a `start` past the end takes nothing and answers `None`): a small object's are moved
+    /// straight into its one allocation.
     pub(crate) fn from_unique_tail(
         members: &mut Vec<(JsonString, JsonValue)>,
         start: usize,
