@@ -58,6 +58,10 @@ impl fmt::Debug for Tasks {
 }
 
 /// Load and decode, then check owner and expiry: anything else reads as absent.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a found record is the usual answer: boxing it would allocate on every lookup"
+)]
 pub(crate) enum Lookup {
     Found(TaskRecord),
     Absent,
