@@ -10,6 +10,7 @@ use http::header::{AsHeaderName, HeaderName};
 use tollgate_json::{JsonNumber, JsonObject, JsonValue};
 use tollgate_schema::{HeaderValueType, MirroredHeader};
 
+use crate::wire::head::Field;
 use crate::wire::syntax;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -27,14 +28,7 @@ const SENTINEL_END: &str = "?=";
 /// The header's single value as text, `None` when absent, `Err` when repeated or not visible
 /// ASCII (with spaces and tabs).
 pub(crate) fn single(headers: &HeaderMap, name: impl AsHeaderName) -> Result<Option<&str>, ()> {
-    let mut values = headers.get_all(name).iter();
-    let Some(first) = values.next() else {
-        return Ok(None);
-    };
-    if values.next().is_some() {
-        return Err(());
-    }
-    first.to_str().map(Some).map_err(|_| ())
+    Field::of(headers.get_all(name)).single()
 }
 
 /// A header value in its plain or base64-sentinel form, decoded to text of at most `max`
