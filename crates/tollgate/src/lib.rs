@@ -115,6 +115,7 @@ mod client_request;
 mod cors;
 mod drain;
 mod facts;
+mod idle;
 mod metadata;
 mod methods;
 mod model;

@@ -1,5 +1,6 @@
 //! The built-in HTTP/1.1 server: accept loop, connection bounds (a clear refusal past the
-//! limit), the idle-or-head timeout, graceful shutdown (the drain signal in `drain.rs`).
+//! limit), the idle-or-head timeout (`idle.rs`), graceful shutdown (the drain signal in
+//! `drain.rs`).
 //!
 //! Owns sockets and hyper connections only; every request goes to an [`McpService`]. Binds
 //! where it is told (the examples use 127.0.0.1). Knows nothing of MCP.
@@ -12,11 +13,12 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use crate::drain::Drain;
+use crate::idle::{self, Idle};
 use crate::service::McpService;
 
 /// The address the examples and the CLI bind by default: loopback only.
@@ -89,10 +91,10 @@ impl ServerLimits {
     /// This one timer is both the header-read timeout (a head sent one byte at a time) and the
     /// idle keep-alive timeout (a connection that sends nothing); past it the connection is
     /// closed without an answer. It does not run while a request is served or a response (an
-    /// event stream included) is written.
+    /// event stream included) is written. At most a year (a longer one is taken as a year).
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.header_read_timeout = timeout;
+        self.header_read_timeout = timeout.min(idle::MAX_TIMEOUT);
         self
     }
 
@@ -212,9 +214,10 @@ impl Server {
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
         let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
         let mut builder = http1::Builder::new();
+        // The head-or-idle timeout is `Idle`'s, one timer per connection (hyper's made one per
+        // request); hyper is given no timer.
         builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.limits.header_read_timeout)
+            .header_read_timeout(None)
             .max_buf_size(self.limits.read_buffer_bytes)
             .max_headers(self.limits.max_headers);
         let builder = Arc::new(builder);
@@ -241,6 +244,7 @@ impl Server {
                 service: self.service.clone(),
                 drain: drain.clone(),
                 peer,
+                idle_timeout: self.limits.header_read_timeout,
             };
             match Arc::clone(&permits).try_acquire_owned() {
                 Ok(permit) => {
@@ -288,6 +292,7 @@ struct Serve {
     service: McpService,
     drain: Drain,
     peer: SocketAddr,
+    idle_timeout: Duration,
 }
 
 impl Serve {
@@ -298,16 +303,19 @@ impl Serve {
             service,
             drain,
             peer,
+            idle_timeout,
         } = self;
         let connection = builder.serve_connection(
             TokioIo::new(stream),
             // Policy may key on the peer (the refused-admission throttle). The service's future
-            // is the connection's in-flight request, with no block around it.
+            // is the connection's in-flight request, with no block around it; the request is
+            // marked begun here and ended when its response body is dropped, for `Idle`.
             service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                service.serve_from(request, Some(peer))
+                idle::began();
+                idle::Answer::new(service.serve_from(request, Some(peer)))
             }),
         );
-        let _ = drain.watch(connection).await;
+        let _ = Idle::new(drain.watch(connection), idle_timeout).await;
         drop(permit);
     }
 }

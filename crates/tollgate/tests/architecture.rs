@@ -22,6 +22,7 @@ const ROOMS: &[(&str, &[&str])] = &[
             "lib",
             "server",
             "drain",
+            "idle",
             "service",
             "stdio",
             "cors",

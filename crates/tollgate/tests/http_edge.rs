@@ -1,6 +1,6 @@
 //! The built-in server's edge over real loopback sockets, with tokio's paused clock (time
 //! advances only when every task waits, so no test sleeps): the idle-or-head timeout at its bound
-//! and past it, the connection limit's refusal, and graceful shutdown's bound on in-flight
+//! and past it (and not while a call is served or its answer streams), the connection limit's refusal, and graceful shutdown's bound on in-flight
 //! requests.
 
 #![allow(
@@ -24,17 +24,22 @@ use tollgate::transport::ServerLimits;
 use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     Server, ToolArguments, ToolRegistration,
+    context::ProgressReporter,
     tool::{CompleteResult, OperationResult},
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
-/// Sleeps `ms` (virtual time), then answers.
+/// Reports progress when asked (so its answer is an event stream, open from then on), sleeps
+/// `ms` (virtual time), then answers.
 async fn slow(
     _: &RequestContext,
     args: ToolArguments<JsonObject>,
-    _: &InvocationFeatures,
+    features: &InvocationFeatures,
 ) -> Result<OperationResult, Infallible> {
+    if let Some(progress) = features.find::<ProgressReporter>() {
+        let _ = progress.report(1.0, Some(2.0), None);
+    }
     let ms = args
         .raw()
         .get("ms")
@@ -85,6 +90,19 @@ fn call_request(addr: SocketAddr, ms: u64, close: bool) -> String {
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow","arguments":{{"ms":{ms}}},{}}}}}"#,
         support::META
     );
+    with_body(addr, &body, close)
+}
+
+/// The call of `call_request` with a progress token: answered as an event stream.
+fn streamed_call_request(addr: SocketAddr, ms: u64) -> String {
+    let meta = support::META.replacen('{', r#"{"progressToken":"p","#, 1);
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow","arguments":{{"ms":{ms}}},{meta}}}}}"#
+    );
+    with_body(addr, &body, false)
+}
+
+fn with_body(addr: SocketAddr, body: &str, close: bool) -> String {
     format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: slow\r\n{}Content-Length: {}\r\n\r\n{body}",
         addr.port(),
@@ -181,6 +199,71 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_same_timeout() {
         .unwrap();
     assert!(read_response(&mut stream).await.is_some());
     // Idle past it: closed.
+    let idle = Instant::now();
+    assert!(closed(&mut stream).await);
+    let waited = idle.elapsed();
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(11),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_does_not_run_while_a_call_is_served_and_restarts_after_its_answer() {
+    let limits = ServerLimits::new().header_read_timeout(Duration::from_secs(10));
+    let (addr, _stop, _serving) = serve(limits).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // A call served for 25 s, two and a half timeouts: answered on the same connection.
+    stream
+        .write_all(call_request(addr, 25_000, false).as_bytes())
+        .await
+        .unwrap();
+    let answered = read_response(&mut stream).await.expect("answered");
+    assert!(answered.contains("slept 25000"), "{answered}");
+    // The timeout starts again from the answer: just under it, served.
+    tokio::time::sleep(Duration::from_millis(9_900)).await;
+    stream
+        .write_all(call_request(addr, 0, false).as_bytes())
+        .await
+        .unwrap();
+    assert!(read_response(&mut stream).await.is_some());
+    // Past it: closed.
+    let idle = Instant::now();
+    assert!(closed(&mut stream).await);
+    let waited = idle.elapsed();
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(11),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_does_not_run_while_a_response_streams() {
+    let limits = ServerLimits::new().header_read_timeout(Duration::from_secs(10));
+    let (addr, _stop, _serving) = serve(limits).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // The head and a progress event come at once; the answer ends the stream 25 s later.
+    stream
+        .write_all(streamed_call_request(addr, 25_000).as_bytes())
+        .await
+        .unwrap();
+    let began = Instant::now();
+    let mut text = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !text.ends_with(b"\r\n0\r\n\r\n") {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(
+            n > 0,
+            "closed mid-stream: {}",
+            String::from_utf8_lossy(&text)
+        );
+        text.extend_from_slice(&chunk[..n]);
+    }
+    let text = String::from_utf8_lossy(&text);
+    assert!(text.contains("text/event-stream"), "{text}");
+    assert!(text.contains("notifications/progress") && text.contains("slept 25000"));
+    assert!(began.elapsed() >= Duration::from_secs(25));
+    // Then idle past the timeout: closed.
     let idle = Instant::now();
     assert!(closed(&mut stream).await);
     let waited = idle.elapsed();
