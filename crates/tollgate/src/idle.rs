@@ -1,62 +1,71 @@
 //! The head-or-idle timeout of one HTTP/1.1 connection: a connection with no request in flight
-//! (just accepted, or since its last response ended) must bring a complete request head within
-//! the timeout, or it is closed unanswered.
+//! must bring a complete request head within the timeout of becoming idle, or it is closed
+//! unanswered. It becomes idle when accepted, and when its last answer has been handed to it
+//! whole; while the answer's bytes still go out (a client reading a large answer slowly), each
+//! write that makes progress starts the timeout again, so a client that reads nothing of its
+//! answer for the timeout is closed too.
 //!
-//! One timer per connection, registered when the connection opens and again only when it fires
-//! (at most once per timeout): the timer fires at the deadline it was set for, and the
-//! connection's real deadline (moved by every request since) is checked then. A request marks
-//! its start when the connection hands it on (`Began`) and its end when its response body is
-//! dropped (`Ended`); both write a per-thread count that the connection's wrapper reads around
-//! its own poll, so a request costs no shared write and no timer work, only one clock read when
-//! it ends. hyper's own header timeout made and cancelled a timer per request.
+//! One timer per connection, registered at its first poll and again only when it fires (at
+//! most once per timeout, or once when a request that outlasted it ends): the timer fires at the
+//! deadline it was set for, and the connection's real deadline (moved by every request since)
+//! is checked then. A request marks its start when the connection hands it on ([`began`]), its
+//! end when its response body is dropped ([`Ended`]), and each write of the connection that
+//! makes progress is marked too ([`Written`]); all three add to a per-thread count that the
+//! connection's wrapper ([`Idle`]) reads around its own poll. So a request costs no shared write
+//! and, most of the time, no timer work: one clock read when it ends. hyper's own header timeout
+//! made, registered and cancelled a timer per request.
 //!
-//! Knows hyper's connection futures and bodies as plain futures and bodies; nothing of MCP.
+//! Knows hyper's connection futures, bodies and I/O traits as such; nothing of MCP.
 
 use std::cell::Cell;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use http_body::{Body, Frame, SizeHint};
+use hyper::rt::{Read, ReadBufCursor, Write};
 use tokio::time::{Instant, Sleep};
 
-/// Requests begun and response bodies ended on this thread while a connection's wrapper polls
-/// its connection (each wrapper keeps the count of any wrapper it runs inside).
+/// Requests begun, response bodies ended and writes that made progress on this thread while a
+/// connection's wrapper polls its connection (each wrapper keeps the count of any wrapper it
+/// runs inside).
 #[derive(Clone, Copy, Default)]
 struct Marks {
     began: u32,
     ended: u32,
+    wrote: u32,
 }
 
 thread_local! {
-    static MARKS: Cell<Marks> = const { Cell::new(Marks { began: 0, ended: 0 }) };
+    static MARKS: Cell<Marks> = const { Cell::new(Marks { began: 0, ended: 0, wrote: 0 }) };
+}
+
+fn mark(add: impl FnOnce(&mut Marks)) {
+    let _ = MARKS.try_with(|m| {
+        let mut now = m.get();
+        add(&mut now);
+        m.set(now);
+    });
 }
 
 /// Marks a request handed on by the connection now being polled on this thread.
 pub(crate) fn began() {
-    let _ = MARKS.try_with(|m| {
-        let now = m.get();
-        m.set(Marks {
-            began: now.began.wrapping_add(1),
-            ..now
-        });
-    });
+    mark(|m| m.began = m.began.wrapping_add(1));
 }
 
 fn ended() {
-    let _ = MARKS.try_with(|m| {
-        let now = m.get();
-        m.set(Marks {
-            ended: now.ended.wrapping_add(1),
-            ..now
-        });
-    });
+    mark(|m| m.ended = m.ended.wrapping_add(1));
+}
+
+fn wrote() {
+    mark(|m| m.wrote = m.wrote.wrapping_add(1));
 }
 
 pin_project_lite::pin_project! {
     /// A response body that marks its request ended when it is dropped (its connection drops it
-    /// once its last byte is written, or the connection ends).
+    /// once it has taken its last frame to write, or when the connection ends).
     pub(crate) struct Ended<B> {
         #[pin]
         body: B,
@@ -118,6 +127,69 @@ where
     }
 }
 
+pin_project_lite::pin_project! {
+    /// A connection's socket whose writes that make progress are marked (an answer still going
+    /// out keeps its connection from counting as idle).
+    pub(crate) struct Written<T> {
+        #[pin]
+        io: T,
+    }
+}
+
+impl<T> Written<T> {
+    pub(crate) fn new(io: T) -> Self {
+        Self { io }
+    }
+}
+
+/// Marks a write that made progress.
+fn progress(written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+    if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+        wrote();
+    }
+    written
+}
+
+impl<T: Read> Read for Written<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.project().io.poll_read(cx, buf)
+    }
+}
+
+impl<T: Write> Write for Written<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        progress(self.project().io.poll_write(cx, buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        progress(self.project().io.poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().io.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().io.poll_shutdown(cx)
+    }
+}
+
 /// Where a connection's timer stands.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Timer {
@@ -131,8 +203,8 @@ enum Timer {
 }
 
 pin_project_lite::pin_project! {
-    /// A connection closed (its future dropped) once it has had no request in flight for
-    /// `timeout`: it yields `None` then, else the connection's own output.
+    /// A connection that ends (yields `None`, for its caller to drop it, which closes it) once
+    /// it has been idle for `timeout`; else it yields the connection's own output.
     pub(crate) struct Idle<C> {
         #[pin]
         connection: C,
@@ -189,12 +261,13 @@ impl<C: Future> Future for Idle<C> {
         if let Poll::Ready(output) = polled {
             return Poll::Ready(Some(output));
         }
-        if marks.began != 0 || marks.ended != 0 {
+        if marks.began != 0 || marks.ended != 0 || marks.wrote != 0 {
             *this.in_flight = this
                 .in_flight
                 .saturating_add(marks.began)
                 .saturating_sub(marks.ended);
-            if marks.ended != 0 && *this.in_flight == 0 {
+            // Idle from the end of the answer, or from the last of its bytes to go out.
+            if (marks.ended != 0 || marks.wrote != 0) && *this.in_flight == 0 {
                 *this.idle_since = Instant::now();
             }
         }
@@ -213,7 +286,10 @@ impl<C: Future> Future for Idle<C> {
                 Timer::Registered if current && !this.timer.is_elapsed() => return Poll::Pending,
                 Timer::Registered | Timer::Unpolled => {}
             }
-            if this.timer.as_mut().poll(cx).is_pending() {
+            // Outside the task's cooperative budget: a poll refused for an exhausted budget
+            // would register nothing, and the timer would never wake the task.
+            let mut polled = tokio::task::coop::unconstrained(this.timer.as_mut());
+            if Pin::new(&mut polled).poll(cx).is_pending() {
                 *this.state = Timer::Registered;
                 if !current {
                     *this.waker = Some(cx.waker().clone());
@@ -304,6 +380,84 @@ mod tests {
         };
         assert!(Idle::new(connection, TIMEOUT).await.is_none());
         assert_eq!(opened.elapsed(), Duration::from_secs(41) + TIMEOUT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_marks_its_request_ended_when_its_body_is_dropped() {
+        let opened = Instant::now();
+        let connection = async {
+            began();
+            sleep(Duration::from_secs(5)).await;
+            let answer = Answer::new(std::future::ready(Ok::<_, std::convert::Infallible>(
+                http::Response::new(Full::new(Bytes::from_static(b"{}"))),
+            )));
+            let response = answer.await.unwrap();
+            assert_eq!(response.body().size_hint().exact(), Some(2));
+            drop(response);
+            pending::<()>().await;
+        };
+        let closed = tokio::time::timeout(TIMEOUT * 6, Idle::new(connection, TIMEOUT)).await;
+        assert!(matches!(closed, Ok(None)));
+        assert_eq!(opened.elapsed(), Duration::from_secs(5) + TIMEOUT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writes_that_make_progress_after_the_answer_start_the_timeout_again() {
+        let opened = Instant::now();
+        let (socket, mut client) = tokio::io::duplex(64);
+        let connection = async move {
+            let mut socket = Written::new(hyper_util::rt::TokioIo::new(socket));
+            began();
+            end_a_response();
+            // The answer's last bytes go out slowly: one every 6 s for 18 s.
+            for _ in 0..3 {
+                sleep(Duration::from_secs(6)).await;
+                let wrote = std::future::poll_fn(|cx| Pin::new(&mut socket).poll_write(cx, b"x"))
+                    .await
+                    .unwrap();
+                assert_eq!(wrote, 1);
+            }
+            // An empty write makes no progress.
+            sleep(Duration::from_secs(6)).await;
+            let wrote = std::future::poll_fn(|cx| Pin::new(&mut socket).poll_write(cx, b""))
+                .await
+                .unwrap();
+            assert_eq!(wrote, 0);
+            pending::<()>().await;
+        };
+        assert!(Idle::new(connection, TIMEOUT).await.is_none());
+        // One timeout after the last write that made progress.
+        assert_eq!(opened.elapsed(), Duration::from_secs(18) + TIMEOUT);
+        let mut received = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut client, &mut received)
+            .await
+            .unwrap();
+        assert_eq!(received, b"xxx");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timer_first_polled_under_another_waker_wakes_the_task_that_awaits_it() {
+        let opened = Instant::now();
+        let mut idle = Box::pin(Idle::new(pending::<()>(), TIMEOUT));
+        let mut elsewhere = Context::from_waker(Waker::noop());
+        assert!(idle.as_mut().poll(&mut elsewhere).is_pending());
+        let closed = tokio::time::timeout(TIMEOUT * 2, idle).await;
+        assert!(matches!(closed, Ok(None)));
+        assert_eq!(opened.elapsed(), TIMEOUT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_timer_is_registered_even_when_the_task_has_spent_its_budget() {
+        let opened = Instant::now();
+        let connection = async {
+            while tokio::task::coop::has_budget_remaining() {
+                tokio::task::coop::consume_budget().await;
+            }
+            pending::<()>().await;
+        };
+        let closed = tokio::time::timeout(TIMEOUT * 2, Idle::new(connection, TIMEOUT)).await;
+        assert!(matches!(closed, Ok(None)));
+        assert_eq!(opened.elapsed(), TIMEOUT);
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,5 +1,5 @@
 //! The built-in HTTP/1.1 server: accept loop, connection bounds (a clear refusal past the
-//! limit), the idle-or-head timeout (`idle.rs`), graceful shutdown (the drain signal in
+//! limit), the head-or-idle timeout (`idle.rs`), graceful shutdown (the drain signal in
 //! `drain.rs`).
 //!
 //! Owns sockets and hyper connections only; every request goes to an [`McpService`]. Binds
@@ -87,11 +87,14 @@ impl ServerLimits {
     }
 
     /// How long a connection may take, from the moment it is ready for a request (just
-    /// accepted, or its previous response fully sent), to deliver a complete request head.
-    /// This one timer is both the header-read timeout (a head sent one byte at a time) and the
-    /// idle keep-alive timeout (a connection that sends nothing); past it the connection is
-    /// closed without an answer. It does not run while a request is served or a response (an
-    /// event stream included) is written. At most a year (a longer one is taken as a year).
+    /// accepted, or its previous response handed to it whole), to deliver a complete request
+    /// head. This one timer is both the header-read timeout (a head sent one byte at a time) and
+    /// the idle keep-alive timeout (a connection that sends nothing); past it the connection is
+    /// closed without an answer. It does not run while a request is served or its response (an
+    /// event stream included) is still being produced; while a response's last bytes still go
+    /// out to a client reading slowly, each write that makes progress starts it again, so a
+    /// client that reads nothing of its response for this long is closed. At most a year (a
+    /// longer one is taken as a year).
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout.min(idle::MAX_TIMEOUT);
@@ -183,6 +186,17 @@ impl Server {
             service,
             limits: ServerLimits::default(),
         })
+    }
+
+    /// Serves on a listener made elsewhere: one handed over by the service manager (socket
+    /// activation), or one with socket options of its own (accepted connections take the
+    /// listener's buffer sizes).
+    pub fn from_listener(listener: TcpListener, service: McpService) -> Self {
+        Self {
+            listener,
+            service,
+            limits: ServerLimits::default(),
+        }
     }
 
     /// Replaces the server limits.
@@ -306,7 +320,7 @@ impl Serve {
             idle_timeout,
         } = self;
         let connection = builder.serve_connection(
-            TokioIo::new(stream),
+            idle::Written::new(TokioIo::new(stream)),
             // Policy may key on the peer (the refused-admission throttle). The service's future
             // is the connection's in-flight request, with no block around it; the request is
             // marked begun here and ended when its response body is dropped, for `Idle`.

@@ -1,6 +1,7 @@
 //! The built-in server's edge over real loopback sockets, with tokio's paused clock (time
 //! advances only when every task waits, so no test sleeps): the idle-or-head timeout at its bound
-//! and past it (and not while a call is served or its answer streams), the connection limit's refusal, and graceful shutdown's bound on in-flight
+//! and past it (and not while a call is served, its answer streams or a large answer is read
+//! slowly), the connection limit's refusal, and graceful shutdown's bound on in-flight
 //! requests.
 
 #![allow(
@@ -24,8 +25,9 @@ use tollgate::transport::ServerLimits;
 use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     Server, ToolArguments, ToolRegistration,
+    content::TextContent,
     context::ProgressReporter,
-    tool::{CompleteResult, OperationResult},
+    tool::{CompleteResult, OperationResult, ToolOutput},
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -47,7 +49,21 @@ async fn slow(
         .and_then(|n| n.to_u64())
         .unwrap_or(0);
     tokio::time::sleep(Duration::from_millis(ms)).await;
-    Ok(CompleteResult::from_tool_text(format!("slept {ms}")).into())
+    // `blocks` text blocks of a million characters each: an answer larger than the sockets'
+    // buffers.
+    let blocks = args
+        .raw()
+        .get("blocks")
+        .and_then(|v| v.as_number())
+        .and_then(|n| n.to_u64())
+        .unwrap_or(0);
+    let mut output = ToolOutput::builder().add_content(TextContent::new(format!("slept {ms}")));
+    for _ in 0..blocks {
+        output = output.add_content(TextContent::new("x".repeat(1_000_000)));
+    }
+    Ok(CompleteResult::with_tool_output(output.build())
+        .build()
+        .into())
 }
 
 fn service() -> McpService {
@@ -75,8 +91,42 @@ async fn serve(
 ) {
     let server = Server::bind("127.0.0.1:0".parse().unwrap(), service())
         .await
-        .unwrap()
-        .limits(limits);
+        .unwrap();
+    start(server.limits(limits))
+}
+
+/// `serve`, on a listener whose connections have small socket buffers (set, so the kernel does
+/// not grow them): a large answer waits in the server, not in the kernel.
+async fn serve_small_buffers(
+    limits: ServerLimits,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_send_buffer_size(SMALL_BUFFER).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(64).unwrap();
+    start(Server::from_listener(listener, service()).limits(limits))
+}
+
+const SMALL_BUFFER: u32 = 16 * 1024;
+
+/// A client connection with a small receive buffer.
+async fn connect_small(addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(SMALL_BUFFER).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+fn start(
+    server: Server,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     let addr = server.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(server.serve_with_shutdown(async {
@@ -91,6 +141,41 @@ fn call_request(addr: SocketAddr, ms: u64, close: bool) -> String {
         support::META
     );
     with_body(addr, &body, close)
+}
+
+/// A call whose answer is `blocks` million-character text blocks (about `blocks` MB).
+fn large_call_request(addr: SocketAddr, blocks: u64) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow","arguments":{{"ms":0,"blocks":{blocks}}},{}}}}}"#,
+        support::META
+    );
+    with_body(addr, &body, false)
+}
+
+/// The head and as much of the body as arrives, reading `chunk` bytes at a time with `pause`
+/// between reads, until the `Content-Length` body is complete or the connection closes; and
+/// whether it was complete.
+async fn read_slowly(stream: &mut TcpStream, chunk: usize, pause: Duration) -> (Vec<u8>, bool) {
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap();
+            if got.len() >= end + 4 + length {
+                return (got, true);
+            }
+        }
+        match stream.read(&mut buf).await {
+            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+            _ => return (got, false),
+        }
+        tokio::time::sleep(pause).await;
+    }
 }
 
 /// The call of `call_request` with a progress token: answered as an event stream.
@@ -271,6 +356,35 @@ async fn the_timeout_does_not_run_while_a_response_streams() {
         waited >= Duration::from_secs(10) && waited < Duration::from_secs(11),
         "{waited:?}"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_large_answer_read_slowly_is_sent_whole_and_one_not_read_is_cut_at_the_timeout() {
+    let limits = ServerLimits::new().header_read_timeout(Duration::from_secs(10));
+    let (addr, _stop, _serving) = serve_small_buffers(limits).await;
+    // About 3 MB, read 256 KiB every 5 s: over a minute in all, every pause within the timeout.
+    let mut slow_reader = connect_small(addr).await;
+    slow_reader
+        .write_all(large_call_request(addr, 3).as_bytes())
+        .await
+        .unwrap();
+    let began = Instant::now();
+    let (answer, whole) = read_slowly(&mut slow_reader, 256 * 1024, Duration::from_secs(5)).await;
+    assert!(whole, "cut after {} bytes", answer.len());
+    assert!(answer.len() > 3_000_000);
+    assert!(began.elapsed() > Duration::from_secs(30));
+    // A client that reads nothing of its answer: once the sockets' buffers are full, nothing
+    // goes out, and the connection is closed one timeout later (what the buffers hold still
+    // arrives, then the end).
+    let mut non_reader = connect_small(addr).await;
+    non_reader
+        .write_all(large_call_request(addr, 3).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let (answer, whole) = read_slowly(&mut non_reader, 256 * 1024, Duration::ZERO).await;
+    assert!(!whole, "the whole answer ({} bytes) arrived", answer.len());
+    assert!(answer.starts_with(b"HTTP/1.1 200"));
 }
 
 #[tokio::test(start_paused = true)]
