@@ -2,17 +2,20 @@
 //! must bring a complete request head within the timeout of becoming idle, or it is closed
 //! unanswered. It becomes idle when accepted, and when its last answer has been handed to it
 //! whole; while the answer's bytes still go out (a client reading a large answer slowly), each
-//! write that makes progress starts the timeout again, so a client that reads nothing of its
-//! answer for the timeout is closed too.
+//! write the socket accepts starts the timeout again. So a client that takes in too little of
+//! its answer for the socket to accept more within the timeout is closed too (the kernel still
+//! delivers what its buffer holds).
 //!
 //! One timer per connection, registered at its first poll and again only when it fires (at
-//! most once per timeout, or once when a request that outlasted it ends): the timer fires at the
+//! most once per timeout, or once when a request that outlasted it ends) or when the task's
+//! waker changes: the timer fires at the
 //! deadline it was set for, and the connection's real deadline (moved by every request since)
 //! is checked then. A request marks its start when the connection hands it on ([`began`]), its
 //! end when its response body is dropped ([`Ended`]), and each write of the connection that
 //! makes progress is marked too ([`Written`]); all three add to a per-thread count that the
 //! connection's wrapper ([`Idle`]) reads around its own poll. So a request costs no shared write
-//! and, most of the time, no timer work: one clock read when it ends. hyper's own header timeout
+//! and, most of the time, no timer work: a clock read when it ends (and at each poll in which
+//! the socket accepted more of its answer after that). hyper's own header timeout
 //! made, registered and cancelled a timer per request.
 //!
 //! Knows hyper's connection futures, bodies and I/O traits as such; nothing of MCP.
@@ -326,6 +329,15 @@ mod tests {
 
     const TIMEOUT: Duration = Duration::from_secs(10);
 
+    /// Asserts that `connection`, opened now under `TIMEOUT`, is closed (not ended) exactly
+    /// `after` later.
+    async fn assert_closed_after(connection: impl Future<Output = ()>, after: Duration) {
+        let opened = Instant::now();
+        let closed = tokio::time::timeout(after + TIMEOUT * 10, Idle::new(connection, TIMEOUT));
+        assert!(matches!(closed.await, Ok(None)), "not closed");
+        assert_eq!(opened.elapsed(), after);
+    }
+
     /// A response body handed over and dropped, as a connection does once it is written.
     fn end_a_response() {
         drop(Ended {
@@ -335,10 +347,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_connection_that_brings_no_request_is_closed_at_the_timeout() {
-        let opened = Instant::now();
-        let closed = Idle::new(pending::<()>(), TIMEOUT).await;
-        assert!(closed.is_none());
-        assert_eq!(opened.elapsed(), TIMEOUT);
+        assert_closed_after(pending(), TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -352,7 +361,6 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_timeout_restarts_when_each_response_ends() {
-        let opened = Instant::now();
         let connection = async {
             // Just inside the bound, a request, answered at once; again 9.9 s after it.
             for _ in 0..2 {
@@ -362,14 +370,12 @@ mod tests {
             }
             pending::<()>().await;
         };
-        assert!(Idle::new(connection, TIMEOUT).await.is_none());
         // Closed exactly one timeout after the last response ended.
-        assert_eq!(opened.elapsed(), Duration::from_millis(19_800) + TIMEOUT);
+        assert_closed_after(connection, Duration::from_millis(19_800) + TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn no_timeout_runs_while_a_request_is_in_flight() {
-        let opened = Instant::now();
         let connection = async {
             sleep(Duration::from_secs(1)).await;
             began();
@@ -378,13 +384,11 @@ mod tests {
             end_a_response();
             pending::<()>().await;
         };
-        assert!(Idle::new(connection, TIMEOUT).await.is_none());
-        assert_eq!(opened.elapsed(), Duration::from_secs(41) + TIMEOUT);
+        assert_closed_after(connection, Duration::from_secs(41) + TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn an_answer_marks_its_request_ended_when_its_body_is_dropped() {
-        let opened = Instant::now();
         let connection = async {
             began();
             sleep(Duration::from_secs(5)).await;
@@ -396,14 +400,11 @@ mod tests {
             drop(response);
             pending::<()>().await;
         };
-        let closed = tokio::time::timeout(TIMEOUT * 6, Idle::new(connection, TIMEOUT)).await;
-        assert!(matches!(closed, Ok(None)));
-        assert_eq!(opened.elapsed(), Duration::from_secs(5) + TIMEOUT);
+        assert_closed_after(connection, Duration::from_secs(5) + TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn writes_that_make_progress_after_the_answer_start_the_timeout_again() {
-        let opened = Instant::now();
         let (socket, mut client) = tokio::io::duplex(64);
         let connection = async move {
             let mut socket = Written::new(hyper_util::rt::TokioIo::new(socket));
@@ -425,9 +426,8 @@ mod tests {
             assert_eq!(wrote, 0);
             pending::<()>().await;
         };
-        assert!(Idle::new(connection, TIMEOUT).await.is_none());
         // One timeout after the last write that made progress.
-        assert_eq!(opened.elapsed(), Duration::from_secs(18) + TIMEOUT);
+        assert_closed_after(connection, Duration::from_secs(18) + TIMEOUT).await;
         let mut received = Vec::new();
         tokio::io::AsyncReadExt::read_to_end(&mut client, &mut received)
             .await
@@ -448,25 +448,20 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_timer_is_registered_even_when_the_task_has_spent_its_budget() {
-        let opened = Instant::now();
         let connection = async {
             while tokio::task::coop::has_budget_remaining() {
                 tokio::task::coop::consume_budget().await;
             }
             pending::<()>().await;
         };
-        let closed = tokio::time::timeout(TIMEOUT * 2, Idle::new(connection, TIMEOUT)).await;
-        assert!(matches!(closed, Ok(None)));
-        assert_eq!(opened.elapsed(), TIMEOUT);
+        assert_closed_after(connection, TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn marks_made_while_no_connection_is_polled_do_not_count() {
         began();
         began();
-        let opened = Instant::now();
-        assert!(Idle::new(pending::<()>(), TIMEOUT).await.is_none());
-        assert_eq!(opened.elapsed(), TIMEOUT);
+        assert_closed_after(pending(), TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -493,7 +488,6 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_request_in_one_connection_does_not_keep_the_connection_around_it() {
-        let opened = Instant::now();
         let inner = Idle::new(
             async {
                 began();
@@ -504,8 +498,7 @@ mod tests {
         let outer = async {
             let _ = inner.await;
         };
-        assert!(Idle::new(outer, TIMEOUT).await.is_none());
-        assert_eq!(opened.elapsed(), TIMEOUT);
+        assert_closed_after(outer, TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]

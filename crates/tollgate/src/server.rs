@@ -92,8 +92,9 @@ impl ServerLimits {
     /// the idle keep-alive timeout (a connection that sends nothing); past it the connection is
     /// closed without an answer. It does not run while a request is served or its response (an
     /// event stream included) is still being produced; while a response's last bytes still go
-    /// out to a client reading slowly, each write that makes progress starts it again, so a
-    /// client that reads nothing of its response for this long is closed. At most a year (a
+    /// out to a client reading slowly, each write the socket accepts starts it again, so a
+    /// client that takes in too little of its response for the socket to accept more for this
+    /// long is closed (what the socket's buffer holds is still delivered). At most a year (a
     /// longer one is taken as a year).
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
@@ -189,8 +190,10 @@ impl Server {
     }
 
     /// Serves on a listener made elsewhere: one handed over by the service manager (socket
-    /// activation), or one with socket options of its own (accepted connections take the
-    /// listener's buffer sizes).
+    /// activation: set the standard listener non-blocking and convert it with
+    /// `TcpListener::from_std` inside the runtime), or one with socket options of its own
+    /// (accepted connections take the listener's buffer sizes, and a size set explicitly turns
+    /// the kernel's tuning of it off).
     pub fn from_listener(listener: TcpListener, service: McpService) -> Self {
         Self {
             listener,
