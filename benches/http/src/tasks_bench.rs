@@ -23,8 +23,8 @@
 //! `bare`: the store's limit. C loops each run the statements one such cycle costs the store,
 //! with the very statement texts of `crates/tollgate/src/tasks/sql.rs` and record texts of the
 //! same shape and size: SQLite through a pool opened as `SqliteTaskStore` opens its own (WAL,
-//! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own that is
-//! never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
+//! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own, set up
+//! as the store sets up its own (`SET enable_seqscan = off`), that is never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
 //! only after 500 ms unused: `crates/tollgate/src/tasks/warm.rs`):
 //!
 //! 1. `INSERT INTO tollgate_tasks … SELECT … WHERE (SELECT n FROM tollgate_task_count …) < cap`
@@ -356,12 +356,22 @@ impl Pool {
                     .await?;
                 Ok(Self::Sqlite(pool))
             }
-            // PostgresTaskStore::connect (tasks/sql.rs postgres_pool).
+            // PostgresTaskStore::connect (tasks/sql.rs postgres_pool), each connection set up
+            // as the store sets up its own (POSTGRES_CONNECTION_SETUP: no table scans).
             Store::Postgres(url) => {
                 let pool = sqlx::postgres::PgPoolOptions::new()
                     .max_connections(8)
                     .acquire_timeout(Duration::from_secs(5))
                     .test_before_acquire(ping)
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            sqlx::query("SET enable_seqscan = off")
+                                .persistent(false)
+                                .execute(conn)
+                                .await
+                                .map(drop)
+                        })
+                    })
                     .connect(url)
                     .await?;
                 Ok(Self::Postgres(pool))

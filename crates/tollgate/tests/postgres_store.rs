@@ -278,6 +278,75 @@ async fn postgres_closes_connections_unused_past_the_idle_timeout() {
     drop_schema(&admin, &name).await;
 }
 
+/// Sequential scans of the schema's task table counted so far, once the backends of
+/// `name` have ended (a backend reports its counters as it ends).
+async fn task_table_scans(admin: &sqlx::PgPool, name: &str) -> i64 {
+    for (pid, _) in backends(admin, name).await {
+        gone(admin, name, pid).await;
+    }
+    sqlx::query_scalar::<_, i64>(
+        "SELECT seq_scan FROM pg_stat_user_tables WHERE schemaname = $1 \
+         AND relname = 'tollgate_tasks'",
+    )
+    .bind(name)
+    .fetch_one(admin)
+    .await
+    .unwrap()
+}
+
+/// Tasks are found through the index however small the table was when PostgreSQL settled on a
+/// plan for the lookup: a plan made while the table held a few rows (once it has been vacuumed,
+/// so PostgreSQL knows it is small) would read the whole table on every later call, for as long
+/// as the connection lives.
+#[tokio::test]
+#[ignore = "needs TOLLGATE_TEST_POSTGRES_URL; scripts/test starts PostgreSQL and runs it"]
+async fn postgres_finds_tasks_through_the_index_once_the_table_has_grown() {
+    use tollgate::task::{TaskRow, TaskStore};
+    let name = format!("scans_{}", std::process::id());
+    let (admin, options) = own_schema(&name).await;
+    let store = |options: sqlx::postgres::PgConnectOptions| async move {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        PostgresTaskStore::from_pool(pool).await.unwrap()
+    };
+    let row = |i: usize| TaskRow {
+        id: format!("task-{i}"),
+        version: 1,
+        expires_at_ms: u64::MAX / 4,
+        data: "{}".into(),
+    };
+    // The table made, a few rows in it, vacuumed while small (as autovacuum would), and the
+    // scans so far counted once its maker's backend has ended.
+    let maker = store(options.clone()).await;
+    for i in 0..5 {
+        assert_eq!(maker.insert(row(i)).await, Ok(()));
+    }
+    drop(maker);
+    sqlx::query(&format!("VACUUM ANALYZE {name}.tollgate_tasks"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    let before = task_table_scans(&admin, &name).await;
+    // On a connection of its own: more lookups than PostgreSQL needs to keep one plan for
+    // them; then the table grows, and every lookup still reads one row through the index.
+    let tasks = store(options).await;
+    for _ in 0..20 {
+        assert!(tasks.load("task-0").await.unwrap().is_some());
+    }
+    for i in 5..500 {
+        assert_eq!(tasks.insert(row(i)).await, Ok(()));
+    }
+    for i in 0..50 {
+        assert!(tasks.load(&format!("task-{i}")).await.unwrap().is_some());
+    }
+    drop(tasks);
+    assert_eq!(task_table_scans(&admin, &name).await, before);
+    drop_schema(&admin, &name).await;
+}
+
 async fn instance(store: PostgresTaskStore) -> std::net::SocketAddr {
     task_server(store, 300, "done").await
 }

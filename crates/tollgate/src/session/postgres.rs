@@ -255,7 +255,7 @@ impl PostgresSessionStore {
             .await
             .map_err(backend)?;
         Ok(Self {
-            warm: std::sync::Arc::new(crate::tasks::warm::Warm::new(pool)),
+            warm: std::sync::Arc::new(crate::tasks::warm::Warm::new(pool, None)),
             woken: std::sync::Arc::default(),
         })
     }

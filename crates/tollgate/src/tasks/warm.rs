@@ -85,6 +85,8 @@ fn lock(kept: &KeptList) -> std::sync::MutexGuard<'_, Vec<Kept>> {
 /// from it, so the pool may open others for other users.
 pub(crate) struct Warm {
     pool: PgPool,
+    /// Run once on each connection opened, before its first statement (session settings).
+    setup: Option<&'static str>,
     ages: Ages,
     permits: Arc<Semaphore>,
     kept: Arc<KeptList>,
@@ -102,8 +104,9 @@ impl std::fmt::Debug for Warm {
 }
 
 impl Warm {
-    /// Connections from `pool`, at most its `max_connections` at once.
-    pub(crate) fn new(pool: PgPool) -> Self {
+    /// Connections from `pool`, at most its `max_connections` at once, each set up with
+    /// `setup` (run once when it is opened, as an unnamed statement) when given.
+    pub(crate) fn new(pool: PgPool, setup: Option<&'static str>) -> Self {
         let most = usize::try_from(pool.options().get_max_connections())
             .unwrap_or(1)
             .max(1);
@@ -113,6 +116,7 @@ impl Warm {
         };
         Self {
             pool,
+            setup,
             ages,
             permits: Arc::new(Semaphore::new(most)),
             kept: Arc::new(Mutex::new(Vec::with_capacity(most))),
@@ -207,7 +211,14 @@ impl Warm {
                 });
             }
         }
-        let conn = self.pool.acquire().await?.detach();
+        let mut conn = self.pool.acquire().await?.detach();
+        if let Some(setup) = self.setup {
+            // A connection that cannot be set up is not used (nor kept).
+            sqlx::query(setup)
+                .persistent(false)
+                .execute(&mut conn)
+                .await?;
+        }
         Ok(Lent {
             warm: self,
             conn: Some(conn),
