@@ -23,9 +23,10 @@
 //! `bare`: the store's limit. C loops each run the statements one such cycle costs the store,
 //! with the very statement texts of `crates/tollgate/src/tasks/sql.rs` and record texts of the
 //! same shape and size: SQLite through a pool opened as `SqliteTaskStore` opens its own (WAL,
-//! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own, set up
-//! as the store sets up its own (`SET enable_seqscan = off`), that is never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
-//! only after 500 ms unused: `crates/tollgate/src/tasks/warm.rs`):
+//! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own that is
+//! never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
+//! only after 500 ms unused: `crates/tollgate/src/tasks/warm.rs`) and is set up as the store
+//! sets up its own (`SET enable_seqscan = off`):
 //!
 //! 1. `INSERT INTO tollgate_tasks … SELECT … WHERE (SELECT n FROM tollgate_task_count …) < cap`
 //!    (the row count a trigger keeps, so the insert also updates `tollgate_task_count`)

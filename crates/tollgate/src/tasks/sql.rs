@@ -249,10 +249,12 @@ sql_task_store!(
 /// finds its rows through an index (the id, the expiry, the count's one row), and it runs them
 /// as prepared statements kept for the connection's life. After five runs PostgreSQL may keep
 /// one generic plan for a statement, made from the table's size at that moment: made while the
-/// table held a few rows, the plan reads the whole table, and keeps doing so on every call as
-/// the table grows, until the table is next analyzed. Scans left out, the plan always takes
-/// the index. Measured with the tasks bench (a table that starts empty, as a new deployment's
-/// does): 1.1 full-table reads per cycle before, of about 6,000 rows each, none after.
+/// table held a few rows and had been vacuumed (so PostgreSQL knows it is small; a table never
+/// vacuumed is assumed larger), the plan reads the whole table, and keeps doing so on every call
+/// as the table grows, until the table is next analyzed (autovacuum's analyze, once enough rows
+/// changed). Scans left out, the plan always takes the index. Measured with the tasks bench,
+/// whose table is emptied and vacuumed before each short run, so no analyze ends the plan: 1.1
+/// full-table reads per cycle before, of about 6,000 rows each, none after.
 #[cfg(feature = "postgres")]
 const POSTGRES_CONNECTION_SETUP: &str = "SET enable_seqscan = off";
 
@@ -332,7 +334,8 @@ impl PostgresTaskStore {
     /// connections through the pool (its connect options and acquire timeout), at most the
     /// pool's `max_connections` at once, and keeps them as [`PostgresTaskStore::connect`]
     /// describes. It detaches them from the pool to do so, so code that shares the pool may
-    /// see it open that many more.
+    /// see it open that many more, and sets `enable_seqscan = off` on each it takes (every
+    /// statement it runs goes through an index; see `docs/guide/deployment.md`).
     ///
     /// # Errors
     ///

@@ -85,7 +85,8 @@ fn lock(kept: &KeptList) -> std::sync::MutexGuard<'_, Vec<Kept>> {
 /// from it, so the pool may open others for other users.
 pub(crate) struct Warm {
     pool: PgPool,
-    /// Run once on each connection opened, before its first statement (session settings).
+    /// Run once on each connection the store takes from the pool, before the store's first
+    /// statement on it (session settings).
     setup: Option<&'static str>,
     ages: Ages,
     permits: Arc<Semaphore>,
@@ -105,7 +106,7 @@ impl std::fmt::Debug for Warm {
 
 impl Warm {
     /// Connections from `pool`, at most its `max_connections` at once, each set up with
-    /// `setup` (run once when it is opened, as an unnamed statement) when given.
+    /// `setup` (run once when taken from the pool, as an unnamed statement) when given.
     pub(crate) fn new(pool: PgPool, setup: Option<&'static str>) -> Self {
         let most = usize::try_from(pool.options().get_max_connections())
             .unwrap_or(1)
