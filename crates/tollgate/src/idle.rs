@@ -8,15 +8,14 @@
 //!
 //! One timer per connection, registered at its first poll and again only when it fires (at
 //! most once per timeout, or once when a request that outlasted it ends) or when the task's
-//! waker changes: the timer fires at the
-//! deadline it was set for, and the connection's real deadline (moved by every request since)
-//! is checked then. A request marks its start when the connection hands it on ([`began`]), its
-//! end when its response body is dropped ([`Ended`]), and each write of the connection that
-//! makes progress is marked too ([`Written`]); all three add to a per-thread count that the
-//! connection's wrapper ([`Idle`]) reads around its own poll. So a request costs no shared write
-//! and, most of the time, no timer work: a clock read when it ends (and at each poll in which
-//! the socket accepted more of its answer after that). hyper's own header timeout
-//! made, registered and cancelled a timer per request.
+//! waker changes: the timer fires at the deadline it was set for, and the connection's real
+//! deadline (moved by every request since) is checked then. A request marks its start when the
+//! connection hands it on ([`Answer`]), its end when its response body is dropped ([`Ended`]),
+//! and each write of the connection that makes progress is marked too ([`Written`]); all three
+//! add to a per-thread count that the connection's wrapper ([`Idle`]) reads around its own
+//! poll. So a request costs no shared write and, most of the time, no timer work: a clock read
+//! when it ends (and at each poll in which the socket accepted more of its answer after that).
+//! hyper's own header timeout made, registered and cancelled a timer per request.
 //!
 //! Knows hyper's connection futures, bodies and I/O traits as such; nothing of MCP.
 
@@ -54,7 +53,7 @@ fn mark(add: impl FnOnce(&mut Marks)) {
 }
 
 /// Marks a request handed on by the connection now being polled on this thread.
-pub(crate) fn began() {
+fn began() {
     mark(|m| m.began = m.began.wrapping_add(1));
 }
 
@@ -102,7 +101,8 @@ impl<B: Body> Body for Ended<B> {
 }
 
 pin_project_lite::pin_project! {
-    /// A request's answer whose response body marks the request ended when dropped.
+    /// A request's answer, the request marked begun when it is made and ended when its
+    /// response body is dropped.
     pub(crate) struct Answer<F> {
         #[pin]
         answer: F,
@@ -110,8 +110,9 @@ pin_project_lite::pin_project! {
 }
 
 impl<F> Answer<F> {
-    /// `answer`, for a request just marked begun (with [`began`]).
+    /// `answer`, for a request the connection now being polled on this thread just handed on.
     pub(crate) fn new(answer: F) -> Self {
+        began();
         Self { answer }
     }
 }
@@ -201,7 +202,7 @@ enum Timer {
     /// Registered with the waker kept in `waker`; it wakes the task when due.
     Registered,
     /// Fired while a request was in flight: nothing to time until the request ends (which
-    /// happens inside this wrapper's poll, so that poll sets it again).
+    /// happens inside this wrapper's poll, so that poll sets it again from the fired timer).
     Dormant,
 }
 
@@ -278,16 +279,11 @@ impl<C: Future> Future for Idle<C> {
             let current = this.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
             match *this.state {
                 Timer::Dormant if *this.in_flight > 0 => return Poll::Pending,
-                Timer::Dormant => {
-                    this.timer
-                        .as_mut()
-                        .reset(deadline(*this.idle_since, *this.timeout));
-                    *this.state = Timer::Unpolled;
-                    continue;
-                }
                 // Registered with this task's waker and not fired: it wakes the task when due.
                 Timer::Registered if current && !this.timer.is_elapsed() => return Poll::Pending,
-                Timer::Registered | Timer::Unpolled => {}
+                // Otherwise polled: an unpolled one registers; a fired one (dormant until the
+                // request just ended) answers at once and is set again below.
+                Timer::Registered | Timer::Unpolled | Timer::Dormant => {}
             }
             // Outside the task's cooperative budget: a poll refused for an exhausted budget
             // would register nothing, and the timer would never wake the task.
@@ -388,19 +384,23 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn an_answer_marks_its_request_ended_when_its_body_is_dropped() {
+    async fn an_answer_marks_its_request_begun_and_ended_when_its_body_is_dropped() {
         let connection = async {
-            began();
-            sleep(Duration::from_secs(5)).await;
-            let answer = Answer::new(std::future::ready(Ok::<_, std::convert::Infallible>(
-                http::Response::new(Full::new(Bytes::from_static(b"{}"))),
-            )));
+            // Made when the request is handed on; answered 5 s later, past half the timeout.
+            let answer = Answer::new(async {
+                sleep(Duration::from_secs(5)).await;
+                Ok::<_, std::convert::Infallible>(http::Response::new(Full::new(
+                    Bytes::from_static(b"{}"),
+                )))
+            });
+            sleep(Duration::from_secs(8)).await;
             let response = answer.await.unwrap();
             assert_eq!(response.body().size_hint().exact(), Some(2));
             drop(response);
             pending::<()>().await;
         };
-        assert_closed_after(connection, Duration::from_secs(5) + TIMEOUT).await;
+        // Not closed at 10 s (the request was in flight), closed a timeout after the drop.
+        assert_closed_after(connection, Duration::from_secs(13) + TIMEOUT).await;
     }
 
     #[tokio::test(start_paused = true)]

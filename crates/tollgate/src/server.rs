@@ -325,10 +325,9 @@ impl Serve {
         let connection = builder.serve_connection(
             idle::Written::new(TokioIo::new(stream)),
             // Policy may key on the peer (the refused-admission throttle). The service's future
-            // is the connection's in-flight request, with no block around it; the request is
-            // marked begun here and ended when its response body is dropped, for `Idle`.
+            // is the connection's in-flight request, with no block around it; `Answer` marks
+            // the request begun, and ended when its response body is dropped, for `Idle`.
             service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                idle::began();
                 idle::Answer::new(service.serve_from(request, Some(peer)))
             }),
         );

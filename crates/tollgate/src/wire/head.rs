@@ -1,8 +1,9 @@
 //! The request head's fields Tollgate reads, found in one pass over the header map: the head's
 //! size, `Host`, `Origin`, `Content-Type`, `Content-Length`, `Accept`, the MCP headers
-//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Session-Id`) and `traceparent`. Each is kept as its first value and whether it came more than once, so a check
-//! that needs exactly one value, or the first, asks the [`Head`] instead of hashing the name
-//! into the map again (a lookup of a name that is not a standard one hashes it byte by byte).
+//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Session-Id`) and `traceparent`.
+//! Each is kept as its first value and whether it came more than once, so a check that needs
+//! exactly one value, or the first, asks the [`Head`] instead of hashing the name into the map
+//! again (a lookup of a name that is not a standard one hashes it byte by byte).
 //!
 //! Owns the classification only: what a field must look like is the business of whoever reads
 //! it. Knows no endpoint, revision or transport.
