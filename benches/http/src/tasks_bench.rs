@@ -26,7 +26,7 @@
 //! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own that is
 //! never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
 //! only after 500 ms unused: `crates/tollgate/src/tasks/warm.rs`) and is set up as the store
-//! sets up its own (`SET enable_seqscan = off`):
+//! sets up its own (`tollgate::task::POSTGRES_CONNECTION_SETUP`):
 //!
 //! 1. `INSERT INTO tollgate_tasks … SELECT … WHERE (SELECT n FROM tollgate_task_count …) < cap`
 //!    (the row count a trigger keeps, so the insert also updates `tollgate_task_count`)
@@ -366,7 +366,7 @@ impl Pool {
                     .test_before_acquire(ping)
                     .after_connect(|conn, _| {
                         Box::pin(async move {
-                            sqlx::query("SET enable_seqscan = off")
+                            sqlx::query(tollgate::task::POSTGRES_CONNECTION_SETUP)
                                 .persistent(false)
                                 .execute(conn)
                                 .await

@@ -273,7 +273,9 @@ pub mod task {
     #[cfg(feature = "sqlite")]
     pub use crate::tasks::sql::SqliteTaskStore;
     #[cfg(feature = "postgres")]
-    pub use crate::tasks::sql::{POSTGRES_ACQUIRE_TIMEOUT, PostgresTaskStore};
+    pub use crate::tasks::sql::{
+        POSTGRES_ACQUIRE_TIMEOUT, POSTGRES_CONNECTION_SETUP, PostgresTaskStore,
+    };
     pub use crate::tasks::store::{
         InMemoryTaskStore, StoreFuture, TaskRow, TaskStore, TaskStoreError, TaskStoreErrorKind,
     };

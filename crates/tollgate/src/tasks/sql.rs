@@ -255,8 +255,11 @@ sql_task_store!(
 /// changed). Scans left out, the plan always takes the index. Measured with the tasks bench,
 /// whose table is emptied and vacuumed before each short run, so no analyze ends the plan: 0.4
 /// to 1.1 full-table reads per cycle before (two runs), of about 6,000 rows each, none after.
+///
+/// Behind a pooler in transaction mode, where a session setting does not follow the store's
+/// connections, set the same on the store's role instead.
 #[cfg(feature = "postgres")]
-const POSTGRES_CONNECTION_SETUP: &str = "SET enable_seqscan = off";
+pub const POSTGRES_CONNECTION_SETUP: &str = "SET enable_seqscan = off";
 
 /// The pool every PostgreSQL store of Tollgate connects with: at most 8 connections, at most
 /// [`POSTGRES_ACQUIRE_TIMEOUT`] waited for one.
