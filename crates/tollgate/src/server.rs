@@ -335,3 +335,19 @@ impl Serve {
         drop(permit);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_or_idle_timeout_is_at_most_a_year() {
+        let at = ServerLimits::new().header_read_timeout(idle::MAX_TIMEOUT);
+        assert_eq!(at.header_read_timeout, idle::MAX_TIMEOUT);
+        let past = idle::MAX_TIMEOUT + Duration::from_nanos(1);
+        let past = ServerLimits::new().header_read_timeout(past);
+        assert_eq!(past.header_read_timeout, idle::MAX_TIMEOUT);
+        let zero = ServerLimits::new().header_read_timeout(Duration::ZERO);
+        assert_eq!(zero.header_read_timeout, Duration::ZERO);
+    }
+}
