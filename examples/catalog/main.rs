@@ -36,7 +36,10 @@
 //! same `TOLLGATE_CATALOG_POSTGRES` (a PostgreSQL URL: tasks and 2025 sessions shared there,
 //! `stores.rs`) and the same `TOLLGATE_REQUEST_STATE_KEYS` (a key ring, `ID=hex:SECRET,...`, the
 //! sealing key first; or `TOLLGATE_REQUEST_STATE_KEYS_FILE`) so a `catalog.reserve` retry may
-//! land on any of them.
+//! land on any of them. Behind a reverse proxy, `TOLLGATE_TRUSTED_PROXIES` (addresses or
+//! networks, comma-separated, e.g. `127.0.0.1`) names the proxies whose `X-Forwarded-For` or
+//! `Forwarded` gives the client's address (for the refused-admission throttle and the request
+//! context), and whose connections are not held to the per-peer connection cap.
 //!
 //! OpenTelemetry (opt-in): with `OTEL_EXPORTER_OTLP_ENDPOINT` set (for example
 //! `http://127.0.0.1:4318`), every request's spans and Tollgate's instruments are exported over
@@ -117,10 +120,15 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
             .bearer_auth(p.auth.clone())
             .build()?,
     };
-    let service = McpService::builder()
+    let mut service = McpService::builder()
         .endpoint(endpoint)
-        .cors(CorsPolicy::allow_origins([page])?)
-        .build()?;
+        .cors(CorsPolicy::allow_origins([page])?);
+    if let Ok(proxies) = std::env::var("TOLLGATE_TRUSTED_PROXIES") {
+        for proxy in proxies.split(',').filter(|p| !p.trim().is_empty()) {
+            service = service.trusted_proxy(proxy);
+        }
+    }
+    let service = service.build()?;
     let server = Server::bind(addr, service).await?;
     println!(
         "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18; {}); Ctrl-C stops it",

@@ -18,6 +18,7 @@ use tollgate::{
     Server, ToolArguments, ToolRegistration,
     context::{HandlerFailure, HandlerOutput, Intercepted, SanitizeError, ToolResultSanitizer},
     tool::{CompleteResult, OperationResult},
+    transport::ServerLimits,
 };
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -147,7 +148,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             endpoint = endpoint.session_store(store);
         }
         let service = McpService::new(endpoint.build().map_err(std::io::Error::other)?);
-        let server = Server::bind(common::address(), service).await?;
+        // The load generator is one peer (127.0.0.1) opening up to 1,000 connections: this run
+        // lets one peer hold every place (the default per-peer cap is 256).
+        let limits = ServerLimits::new().max_connections_per_peer(1024);
+        let server = Server::bind(common::address(), service).await?.limits(limits);
         server.serve_with_shutdown(std::future::pending()).await
     })?;
     Ok(())

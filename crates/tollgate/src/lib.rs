@@ -115,6 +115,7 @@ mod client_request;
 mod cors;
 mod drain;
 mod facts;
+mod forwarded;
 mod idle;
 mod metadata;
 mod methods;
@@ -127,6 +128,7 @@ mod revision;
 mod server;
 mod service;
 mod session;
+mod shed;
 mod stdio;
 mod stream;
 mod tasks;
@@ -315,7 +317,10 @@ pub mod transport {
     pub use crate::cors::{CorsPolicy, DEFAULT_CORS_MAX_AGE};
     pub use crate::facts::context::PeerAddr;
     pub use crate::server::{DEFAULT_ADDR, Server, ServerLimits};
-    pub use crate::service::{DEFAULT_MAX_HEADER_BYTES, McpBody, McpService, McpServiceBuilder};
+    pub use crate::service::{
+        DEFAULT_MAX_BODY_BYTES_PER_PEER, DEFAULT_MAX_HEADER_BYTES, McpBody, McpService,
+        McpServiceBuilder,
+    };
     pub use crate::stdio::StdioServer;
     pub use crate::stream::event::ResponseStream;
 }

@@ -1,6 +1,7 @@
-//! The built-in HTTP/1.1 server: accept loop, connection bounds (a clear refusal past the
-//! limit), the head-or-idle timeout (`idle.rs`), graceful shutdown (the drain signal in
-//! `drain.rs`).
+//! The built-in HTTP/1.1 server: accept loop, connection bounds (a cap per peer, the slowest
+//! waiting connection shed under pressure (`shed.rs`), a clear refusal past the limit), the
+//! head-or-idle timeout and the request body's pace (`idle/`), graceful shutdown (the drain
+//! signal in `drain.rs`).
 //!
 //! Owns sockets and hyper connections only; every request goes to an [`McpService`]. Binds
 //! where it is told (the examples use 127.0.0.1). Knows nothing of MCP.
@@ -17,9 +18,11 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use crate::body::Pace;
 use crate::drain::Drain;
 use crate::idle::{self, Idle};
 use crate::service::McpService;
+use crate::shed::Seats;
 
 /// The address the examples and the CLI bind by default: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
@@ -31,41 +34,66 @@ pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
 #[derive(Clone, Copy, Debug)]
 pub struct ServerLimits {
     max_connections: usize,
+    max_connections_per_peer: usize,
     read_buffer_bytes: usize,
     max_headers: usize,
     header_read_timeout: Duration,
+    body: Pace,
     shutdown_timeout: Duration,
 }
+
+/// The defaults of [`ServerLimits`].
+const DEFAULT_BODY_PACE: Pace = Pace {
+    timeout: Duration::from_secs(30),
+    grace: Duration::from_secs(5),
+    min_rate: 256,
+};
 
 impl Default for ServerLimits {
     fn default() -> Self {
         Self {
             max_connections: 1024,
+            max_connections_per_peer: 256,
             read_buffer_bytes: 512 * 1024,
             max_headers: 100,
             header_read_timeout: Duration::from_secs(30),
+            body: DEFAULT_BODY_PACE,
             shutdown_timeout: Duration::from_secs(10),
         }
     }
 }
 
 impl ServerLimits {
-    /// The defaults: 1,024 open connections, a 512 KiB read buffer (and head cap), 100 header
-    /// fields, 30 s for a connection to deliver a complete request head once it is ready for
-    /// one (whether it was idle or sending slowly), 10 s for in-flight requests at shutdown.
+    /// The defaults: 1,024 open connections, 256 of them from one peer, a 512 KiB read buffer
+    /// (and head cap), 100 header fields, 30 s for a connection to deliver a complete request
+    /// head once it is ready for one (whether it was idle or sending slowly), 30 s for a request
+    /// body and at least 256 bytes a second after 5 s, 10 s for in-flight requests at shutdown.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Open connections (at least 1). A connection past the limit is accepted and waits up to
-    /// 100 ms for a place (one that closed a moment ago may not have given it back yet); then it
-    /// is answered with HTTP 503, `Retry-After: 1` and the fixed JSON-RPC busy error (-32603
-    /// `Server busy`, id `null`), and closed after its request is drained (up to 16 MiB and
-    /// 2 s); at most 64 connections wait or are refused at a time, and one past those is closed
-    /// unanswered.
+    /// Open connections (at least 1). When every place is taken, a new connection sheds the
+    /// slowest connection that is only waiting on its client (a request head or body
+    /// half-read at the lowest rate since it began, or nothing sent, the longest waiting first;
+    /// never one serving a request or sending an answer or an event stream) and waits up to
+    /// 100 ms for its place (or one that closed a moment ago); then it is answered with HTTP
+    /// 503, `Retry-After: 1` and the fixed JSON-RPC busy error (-32603 `Server busy`, id
+    /// `null`), and closed after its request is drained (up to 16 MiB and 2 s); at most 64
+    /// connections wait or are refused at a time, and one past those is closed unanswered.
     #[must_use]
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// Open connections from one peer (at least 1): an IPv4 address, or an IPv6 /64. A
+    /// connection past it is answered as one past [`max_connections`](Self::max_connections)
+    /// (503 and the busy error). Connections from the service's
+    /// [trusted proxies](crate::transport::McpServiceBuilder::trusted_proxy) are not counted:
+    /// they carry many clients' requests.
+    #[must_use]
+    pub fn max_connections_per_peer(mut self, n: usize) -> Self {
+        self.max_connections_per_peer = n.max(1);
         self
     }
 
@@ -99,6 +127,26 @@ impl ServerLimits {
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout.min(idle::MAX_TIMEOUT);
+        self
+    }
+
+    /// How long a request's body may take to arrive whole, from its head's arrival (at most a
+    /// year). Past it the request is answered 408 (`Connection: close`) and the connection
+    /// closes (2 s later at the latest, if the client does not read the answer).
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body.timeout = timeout.min(idle::MAX_TIMEOUT);
+        self
+    }
+
+    /// The least average rate, in bytes a second since its head's arrival, at which a request
+    /// body must arrive once `grace` has passed (a body that has brought `n` bytes is due
+    /// `grace + n / rate` after its head); `0` sets no rate (the body timeout still holds). Past
+    /// it the request is answered as past the body timeout. The grace is at most a year.
+    #[must_use]
+    pub fn body_min_rate(mut self, bytes_per_second: u32, grace: Duration) -> Self {
+        self.body.min_rate = bytes_per_second;
+        self.body.grace = grace.min(idle::MAX_TIMEOUT);
         self
     }
 
@@ -230,6 +278,7 @@ impl Server {
         let drain = Drain::default();
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
         let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
+        let seats = Seats::new(self.limits.max_connections_per_peer);
         let mut builder = http1::Builder::new();
         // The head-or-idle timeout is `Idle`'s, one timer per connection (hyper's made one per
         // request); hyper is given no timer.
@@ -256,24 +305,39 @@ impl Server {
             };
             while connections.try_join_next().is_some() {}
             let _ = stream.set_nodelay(true);
+            let trusted = self.service.trusts_proxy(peer.ip());
+            let Some(seat) = seats.take(peer.ip(), trusted) else {
+                // The peer holds its share: the same clear, bounded refusal.
+                if let Ok(slot) = Arc::clone(&refusals).try_acquire_owned() {
+                    connections.spawn(async move {
+                        refuse(stream).await;
+                        drop(slot);
+                    });
+                }
+                continue;
+            };
             let serve = Serve {
                 builder: Arc::clone(&builder),
                 service: self.service.clone(),
                 drain: drain.clone(),
                 peer,
                 idle_timeout: self.limits.header_read_timeout,
+                pace: self.limits.body,
+                seat,
             };
             match Arc::clone(&permits).try_acquire_owned() {
                 Ok(permit) => {
                     connections.spawn(serve.run(stream, permit));
                 }
-                // Past the limit: a connection that closed a moment ago may not have given its
-                // place back yet, so wait briefly for one; else a clear, bounded refusal (or,
-                // past those, a plain close).
+                // Past the limit: the slowest connection waiting on its client is shed, and a
+                // connection that closed a moment ago may not have given its place back yet, so
+                // wait briefly for one; else a clear, bounded refusal (or, past those, a plain
+                // close).
                 Err(_) => {
                     let Ok(slot) = Arc::clone(&refusals).try_acquire_owned() else {
                         continue;
                     };
+                    seats.shed_slowest();
                     let permits = Arc::clone(&permits);
                     connections.spawn(async move {
                         let wait = tokio::time::timeout(PLACE_WAIT, permits.acquire_owned());
@@ -283,6 +347,7 @@ impl Server {
                                 serve.run(stream, permit).await;
                             }
                             _ => {
+                                drop(serve);
                                 refuse(stream).await;
                                 drop(slot);
                             }
@@ -310,6 +375,9 @@ struct Serve {
     drain: Drain,
     peer: SocketAddr,
     idle_timeout: Duration,
+    pace: Pace,
+    /// The connection's place among the server's (given back when the connection ends).
+    seat: crate::shed::Seat,
 }
 
 impl Serve {
@@ -321,9 +389,11 @@ impl Serve {
             drain,
             peer,
             idle_timeout,
+            pace,
+            seat,
         } = self;
         let connection = builder.serve_connection(
-            idle::Written::new(TokioIo::new(stream)),
+            TokioIo::new(idle::Socket::new(stream)),
             // Policy may key on the peer (the refused-admission throttle). The service's future
             // is the connection's in-flight request, with no block around it; `Answer` marks
             // the request begun, and ended when its response body is dropped, for `Idle`.
@@ -331,7 +401,10 @@ impl Serve {
                 idle::Answer::new(service.serve_from(request, Some(peer)))
             }),
         );
-        let _ = Idle::new(drain.watch(connection), idle_timeout).await;
+        let watched = Idle::new(drain.watch(connection), idle_timeout)
+            .with_pace(pace)
+            .with_seat(seat);
+        let _ = watched.await;
         drop(permit);
     }
 }

@@ -23,6 +23,8 @@ const ROOMS: &[(&str, &[&str])] = &[
             "server",
             "drain",
             "idle",
+            "shed",
+            "forwarded",
             "service",
             "stdio",
             "cors",

@@ -1,8 +1,10 @@
 //! The built-in server's edge over real loopback sockets, with tokio's paused clock (time
 //! advances only when every task waits, so no test sleeps): the head-or-idle timeout at its bound
 //! and past it (and not while a call is served, its answer streams or a large answer is read
-//! slowly), the connection limit's refusal, and graceful shutdown's bound on in-flight
-//! requests.
+//! slowly), the request body's pace (its timeout and least rate) at the bound and past it, the
+//! connection limit's refusal and its shedding of the slowest waiting connection, the per-peer
+//! cap (distinct peers from distinct loopback addresses such as 127.0.0.2), trusted proxies, and
+//! graceful shutdown's bound on in-flight requests.
 
 #![allow(
     clippy::unwrap_used,
@@ -66,8 +68,21 @@ async fn slow(
         .into())
 }
 
-fn service() -> McpService {
-    let endpoint = Endpoint::with_path("/mcp", [V], Implementation::new("edge", "1"))
+/// Answers with the request's peer address, as the service took it.
+async fn whoami(
+    context: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let peer = context.originating_request().peer_addr();
+    let output = ToolOutput::builder()
+        .add_content(TextContent::new(format!("peer {peer:?}")))
+        .build();
+    Ok(CompleteResult::with_tool_output(output).build().into())
+}
+
+fn endpoint() -> Endpoint {
+    Endpoint::with_path("/mcp", [V], Implementation::new("edge", "1"))
         .add_tool(
             ToolRegistration::with_name("slow", [V])
                 .json_object_arguments()
@@ -75,9 +90,19 @@ fn service() -> McpService {
                 .build()
                 .unwrap(),
         )
+        .add_tool(
+            ToolRegistration::with_name("whoami", [V])
+                .json_object_arguments()
+                .handler(whoami)
+                .build()
+                .unwrap(),
+        )
         .build()
-        .unwrap();
-    McpService::new(endpoint)
+        .unwrap()
+}
+
+fn service() -> McpService {
+    McpService::new(endpoint())
 }
 
 /// A server with `limits`, stopped when the returned sender fires; the join handle yields when
@@ -89,7 +114,19 @@ async fn serve(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<std::io::Result<()>>,
 ) {
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), service())
+    serve_service(limits, service()).await
+}
+
+/// `serve` with a service of one's own.
+async fn serve_service(
+    limits: ServerLimits,
+    service: McpService,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), service)
         .await
         .unwrap();
     start(server.limits(limits))
@@ -378,8 +415,16 @@ async fn a_large_answer_read_slowly_is_sent_whole_and_one_not_read_is_cut_at_the
 #[tokio::test(start_paused = true)]
 async fn connections_past_the_limit_get_a_clear_refusal() {
     let (addr, _stop, _serving) = serve(ServerLimits::new().max_connections(2)).await;
-    // Two connections, held open (keep-alive) after one request each.
-    let mut held = answered_connections(addr, 2).await;
+    // Two connections, each serving a call of a second: busy, so neither can be shed.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(call_request(addr, 1_000, false).as_bytes())
+            .await
+            .unwrap();
+        held.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
     // The third waits 100 ms for a place, then is refused: 503, Retry-After, the fixed busy
     // error, closed.
     let asked = Instant::now();
@@ -408,8 +453,11 @@ async fn connections_past_the_limit_get_a_clear_refusal() {
         "{refusal}"
     );
     assert!(closed(&mut third).await);
-    // A place frees up when a held connection closes: a connection arriving just as one closes
-    // waits for it rather than being refused.
+    // The calls answered, their connections are idle keep-alive; a place frees up when one
+    // closes: a connection arriving just as one closes waits for it rather than being refused.
+    for s in &mut held {
+        assert!(read_response(s).await.unwrap().contains("slept 1000"));
+    }
     drop(held.pop());
     let mut fourth = TcpStream::connect(addr).await.unwrap();
     fourth
@@ -476,5 +524,369 @@ async fn shutdown_lets_in_flight_requests_finish_within_its_bound() {
     assert!(
         TcpStream::connect(addr).await.is_err(),
         "the listener is closed"
+    );
+}
+
+/// A connection from the loopback address `from` (127.0.0.2 is another peer than 127.0.0.1).
+async fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// A call whose body is padded with spaces to `length` bytes, as its head (with the first
+/// `first` body bytes) and the rest.
+fn padded_call(addr: SocketAddr, length: usize, first: usize) -> (String, String) {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"slow","arguments":{{"ms":0}},{}}}}}"#,
+        support::META
+    );
+    assert!(body.len() <= length);
+    let body = format!("{body}{}", " ".repeat(length - body.len()));
+    let request = with_body(addr, &body, false);
+    let split = request.find("\r\n\r\n").unwrap() + 4 + first;
+    let (head, rest) = request.split_at(split);
+    (head.to_owned(), rest.to_owned())
+}
+
+/// Writes `rest` in chunks of `chunk` bytes, one every `every`, stopping quietly if the server
+/// closed; then reads the answer (`None` when the connection closed unanswered).
+async fn trickle(
+    stream: &mut TcpStream,
+    rest: &str,
+    chunk: usize,
+    every: Duration,
+) -> Option<String> {
+    for piece in rest.as_bytes().chunks(chunk) {
+        // Waits `every`, or less when the server has answered (or closed) first.
+        if tokio::time::timeout(every, stream.readable()).await.is_ok()
+            || stream.write_all(piece).await.is_err()
+        {
+            break;
+        }
+    }
+    read_response(stream).await
+}
+
+/// A body paced at `chunk` bytes every `every` under a 10 s body timeout and at least 100 bytes a
+/// second after 2 s: the answer, and when it came.
+async fn paced(length: usize, chunk: usize, every: Duration) -> (Option<String>, Duration) {
+    let limits = ServerLimits::new()
+        .body_timeout(Duration::from_secs(10))
+        .body_min_rate(100, Duration::from_secs(2));
+    let (addr, _stop, _serving) = serve(limits).await;
+    let (head, rest) = padded_call(addr, length, 0);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let began = Instant::now();
+    let answer = trickle(&mut stream, &rest, chunk, every).await;
+    let answered = began.elapsed();
+    if answer
+        .as_deref()
+        .is_some_and(|a| a.starts_with("HTTP/1.1 408"))
+    {
+        assert!(closed(&mut stream).await, "closed after the 408");
+    }
+    (answer, answered)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trickled_body_is_answered_408_at_its_least_rate_and_closed() {
+    // One byte every 2 s (the attack): cut when the grace is over, 408, `Connection: close`.
+    let (answer, at) = paced(600, 1, Duration::from_secs(2)).await;
+    let answer = answer.expect("a 408, not a reset");
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    assert!(
+        at >= Duration::from_secs(2) && at < Duration::from_secs(3),
+        "{at:?}"
+    );
+    // At the bound: 150 bytes a second, above the least rate throughout: served.
+    let (answer, _) = paced(900, 150, Duration::from_secs(1)).await;
+    assert!(answer.unwrap().starts_with("HTTP/1.1 200"));
+    // Past it: 50 bytes a second falls behind 2 s + n / 100 at 4 s.
+    let (answer, at) = paced(900, 50, Duration::from_secs(1)).await;
+    assert!(answer.unwrap().starts_with("HTTP/1.1 408"));
+    assert!(
+        at >= Duration::from_secs(3) && at <= Duration::from_secs(5),
+        "{at:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_must_arrive_whole_within_its_timeout() {
+    // 300 bytes a second keeps ahead of the rate; the 10 s timeout still holds. At the bound:
+    // the last chunk at 9 s, served.
+    let (answer, _) = paced(2_700, 300, Duration::from_secs(1)).await;
+    assert!(answer.unwrap().starts_with("HTTP/1.1 200"));
+    // Past it: a body that needs 12 s is cut at 10 s.
+    let (answer, at) = paced(3_600, 300, Duration::from_secs(1)).await;
+    assert!(answer.unwrap().starts_with("HTTP/1.1 408"));
+    assert!(
+        at >= Duration::from_secs(10) && at < Duration::from_secs(11),
+        "{at:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_slow_bodies_does_not_lock_a_fresh_peer_out() {
+    // Eight places, every one held by a connection from 127.0.0.1 that sent its head and one
+    // body byte (no least rate, a minute's body timeout: held as long as the old server held
+    // them).
+    let limits = ServerLimits::new()
+        .max_connections(8)
+        .body_timeout(Duration::from_secs(60))
+        .body_min_rate(0, Duration::ZERO);
+    let (addr, _stop, _serving) = serve(limits).await;
+    let mut flood = Vec::new();
+    for _ in 0..8 {
+        let (head, _) = padded_call(addr, 400, 1);
+        let mut s = connect_from([127, 0, 0, 1], addr).await;
+        s.write_all(head.as_bytes()).await.unwrap();
+        flood.push(s);
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    // A fresh client from another peer is served at once: the slowest is shed for it.
+    let asked = Instant::now();
+    let mut fresh = connect_from([127, 0, 0, 2], addr).await;
+    fresh
+        .write_all(call_request(addr, 0, true).as_bytes())
+        .await
+        .unwrap();
+    let answer = read_response(&mut fresh).await.expect("served");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        asked.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        asked.elapsed()
+    );
+    // Exactly one flood connection was closed for it.
+    let mut shed = 0;
+    for s in &mut flood {
+        let mut byte = [0u8; 1];
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(10), s.read(&mut byte)).await
+        {
+            assert_eq!(n, 0);
+            shed += 1;
+        }
+    }
+    assert_eq!(shed, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_waiting_connection_is_shed_before_a_busy_one_and_the_slowest_first() {
+    let (addr, _stop, _serving) = serve(ServerLimits::new().max_connections(3)).await;
+    // A connection serving a 10 s call, one idle after an answer, one with a body half-read.
+    let mut busy = TcpStream::connect(addr).await.unwrap();
+    busy.write_all(call_request(addr, 10_000, false).as_bytes())
+        .await
+        .unwrap();
+    let mut idle = answered_connections(addr, 1).await.remove(0);
+    let (head, _) = padded_call(addr, 400, 1);
+    let mut half = TcpStream::connect(addr).await.unwrap();
+    half.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The next sheds the half-read one; the one after, the idle one; the busy one never.
+    for shed in [&mut half, &mut idle] {
+        let mut next = connect_from([127, 0, 0, 2], addr).await;
+        next.write_all(call_request(addr, 0, true).as_bytes())
+            .await
+            .unwrap();
+        assert!(
+            read_response(&mut next)
+                .await
+                .unwrap()
+                .starts_with("HTTP/1.1 200")
+        );
+        assert!(closed(shed).await);
+    }
+    assert!(
+        read_response(&mut busy)
+            .await
+            .unwrap()
+            .contains("slept 10000")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_peer_holds_at_most_its_cap_of_connections() {
+    let limits = ServerLimits::new().max_connections_per_peer(2);
+    let (addr, _stop, _serving) = serve(limits).await;
+    // At the cap: two from 127.0.0.1, both served and held.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect_from([127, 0, 0, 1], addr).await;
+        s.write_all(call_request(addr, 0, false).as_bytes())
+            .await
+            .unwrap();
+        assert!(
+            read_response(&mut s)
+                .await
+                .unwrap()
+                .starts_with("HTTP/1.1 200")
+        );
+        held.push(s);
+    }
+    // One past it from the same peer: the busy refusal.
+    let mut past = connect_from([127, 0, 0, 1], addr).await;
+    past.write_all(call_request(addr, 0, false).as_bytes())
+        .await
+        .unwrap();
+    let refusal = read_response(&mut past)
+        .await
+        .expect("an answer, not a reset");
+    assert!(refusal.starts_with("HTTP/1.1 503 "), "{refusal}");
+    assert!(
+        refusal.ends_with(r#""message":"Server busy"}}"#),
+        "{refusal}"
+    );
+    // Another peer is served.
+    let mut other = connect_from([127, 0, 0, 2], addr).await;
+    other
+        .write_all(call_request(addr, 0, true).as_bytes())
+        .await
+        .unwrap();
+    assert!(
+        read_response(&mut other)
+            .await
+            .unwrap()
+            .starts_with("HTTP/1.1 200")
+    );
+    // A place given back is the peer's again.
+    drop(held.pop());
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let mut again = connect_from([127, 0, 0, 1], addr).await;
+    again
+        .write_all(call_request(addr, 0, true).as_bytes())
+        .await
+        .unwrap();
+    assert!(
+        read_response(&mut again)
+            .await
+            .unwrap()
+            .starts_with("HTTP/1.1 200")
+    );
+}
+
+/// A `whoami` call with `X-Forwarded-For: 203.0.113.9` from `from`: the peer it saw.
+async fn whoami_from(from: [u8; 4], addr: SocketAddr, stream: Option<&mut TcpStream>) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"whoami","arguments":{{}},{}}}}}"#,
+        support::META
+    );
+    let request = with_body(addr, &body, false)
+        .replacen("Mcp-Name: slow", "Mcp-Name: whoami", 1)
+        .replacen(
+            "\r\n\r\n",
+            "\r\nX-Forwarded-For: 198.51.100.1, 203.0.113.9\r\n\r\n",
+            1,
+        );
+    let mut own = None;
+    let stream = match stream {
+        Some(s) => s,
+        None => own.insert(connect_from(from, addr).await),
+    };
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let answer = read_response(stream).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let at = answer.find("peer ").unwrap();
+    answer[at..].split('"').next().unwrap().to_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trusted_proxy_names_the_client_and_is_not_held_to_the_per_peer_cap() {
+    let service = McpService::builder()
+        .endpoint(endpoint())
+        .trusted_proxy("127.0.0.1")
+        .build()
+        .unwrap();
+    let limits = ServerLimits::new().max_connections_per_peer(1);
+    let (addr, _stop, _serving) = serve_service(limits, service).await;
+    // From the proxy: the client it forwarded for (the rightmost untrusted hop), on as many
+    // connections as the proxy opens.
+    let mut proxied = Vec::new();
+    for _ in 0..3 {
+        let mut s = connect_from([127, 0, 0, 1], addr).await;
+        let peer = whoami_from([127, 0, 0, 1], addr, Some(&mut s)).await;
+        assert_eq!(peer, "peer Some(203.0.113.9:0)");
+        proxied.push(s);
+    }
+    // From anyone else the header is not believed, and the cap holds.
+    let mut direct = connect_from([127, 0, 0, 2], addr).await;
+    let peer = whoami_from([127, 0, 0, 2], addr, Some(&mut direct)).await;
+    assert!(peer.starts_with("peer Some(127.0.0.2:"), "{peer}");
+    let mut past = connect_from([127, 0, 0, 2], addr).await;
+    past.write_all(call_request(addr, 0, false).as_bytes())
+        .await
+        .unwrap();
+    assert!(
+        read_response(&mut past)
+            .await
+            .unwrap()
+            .starts_with("HTTP/1.1 503")
+    );
+    // A proxy that is not an address or network fails the build.
+    let invalid = McpService::builder()
+        .endpoint(endpoint())
+        .trusted_proxy("10.0.0.0/33")
+        .build();
+    assert!(invalid.is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_peer_holds_at_most_its_budget_of_body_bytes_in_unanswered_requests() {
+    const KIB: usize = 1024;
+    let service = McpService::builder()
+        .endpoint(endpoint())
+        .max_body_bytes_per_peer(256 * KIB)
+        .build()
+        .unwrap();
+    let limits = ServerLimits::new().body_min_rate(0, Duration::ZERO);
+    let (addr, _stop, _serving) = serve_service(limits, service).await;
+    // One request holds 150 KiB of a 300 KiB body, the rest not yet sent.
+    let (head, _) = padded_call(addr, 300 * KIB, 150 * KIB);
+    let mut holding = connect_from([127, 0, 0, 1], addr).await;
+    holding.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let call = |length: usize, from: [u8; 4]| async move {
+        let (head, rest) = padded_call(addr, length, 0);
+        let mut s = connect_from(from, addr).await;
+        s.write_all(format!("{head}{rest}").as_bytes())
+            .await
+            .unwrap();
+        read_response(&mut s).await.unwrap()
+    };
+    // At the bound: 100 KiB more from the same peer fits (250 of 256 KiB).
+    assert!(
+        call(100 * KIB, [127, 0, 0, 1])
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // Past it: 120 KiB more does not: the busy refusal, retryable.
+    let refused = call(120 * KIB, [127, 0, 0, 1]).await;
+    assert!(refused.starts_with("HTTP/1.1 503 "), "{refused}");
+    assert!(refused.to_ascii_lowercase().contains("retry-after: 1\r\n"));
+    assert!(refused.contains(r#""message":"Server busy""#), "{refused}");
+    // Another peer has a budget of its own; 64 KiB bodies are not counted at all.
+    assert!(
+        call(120 * KIB, [127, 0, 0, 2])
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    assert!(
+        call(64 * KIB, [127, 0, 0, 1])
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // Answered, the held request gives its bytes back.
+    drop(holding);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        call(120 * KIB, [127, 0, 0, 1])
+            .await
+            .starts_with("HTTP/1.1 200")
     );
 }

@@ -13,7 +13,7 @@ use crate::wire::fault::Fault;
 /// Where a check runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stage {
-    /// `server.rs` and `service.rs`: before a byte of JSON is read.
+    /// `server.rs` and `service/`: before a byte of JSON is read.
     Transport,
     /// `pipeline/envelope.rs`: the bounded parse and the JSON-RPC envelope.
     Envelope,
@@ -45,7 +45,7 @@ pub(crate) enum Stage {
 impl Stage {
     const fn file(self) -> &'static str {
         match self {
-            Self::Transport => "`service.rs`",
+            Self::Transport => "`server.rs`, `service/`",
             Self::Envelope => "`pipeline/envelope.rs`",
             Self::Revision => "`revision/`",
             Self::Admission => "`pipeline/admission.rs`",
@@ -101,6 +101,16 @@ use Stage::*;
 
 /// Every check of a 2026-07-28 HTTP request, in the order they run.
 pub(crate) const ORDER: &[Check] = &[
+    row(
+        "0",
+        Transport,
+        "The built-in server: the connection has a place (its peer within `ServerLimits::max_connections_per_peer`; with every place taken, the slowest connection only waiting on its client is shed for it, else it waits up to 100 ms)",
+        "none",
+        O(
+            "503, `Retry-After: 1`, `Connection: close`",
+            "-32603 `Server busy`, id `null`",
+        ),
+    ),
     row(
         "1",
         Transport,
@@ -176,6 +186,20 @@ pub(crate) const ORDER: &[Check] = &[
         "Body within the byte limit (checked from `Content-Length` before reading, and while reading); the rest of a refused body is still read and discarded, up to 16 MiB and 2 s, so a client that writes it all before reading gets the answer, not a reset",
         "too large",
         F(Fault::Parse, ""),
+    ),
+    row(
+        "7b",
+        Transport,
+        "The built-in server: the body arrives whole within `ServerLimits::body_timeout` of the head, and after the grace at `body_min_rate` (timed by the connection's one timer)",
+        "too slow",
+        O("408, `Connection: close`, the connection closed", "(empty)"),
+    ),
+    row(
+        "7c",
+        Transport,
+        "A body over 64 KiB fits its peer's budget of body bytes in unanswered requests (`McpServiceBuilder::max_body_bytes_per_peer`), counted as it arrives; the rest of a refused body is drained as for one too large",
+        "over",
+        F(Fault::Busy, "(no id), `Retry-After: 1`"),
     ),
     row(
         "8",

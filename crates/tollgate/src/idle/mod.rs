@@ -1,198 +1,49 @@
-//! The head-or-idle timeout of one HTTP/1.1 connection: a connection with no request in flight
-//! must bring a complete request head within the timeout of becoming idle, or it is closed
-//! unanswered. It becomes idle when accepted, and when its last answer has been handed to it
-//! whole; while the answer's bytes still go out (a client reading a large answer slowly), each
-//! write the socket accepts starts the timeout again. So a client that takes in too little of
-//! its answer for the socket to accept more within the timeout is closed too (the kernel still
-//! delivers what its buffer holds).
+//! The timeouts of one HTTP/1.1 connection, on one timer.
+//!
+//! - **Head or idle.** A connection with no request in flight must bring a complete request
+//!   head within the timeout of becoming idle, or it is closed unanswered. It becomes idle when
+//!   accepted, and when its last answer has been handed to it whole; while the answer's bytes
+//!   still go out (a client reading a large answer slowly), each write the socket accepts
+//!   starts the timeout again. So a client that takes in too little of its answer for the
+//!   socket to accept more within the timeout is closed too (the kernel still delivers what its
+//!   buffer holds).
+//! - **The body's pace.** Once a request has been handed on, its body must be read whole within
+//!   the body timeout, and after a grace at no less than the minimum rate ([`Pace`]); past
+//!   either, the request's body read fails (the service answers 408 and closes) and the
+//!   connection is closed a lingering time later at the latest.
 //!
 //! One timer per connection, registered at its first poll and again only when it fires (at
-//! most once per timeout, or once when a request that outlasted it ends) or when the task's
-//! waker changes: the timer fires at the deadline it was set for, and the connection's real
-//! deadline (moved by every request since) is checked then. A request marks its start when the
-//! connection hands it on ([`Answer`]), its end when its response body is dropped ([`Ended`]),
-//! and each write of the connection that makes progress is marked too ([`Written`]); all three
-//! add to a per-thread count that the connection's wrapper ([`Idle`]) reads around its own
-//! poll. So a request costs no shared write and, most of the time, no timer work: a clock read
-//! when it ends (and at each poll in which the socket accepted more of its answer after that).
-//! hyper's own header timeout made, registered and cancelled a timer per request.
+//! most once per timeout, or once when a request that outlasted it ends), when a request's body
+//! is still unread at the end of a poll, or when the task's waker changes: the timer fires at
+//! the deadline it was set for, and the connection's real deadline (moved by every request
+//! since) is checked then. A request marks its start when the connection hands it on
+//! ([`Answer`]), its body read when the service has read it ([`body_read`]) or answered, its
+//! end when its response body is dropped ([`Ended`]); the socket marks the bytes it delivers and
+//! each write that makes progress ([`Socket`]); all of these add to a per-thread count
+//! (`marks.rs`) that the connection's wrapper ([`Idle`]) reads around its own poll. So a request
+//! costs no shared write and, most of the time, no timer work: a clock read when it ends (and
+//! at each poll in which the socket accepted more of its answer after that). hyper's own header
+//! timeout made, registered and cancelled a timer per request.
+//!
+//! What the connection is doing is also shown to the server's [`Seat`] table, so that under
+//! pressure the slowest connection with a request half-read can be shed.
 //!
 //! Knows hyper's connection futures, bodies and I/O traits as such; nothing of MCP.
 
-use std::cell::Cell;
+mod marks;
+
 use std::future::Future;
-use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use http_body::{Body, Frame, SizeHint};
-use hyper::rt::{Read, ReadBufCursor, Write};
 use tokio::time::{Instant, Sleep};
 
-/// Requests begun, response bodies ended and writes that made progress on this thread while a
-/// connection's wrapper polls its connection (each wrapper keeps the count of any wrapper it
-/// runs inside).
-#[derive(Clone, Copy, Default)]
-struct Marks {
-    began: u32,
-    ended: u32,
-    wrote: u32,
-}
+pub(crate) use marks::{Answer, Socket, body_cut, body_read};
+use marks::{BEGUN, Marks, READ};
 
-thread_local! {
-    static MARKS: Cell<Marks> = const { Cell::new(Marks { began: 0, ended: 0, wrote: 0 }) };
-}
-
-fn mark(add: impl FnOnce(&mut Marks)) {
-    let _ = MARKS.try_with(|m| {
-        let mut now = m.get();
-        add(&mut now);
-        m.set(now);
-    });
-}
-
-/// Marks a request handed on by the connection now being polled on this thread.
-fn began() {
-    mark(|m| m.began = m.began.wrapping_add(1));
-}
-
-fn ended() {
-    mark(|m| m.ended = m.ended.wrapping_add(1));
-}
-
-fn wrote() {
-    mark(|m| m.wrote = m.wrote.wrapping_add(1));
-}
-
-pin_project_lite::pin_project! {
-    /// A response body that marks its request ended when it is dropped (its connection drops it
-    /// once it has taken its last frame to write, or when the connection ends).
-    pub(crate) struct Ended<B> {
-        #[pin]
-        body: B,
-    }
-
-    impl<B> PinnedDrop for Ended<B> {
-        fn drop(_this: Pin<&mut Self>) {
-            ended();
-        }
-    }
-}
-
-impl<B: Body> Body for Ended<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
-        self.project().body.poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A request's answer, the request marked begun when it is made and ended when its
-    /// response body is dropped.
-    pub(crate) struct Answer<F> {
-        #[pin]
-        answer: F,
-    }
-}
-
-impl<F> Answer<F> {
-    /// `answer`, for a request the connection now being polled on this thread just handed on.
-    pub(crate) fn new(answer: F) -> Self {
-        began();
-        Self { answer }
-    }
-}
-
-impl<F, B, E> Future for Answer<F>
-where
-    F: Future<Output = Result<http::Response<B>, E>>,
-{
-    type Output = Result<http::Response<Ended<B>>, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project()
-            .answer
-            .poll(cx)
-            .map(|answered| answered.map(|response| response.map(|body| Ended { body })))
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A connection's socket whose writes that make progress are marked (an answer still going
-    /// out keeps its connection from counting as idle).
-    pub(crate) struct Written<T> {
-        #[pin]
-        io: T,
-    }
-}
-
-impl<T> Written<T> {
-    pub(crate) fn new(io: T) -> Self {
-        Self { io }
-    }
-}
-
-/// Marks a write that made progress.
-fn progress(written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
-    if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-        wrote();
-    }
-    written
-}
-
-impl<T: Read> Read for Written<T> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: ReadBufCursor<'_>,
-    ) -> Poll<io::Result<()>> {
-        self.project().io.poll_read(cx, buf)
-    }
-}
-
-impl<T: Write> Write for Written<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        progress(self.project().io.poll_write(cx, buf))
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        progress(self.project().io.poll_write_vectored(cx, bufs))
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().io.poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().io.poll_shutdown(cx)
-    }
-}
+use crate::body::Pace;
+use crate::shed::Seat;
 
 /// Where a connection's timer stands.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -201,84 +52,214 @@ enum Timer {
     Unpolled,
     /// Registered with the waker kept in `waker`; it wakes the task when due.
     Registered,
-    /// Fired while a request was in flight: nothing to time until the request ends (which
-    /// happens inside this wrapper's poll, so that poll sets it again from the fired timer).
+    /// Fired while a request was in flight with its body read: nothing to time until the
+    /// request ends (which happens inside this wrapper's poll, so that poll sets it again from
+    /// the fired timer).
     Dormant,
+}
+
+/// What a fired timer means.
+enum Fired {
+    /// Close the connection now.
+    Close,
+    /// The request's body is past its deadline: cut it, and close at this instant at the latest.
+    Cut(Instant),
+    /// A request is in flight with its body read.
+    Dormant,
+    /// Nothing yet: set the timer again for this instant.
+    Later(Instant),
+}
+
+/// A connection's watch: what its timer is set for and what it has seen.
+struct Watch {
+    state: Timer,
+    timeout: Duration,
+    // Requests begun and not yet ended (at most one on HTTP/1.1), and since when there has been
+    // none.
+    in_flight: u32,
+    idle_since: Instant,
+    // The waker the timer was last registered with.
+    waker: Option<Waker>,
+    pace: Pace,
+    // The request whose body is still being read: since when, and the bytes read since.
+    reading: Option<(Instant, u64)>,
+    // Bytes of a request head that has begun arriving on an idle connection.
+    partial: u64,
+    // Set once a body was past its deadline: the connection closes at this instant at the latest.
+    cut: Option<Instant>,
+    seat: Option<Seat>,
 }
 
 pin_project_lite::pin_project! {
     /// A connection that ends (yields `None`, for its caller to drop it, which closes it) once
-    /// it has been idle for `timeout`; else it yields the connection's own output.
+    /// it has been idle for `timeout`, a lingering time after its request's body was cut for its
+    /// pace, or when its seat is shed; else it yields the connection's own output.
     pub(crate) struct Idle<C> {
         #[pin]
         connection: C,
         #[pin]
         timer: Sleep,
-        state: Timer,
-        timeout: Duration,
-        // Requests begun and not yet ended (at most one on HTTP/1.1), and since when there has
-        // been none.
-        in_flight: u32,
-        idle_since: Instant,
-        // The waker the timer was last registered with.
-        waker: Option<Waker>,
+        watch: Watch,
     }
 }
 
 impl<C: Future> Idle<C> {
-    /// `connection`, accepted now, under a head-or-idle `timeout`.
+    /// `connection`, accepted now, under a head-or-idle `timeout` (and no body pace).
     pub(crate) fn new(connection: C, timeout: Duration) -> Self {
         let now = Instant::now();
         Self {
             connection,
             timer: tokio::time::sleep_until(deadline(now, timeout)),
-            state: Timer::Unpolled,
-            timeout,
-            in_flight: 0,
-            idle_since: now,
-            waker: None,
+            watch: Watch {
+                state: Timer::Unpolled,
+                timeout,
+                in_flight: 0,
+                idle_since: now,
+                waker: None,
+                pace: Pace::UNBOUNDED,
+                reading: None,
+                partial: 0,
+                cut: None,
+                seat: None,
+            },
         }
+    }
+
+    /// The same, with each request's body read at `pace`.
+    pub(crate) fn with_pace(mut self, pace: Pace) -> Self {
+        self.watch.pace = pace;
+        self
+    }
+
+    /// The same, showing what it does in `seat`, and closed when the seat is shed.
+    pub(crate) fn with_seat(mut self, seat: Seat) -> Self {
+        seat.waiting(self.watch.idle_since, 0);
+        self.watch.seat = Some(seat);
+        self
     }
 }
 
 /// `from + timeout`; a year on when that overflows, else `from` (the server's limits keep a
 /// timeout within a year).
-fn deadline(from: Instant, timeout: Duration) -> Instant {
+pub(crate) fn deadline(from: Instant, timeout: Duration) -> Instant {
     from.checked_add(timeout)
         .or_else(|| from.checked_add(MAX_TIMEOUT))
         .unwrap_or(from)
 }
 
-/// The longest head-or-idle timeout the server takes.
+/// The longest head-or-idle (or body) timeout the server takes.
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 86_400);
+
+impl Watch {
+    /// Takes in what one poll of the connection marked; the timer is set earlier when a body
+    /// began (or a request ended) with the timer set for later than its deadline.
+    fn observe(&mut self, marks: Marks, mut timer: Pin<&mut Sleep>) {
+        self.in_flight = self
+            .in_flight
+            .saturating_add(marks.began)
+            .saturating_sub(marks.ended);
+        match marks.last {
+            BEGUN => {
+                // Bytes that came with the head's read are not counted: stricter, and the same
+                // for every head's size.
+                let since = Instant::now();
+                self.reading = Some((since, 0));
+                self.partial = 0;
+                let due = self.pace.due(since, 0);
+                if self.state == Timer::Dormant || timer.deadline() > due {
+                    timer.as_mut().reset(due);
+                    self.state = Timer::Unpolled;
+                }
+            }
+            READ => self.reading = None,
+            _ => {
+                if let Some((_, bytes)) = &mut self.reading {
+                    *bytes = bytes.saturating_add(marks.read);
+                }
+            }
+        }
+        if self.in_flight == 0 {
+            // No request: no body to read.
+            self.reading = None;
+            if marks.ended != 0 || marks.wrote != 0 {
+                // Idle from the end of the answer, or from the last of its bytes to go out.
+                self.idle_since = Instant::now();
+                self.partial = 0;
+                let due = deadline(self.idle_since, self.timeout);
+                if timer.deadline() > due {
+                    timer.as_mut().reset(due);
+                    self.state = Timer::Unpolled;
+                }
+            } else {
+                self.partial = self.partial.saturating_add(marks.read);
+            }
+        }
+        if let Some(seat) = &self.seat {
+            match self.reading {
+                Some((since, bytes)) => seat.reading(since, bytes),
+                None if self.in_flight == 0 => seat.waiting(self.idle_since, self.partial),
+                None => seat.busy(),
+            }
+        }
+    }
+
+    /// What the timer firing at `fired` means.
+    fn fired(&self, fired: Instant) -> Fired {
+        if let Some(at) = self.cut {
+            return if fired >= at {
+                Fired::Close
+            } else {
+                Fired::Later(at)
+            };
+        }
+        if let Some((since, bytes)) = self.reading {
+            let due = self.pace.due(since, bytes);
+            return if due <= fired {
+                Fired::Cut(deadline(fired, crate::body::LINGER_TIME))
+            } else {
+                Fired::Later(due)
+            };
+        }
+        if self.in_flight > 0 {
+            return Fired::Dormant;
+        }
+        let due = deadline(self.idle_since, self.timeout);
+        if due <= fired {
+            Fired::Close
+        } else {
+            Fired::Later(due)
+        }
+    }
+}
 
 impl<C: Future> Future for Idle<C> {
     type Output = Option<C::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<C::Output>> {
         let mut this = self.project();
-        let outer = MARKS.try_with(|m| m.replace(Marks::default())).ok();
+        let watch = this.watch;
+        if watch.seat.as_ref().is_some_and(Seat::is_shed) {
+            return Poll::Ready(None);
+        }
+        let outer = marks::swap(Marks::default());
+        // A request past its body's deadline sees it while it is polled (its body read fails).
+        let outer_cut = marks::set_cut(watch.cut.is_some() && watch.reading.is_some());
         let polled = this.connection.poll(cx);
-        let marks = MARKS
-            .try_with(|m| m.replace(outer.unwrap_or_default()))
-            .unwrap_or_default();
+        marks::set_cut(outer_cut);
+        let marks = marks::swap(outer);
         if let Poll::Ready(output) = polled {
             return Poll::Ready(Some(output));
         }
-        if marks.began != 0 || marks.ended != 0 || marks.wrote != 0 {
-            *this.in_flight = this
-                .in_flight
-                .saturating_add(marks.began)
-                .saturating_sub(marks.ended);
-            // Idle from the end of the answer, or from the last of its bytes to go out.
-            if (marks.ended != 0 || marks.wrote != 0) && *this.in_flight == 0 {
-                *this.idle_since = Instant::now();
-            }
+        if marks != Marks::default() {
+            watch.observe(marks, this.timer.as_mut());
         }
         loop {
-            let current = this.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
-            match *this.state {
-                Timer::Dormant if *this.in_flight > 0 => return Poll::Pending,
+            let current = watch
+                .waker
+                .as_ref()
+                .is_some_and(|w| w.will_wake(cx.waker()));
+            match watch.state {
+                Timer::Dormant if watch.in_flight > 0 => return Poll::Pending,
                 // Registered with this task's waker and not fired: it wakes the task when due.
                 Timer::Registered if current && !this.timer.is_elapsed() => return Poll::Pending,
                 // Otherwise polled: an unpolled one registers; a fired one (dormant until the
@@ -289,24 +270,35 @@ impl<C: Future> Future for Idle<C> {
             // would register nothing, and the timer would never wake the task.
             let mut polled = tokio::task::coop::unconstrained(this.timer.as_mut());
             if Pin::new(&mut polled).poll(cx).is_pending() {
-                *this.state = Timer::Registered;
+                watch.state = Timer::Registered;
                 if !current {
-                    *this.waker = Some(cx.waker().clone());
+                    let waker = cx.waker().clone();
+                    if let Some(seat) = &watch.seat {
+                        seat.register(&waker);
+                    }
+                    watch.waker = Some(waker);
                 }
                 return Poll::Pending;
             }
-            // Fired at the deadline it was set for: closed if the connection has been idle that
-            // long, else set again for the real deadline.
-            if *this.in_flight > 0 {
-                *this.state = Timer::Dormant;
-                continue;
+            // Fired at the deadline it was set for: the connection's real deadlines are
+            // checked now.
+            match watch.fired(this.timer.deadline()) {
+                Fired::Close => return Poll::Ready(None),
+                Fired::Dormant => watch.state = Timer::Dormant,
+                Fired::Later(due) => {
+                    this.timer.as_mut().reset(due);
+                    watch.state = Timer::Unpolled;
+                }
+                Fired::Cut(close_at) => {
+                    // Polled again at once with the cut set, so the body read fails and the
+                    // request is answered; closed at `close_at` if it is still open then.
+                    watch.cut = Some(close_at);
+                    this.timer.as_mut().reset(close_at);
+                    watch.state = Timer::Unpolled;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
             }
-            let due = deadline(*this.idle_since, *this.timeout);
-            if due <= this.timer.deadline() {
-                return Poll::Ready(None);
-            }
-            this.timer.as_mut().reset(due);
-            *this.state = Timer::Unpolled;
         }
     }
 }
@@ -315,12 +307,15 @@ impl<C: Future> Future for Idle<C> {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
+    use http_body::Body;
     use std::future::pending;
 
     use bytes::Bytes;
     use http_body_util::Full;
+    use tokio::io::AsyncWrite;
     use tokio::time::sleep;
 
+    use super::marks::{Ended, began};
     use super::*;
 
     const TIMEOUT: Duration = Duration::from_secs(10);
@@ -407,7 +402,7 @@ mod tests {
     async fn writes_that_make_progress_after_the_answer_start_the_timeout_again() {
         let (socket, mut client) = tokio::io::duplex(64);
         let connection = async move {
-            let mut socket = Written::new(hyper_util::rt::TokioIo::new(socket));
+            let mut socket = Socket::new(socket);
             began();
             end_a_response();
             // The answer's last bytes go out slowly: one every 6 s for 18 s.

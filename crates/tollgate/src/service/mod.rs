@@ -16,11 +16,11 @@ use http::uri::{Authority, Uri};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 
-use crate::body::{BodyError, linger, read_body};
+use crate::body::{BodyBudget, BodyError, linger, read_body};
 use crate::cors::CorsPolicy;
-use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
+use crate::forwarded::TrustedProxies;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
 use crate::negotiate::{Wanted, accepts, is_json};
@@ -34,6 +34,10 @@ use crate::stream::event::EventStream;
 use crate::stream::event::FinishOnDrop;
 use crate::wire::head::Head;
 use crate::wire::reply::Reply;
+
+mod builder;
+
+pub use builder::McpServiceBuilder;
 
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -62,6 +66,10 @@ struct ServiceInner {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     max_header_bytes: usize,
+    /// The reverse proxies whose forwarding headers name the client.
+    trusted_proxies: TrustedProxies,
+    /// Each peer's budget of body bytes in requests not yet answered.
+    body_budget: BodyBudget,
     /// The CORS policy, with each endpoint's `mcp-param-*` header names (for preflights).
     cors: Option<(CorsPolicy, MirroredNames)>,
     /// Protected-resource metadata, by well-known path.
@@ -74,111 +82,15 @@ type MirroredNames = NameMap<Vec<String>>;
 /// The default aggregate request-header ceiling: 64 KiB.
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
 
+/// The default budget of request-body bytes one peer may have in requests not yet answered
+/// (bodies of 64 KiB or less not counted): 64 MiB.
+pub const DEFAULT_MAX_BODY_BYTES_PER_PEER: usize = 64 * 1024 * 1024;
+
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
             .field("endpoints", &self.inner.endpoints.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// Builds an [`McpService`].
-#[must_use = "call build() to finish the service"]
-pub struct McpServiceBuilder {
-    endpoints: Vec<Endpoint>,
-    allowed_hosts: Vec<String>,
-    allowed_origins: Vec<String>,
-    max_header_bytes: usize,
-    cors: Option<CorsPolicy>,
-}
-
-impl Default for McpServiceBuilder {
-    fn default() -> Self {
-        Self {
-            endpoints: Vec::new(),
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
-            cors: None,
-        }
-    }
-}
-
-impl McpServiceBuilder {
-    /// Adds an endpoint.
-    pub fn endpoint(mut self, endpoint: Endpoint) -> Self {
-        self.endpoints.push(endpoint);
-        self
-    }
-
-    /// Accepts requests whose `Host` names `host` (any port). `localhost`, `127.0.0.1` and
-    /// `[::1]` are always accepted; add the names a deployment is reached by. Any other Host is
-    /// refused with 403, which stops DNS-rebinding attacks on a local server.
-    pub fn allowed_host(mut self, host: impl Into<String>) -> Self {
-        self.allowed_hosts.push(host.into().to_ascii_lowercase());
-        self
-    }
-
-    /// Accepts requests carrying this exact `Origin` (e.g. `https://app.example.com`). A request
-    /// without `Origin`, or whose Origin is a loopback page (`http(s)://localhost`, `127.0.0.1`
-    /// or `[::1]`, any port), is accepted; any other Origin is refused with 403.
-    pub fn allowed_origin(mut self, origin: impl Into<String>) -> Self {
-        self.allowed_origins
-            .push(origin.into().to_ascii_lowercase());
-        self
-    }
-
-    /// Lets browser pages on the policy's origins call the service's endpoints (CORS; off by
-    /// default: same-origin only). Preflights are answered before admission, parsing or any
-    /// handler; responses to an allowed origin grant it and expose `Mcp-Session-Id`,
-    /// `WWW-Authenticate` and `Retry-After`. See [`CorsPolicy`].
-    pub fn cors(mut self, policy: CorsPolicy) -> Self {
-        self.cors = Some(policy);
-        self
-    }
-
-    /// The aggregate request-header ceiling: the bytes of every header name and value, plus
-    /// four per field for its `: ` and line end (default 64 KiB, at least 8 KiB). A request
-    /// over it is refused with 431 before anything else is read.
-    pub fn max_header_bytes(mut self, bytes: usize) -> Self {
-        self.max_header_bytes = bytes.max(8 * 1024);
-        self
-    }
-
-    /// Finishes the service.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildErrorKind::DuplicateEndpointPath`] when two endpoints share a path.
-    pub fn build(self) -> Result<McpService, BuildError> {
-        let mut endpoints =
-            NameMap::with_capacity_and_hasher(self.endpoints.len(), Default::default());
-        for endpoint in self.endpoints {
-            let path = endpoint.inner.path.clone();
-            if endpoints.insert(path.clone(), endpoint).is_some() {
-                return Err(BuildError::new(BuildErrorKind::DuplicateEndpointPath).at_path(&path));
-            }
-        }
-        let cors = self.cors.map(|policy| {
-            let params = endpoints
-                .iter()
-                .map(|(path, endpoint)| {
-                    (path.clone(), crate::cors::mirrored_header_names(endpoint))
-                })
-                .collect();
-            (policy, params)
-        });
-        let metadata = crate::metadata::routes(endpoints.values());
-        Ok(McpService {
-            inner: Arc::new(ServiceInner {
-                metadata,
-                endpoints,
-                allowed_hosts: self.allowed_hosts,
-                allowed_origins: self.allowed_origins,
-                max_header_bytes: self.max_header_bytes,
-                cors,
-            }),
-        })
     }
 }
 
@@ -200,9 +112,16 @@ impl McpService {
                 allowed_hosts: Vec::new(),
                 allowed_origins: Vec::new(),
                 max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+                trusted_proxies: TrustedProxies::default(),
+                body_budget: BodyBudget::new(DEFAULT_MAX_BODY_BYTES_PER_PEER),
                 cors: None,
             }),
         }
+    }
+
+    /// Whether `ip` is one of the service's trusted proxies.
+    pub(crate) fn trusts_proxy(&self, ip: std::net::IpAddr) -> bool {
+        self.inner.trusted_proxies.trusts(ip)
     }
 
     /// Ends every open event-stream connection, for a graceful shutdown: a long-lived `GET`
@@ -267,6 +186,8 @@ impl McpService {
             (preflight, grant)
         });
         let (parts, body) = request.into_parts();
+        // Behind a trusted proxy, the client it forwarded for.
+        let peer = peer.map(|p| self.inner.trusted_proxies.client(p, &parts.headers));
         self.clone().respond_to(parts, body, peer, cors)
     }
 
@@ -365,10 +286,30 @@ impl McpService {
                     linger(body).await;
                     break 'outcome Outcome::Reply(unreadable());
                 }
-                let bytes = match read_body(body, max).await {
-                    Ok(bytes) => bytes,
+                let budget = peer.map(|p| (&self.inner.body_budget, p.ip()));
+                // What the body holds of its peer's budget, given back once answered.
+                let (bytes, _held) = match read_body(body, max, budget).await {
+                    Ok(read) => read,
                     Err(BodyError::TooLarge) => {
                         break 'outcome Outcome::Reply(unreadable());
+                    }
+                    // Past its pace (the built-in server's timer): 408, and the connection
+                    // closes.
+                    Err(BodyError::OverBudget) => {
+                        let mut reply = crate::wire::reply::fault_reply(
+                            None,
+                            crate::wire::fault::Fault::Busy,
+                            None,
+                        );
+                        reply.extra =
+                            Some((http::header::RETRY_AFTER, HeaderValue::from_static("1")));
+                        break 'outcome Outcome::Reply(reply);
+                    }
+                    Err(BodyError::TooSlow) => {
+                        let mut reply = Reply::empty(StatusCode::REQUEST_TIMEOUT);
+                        reply.extra =
+                            Some((http::header::CONNECTION, HeaderValue::from_static("close")));
+                        break 'outcome Outcome::Reply(reply);
                     }
                     Err(BodyError::Broken) => {
                         break 'outcome Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
