@@ -511,6 +511,36 @@ async fn concurrent_unknown_tokens_make_at_most_the_cap_of_introspection_calls()
     let joined = tokio::time::timeout(Duration::from_millis(300), call(addr, &asked));
     assert!(joined.await.is_err(), "it waits on the call under way");
     assert_eq!(issuer.connections(), 2);
+
+    // The default cap: forty random tokens at once make sixteen calls, the others a 503 each.
+    let issuer = Issuer::start(&[]).await;
+    issuer.set_mode(Mode::Hanging);
+    let introspection = Introspection::new(&issuer.url)
+        .endpoint(format!("{}/introspect", issuer.url))
+        .fetch_timeout(Duration::from_secs(10));
+    let auth = BearerAuth::builder(&resource(&issuer))
+        .introspection(introspection)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint(auth, false))).await;
+    let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    for n in 0..40 {
+        let answers = answers.clone();
+        tokio::spawn(async move {
+            let _ = answers.send(call(addr, &format!("opaque-flood-{n}")).await.status);
+        });
+    }
+    for _ in 0..24 {
+        assert_eq!(answered.recv().await, Some(503));
+    }
+    // The calls holding the places may still be connecting on a busy machine.
+    for _ in 0..200 {
+        if issuer.connections() >= 16 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(issuer.connections(), 16);
 }
 
 #[tokio::test]
