@@ -445,6 +445,105 @@ async fn opaque_tokens_are_introspected_with_the_resource_servers_credentials() 
 }
 
 #[tokio::test]
+async fn a_refused_opaque_token_is_asked_about_once_while_remembered() {
+    let (issuer, addr) = serve(|j| j).await;
+    let introspections = || issuer.state.lock().unwrap().introspections;
+    // Eight requests at once with one unknown token: one call (shared, then remembered).
+    for response in burst(addr, "opaque-unknown", 8).await {
+        assert_invalid(&response, "opaque-unknown");
+    }
+    assert_eq!(introspections(), 1);
+    assert_invalid(&call(addr, "opaque-unknown").await, "opaque-unknown");
+    assert_eq!(introspections(), 1);
+    // Without the refusal cache, each request after the call settled asks again.
+    let issuer = Issuer::start(&[]).await;
+    let auth = BearerAuth::builder(&resource(&issuer))
+        .introspection(Introspection::new(&issuer.url).refusal_cache_for(Duration::ZERO))
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint(auth, false))).await;
+    for _ in 0..3 {
+        assert_eq!(call(addr, "opaque-unknown").await.status, 401);
+    }
+    assert_eq!(issuer.state.lock().unwrap().introspections, 3);
+}
+
+#[tokio::test]
+async fn concurrent_unknown_tokens_make_at_most_the_cap_of_introspection_calls() {
+    // An authorization server that takes every call and answers none: each call holds its
+    // place until the fetch timeout (10 s), far past the 100 ms a request waits for one.
+    let issuer = Issuer::start(&[]).await;
+    issuer.set_mode(Mode::Hanging);
+    let introspection = Introspection::new(&issuer.url)
+        .endpoint(format!("{}/introspect", issuer.url))
+        .fetch_timeout(Duration::from_secs(10))
+        .max_concurrent_calls(2);
+    let auth = BearerAuth::builder(&resource(&issuer))
+        .introspection(introspection)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint(auth, false))).await;
+    let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    // Three distinct tokens at once: two calls (the cap) are made, the third request finds no
+    // place and is answered as an unreachable server is, with no call.
+    for n in 0..3 {
+        let answers = answers.clone();
+        tokio::spawn(async move {
+            let token = format!("opaque-random-{n}");
+            let _ = answers.send((call(addr, &token).await, token));
+        });
+    }
+    let (response, token) = answered.recv().await.unwrap();
+    assert_eq!(
+        (response.status, response.code()),
+        (503, -32603),
+        "{}",
+        response.text()
+    );
+    assert_eq!(response.header("retry-after"), Some("5"));
+    assert_no_echo(&response, &token);
+    assert_eq!(issuer.connections(), 2);
+    // A request carrying a token already being asked about joins its call and takes no place.
+    let asked = (0..3)
+        .map(|n| format!("opaque-random-{n}"))
+        .find(|t| *t != token)
+        .unwrap();
+    let joined = tokio::time::timeout(Duration::from_millis(300), call(addr, &asked));
+    assert!(joined.await.is_err(), "it waits on the call under way");
+    assert_eq!(issuer.connections(), 2);
+
+    // The default cap: forty random tokens at once make sixteen calls, the others a 503 each.
+    let issuer = Issuer::start(&[]).await;
+    issuer.set_mode(Mode::Hanging);
+    let introspection = Introspection::new(&issuer.url)
+        .endpoint(format!("{}/introspect", issuer.url))
+        .fetch_timeout(Duration::from_secs(10));
+    let auth = BearerAuth::builder(&resource(&issuer))
+        .introspection(introspection)
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint(auth, false))).await;
+    let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    for n in 0..40 {
+        let answers = answers.clone();
+        tokio::spawn(async move {
+            let _ = answers.send(call(addr, &format!("opaque-flood-{n}")).await.status);
+        });
+    }
+    for _ in 0..24 {
+        assert_eq!(answered.recv().await, Some(503));
+    }
+    // The calls holding the places may still be connecting on a busy machine.
+    for _ in 0..200 {
+        if issuer.connections() >= 16 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(issuer.connections(), 16);
+}
+
+#[tokio::test]
 async fn a_2025_session_belongs_to_its_token_subject() {
     let issuer = Issuer::start(&[("k1", &key(1))]).await;
     let resource = resource(&issuer);

@@ -513,6 +513,38 @@ fn a_directory_on_disk_is_a_skill() {
 }
 
 #[tokio::test]
+async fn a_link_to_a_hidden_file_is_not_served() {
+    let scratch = Scratch::new("hidden-link");
+    let root = scratch.0.join("disk");
+    scratch.write("disk/SKILL.md", DISK_MD);
+    scratch.write("disk/a.md", b"a");
+    scratch.write("disk/.env", b"SECRET=1");
+    scratch.write("disk/.git/config", b"x");
+    let link = |target: &str, name: &str| {
+        std::os::unix::fs::symlink(root.join(target), root.join(name)).unwrap();
+    };
+    // A visible name leading to a hidden file, or through a hidden directory.
+    link(".env", "notes.md");
+    link(".git/config", "config.md");
+    // A link to an ordinary file inside the tree is still served.
+    link("a.md", "alias.md");
+    let skill = from_disk(&root).unwrap();
+    assert_eq!(skill.file_count(), 3, "only SKILL.md, a.md and alias.md");
+    let addr = server(vec![skill], 50).await;
+    let dir = send(addr, "resources/directory/read", r#""uri":"skill://disk""#)
+        .await
+        .result();
+    let mut names: Vec<String> = get(&dir, &["resources"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| text(get(r, &["name"])).to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["SKILL.md", "a.md", "alias.md"]);
+}
+
+#[tokio::test]
 async fn an_empty_directory_on_disk_is_listed() {
     let scratch = Scratch::new("empty");
     let root = scratch.0.join("disk");

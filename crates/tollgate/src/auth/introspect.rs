@@ -3,7 +3,10 @@
 //! [`Introspector`] asks about one token and reads the answer strictly — `active` true, `iss`
 //! (when given) exactly the issuer, `aud` naming this resource, `exp` required, `nbf` passed,
 //! `sub` present. A discovered endpoint is looked up one attempt at a time, within the fetch
-//! timeout, and not again for a while after an attempt failed.
+//! timeout, and not again for a while after an attempt failed. At most
+//! [`max_concurrent_calls`](Introspection::max_concurrent_calls) calls are made at once; a
+//! request that finds no place within [`CALL_PLACE_WAIT`] is answered as when the server
+//! cannot be reached.
 //!
 //! Knows nothing of HTTP headers of the MCP request, scopes an operation needs, or the admission
 //! decision.
@@ -23,6 +26,11 @@ use crate::facts::authorization::{ProtectedResource, Url};
 const MAX_INTROSPECTION_BYTES: usize = 64 * 1024;
 /// The longest time an introspection answer is trusted.
 pub const MAX_INTROSPECTION_CACHE: Duration = Duration::from_secs(60);
+/// The most introspection calls [`Introspection::max_concurrent_calls`] may allow at once.
+pub const MAX_INTROSPECTION_CALLS: usize = 256;
+/// How long a request waits for a place among the concurrent introspection calls before it is
+/// answered 503, as when the authorization server cannot be reached.
+pub const CALL_PLACE_WAIT: Duration = Duration::from_millis(100);
 /// The least time between two discoveries of the introspection endpoint (after one failed):
 /// what a 503 asks the client to wait.
 const DISCOVERY_RETRY: Duration = RETRY_AFTER;
@@ -45,6 +53,8 @@ pub struct Introspection {
     pub(crate) endpoint: Option<String>,
     pub(crate) client: Option<(String, String)>,
     pub(crate) cache: Duration,
+    pub(crate) refusal_cache: Duration,
+    pub(crate) max_calls: usize,
     pub(crate) timeout: Duration,
 }
 
@@ -63,13 +73,16 @@ impl Introspection {
     /// [`endpoint`](Self::endpoint) names it. An active answer is trusted for up to
     /// 30 seconds (never past the token's `exp`); each call may take 5 seconds, and so may
     /// discovering the endpoint (all metadata URLs together). After a discovery fails, none is
-    /// tried for 5 seconds: requests meanwhile are answered 503 at once.
+    /// tried for 5 seconds: requests meanwhile are answered 503 at once. A refused token is
+    /// remembered for 30 seconds, and at most 16 calls are made at once.
     pub fn new(issuer: impl Into<String>) -> Self {
         Self {
             issuer: issuer.into(),
             endpoint: None,
             client: None,
             cache: Duration::from_secs(30),
+            refusal_cache: Duration::from_secs(30),
+            max_calls: 16,
             timeout: Duration::from_secs(5),
         }
     }
@@ -92,6 +105,42 @@ impl Introspection {
         self
     }
 
+    /// How long a refused token (an answer that is not an active access token for this
+    /// resource) is remembered and refused without asking again (default 30 seconds, at most
+    /// 60; zero asks every time). At most [`MAX_REFUSED_TOKENS`](crate::auth::MAX_REFUSED_TOKENS)
+    /// are remembered, by digest. Requests carrying the same token while it is being asked
+    /// about share the one call, whatever this says.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tollgate::auth::Introspection;
+    ///
+    /// let introspection = Introspection::new("https://auth.example.com")
+    ///     .refusal_cache_for(Duration::from_secs(10));
+    /// # let _ = introspection;
+    /// ```
+    pub fn refusal_cache_for(mut self, duration: Duration) -> Self {
+        self.refusal_cache = duration;
+        self
+    }
+
+    /// The most introspection calls made at once (default 16, 1 to
+    /// [`MAX_INTROSPECTION_CALLS`]). A request that finds none free within
+    /// [`CALL_PLACE_WAIT`] (100 ms) is answered 503 with `Retry-After`, as when the
+    /// authorization server cannot be reached: a flood of unknown tokens costs the
+    /// authorization server at most this many calls at a time.
+    ///
+    /// ```
+    /// use tollgate::auth::Introspection;
+    ///
+    /// let introspection = Introspection::new("https://auth.example.com").max_concurrent_calls(32);
+    /// # let _ = introspection;
+    /// ```
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.max_calls = calls;
+        self
+    }
+
     /// How long one call may take, and discovering the endpoint altogether (1 to 30 seconds).
     pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -109,6 +158,12 @@ impl Introspection {
         }
         if self.cache > MAX_INTROSPECTION_CACHE {
             return Some("introspection answers are trusted for at most 60 seconds");
+        }
+        if self.refusal_cache > MAX_INTROSPECTION_CACHE {
+            return Some("refused tokens are remembered for at most 60 seconds");
+        }
+        if !(1..=MAX_INTROSPECTION_CALLS).contains(&self.max_calls) {
+            return Some("introspection allows 1 to 256 concurrent calls");
         }
         if !(Duration::from_secs(1)..=Duration::from_secs(30)).contains(&self.timeout) {
             return Some("an authorization server fetch timeout is 1 to 30 seconds");
@@ -134,6 +189,8 @@ pub(crate) struct Introspector {
     failed: Mutex<Option<Instant>>,
     /// One discovery at a time: requests arriving meanwhile wait for its outcome.
     discovering: tokio::sync::Mutex<()>,
+    /// A place for each concurrent call.
+    calls: tokio::sync::Semaphore,
 }
 
 impl Introspector {
@@ -141,13 +198,16 @@ impl Introspector {
         use base64::Engine as _;
         let fetcher = Fetcher::new(config.timeout, MAX_INTROSPECTION_BYTES)?;
         let basic = config.client.as_ref().map(|(id, secret)| {
-            // RFC 6749 §2.3.1: each form-encoded before joining.
-            let pair = format!("{}:{}", form_encode(id), form_encode(secret));
+            // RFC 6749 §2.3.1: each form-encoded before joining. The copies of the secret made
+            // on the way are wiped.
+            let secret = zeroize::Zeroizing::new(form_encode(secret));
+            let pair = zeroize::Zeroizing::new(format!("{}:{}", form_encode(id), *secret));
             format!(
                 "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(pair)
+                base64::engine::general_purpose::STANDARD.encode(pair.as_bytes())
             )
         });
+        let config_calls = config.max_calls;
         let endpoint = OnceLock::new();
         if let Some(url) = &config.endpoint {
             let _ = endpoint.set(url.clone());
@@ -159,6 +219,7 @@ impl Introspector {
             endpoint,
             failed: Mutex::new(None),
             discovering: tokio::sync::Mutex::new(()),
+            calls: tokio::sync::Semaphore::new(config_calls),
         })
     }
 
@@ -214,6 +275,10 @@ impl Introspector {
     ) -> Result<Verified, Refused> {
         let unavailable = |_| Refused::Unavailable;
         let endpoint = self.endpoint().await.map_err(unavailable)?;
+        let _place = tokio::time::timeout(CALL_PLACE_WAIT, self.calls.acquire())
+            .await
+            .map_err(|_| Refused::Unavailable)?
+            .map_err(|_| Refused::Unavailable)?;
         let form = format!("token={}&token_type_hint=access_token", form_encode(token));
         let answer = self
             .fetcher
@@ -304,5 +369,15 @@ mod tests {
         assert!(past.problem().is_some());
         let colon = Introspection::new("https://as.example").client_credentials("a:b", "s");
         assert!(colon.problem().is_some());
+        let refusals =
+            Introspection::new("https://as.example").refusal_cache_for(MAX_INTROSPECTION_CACHE);
+        assert!(refusals.problem().is_none());
+        let past = refusals.refusal_cache_for(MAX_INTROSPECTION_CACHE + Duration::from_secs(1));
+        assert!(past.problem().is_some());
+        let calls = |n| Introspection::new("https://as.example").max_concurrent_calls(n);
+        assert!(calls(MAX_INTROSPECTION_CALLS).problem().is_none());
+        assert!(calls(1).problem().is_none());
+        assert!(calls(MAX_INTROSPECTION_CALLS + 1).problem().is_some());
+        assert!(calls(0).problem().is_some());
     }
 }

@@ -1,10 +1,11 @@
 //! An authorization server's signing keys: the JWK Set read into verification keys
 //! ([`KeySet`]), and the cache that fetches it ([`KeySource`]): discovered from the issuer's
 //! metadata (RFC 8414, then OpenID Connect discovery) unless configured, kept until its expiry,
-//! refreshed once when a token names a key it lacks (no more often than the refresh interval),
-//! one fetch at a time however many requests wait, each fetch (discovery included) within the
-//! fetch timeout altogether, and still used for a while after it expires when the server cannot
-//! be reached.
+//! refreshed once when a token names a key it lacks (no more often than the refresh interval,
+//! counted from when a fetch starts), one fetch at a time however many requests wait, each fetch
+//! (discovery included) within the fetch timeout altogether and run as a task of its own that no
+//! departing request cancels or undoes, and still used for a while after it expires when the
+//! server cannot be reached.
 //!
 //! Knows nothing of tokens beyond a key id and an algorithm.
 
@@ -12,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::DecodingKey;
+use tokio::sync::watch;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::auth::fetch::{FetchError, Fetcher};
@@ -209,18 +211,24 @@ struct Held {
 struct State {
     held: Option<Held>,
     jwks_uri: Option<String>,
-    /// When the last fetch was tried (successful or not).
+    /// When the last fetch started (successful or not). Set as a fetch starts and never put
+    /// back: the refresh interval runs from it whatever becomes of the requests that waited.
     attempted: Option<Instant>,
+    /// The fetch under way, if one is: it turns `true` when the fetch has settled.
+    fetching: Option<watch::Receiver<bool>>,
 }
 
-/// The cached key set of one issuer.
-pub(crate) struct KeySource {
+/// What a fetch task shares with the requests that wait on it.
+struct Shared {
     origin: Origin,
     timing: Timing,
     fetcher: Fetcher,
     state: Mutex<State>,
-    /// One fetch at a time: requests that find the set stale wait for the fetch under way.
-    refresh: tokio::sync::Mutex<()>,
+}
+
+/// The cached key set of one issuer.
+pub(crate) struct KeySource {
+    shared: Arc<Shared>,
 }
 
 impl KeySource {
@@ -230,85 +238,112 @@ impl KeySource {
             Origin::Discover { .. } => None,
         };
         Self {
-            origin,
-            timing,
-            fetcher,
-            state: Mutex::new(State {
-                jwks_uri,
-                ..State::default()
+            shared: Arc::new(Shared {
+                origin,
+                timing,
+                fetcher,
+                state: Mutex::new(State {
+                    jwks_uri,
+                    ..State::default()
+                }),
             }),
-            refresh: tokio::sync::Mutex::new(()),
         }
     }
 
+    #[cfg(test)]
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared.lock()
+    }
+
+    /// The set to verify with: the held one, refreshed first when it is stale, or when
+    /// `want_new` (a token named a key it lacks) and the refresh interval allows.
+    ///
+    /// A fetch runs as a task of its own, started by the request that found it due and awaited
+    /// by every request arriving while it runs: a request that goes away (its client
+    /// disconnected) stops waiting, not the fetch, and the attempt it started still counts, so
+    /// no second fetch starts inside the refresh interval however requests come and go.
+    pub(crate) async fn keys(&self, want_new: bool) -> Result<Arc<KeySet>, KeyError> {
+        let mut settled = {
+            let mut state = self.shared.lock();
+            let (held, due) = self.shared.snapshot(&state, want_new);
+            match (&state.fetching, held) {
+                // Fresh, and no newer set wanted: no need to wait for anything.
+                (_, Some(set)) if !due && !want_new && self.shared.fresh(&state) => {
+                    return Ok(set);
+                }
+                // A fetch under way (the first, as a burst of requests arrives, or a refresh):
+                // wait for its outcome.
+                (Some(fetching), _) => fetching.clone(),
+                (None, held) if !due => return held.ok_or(KeyError::Unavailable),
+                (None, _) => {
+                    state.attempted = Some(Instant::now());
+                    let (done, settled) = watch::channel(false);
+                    state.fetching = Some(settled.clone());
+                    tokio::spawn(Shared::fetch_task(self.shared.clone(), done));
+                    settled
+                }
+            }
+        };
+        // Settled, or its task gone (the runtime shutting down): either way, what is held now.
+        let _ = settled.wait_for(|done| *done).await;
+        let state = self.shared.lock();
+        self.shared
+            .snapshot(&state, false)
+            .0
+            .ok_or(KeyError::Unavailable)
+    }
+}
+
+impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // Every update is one field store: a poisoned lock is still consistent.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The held set, if fresh; whether a fetch is due (stale, none, or `want_new` and the
-    /// refresh interval has passed since the last attempt).
-    fn snapshot(&self, want_new: bool) -> (Option<Arc<KeySet>>, bool, Option<Instant>) {
-        let state = self.lock();
+    /// Whether the held set is younger than its time to live.
+    fn fresh(&self, state: &State) -> bool {
+        state
+            .held
+            .as_ref()
+            .is_some_and(|h| h.fetched.elapsed() < self.timing.ttl)
+    }
+
+    /// The held set, if usable (fresh, or stale within its grace); whether a fetch is due
+    /// (stale, none, or `want_new`, and the refresh interval has passed since the last one
+    /// started).
+    fn snapshot(&self, state: &State, want_new: bool) -> (Option<Arc<KeySet>>, bool) {
         let now = Instant::now();
-        let since_attempt = state
+        let may_fetch = state
             .attempted
-            .map_or(Duration::MAX, |at| now.saturating_duration_since(at));
-        let may_fetch = since_attempt >= self.timing.min_refresh;
-        let fetched = state.held.as_ref().map(|h| h.fetched);
+            .is_none_or(|at| now.saturating_duration_since(at) >= self.timing.min_refresh);
         match &state.held {
             Some(held) => {
                 let age = now.saturating_duration_since(held.fetched);
                 let fresh = age < self.timing.ttl;
                 let usable = age < self.timing.ttl.saturating_add(self.timing.stale_grace);
                 let due = (!fresh || want_new) && may_fetch;
-                (usable.then(|| held.set.clone()), due, fetched)
+                (usable.then(|| held.set.clone()), due)
             }
-            None => (None, may_fetch, fetched),
+            None => (None, may_fetch),
         }
     }
 
-    /// The set to verify with: the held one, refreshed first when it is stale, or when
-    /// `want_new` (a token named a key it lacks) and the refresh interval allows.
-    pub(crate) async fn keys(&self, want_new: bool) -> Result<Arc<KeySet>, KeyError> {
-        let (held, due, before) = self.snapshot(want_new);
-        if !due {
-            if let Some(set) = held {
-                return Ok(set);
-            }
-            // No set, and no fetch allowed yet: one may be under way (the first, as a burst of
-            // requests arrives). Wait for its outcome; after a failed one this is at once.
-            let _settled = self.refresh.lock().await;
-            return self.snapshot(false).0.ok_or(KeyError::Unavailable);
-        }
-        let _one_at_a_time = self.refresh.lock().await;
-        // Another request may have fetched while this one waited.
-        let (now_held, still_due, after) = self.snapshot(want_new);
-        if after != before || !still_due {
-            return now_held.or(held).ok_or(KeyError::Unavailable);
-        }
-        let previous = self.lock().attempted.replace(Instant::now());
-        // A request that goes away mid-fetch (its client disconnected) gives the attempt back,
-        // so the next request fetches at once rather than after the refresh interval.
-        let attempt = Attempt {
-            source: self,
-            previous: Some(previous),
+    /// One fetch, detached from the request that started it: discovery and the set together
+    /// within one fetch timeout (however many metadata URLs are tried), the documented bound of
+    /// a request waiting on keys. Its end is announced however it comes (the task dropped
+    /// included), so no request waits on a fetch that is gone.
+    async fn fetch_task(shared: Arc<Self>, done: watch::Sender<bool>) {
+        let settle = Settle {
+            shared: &shared,
+            done,
         };
-        // Discovery and the set together within one fetch timeout, however many metadata
-        // URLs are tried: the documented bound of a request waiting on keys.
-        let fetched = self.fetcher.bounded(self.fetch()).await;
-        attempt.settled();
-        match fetched {
-            Ok(set) => {
-                let set = Arc::new(set);
-                self.lock().held = Some(Held {
-                    set: set.clone(),
-                    fetched: Instant::now(),
-                });
-                Ok(set)
-            }
-            Err(_) => now_held.or(held).ok_or(KeyError::Unavailable),
+        if let Ok(set) = shared.fetcher.bounded(shared.fetch()).await {
+            shared.lock().held = Some(Held {
+                set: Arc::new(set),
+                fetched: Instant::now(),
+            });
         }
+        drop(settle);
     }
 
     async fn fetch(&self) -> Result<KeySet, FetchError> {
@@ -329,25 +364,17 @@ impl KeySource {
     }
 }
 
-/// A key fetch under way: dropped before it settles (the request that made it went away), it
-/// restores the previous attempt time.
-struct Attempt<'a> {
-    source: &'a KeySource,
-    /// The attempt time before this one; `None` once the fetch settled.
-    previous: Option<Option<Instant>>,
+/// The end of a fetch task: the fetch is no longer under way, and its waiters are told. The
+/// attempt time stays as the fetch set it.
+struct Settle<'a> {
+    shared: &'a Shared,
+    done: watch::Sender<bool>,
 }
 
-impl Attempt<'_> {
-    fn settled(mut self) {
-        self.previous = None;
-    }
-}
-
-impl Drop for Attempt<'_> {
+impl Drop for Settle<'_> {
     fn drop(&mut self) {
-        if let Some(previous) = self.previous.take() {
-            self.source.lock().attempted = previous;
-        }
+        self.shared.lock().fetching = None;
+        self.done.send_replace(true);
     }
 }
 
@@ -457,17 +484,53 @@ mod tests {
         assert!(set(r#"{"keys":[1]}"#).is_none());
     }
 
-    #[tokio::test]
-    async fn a_fetch_abandoned_by_its_request_does_not_hold_off_the_next() {
-        // A key server that accepts and never answers.
+    /// A key server on loopback: counts connections, answers each with a one-key set, and
+    /// holds its answer on the first until `release` is notified.
+    async fn key_server() -> (
+        std::net::SocketAddr,
+        Arc<std::sync::atomic::AtomicUsize>,
+        Arc<tokio::sync::Notify>,
+    ) {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let held = tokio::spawn(async move {
-            let mut open = Vec::new();
-            while let Ok((socket, _)) = listener.accept().await {
-                open.push(socket);
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let release = Arc::new(tokio::sync::Notify::new());
+        let (count, held) = (connections.clone(), release.clone());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let first = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+                let held = held.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    if first {
+                        held.notified().await;
+                    }
+                    let body = format!(
+                        r#"{{"keys":[{{"kty":"EC","crv":"P-256","x":"{EC_X}","y":"{EC_Y}","kid":"k1"}}]}}"#
+                    );
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
             }
         });
+        (addr, connections, release)
+    }
+
+    #[tokio::test]
+    async fn a_fetch_abandoned_by_its_requests_runs_on_and_holds_off_the_next() {
+        let (addr, connections, release) = key_server().await;
+        let fetches = || connections.load(std::sync::atomic::Ordering::SeqCst);
         let timing = Timing {
             ttl: Duration::from_secs(300),
             min_refresh: Duration::from_secs(60),
@@ -479,13 +542,35 @@ mod tests {
             timing,
             fetcher,
         );
-        // The request waiting on the first fetch goes away (its client disconnected).
-        let gone = tokio::time::timeout(Duration::from_millis(100), source.keys(false)).await;
+        // The request that starts the first fetch goes away (its client disconnected) while
+        // the key server holds its answer.
+        let gone = tokio::time::timeout(Duration::from_millis(50), source.keys(false)).await;
         assert!(gone.is_err());
-        // Its attempt is given back: the next request may fetch at once.
-        assert_eq!(source.lock().attempted, None);
-        assert!(source.snapshot(false).1);
-        held.abort();
+        for _ in 0..1000 {
+            if fetches() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(fetches(), 1);
+        // Its attempt is not given back: the fetch is still under way, and a request naming an
+        // unknown key (which may fetch once the refresh interval allows) waits for it rather
+        // than starting another; it goes away too.
+        let started = source.lock().attempted;
+        assert!(started.is_some());
+        let gone = tokio::time::timeout(Duration::from_millis(50), source.keys(true)).await;
+        assert!(gone.is_err());
+        assert_eq!((fetches(), source.lock().attempted), (1, started));
+        // The fetch, abandoned by every request that waited, still completes and is kept.
+        release.notify_one();
+        let keys = source.keys(false).await.map_err(|_| "no keys").unwrap();
+        assert_eq!(keys.len(), 1);
+        // Inside the refresh interval, an unknown key id makes no second fetch.
+        for _ in 0..5 {
+            assert!(source.keys(true).await.is_ok());
+        }
+        assert_eq!((fetches(), source.lock().attempted), (1, started));
+        assert!(source.lock().fetching.is_none());
     }
 
     #[test]

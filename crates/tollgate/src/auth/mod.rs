@@ -14,6 +14,7 @@
 
 mod cache;
 mod fetch;
+mod flight;
 mod header;
 mod introspect;
 mod jwks;
@@ -32,12 +33,16 @@ use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::identity::AdmissionIdentity;
 
 pub use cache::MAX_CACHED_TOKENS;
+pub use flight::{MAX_INTROSPECTION_FLIGHTS, MAX_REFUSED_TOKENS};
 pub use header::MAX_BEARER_TOKEN_BYTES;
-pub use introspect::{Introspection, MAX_INTROSPECTION_CACHE};
+pub use introspect::{
+    CALL_PLACE_WAIT, Introspection, MAX_INTROSPECTION_CACHE, MAX_INTROSPECTION_CALLS,
+};
 pub use jwks::{MAX_JWKS_BYTES, MAX_JWKS_KEYS};
 pub use jwt::{JwtValidation, MAX_LEEWAY};
 
-use cache::TokenCache;
+use cache::{TokenCache, TokenKey};
+use flight::Flights;
 use header::Credential;
 use introspect::Introspector;
 use jwt::JwtVerifier;
@@ -282,6 +287,8 @@ struct Inner {
     keep: Vec<String>,
     stdio: Option<AdmissionIdentity>,
     cache: TokenCache,
+    /// Introspection calls under way, and the tokens introspection refused lately.
+    flights: Arc<Flights>,
     /// The fixed challenges: no token, a refused token, a malformed `Authorization`.
     missing: String,
     invalid: String,
@@ -537,6 +544,10 @@ impl BearerAuthBuilder {
             };
             jwt.push(verifier);
         }
+        let refuse_for = self
+            .introspection
+            .as_ref()
+            .map_or(Duration::ZERO, |i| i.refusal_cache);
         let introspection = match self.introspection {
             Some(config) => match Introspector::new(config) {
                 Some(introspector) => Some(introspector),
@@ -568,6 +579,7 @@ impl BearerAuthBuilder {
                 keep: self.keep,
                 stdio: self.stdio,
                 cache: TokenCache::new(),
+                flights: Flights::new(refuse_for),
             }),
         })
     }
@@ -599,14 +611,15 @@ impl AdmissionController for BearerAuth {
         if let Some(identity) = inner.cache.get(&key) {
             return Admission::ready(inner.decide(identity));
         }
+        if inner.flights.refused(&key) {
+            return Admission::ready(AdmissionDecision::unauthorized_with_challenge(
+                &inner.invalid,
+            ));
+        }
+        let shared = &self.inner;
         Admission::pending(async move {
-            match inner.check(token).await {
-                Ok(verified) => {
-                    let until = verified.until;
-                    let identity = inner.identity(verified);
-                    inner.cache.put(key, identity.clone(), until);
-                    inner.decide(identity)
-                }
+            match Inner::check(shared, token, key).await {
+                Ok(identity) => inner.decide(identity),
                 Err(Refused::Invalid) => {
                     AdmissionDecision::unauthorized_with_challenge(&inner.invalid)
                 }
@@ -617,25 +630,53 @@ impl AdmissionController for BearerAuth {
 }
 
 impl Inner {
-    /// The token checked by the JWT validation of its issuer, or by introspection.
-    async fn check(&self, token: &str) -> Result<Verified, Refused> {
-        if !self.jwt.is_empty() {
-            let lenient = self.jwt.iter().any(JwtVerifier::plain_jwt_type);
+    /// The token checked by the JWT validation of its issuer, or by introspection (one call
+    /// per token at a time, shared by the requests carrying it: `flight.rs`), and the identity
+    /// it admits cached under `key`.
+    async fn check(
+        this: &Arc<Self>,
+        token: &str,
+        key: TokenKey,
+    ) -> Result<AdmissionIdentity, Refused> {
+        if !this.jwt.is_empty() {
+            let lenient = this.jwt.iter().any(JwtVerifier::plain_jwt_type);
             if let Some(parts) = jwt::parse(token, lenient) {
                 let issuer = parts.claims.get("iss").and_then(JsonValue::as_str);
-                let verifier = self.jwt.iter().find(|v| Some(v.issuer()) == issuer);
+                let verifier = this.jwt.iter().find(|v| Some(v.issuer()) == issuer);
                 return match verifier {
                     Some(v) if v.plain_jwt_type() || jwt::parse(token, false).is_some() => {
-                        v.verify(parts, &self.resource).await
+                        let verified = v.verify(parts, &this.resource).await?;
+                        Ok(this.admitted(key, verified))
                     }
                     _ => Err(Refused::Invalid),
                 };
             }
         }
-        match &self.introspection {
-            Some(introspector) => introspector.introspect(token, &self.resource).await,
-            None => Err(Refused::Invalid),
+        if this.introspection.is_none() {
+            return Err(Refused::Invalid);
         }
+        // The call's own task keeps the token (wiped when it is done with it) and the shared
+        // state, so a request going away neither cancels the call nor starts another.
+        let shared = Arc::clone(this);
+        let token = zeroize::Zeroizing::new(token.to_owned());
+        this.flights
+            .join(key, move || async move {
+                let Some(introspector) = &shared.introspection else {
+                    return Err(Refused::Invalid);
+                };
+                let verified = introspector.introspect(&token, &shared.resource).await;
+                drop(token);
+                Ok(shared.admitted(key, verified?))
+            })
+            .await
+    }
+
+    /// The identity `verified` admits, cached under `key` while the token's checks hold.
+    fn admitted(&self, key: TokenKey, verified: Verified) -> AdmissionIdentity {
+        let until = verified.until;
+        let identity = self.identity(verified);
+        self.cache.put(key, identity.clone(), until);
+        identity
     }
 
     fn identity(&self, verified: Verified) -> AdmissionIdentity {

@@ -35,14 +35,23 @@ const MIN_DISTINCT_SECRET_BYTES: usize = 8;
 /// assert_eq!(format!("{key:?}"), "RequestStateKey(..)");
 /// # Ok::<(), tollgate::BuildError>(())
 /// ```
-#[derive(Clone)]
 pub struct RequestStateKey {
-    secret: [u8; 32],
+    /// On the heap, written in place and never moved by value: a key handed around moves the
+    /// box, not the bytes, so no stale copy of the secret is left in a stack frame.
+    secret: Box<[u8; 32]>,
 }
 
 impl Drop for RequestStateKey {
     fn drop(&mut self) {
-        zeroize::Zeroize::zeroize(&mut self.secret);
+        zeroize::Zeroize::zeroize(&mut *self.secret);
+    }
+}
+
+impl Clone for RequestStateKey {
+    fn clone(&self) -> Self {
+        let mut copy = Self::zeroed();
+        copy.secret.copy_from_slice(&self.secret[..]);
+        copy
     }
 }
 
@@ -64,27 +73,40 @@ impl RequestStateKey {
     /// [`BuildErrorKind::InvalidConfiguration`] for fewer than 32 bytes, or a secret with fewer
     /// than 8 distinct byte values (all zeros, a repeated byte, a short pattern).
     pub fn from_secret(secret: &[u8]) -> Result<Self, BuildError> {
+        use zeroize::Zeroize as _;
+        // Which byte values occur says much about the secret: wiped once counted.
         let mut seen = [false; 256];
         for b in secret {
             seen[usize::from(*b)] = true;
         }
         let distinct = seen.iter().filter(|s| **s).count();
+        seen.zeroize();
         if secret.len() < 32 || distinct < MIN_DISTINCT_SECRET_BYTES {
             return Err(BuildError::new(BuildErrorKind::InvalidConfiguration));
         }
-        let mut key = [0u8; 32];
+        // Written straight into the key's own (heap) bytes, never through a stack array.
+        let mut key = Self::zeroed();
         if secret.len() == 32 {
-            key.copy_from_slice(secret);
+            key.secret.copy_from_slice(secret);
         } else {
             #[cfg(feature = "request-state")]
             {
                 use sha2::Digest;
-                key.copy_from_slice(&sha2::Sha256::digest(secret));
+                let out =
+                    sha2::digest::generic_array::GenericArray::from_mut_slice(&mut key.secret[..]);
+                sha2::Sha256::new().chain_update(secret).finalize_into(out);
             }
             #[cfg(not(feature = "request-state"))]
-            key.copy_from_slice(&secret[..32]);
+            key.secret.copy_from_slice(&secret[..32]);
         }
-        Ok(Self { secret: key })
+        Ok(key)
+    }
+
+    /// A key of zeros, to be written in place.
+    fn zeroed() -> Self {
+        Self {
+            secret: Box::new([0u8; 32]),
+        }
     }
 
     /// The key's secret bytes (for the envelope's key derivation, `state.rs`).
@@ -99,9 +121,9 @@ impl RequestStateKey {
     /// A random key for this process: states do not survive a restart and are not shared with
     /// other instances. The default when an endpoint sets none.
     pub fn generate() -> Option<Self> {
-        let mut secret = [0u8; 32];
-        getrandom::fill(&mut secret).ok()?;
-        Some(Self { secret })
+        let mut key = Self::zeroed();
+        getrandom::fill(&mut key.secret[..]).ok()?;
+        Some(key)
     }
 }
 
@@ -349,11 +371,15 @@ impl RequestStateKeyRing {
 /// `base64:` (standard alphabet, padded) or `hex:` secret bytes, wiped when dropped.
 fn decode(secret: &str) -> Result<zeroize::Zeroizing<Vec<u8>>, BuildError> {
     if let Some(b64) = secret.strip_prefix("base64:") {
-        return crate::wire::syntax::base64_decode(
+        // Decoded into a buffer that wipes itself, so a secret that fails part way (bad
+        // padding, an odd byte) is wiped too, not freed as it was.
+        let mut out = zeroize::Zeroizing::new(Vec::new());
+        return crate::wire::syntax::base64_decode_into(
             b64.as_bytes(),
             MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
+            &mut out,
         )
-        .map(zeroize::Zeroizing::new)
+        .map(|()| out)
         .ok_or_else(|| invalid(DETAIL_ENCODING));
     }
     let Some(hex) = secret.strip_prefix("hex:") else {

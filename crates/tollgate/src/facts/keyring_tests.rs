@@ -226,3 +226,20 @@ fn weak_secrets_are_refused() {
         "32 bytes"
     );
 }
+
+#[test]
+fn a_key_is_its_secret_or_the_digest_of_a_longer_one_and_clones_equal() {
+    let exact = key_bytes();
+    let key = RequestStateKey::from_secret(&exact).unwrap_or_else(|_| unreachable!());
+    assert_eq!(&key.secret()[..], &exact[..]);
+    assert_eq!(key.clone().secret(), key.secret());
+    let long: Vec<u8> = (0u8..48).map(|i| i.wrapping_mul(53)).collect();
+    let key = RequestStateKey::from_secret(&long).unwrap_or_else(|_| unreachable!());
+    #[cfg(feature = "request-state")]
+    {
+        use sha2::Digest as _;
+        assert_eq!(&key.secret()[..], &sha2::Sha256::digest(&long)[..]);
+    }
+    #[cfg(not(feature = "request-state"))]
+    assert_eq!(&key.secret()[..], &long[..32]);
+}

@@ -192,7 +192,20 @@ impl TokenBucket {
         }
     }
 
+    /// Gives back one token taken by [`acquire_key`](Self::acquire_key) (never past the
+    /// capacity). A partition evicted meanwhile is left alone: it starts full when it returns.
+    pub(crate) fn refund_key(&self, key: Option<&str>) {
+        let now = Instant::now();
+        let mut shard = self.shard(key);
+        let Some(bucket) = shard.buckets.get_mut(&key.map(Arc::from)) else {
+            return;
+        };
+        let tokens = (self.refilled(*bucket, now) + 1.0).min(self.capacity);
+        *bucket = Bucket { tokens, at: now };
+    }
+
     /// When the partition `key` has no token left, how long until it has one (takes nothing).
+    #[cfg(test)]
     pub(crate) fn exhausted(&self, key: Option<&str>) -> Option<Duration> {
         let now = Instant::now();
         let shard = self.shard(key);
@@ -229,7 +242,9 @@ pub(crate) struct Policy {
     pub(crate) tool_limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) named: HashMap<Arc<str>, Arc<dyn RateLimiter>>,
     /// Charged once per refused admission, by peer address; a peer out of tokens is refused
-    /// (429) before its credentials are looked at again.
+    /// (429) before its credentials are looked at again. The token is taken before the
+    /// controller runs and given back when it admits (or cannot decide), so a peer's
+    /// concurrent requests reach the controller only as far as its tokens go.
     pub(crate) refusals: Option<Arc<TokenBucket>>,
     /// The protected resource the endpoint is (MCP authorization), for scope challenges.
     pub(crate) protected: Option<ProtectedResource>,
@@ -259,38 +274,49 @@ pub(crate) struct Caller<'a> {
 
 /// The first stage of policy, for every request: the refusal throttle, admission, then the
 /// endpoint's request limiter. On success the context carries the admitted identity.
+///
+/// The throttle is charged before the controller runs: a request takes one of its peer's tokens
+/// (none left: 429 at once, the controller never asked), and the token is given back when the
+/// controller admits, cannot decide (503) or fails. A refusal keeps it, and so does a request
+/// that goes away while the controller decides (what it set off, an introspection call say,
+/// was made): so a burst of concurrent requests with bad credentials from one peer reaches the
+/// controller at most as many times as the peer has tokens, not once per request.
 pub(crate) async fn admit(
     policy: &Policy,
     caller: Caller<'_>,
     context: &mut RequestContext,
 ) -> Result<(), Refusal> {
     if let Some(controller) = &policy.admission {
-        // A peer that was refused too often waits before its credentials are tried again. An
-        // IPv6 peer is keyed by its /64, the block one host usually holds.
+        // An IPv6 peer is keyed by its /64, the block one host usually holds.
         let peer = policy.refusals.as_ref().and(caller.peer).map(peer_key);
         let throttle = policy.refusals.as_deref().zip(peer.as_deref());
-        if let Some(retry_after) = throttle.and_then(|(t, p)| t.exhausted(Some(p))) {
+        if let Some((throttle, peer)) = throttle
+            && let RateLimitDecision::Denied { retry_after } = throttle.acquire_key(Some(peer))
+        {
             return Err(Refusal::RateLimited(retry_after));
         }
-        let decision = decide(controller.as_ref(), context, caller.headers)
-            .await
-            .ok_or(Refusal::Failed)?;
-        let refusal = match decision {
-            Decision::Admit(identity) => {
-                context.admission = identity;
-                None
-            }
-            Decision::Unauthorized(challenge) => Some(Refusal::Unauthorized(challenge)),
-            Decision::Forbidden(challenge) => Some(Refusal::Forbidden(challenge)),
-            Decision::Malformed(challenge) => Some(Refusal::Malformed(challenge)),
-            // Not the caller's fault: never charged to the refusal throttle.
-            Decision::Unavailable(retry_after) => return Err(Refusal::Unavailable(retry_after)),
-        };
-        if let Some(refusal) = refusal {
+        let give_back = || {
             if let Some((throttle, peer)) = throttle {
-                let _ = throttle.acquire_key(Some(peer));
+                throttle.refund_key(Some(peer));
             }
-            return Err(refusal);
+        };
+        let Some(decision) = decide(controller.as_ref(), context, caller.headers).await else {
+            give_back();
+            return Err(Refusal::Failed);
+        };
+        match decision {
+            Decision::Admit(identity) => {
+                give_back();
+                context.admission = identity;
+            }
+            // Not the caller's fault: never charged to the refusal throttle.
+            Decision::Unavailable(retry_after) => {
+                give_back();
+                return Err(Refusal::Unavailable(retry_after));
+            }
+            Decision::Unauthorized(challenge) => return Err(Refusal::Unauthorized(challenge)),
+            Decision::Forbidden(challenge) => return Err(Refusal::Forbidden(challenge)),
+            Decision::Malformed(challenge) => return Err(Refusal::Malformed(challenge)),
         }
     }
     if let Some(limiter) = &policy.request_limiter {
@@ -458,6 +484,114 @@ mod tests {
             limiter.try_acquire(&a),
             RateLimitDecision::Denied { .. }
         ));
+    }
+
+    /// A controller that counts its calls and decides `answer` once the gate lets it.
+    struct Gated {
+        calls: std::sync::atomic::AtomicUsize,
+        gate: tokio::sync::Semaphore,
+        answer: fn() -> AdmissionDecision,
+    }
+
+    impl AdmissionController for Gated {
+        fn admit<'a>(
+            &'a self,
+            _: &'a AdmissionRequest<'a>,
+        ) -> crate::facts::admission::Admission<'a> {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            crate::facts::admission::Admission::pending(async move {
+                let _ = self.gate.acquire().await.map(|p| p.forget());
+                (self.answer)()
+            })
+        }
+    }
+
+    fn gated(answer: fn() -> AdmissionDecision, capacity: u32) -> (Policy, Arc<Gated>) {
+        let controller = Arc::new(Gated {
+            calls: 0.into(),
+            gate: tokio::sync::Semaphore::new(0),
+            answer,
+        });
+        let policy = Policy {
+            admission: Some(controller.clone()),
+            refusals: Some(Arc::new(
+                TokenBucket::with_capacity(capacity).refill(1, Duration::from_secs(3600)),
+            )),
+            ..Policy::default()
+        };
+        (policy, controller)
+    }
+
+    fn context() -> RequestContext {
+        RequestContext::for_test("tools/list", crate::version::ProtocolVersion::V2026_07_28)
+    }
+
+    const PEER: Caller<'static> = Caller {
+        headers: None,
+        peer: Some(IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 9))),
+    };
+
+    #[tokio::test]
+    async fn concurrent_bad_credentials_reach_the_controller_only_as_far_as_the_tokens_go() {
+        let calls = |c: &Gated| c.calls.load(std::sync::atomic::Ordering::SeqCst);
+        let (policy, controller) = gated(AdmissionDecision::unauthorized, 2);
+        let (mut one, mut two, mut three) = (context(), context(), context());
+        // Two tokens: two requests at once reach the controller (at the bound); the third,
+        // arriving while they are decided, is refused without it (one past).
+        let (a, b, c) = tokio::join!(
+            admit(&policy, PEER, &mut one),
+            admit(&policy, PEER, &mut two),
+            async {
+                let third = admit(&policy, PEER, &mut three).await;
+                assert_eq!(calls(&controller), 2);
+                controller.gate.add_permits(2);
+                third
+            }
+        );
+        assert_eq!(a, Err(Refusal::Unauthorized(None)));
+        assert_eq!(b, Err(Refusal::Unauthorized(None)));
+        assert!(matches!(c, Err(Refusal::RateLimited(_))), "{c:?}");
+        // Refusals keep their tokens: the peer is throttled from now on.
+        assert!(matches!(
+            admit(&policy, PEER, &mut one).await,
+            Err(Refusal::RateLimited(_))
+        ));
+        assert_eq!(calls(&controller), 2);
+
+        // A request that goes away while the controller decides keeps its token too.
+        let (policy, controller) = gated(AdmissionDecision::unauthorized, 1);
+        let gone =
+            tokio::time::timeout(Duration::from_millis(1), admit(&policy, PEER, &mut one)).await;
+        assert!(gone.is_err());
+        assert!(matches!(
+            admit(&policy, PEER, &mut one).await,
+            Err(Refusal::RateLimited(_))
+        ));
+        assert_eq!(calls(&controller), 1);
+    }
+
+    #[tokio::test]
+    async fn admitted_and_undecided_requests_give_their_token_back() {
+        for answer in [
+            (|| AdmissionDecision::admit(AdmissionIdentity::principal("p")))
+                as fn() -> AdmissionDecision,
+            || AdmissionDecision::unavailable(Duration::from_secs(5)),
+        ] {
+            let (policy, controller) = gated(answer, 1);
+            controller.gate.add_permits(100);
+            // One token, given back each time: any number of requests in turn.
+            for _ in 0..5 {
+                let outcome = admit(&policy, PEER, &mut context()).await;
+                assert!(
+                    matches!(outcome, Ok(()) | Err(Refusal::Unavailable(_))),
+                    "{outcome:?}"
+                );
+            }
+            assert_eq!(
+                controller.calls.load(std::sync::atomic::Ordering::SeqCst),
+                5
+            );
+        }
     }
 
     #[tokio::test]

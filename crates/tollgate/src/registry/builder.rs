@@ -243,7 +243,9 @@ impl EndpointBuilder {
     /// Throttles refused admissions by peer address (IPv4, or the IPv6 /64), so credentials
     /// cannot be guessed at speed: each refusal takes a token from its peer's bucket, and a peer
     /// with none left is answered 429 (`Retry-After`, -31999) before its credentials are tried
-    /// again. Off by default (`None`). Turn it on where clients connect directly, for example
+    /// again. The token is taken before the controller runs and given back when it admits or
+    /// cannot decide (503), so a peer's concurrent requests reach the controller at most as many
+    /// at once as it has tokens. Off by default (`None`). Turn it on where clients connect directly, for example
     /// `Some(TokenBucket::with_capacity(30).refill(30, Duration::from_secs(60)))`: behind a
     /// proxy every client shares the proxy's address, so one client's failures would throttle
     /// everyone; there, insert a [`PeerAddr`](crate::transport::PeerAddr) from the proxy's trusted

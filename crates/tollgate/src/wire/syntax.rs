@@ -270,10 +270,22 @@ fn base64_value(b: u8) -> Option<u32> {
 /// end, and unused bits zero (so each byte string has exactly one accepted spelling). Refuses
 /// to produce more than `max_out` bytes.
 pub(crate) fn base64_decode(text: &[u8], max_out: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    base64_decode_into(text, max_out, &mut out)?;
+    Some(out)
+}
+
+/// [`base64_decode`] into `out` (emptied first), whose room is made once before the first byte
+/// is written: a secret decoded into a buffer that wipes itself (`zeroize::Zeroizing`) leaves
+/// no copy behind in a grown allocation, whether decoding succeeds or fails part way. The
+/// working values holding decoded bits are wiped as well.
+pub(crate) fn base64_decode_into(text: &[u8], max_out: usize, out: &mut Vec<u8>) -> Option<()> {
+    use zeroize::Zeroize as _;
+    out.zeroize();
     if !text.len().is_multiple_of(4) || text.len() / 4 * 3 > max_out.saturating_add(2) {
         return None;
     }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    out.reserve_exact(text.len() / 4 * 3);
     let quads = text.len() / 4;
     for (qi, q) in text.chunks_exact(4).enumerate() {
         let last = qi + 1 == quads;
@@ -290,15 +302,29 @@ pub(crate) fn base64_decode(text: &[u8], max_out: usize) -> Option<Vec<u8>> {
             n = (n << 6) | base64_value(b)?;
         }
         n <<= 6 * pad as u32;
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        match pad {
-            0 => out.extend_from_slice(&bytes),
-            1 if bytes[2] == 0 => out.extend_from_slice(&bytes[..2]),
-            2 if bytes[1] == 0 && bytes[2] == 0 => out.push(bytes[0]),
-            _ => return None,
+        let mut bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        n.zeroize();
+        let fits = match pad {
+            0 => {
+                out.extend_from_slice(&bytes);
+                true
+            }
+            1 if bytes[2] == 0 => {
+                out.extend_from_slice(&bytes[..2]);
+                true
+            }
+            2 if bytes[1] == 0 && bytes[2] == 0 => {
+                out.push(bytes[0]);
+                true
+            }
+            _ => false,
+        };
+        bytes.zeroize();
+        if !fits {
+            return None;
         }
     }
-    (out.len() <= max_out).then_some(out)
+    (out.len() <= max_out).then_some(())
 }
 
 #[cfg(test)]
@@ -446,5 +472,28 @@ mod tests {
             assert_eq!(base64_decode(bad, 64), None, "{bad:?}");
         }
         assert_eq!(base64_decode(b"Zm9v", 2), None);
+    }
+
+    #[test]
+    fn decoding_into_a_buffer_never_moves_what_it_wrote() {
+        // 48 bytes of secret: the buffer given room for them is the one that holds them, so
+        // wiping it wipes every copy, whether the decoding ends well or not.
+        let text = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2";
+        let mut out = Vec::with_capacity(48);
+        let at = out.as_ptr();
+        assert_eq!(base64_decode_into(text.as_bytes(), 64, &mut out), Some(()));
+        assert_eq!((out.len(), out.as_ptr()), (48, at));
+        // A spelling that fails in its last quad, after 45 bytes were written, into the same
+        // room; the buffer is emptied before a new decoding starts.
+        let bad = format!("{}Zm9=", &text[..60]);
+        assert_eq!(base64_decode_into(bad.as_bytes(), 64, &mut out), None);
+        assert_eq!((out.len(), out.as_ptr()), (45, at));
+        // An empty buffer is given its room once, before the first byte.
+        let mut fresh = Vec::new();
+        assert_eq!(
+            base64_decode_into(text.as_bytes(), 64, &mut fresh),
+            Some(())
+        );
+        assert_eq!(fresh.capacity(), 48);
     }
 }

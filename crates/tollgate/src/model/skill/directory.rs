@@ -4,10 +4,11 @@
 //! [`MAX_SKILL_BYTES`](super::MAX_SKILL_BYTES) in all (checked before each read, so an oversized
 //! file is never read whole), nested at most [`MAX_SKILL_DEPTH`](super::MAX_SKILL_DEPTH) deep.
 //!
-//! Owns the walk. Names starting with `.` (`.git`, `.env`, editor files) are skipped. A symbolic
-//! link is followed only to a regular file inside the skill's own directory; a link that leaves
-//! it, a link to a directory, and anything that is neither a file nor a directory refuse the
-//! skill. Names must be UTF-8. A hard link is an ordinary file: what it shares is the
+//! Owns the walk. Names starting with `.` (`.git`, `.env`, editor files) are skipped, and so is a
+//! symbolic link whose resolved target has such a name anywhere below the skill's directory
+//! (`notes.md -> .env`). A symbolic link is followed only to a regular file inside the skill's
+//! own directory; a link that leaves it, a link to a directory, and anything that is neither a
+//! file nor a directory refuse the skill. Names must be UTF-8. A hard link is an ordinary file: what it shares is the
 //! application's to decide. Knows nothing of URIs, frontmatter or
 //! the wire: the builder checks what the walk found.
 
@@ -116,8 +117,17 @@ pub(crate) fn walk(dir: &Path) -> Result<Walked, WalkError> {
             let target = if kind.is_symlink() {
                 let target = fs::canonicalize(&path)
                     .map_err(|_| refuse("a symbolic link in the skill leads nowhere", &child))?;
-                if !target.starts_with(&root) {
+                let Ok(inside) = target.strip_prefix(&root) else {
                     return Err(refuse("a symbolic link leads out of the skill", &child));
+                };
+                // A link is read under the rule for names: one leading to a hidden file, or
+                // through a hidden directory (`notes.md -> .env`, `x -> .git/config`), is
+                // skipped and never served, as the hidden file itself is.
+                if inside
+                    .components()
+                    .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+                {
+                    continue;
                 }
                 if !target.is_file() {
                     return Err(refuse(
