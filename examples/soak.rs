@@ -354,7 +354,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(1_000_000);
     let plot_path = args.next();
     let store = Arc::new(InMemoryTaskStore::with_capacity(50_000));
-    let endpoint = endpoint::endpoint(Arc::clone(&store))?;
+    // Request state that opens on every retry: the soak measures memory without a replay store.
+    let endpoint = endpoint::endpoint(Arc::clone(&store), None)?;
     let server = Server::bind("127.0.0.1:0".parse()?, McpService::new(endpoint.clone())).await?;
     let addr = server.local_addr()?;
     tokio::spawn(server.serve_with_shutdown(std::future::pending()));

@@ -6,6 +6,7 @@
 //! email addresses. Shared by `examples/catalog` and `tollgate serve-demo`.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ use tollgate::{
         ClientRequests, HandlerFailure, HandlerOutput, InputRequest, InputRequiredResult,
         Intercepted, ProgressReporter, SanitizeError, ToolResultSanitizer,
     },
+    endpoint::ReplayStore,
     prompt::{
         Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage,
         PromptRegistration, PromptResult,
@@ -644,15 +646,23 @@ fn asks_the_user() -> InputRequestDeclaration {
     InputRequestDeclaration::new(InputRequestKind::Elicitation, InputRequirement::Conditional)
 }
 
-pub(crate) fn endpoint(tasks: impl TaskStore) -> Result<Endpoint, Box<dyn std::error::Error>> {
-    Ok(builder(tasks, &[])?.build()?)
+/// The demo's endpoint; its request state single use through `uses` when given.
+pub(crate) fn endpoint(
+    tasks: impl TaskStore,
+    uses: Option<Arc<dyn ReplayStore>>,
+) -> Result<Endpoint, Box<dyn std::error::Error>> {
+    Ok(builder(tasks, &[], uses)?.build()?)
 }
 
 /// The demo's endpoint, not yet built: `restock_scopes` are the OAuth scopes `catalog.restock`
-/// requires (none unless the endpoint is made a protected resource: `protect.rs`).
+/// requires (none unless the endpoint is made a protected resource: `protect.rs`). With `uses`,
+/// every request state it seals is single use: a `catalog.reserve` retry reserves once, and the
+/// same retry sent again (a client that lost the answer, or a replay) gets the fixed
+/// `Invalid request state` error instead of a second reservation.
 pub(crate) fn builder(
     tasks: impl TaskStore,
     restock_scopes: &[&str],
+    uses: Option<Arc<dyn ReplayStore>>,
 ) -> Result<tollgate::endpoint::EndpointBuilder, Box<dyn std::error::Error>> {
     // Typed tools come from `#[tool]`; the advanced ones use the builder.
     let search = search_tool()?;
@@ -746,6 +756,10 @@ pub(crate) fn builder(
             .completion(occasions)
             .build()?,
     );
+    let builder = match uses {
+        Some(uses) => builder.request_state_single_use(uses),
+        None => builder,
+    };
     shared_request_state_keys(builder)
 }
 

@@ -12,7 +12,9 @@
 //! - `catalog.inventory`: progress notifications streamed as SSE; on 2025-11-25 it closes its
 //!   connection after the first item and the client resumes the stream with `Last-Event-ID`;
 //! - `catalog.reserve`: asks the user how many first: an `input_required` round trip with sealed
-//!   state on 2026-07-28, a request to the client on the call's stream on the 2025 revisions;
+//!   state on 2026-07-28 (single use: the state's first retry reserves, the same retry sent again
+//!   gets `Invalid request state`; used states kept beside the tasks), a request to the client
+//!   on the call's stream on the 2025 revisions;
 //! - `catalog.restock`: orders stock; for a client that takes tasks (2026-07-28 with the tasks
 //!   extension) it continues as a durable task kept in an embedded SQLite database
 //!   (`TOLLGATE_CATALOG_TASKS`, default a file in the temporary directory), asking the user
@@ -33,7 +35,8 @@
 //! tokens required, `catalog:read` for every request and `catalog:write` for `catalog.restock`.
 //!
 //! Several instances behind one URL (`scripts/cluster` runs three behind nginx): give each the
-//! same `TOLLGATE_CATALOG_POSTGRES` (a PostgreSQL URL: tasks and 2025 sessions shared there,
+//! same `TOLLGATE_CATALOG_POSTGRES` (a PostgreSQL URL: tasks, used request states and 2025
+//! sessions shared there,
 //! `stores.rs`) and the same `TOLLGATE_REQUEST_STATE_KEYS` (a key ring, `ID=hex:SECRET,...`, the
 //! sealing key first; or `TOLLGATE_REQUEST_STATE_KEYS_FILE`) so a `catalog.reserve` retry may
 //! land on any of them. Behind a reverse proxy, `TOLLGATE_TRUSTED_PROXIES` (addresses or
@@ -99,11 +102,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let stores = stores::from_env().await?;
     let tasks = std::sync::Arc::clone(&stores.tasks);
+    let uses = Some(std::sync::Arc::clone(&stores.uses));
     let addr = match listen()? {
         Listen::Stdio => {
             // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
             eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
-            return Ok(StdioServer::new(endpoint::endpoint(tasks)?)
+            return Ok(StdioServer::new(endpoint::endpoint(tasks, uses)?)
                 .serve_stdio()
                 .await?);
         }
@@ -114,9 +118,11 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|_| DEFAULT_PAGE_ORIGIN.to_owned());
     let protection = protect::from_env(addr)?;
     let endpoint = match &protection {
-        None => stores.sessions(endpoint::builder(tasks, &[])?).build()?,
+        None => stores
+            .sessions(endpoint::builder(tasks, &[], uses)?)
+            .build()?,
         Some(p) => stores
-            .sessions(endpoint::builder(tasks, &[protect::WRITE])?)
+            .sessions(endpoint::builder(tasks, &[protect::WRITE], uses)?)
             .bearer_auth(p.auth.clone())
             .build()?,
     };

@@ -1,14 +1,19 @@
-//! Where the demo keeps what must outlive a request: its tasks in an embedded SQLite file by
-//! default, or, with `TOLLGATE_CATALOG_POSTGRES` naming a PostgreSQL database, its tasks and its
-//! 2025 sessions there, shared with every other instance behind the same URL (`scripts/cluster`).
+//! Where the demo keeps what must outlive a request: its tasks and the request states already
+//! used (`catalog.reserve`'s state is single use) in an embedded SQLite file by default, or, with
+//! `TOLLGATE_CATALOG_POSTGRES` naming a PostgreSQL database, its tasks, used states and 2025
+//! sessions there, shared with every other instance behind the same URL (`scripts/cluster`).
 
 use std::sync::Arc;
 
-use tollgate::endpoint::{EndpointBuilder, PostgresSessionStore};
+use tollgate::endpoint::{
+    EndpointBuilder, PostgresReplayStore, PostgresSessionStore, ReplayStore, SqliteReplayStore,
+};
 use tollgate::task::{PostgresTaskStore, SqliteTaskStore, TaskStore};
 
 pub(crate) struct Stores {
     pub(crate) tasks: Arc<dyn TaskStore>,
+    /// Where single-use request state is consumed.
+    pub(crate) uses: Arc<dyn ReplayStore>,
     sessions: Option<PostgresSessionStore>,
 }
 
@@ -24,9 +29,9 @@ impl Stores {
     /// What the startup line says of them.
     pub(crate) fn describe(&self) -> &'static str {
         if self.sessions.is_some() {
-            "tasks and sessions in PostgreSQL"
+            "tasks, used request states and sessions in PostgreSQL"
         } else {
-            "tasks in SQLite"
+            "tasks and used request states in SQLite"
         }
     }
 }
@@ -35,10 +40,13 @@ pub(crate) async fn from_env() -> Result<Stores, Box<dyn std::error::Error>> {
     match std::env::var("TOLLGATE_CATALOG_POSTGRES") {
         Ok(url) if !url.is_empty() => Ok(Stores {
             tasks: Arc::new(PostgresTaskStore::connect(&url).await?),
+            uses: Arc::new(PostgresReplayStore::connect(&url).await?),
             sessions: Some(PostgresSessionStore::connect(&url).await?),
         }),
         _ => Ok(Stores {
             tasks: Arc::new(SqliteTaskStore::open(crate::endpoint::task_database()).await?),
+            // The same file: one database beside the demo.
+            uses: Arc::new(SqliteReplayStore::open(crate::endpoint::task_database()).await?),
             sessions: None,
         }),
     }

@@ -299,7 +299,9 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
         }
         Command::ServeDemo { addr, stdio } => {
             let tasks = tollgate::task::SqliteTaskStore::open(demo::task_database()).await?;
-            let endpoint = demo::endpoint(tasks)?;
+            // `catalog.reserve`'s state is single use, its used states beside the tasks.
+            let uses = tollgate::endpoint::SqliteReplayStore::open(demo::task_database()).await?;
+            let endpoint = demo::endpoint(tasks, Some(std::sync::Arc::new(uses)))?;
             if stdio {
                 tollgate::transport::StdioServer::new(endpoint)
                     .serve_stdio()

@@ -129,6 +129,7 @@ mod server;
 mod service;
 mod session;
 mod shed;
+mod single_use;
 mod stdio;
 mod stream;
 mod tasks;
@@ -286,7 +287,8 @@ pub mod task {
 
 pub mod endpoint {
     //! The endpoint builder and its settings: limits, revisions, 2025 sessions, event streams,
-    //! subscriptions, and sealed request state with its key ring.
+    //! subscriptions, and sealed request state with its key ring and its replay stores (single
+    //! use).
     pub use crate::facts::keyring::{
         MAX_REQUEST_STATE_KEY_ID_BYTES, MAX_REQUEST_STATE_KEYS, MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
         RequestStateKey, RequestStateKeyRing,
@@ -306,6 +308,15 @@ pub mod endpoint {
     pub use crate::session::store::{
         MAX_BROADCAST_BYTES, SessionAnswer, SessionEvent, SessionRow, SessionStore,
         SessionStoreError, SessionStoreErrorKind, SessionStoreFuture,
+    };
+    pub use crate::single_use::memory::{DEFAULT_REPLAY_STORE_CAPACITY, InMemoryReplayStore};
+    #[cfg(feature = "postgres")]
+    pub use crate::single_use::sql::PostgresReplayStore;
+    #[cfg(feature = "sqlite")]
+    pub use crate::single_use::sql::SqliteReplayStore;
+    pub use crate::single_use::{
+        ReplayFuture, ReplayStore, ReplayStoreError, ReplayStoreErrorKind,
+        check_replay_store_contract,
     };
     pub use crate::stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
     pub use crate::version::ProtocolVersions;

@@ -39,6 +39,7 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("methods", &["methods"]),
     ("registry", &["registry"]),
     ("sessions", &["session", "client_request"]),
+    ("single use", &["single_use"]),
     ("tasks", &["tasks"]),
     ("auth", &["auth"]),
     ("model", &["model"]),

@@ -6,7 +6,8 @@
 //! a key derived with HKDF-SHA256 from that key's secret and the endpoint's path. A version 1
 //! envelope (no key id, sealed before key rings) is tried with each key of the ring. The
 //! plaintext holds the expiry (15 minutes), the round (at most 10), the keys and methods of the
-//! inputs asked for, and the handler's state; the binding (endpoint, method, operation name,
+//! inputs asked for, the handler's state, and a random 128-bit use nonce (the [`Ticket`] a
+//! single-use endpoint consumes, `single_use/`); the binding (endpoint, method, operation name,
 //! a digest of the arguments, the admitted principal) is authenticated as associated data, so
 //! state presented on another request, by another principal, after expiry, or altered in any
 //! bit does not open. Knows nothing of JSON-RPC; the methods' request-state stage
@@ -38,6 +39,12 @@ const VERSION: u8 = 2;
 const VERSION_WITHOUT_KEY_ID: u8 = 1;
 #[cfg(feature = "request-state")]
 const NONCE_BYTES: usize = 12;
+/// The random use nonce sealed inside every state (`"once"`, base64 of 16 bytes).
+#[cfg(feature = "request-state")]
+const USE_NONCE_BYTES: usize = 16;
+/// The longest use nonce an opened state may name (its base64 form, with room to spare).
+#[cfg(feature = "request-state")]
+const MAX_USE_NONCE_TEXT: usize = 64;
 
 /// What a state is bound to: the retry must present the same.
 #[cfg_attr(
@@ -59,6 +66,15 @@ pub(crate) struct Opened {
     /// The keys asked for, with their methods.
     pub(crate) asked: Vec<(String, String)>,
     pub(crate) state: JsonValue,
+}
+
+/// What single use needs of an opened state: its sealed use nonce (`None` in a state sealed
+/// before states carried one: such a state cannot be consumed, so single use refuses it) and its
+/// expiry, in seconds since the Unix epoch (the state opens up to and including that second).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ticket {
+    pub(crate) nonce: Option<String>,
+    pub(crate) expires_at_secs: u64,
 }
 
 /// Why a state did not open (all answered the same way: the reasons are not told apart on the
@@ -216,9 +232,12 @@ fn now_secs(now: SystemTime) -> u64 {
     now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// What a state seals: its expiry, round, the inputs asked for and the handler's state.
+/// What a state seals: its expiry, round, the inputs asked for, the handler's state and a fresh
+/// random use nonce.
 #[cfg(feature = "request-state")]
 fn plaintext(opened: &Opened, now: SystemTime) -> Option<Vec<u8>> {
+    let mut once = [0u8; USE_NONCE_BYTES];
+    getrandom::fill(&mut once).ok()?;
     let asked: Vec<JsonValue> = opened
         .asked
         .iter()
@@ -234,6 +253,7 @@ fn plaintext(opened: &Opened, now: SystemTime) -> Option<Vec<u8>> {
         .insert("round", u64::from(opened.round))
         .insert("asked", JsonValue::from(asked))
         .insert("state", opened.state.clone())
+        .insert("once", crate::wire::syntax::base64_encode(&once))
         .build();
     to_vec(&plain.into(), &OutputLimits::default()).ok()
 }
@@ -272,13 +292,13 @@ pub(crate) fn seal(
 }
 
 /// Opens a state presented on a retry bound as `binding`, with the ring's key it names (a
-/// version 1 envelope: whichever key of the ring opens it).
+/// version 1 envelope: whichever key of the ring opens it), with its [`Ticket`].
 pub(crate) fn open(
     keys: &RequestStateKeyRing,
     binding: &Binding<'_>,
     text: &str,
     now: SystemTime,
-) -> Result<Opened, Unopenable> {
+) -> Result<(Opened, Ticket), Unopenable> {
     #[cfg(feature = "request-state")]
     {
         if text.len() > MAX_REQUEST_STATE_BYTES {
@@ -338,11 +358,25 @@ pub(crate) fn open(
             }
         }
         let state = value.get("state").cloned().ok_or(Unopenable)?;
-        Ok(Opened {
-            round,
-            asked,
-            state,
-        })
+        let nonce = match value.get("once") {
+            None => None,
+            Some(JsonValue::String(s)) if (1..=MAX_USE_NONCE_TEXT).contains(&s.as_str().len()) => {
+                Some(s.as_str().to_owned())
+            }
+            Some(_) => return Err(Unopenable),
+        };
+        let ticket = Ticket {
+            nonce,
+            expires_at_secs: exp,
+        };
+        Ok((
+            Opened {
+                round,
+                asked,
+                state,
+            },
+            ticket,
+        ))
     }
     #[cfg(not(feature = "request-state"))]
     {
@@ -370,6 +404,35 @@ fn open_with(
 #[cfg(all(test, feature = "request-state"))]
 mod tests {
     use super::*;
+
+    /// [`super::open`] without its ticket.
+    fn open(
+        keys: &RequestStateKeyRing,
+        binding: &Binding<'_>,
+        text: &str,
+        now: SystemTime,
+    ) -> Result<Opened, Unopenable> {
+        super::open(keys, binding, text, now).map(|(opened, _)| opened)
+    }
+
+    #[test]
+    fn every_state_carries_its_own_use_nonce_and_expiry() {
+        let key = ring(4);
+        let args = JsonObject::new();
+        let now = SystemTime::now();
+        let bound = binding(&args, None);
+        let a = seal(&key, &bound, &opened(), now).unwrap_or_default();
+        let b = seal(&key, &bound, &opened(), now).unwrap_or_default();
+        let (_, ta) = super::open(&key, &bound, &a, now).unwrap_or_else(|_| unreachable!());
+        let (_, tb) = super::open(&key, &bound, &b, now).unwrap_or_else(|_| unreachable!());
+        let (na, nb) = (ta.nonce.unwrap_or_default(), tb.nonce.unwrap_or_default());
+        assert_eq!(na.len(), 24, "16 bytes in base64");
+        assert_ne!(na, nb);
+        assert_eq!(
+            ta.expires_at_secs,
+            now_secs(now) + REQUEST_STATE_LIFETIME.as_secs()
+        );
+    }
 
     fn binding<'a>(arguments: &'a JsonObject, principal: Option<&'a str>) -> Binding<'a> {
         Binding {

@@ -41,8 +41,9 @@ pub(crate) fn retry_params(
 }
 
 /// Opens a retry's `requestState` for this tool call and keeps the responses to the inputs it
-/// asked for (shape-checked; other keys are ignored, as the protocol asks).
-pub(crate) fn open_input(
+/// asked for (shape-checked; other keys are ignored, as the protocol asks); on a single-use
+/// endpoint, consumes the state last, so only a retry that would reach the handler uses it up.
+pub(crate) async fn open_input(
     endpoint: &Endpoint,
     context: &RequestContext,
     method: &str,
@@ -78,8 +79,9 @@ pub(crate) fn open_input(
         arguments,
         principal: context.admission.principal_name(),
     };
-    let opened = crate::facts::state::open(key, &binding, state, std::time::SystemTime::now())
-        .map_err(|_| Fault::InvalidRequestState)?;
+    let (opened, ticket) =
+        crate::facts::state::open(key, &binding, state, std::time::SystemTime::now())
+            .map_err(|_| Fault::InvalidRequestState)?;
     let mut kept = JsonObject::builder();
     if let Some(responses) = responses {
         for (key, method) in &opened.asked {
@@ -91,6 +93,9 @@ pub(crate) fn open_input(
             }
             kept.push(key.as_str(), response.clone());
         }
+    }
+    if let Some(single_use) = &endpoint.inner.single_use {
+        single_use.consume(&ticket).await?;
     }
     Ok(crate::facts::context::InputContext {
         responses: kept.build(),
@@ -230,7 +235,7 @@ pub(crate) async fn run<In: Send, T: Kind>(
     handler: &dyn Erased<In, Outcome<T>>,
     input: impl FnOnce() -> Option<In> + Send,
 ) -> Result<T, Reply> {
-    open_state(endpoint, &mut context, binding, retry)?;
+    open_state(endpoint, &mut context, binding, retry).await?;
     let (features, guard) = fresh_features();
     let outcome = if endpoint.inner.interceptors.is_empty() {
         match input() {
@@ -304,8 +309,8 @@ impl Kind for crate::model::resource::ResourceOutput {
 }
 
 /// Before the handler: a retry's state opened against `binding` (its input responses then in
-/// the context), or the fixed reply for state that does not open.
-fn open_state(
+/// the context), or the fixed reply for state that does not open (or, single use, was used).
+async fn open_state(
     endpoint: &Endpoint,
     context: &mut RequestContext,
     binding: &Binding<'_>,
@@ -316,7 +321,7 @@ fn open_state(
     };
     let method = binding.method.name();
     let (name, bound) = (binding.name, binding.arguments);
-    match open_input(endpoint, context, method, name, bound, responses, state) {
+    match open_input(endpoint, context, method, name, bound, responses, state).await {
         Ok(input) => {
             context.input = Some(std::sync::Arc::new(input));
             Ok(())

@@ -102,7 +102,7 @@ pub(crate) fn call(
         }
         // Request state: opened and verified against this request before anything else uses it.
         if let Some((responses, state)) = call.retry {
-            match retry_input(endpoint, tool, &context, &call, responses, state) {
+            match retry_input(endpoint, tool, &context, &call, responses, state).await {
                 Ok(input) => context.input = Some(Arc::new(input)),
                 Err(fault) => return fail(revision, id, fault, None),
             }
@@ -149,8 +149,8 @@ pub(crate) fn call(
 
 /// A retry's input: a typed-complete tool never issued state to come back to; an
 /// application-protected tool's state is handed over as returned; any other is opened and
-/// verified against this call.
-fn retry_input(
+/// verified against this call (and, on a single-use endpoint, consumed).
+async fn retry_input(
     endpoint: &Endpoint,
     tool: &ToolRegistration,
     context: &RequestContext,
@@ -166,7 +166,7 @@ fn retry_input(
     }
     let method = Method::ToolsCall.name();
     let (name, arguments) = (call.name.as_str(), &call.arguments);
-    open_input(endpoint, context, method, name, arguments, responses, state)
+    open_input(endpoint, context, method, name, arguments, responses, state).await
 }
 
 /// How a call's handler stage ended.

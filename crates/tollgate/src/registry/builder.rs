@@ -50,6 +50,7 @@ impl Endpoint {
             skills: Vec::new(),
             policy: Policy::default(),
             state_key: None,
+            single_use: None,
             cache: CachePolicy::default(),
             page_size: EndpointBuilder::DEFAULT_PAGE_SIZE,
             limits: EndpointLimits::default(),
@@ -81,6 +82,7 @@ pub struct EndpointBuilder {
     pub(super) skills: Vec<SkillRegistration>,
     pub(super) policy: Policy,
     pub(super) state_key: Option<crate::facts::keyring::RequestStateKeyRing>,
+    pub(super) single_use: Option<Arc<dyn crate::single_use::ReplayStore>>,
     pub(super) cache: CachePolicy,
     pub(super) page_size: usize,
     pub(super) limits: EndpointLimits,
@@ -172,6 +174,28 @@ impl EndpointBuilder {
     /// [`REQUEST_STATE_LIFETIME`](crate::endpoint::REQUEST_STATE_LIFETIME).
     pub fn request_state_keys(mut self, keys: crate::facts::keyring::RequestStateKeyRing) -> Self {
         self.state_key = Some(keys);
+        self
+    }
+
+    /// Makes every request state this endpoint seals single use (default: off, a state opens
+    /// on any retry until it expires): the first retry presenting a state consumes the state's
+    /// sealed random nonce in `store`, atomically, before the handler runs; any later retry
+    /// with the same state, on this instance or another sharing `store`, is answered with the
+    /// fixed `Invalid request state` error (-32602), as an expired state is, and its handler
+    /// does not run. So a client that lost the answer to its retry and sends it again gets that
+    /// error, never a second execution. A store that is full refuses the same way (fail closed);
+    /// one that fails or does not answer within 10 s is answered with HTTP 503 `Server busy`
+    /// (the handler has not run). Nonces are kept until their state's expiry plus a minute, and
+    /// purged about once a minute after.
+    ///
+    /// For one instance, [`InMemoryReplayStore`](crate::endpoint::InMemoryReplayStore)
+    /// (at most [`DEFAULT_REPLAY_STORE_CAPACITY`](crate::endpoint::DEFAULT_REPLAY_STORE_CAPACITY)
+    /// nonces); across restarts, `SqliteReplayStore` (feature `sqlite`); across instances
+    /// behind one URL, `PostgresReplayStore` (feature `postgres`). Applies to the states
+    /// Tollgate seals (framework-protected tools, prompts, resources); an
+    /// application-protected state is the application's to make single use.
+    pub fn request_state_single_use(mut self, store: impl crate::single_use::ReplayStore) -> Self {
+        self.single_use = Some(Arc::new(store));
         self
     }
 
@@ -716,6 +740,9 @@ impl EndpointBuilder {
             state_key: self
                 .state_key
                 .or_else(|| RequestStateKey::generate().map(Into::into)),
+            single_use: self
+                .single_use
+                .map(|store| Arc::new(crate::single_use::SingleUse::new(store))),
             interceptors: self.interceptors.into(),
             sanitizer: self.sanitizer,
         }

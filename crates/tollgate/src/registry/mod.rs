@@ -252,6 +252,9 @@ pub(crate) struct EndpointInner {
     /// The key `requestState` is sealed with (`None` when the OS gave no randomness for the
     /// default and none was configured: `input_required` results then fail).
     pub(crate) state_key: Option<crate::facts::keyring::RequestStateKeyRing>,
+    /// Where a single-use endpoint consumes each opened state's nonce (`None`: states open on
+    /// any retry until they expire).
+    pub(crate) single_use: Option<Arc<crate::single_use::SingleUse>>,
     /// Per served revision: the one-page `prompts/list` result (prompts are few and their
     /// catalog is immutable; a present cursor is refused).
     pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
