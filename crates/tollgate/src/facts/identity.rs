@@ -127,6 +127,13 @@ impl AdmissionIdentity {
         self.expires
     }
 
+    /// How long the credential still holds from now, on tokio's clock (`None`: no expiry;
+    /// zero: expired already). A stream or listen opened under it sleeps this long at most.
+    pub(crate) fn expires_in(&self) -> Option<std::time::Duration> {
+        self.expires
+            .map(|at| at.duration_since(SystemTime::now()).unwrap_or_default())
+    }
+
     /// The principal, or `None` when anonymous.
     pub fn principal_name(&self) -> Option<&str> {
         self.principal.as_deref()

@@ -486,7 +486,8 @@ pub(crate) async fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Repl
 }
 
 /// `GET`, admitted first: opens the admitted principal's session's standalone event stream, or
-/// resumes one of its streams after the event `Last-Event-ID` names. Only a 2025 session has
+/// resumes one of its streams after the event `Last-Event-ID` names, until the admitted
+/// credential expires. Only a 2025 session has
 /// streams to open: without `Mcp-Session-Id` (a 2026-07-28 client, or an endpoint without
 /// sessions) the answer is 405.
 pub(crate) async fn open_stream(
@@ -535,7 +536,8 @@ pub(crate) async fn open_stream(
         .open_stream(session_id, &session.streams, last_event_id)
         .await
     {
-        Ok(Ok(connection)) => Ok(connection),
+        // The stream ends when the credential it was opened with expires.
+        Ok(Ok(connection)) => Ok(connection.until(context.admission.expires_in())),
         Ok(Err(AttachFailure::UnknownEvent)) => Err(Reply::empty(StatusCode::BAD_REQUEST)),
         Ok(Err(AttachFailure::Closed)) => Err(Reply::empty(StatusCode::NOT_FOUND)),
         Err(_) => Err(Reply::empty(StatusCode::SERVICE_UNAVAILABLE)),

@@ -534,6 +534,8 @@ pub(crate) struct Connection {
     pub(crate) ended: bool,
     /// A `GET` connection's session: the connection ends when the session idles out.
     pub(crate) session: Option<Weak<SessionStreams>>,
+    /// A `GET` connection ends when the credential it was opened with expires.
+    pub(crate) expiry: Option<Pin<Box<tokio::time::Sleep>>>,
     /// Counts the connection among the open streams while it lives (feature `otel`).
     _gauge: crate::facts::telemetry::StreamGauge,
 }
@@ -566,12 +568,20 @@ impl Connection {
             interval,
             ended: false,
             session: None,
+            expiry: None,
             _gauge: crate::facts::telemetry::StreamGauge::open(),
         }
     }
 
     pub(crate) fn in_session(mut self, session: &Arc<SessionStreams>) -> Self {
         self.session = Some(Arc::downgrade(session));
+        self
+    }
+
+    /// Ends the connection `expires_in` from now (the admitted credential's expiry; `None`:
+    /// no such end). The stream itself stays, resumable with a fresh credential.
+    pub(crate) fn until(mut self, expires_in: Option<Duration>) -> Self {
+        self.expiry = expires_in.map(|d| Box::pin(tokio::time::sleep(d)));
         self
     }
 
@@ -591,6 +601,12 @@ impl Connection {
             return Poll::Ready(Some(prelude));
         }
         if self.ended {
+            return Poll::Ready(None);
+        }
+        if let Some(expiry) = &mut self.expiry
+            && expiry.as_mut().poll(cx).is_ready()
+        {
+            self.ended = true;
             return Poll::Ready(None);
         }
         match self
