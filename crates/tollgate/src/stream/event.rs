@@ -69,6 +69,9 @@ pub(crate) struct EventStream {
     pub(crate) relayed: std::sync::atomic::AtomicBool,
     /// A relayed stream whose new events are being fetched.
     pub(crate) following: std::sync::atomic::AtomicBool,
+    /// What a resumable stream holds of its principal's and the endpoint's budgets, given back
+    /// when the stream is dropped.
+    pub(crate) ticket: std::sync::OnceLock<crate::stream::session::Ticket>,
 }
 
 impl fmt::Debug for EventStream {
@@ -110,6 +113,7 @@ impl EventStream {
             connections: std::sync::atomic::AtomicUsize::new(0),
             relayed: std::sync::atomic::AtomicBool::new(false),
             following: std::sync::atomic::AtomicBool::new(false),
+            ticket: std::sync::OnceLock::new(),
         })
     }
 
