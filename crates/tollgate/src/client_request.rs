@@ -210,3 +210,74 @@ pub(crate) fn deliver(session: &SessionStreams, response: &JsonObject) -> bool {
     let _ = pending.reply.send(result);
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tool::options::{InputRequestKind, InputRequirement};
+    use crate::stream::StreamConfig;
+    use crate::version::ProtocolVersion;
+    use std::time::Duration;
+
+    /// An elicitation the client never answers fails with `TimedOut` once the session's client
+    /// request timeout passes (not before), and its waiting entry is gone: a late answer finds
+    /// nothing.
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_elicitation_times_out() {
+        let session = Arc::new(SessionStreams::new(
+            StreamConfig::default(),
+            ProtocolVersion::V2025_11_25,
+            Duration::from_secs(600),
+        ));
+        let mut limits = crate::stream::session::HoldLimits::default();
+        limits.client_request_timeout = Duration::from_secs(60);
+        let _ = session.budget.set(crate::stream::session::Budget {
+            limits,
+            principal: None,
+            endpoint: Arc::default(),
+        });
+        let stream = EventStream::new(StreamConfig::default());
+        let capabilities = ClientCapabilities::from_json(
+            JsonObject::builder()
+                .insert("elicitation", JsonObject::new())
+                .build(),
+        );
+        let declared: Arc<[InputRequestDeclaration]> = Arc::from([InputRequestDeclaration::new(
+            InputRequestKind::Elicitation,
+            InputRequirement::Conditional,
+        )]);
+        let client = ClientRequests::new(
+            Arc::clone(&stream),
+            Arc::clone(&session),
+            capabilities,
+            declared,
+        );
+        let started = tokio::time::Instant::now();
+        let asking = tokio::spawn(async move {
+            client
+                .send(InputRequest::elicitation("Your name?", JsonObject::new()))
+                .await
+        });
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        assert!(!asking.is_finished(), "still waiting before the timeout");
+        assert_eq!(crate::stream::lock(&session.state).pending.len(), 1);
+        let got = asking
+            .await
+            .unwrap_or_else(|_| unreachable!("the wait ends"));
+        assert_eq!(got, Err(ClientRequestError::TimedOut));
+        assert!(started.elapsed() >= Duration::from_secs(60));
+        assert!(crate::stream::lock(&session.state).pending.is_empty());
+        let late = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("id", "tollgate-1")
+            .insert(
+                "result",
+                JsonObject::builder().insert("action", "cancel").build(),
+            )
+            .build();
+        assert!(
+            !deliver(&session, &late),
+            "a late answer finds nothing waiting"
+        );
+    }
+}
