@@ -229,8 +229,10 @@ mod tests {
             ProtocolVersion::V2025_11_25,
             Duration::from_secs(600),
         ));
-        let mut limits = crate::stream::session::HoldLimits::default();
-        limits.client_request_timeout = Duration::from_secs(60);
+        let limits = crate::stream::session::HoldLimits {
+            client_request_timeout: Duration::from_secs(60),
+            ..Default::default()
+        };
         let _ = session.budget.set(crate::stream::session::Budget {
             limits,
             principal: None,
