@@ -33,6 +33,10 @@ pub enum ClientRequestError {
     /// No answer can come: the session ended, the request was cancelled, or the session already
     /// has 64 requests waiting.
     Unavailable,
+    /// The client did not answer within the session's client request timeout
+    /// ([`SessionConfig::client_request_timeout`](crate::endpoint::SessionConfig::client_request_timeout),
+    /// 60 seconds by default); the request is forgotten and a late answer is refused.
+    TimedOut,
 }
 
 impl fmt::Display for ClientRequestError {
@@ -44,6 +48,7 @@ impl fmt::Display for ClientRequestError {
             Self::Undeclared => "the tool did not declare this kind of input",
             Self::Rejected => "the client rejected the request",
             Self::Unavailable => "the client cannot be asked now",
+            Self::TimedOut => "the client did not answer in time",
         })
     }
 }
@@ -120,15 +125,17 @@ impl ClientRequests {
     }
 
     /// Sends `request` to the client and waits for its result (an elicitation, sampling or
-    /// roots result, exactly as sent, shape-checked). Bound the wait with your own timeout or
-    /// the invocation's cancellation token; a cancelled or ended session ends it.
+    /// roots result, exactly as sent, shape-checked), at most the session's client request
+    /// timeout (60 seconds unless configured); a cancelled or ended session ends the wait
+    /// sooner, as may your own timeout or the invocation's cancellation token.
     ///
     /// # Errors
     ///
     /// [`ClientRequestError::Undeclared`] before anything is sent when the tool did not
     /// declare the request's kind, [`ClientRequestError::MissingCapability`] when the client did
     /// not declare the capability; [`ClientRequestError::Rejected`] for an error answer or a
-    /// malformed result; [`ClientRequestError::Unavailable`] when no answer can come.
+    /// malformed result; [`ClientRequestError::Unavailable`] when no answer can come;
+    /// [`ClientRequestError::TimedOut`] when none came in time.
     pub async fn send(&self, request: InputRequest) -> Result<JsonValue, ClientRequestError> {
         if !self.declared.iter().any(|d| d.kind() == request.kind()) {
             return Err(ClientRequestError::Undeclared);
@@ -171,10 +178,13 @@ impl ClientRequests {
         let bytes = to_vec(&message, &OutputLimits::default())
             .map_err(|_| ClientRequestError::Unavailable)?;
         self.stream.push_notification(&bytes);
-        match answer.await {
-            Ok(Some(result)) => Ok(result),
-            Ok(None) => Err(ClientRequestError::Rejected),
-            Err(_) => Err(ClientRequestError::Unavailable),
+        // Past the timeout `forget` drops the waiting entry: a late answer finds nothing.
+        let timeout = self.session.budget().limits.client_request_timeout;
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(Some(result))) => Ok(result),
+            Ok(Ok(None)) => Err(ClientRequestError::Rejected),
+            Ok(Err(_)) => Err(ClientRequestError::Unavailable),
+            Err(_) => Err(ClientRequestError::TimedOut),
         }
     }
 }
@@ -199,4 +209,77 @@ pub(crate) fn deliver(session: &SessionStreams, response: &JsonObject) -> bool {
     // The caller may have stopped waiting; nothing to do then.
     let _ = pending.reply.send(result);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tool::options::{InputRequestKind, InputRequirement};
+    use crate::stream::StreamConfig;
+    use crate::version::ProtocolVersion;
+    use std::time::Duration;
+
+    /// An elicitation the client never answers fails with `TimedOut` once the session's client
+    /// request timeout passes (not before), and its waiting entry is gone: a late answer finds
+    /// nothing.
+    #[tokio::test(start_paused = true)]
+    async fn an_unanswered_elicitation_times_out() {
+        let session = Arc::new(SessionStreams::new(
+            StreamConfig::default(),
+            ProtocolVersion::V2025_11_25,
+            Duration::from_secs(600),
+        ));
+        let limits = crate::stream::session::HoldLimits {
+            client_request_timeout: Duration::from_secs(60),
+            ..Default::default()
+        };
+        let _ = session.budget.set(crate::stream::session::Budget {
+            limits,
+            principal: None,
+            endpoint: Arc::default(),
+        });
+        let stream = EventStream::new(StreamConfig::default());
+        let capabilities = ClientCapabilities::from_json(
+            JsonObject::builder()
+                .insert("elicitation", JsonObject::new())
+                .build(),
+        );
+        let declared: Arc<[InputRequestDeclaration]> = Arc::from([InputRequestDeclaration::new(
+            InputRequestKind::Elicitation,
+            InputRequirement::Conditional,
+        )]);
+        let client = ClientRequests::new(
+            Arc::clone(&stream),
+            Arc::clone(&session),
+            capabilities,
+            declared,
+        );
+        let started = tokio::time::Instant::now();
+        let asking = tokio::spawn(async move {
+            client
+                .send(InputRequest::elicitation("Your name?", JsonObject::new()))
+                .await
+        });
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        assert!(!asking.is_finished(), "still waiting before the timeout");
+        assert_eq!(crate::stream::lock(&session.state).pending.len(), 1);
+        let got = asking
+            .await
+            .unwrap_or_else(|_| unreachable!("the wait ends"));
+        assert_eq!(got, Err(ClientRequestError::TimedOut));
+        assert!(started.elapsed() >= Duration::from_secs(60));
+        assert!(crate::stream::lock(&session.state).pending.is_empty());
+        let late = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("id", "tollgate-1")
+            .insert(
+                "result",
+                JsonObject::builder().insert("action", "cancel").build(),
+            )
+            .build();
+        assert!(
+            !deliver(&session, &late),
+            "a late answer finds nothing waiting"
+        );
+    }
 }

@@ -690,9 +690,16 @@ impl Inner {
                 kept = kept.insert(name.as_str(), value.clone());
             }
         }
+        // The credential's end, which ends the streams and listens it opens: `exp` as checked
+        // (a JWT's with its leeway, which `until` holds; an introspected token's `until` is
+        // only how long the answer is cached, so its `exp` claim).
+        let expires = jwt::seconds(verified.claims.get("exp"))
+            .and_then(|exp| std::time::UNIX_EPOCH.checked_add(Duration::from_secs(exp)))
+            .map_or(verified.until, |exp| exp.max(verified.until));
         AdmissionIdentity::principal(principal)
             .with_scopes(verified.scopes)
             .with_claims(kept.build())
+            .with_expiry(expires)
     }
 
     fn issuers(&self) -> usize {
@@ -741,6 +748,41 @@ mod tests {
         let bad = r#"{"sub":"a","scope":["read"],"scp":"read"}"#;
         assert_eq!(read(bad), Err(Refused::Invalid));
         assert_eq!(read(r#"{"sub":"a","scope":"a\"b"}"#), Err(Refused::Invalid));
+    }
+
+    /// The admitted identity carries the token's `exp` (a JWT's with its leeway, which `until`
+    /// holds; an introspected token's `exp` past the shorter cache time), for the streams and
+    /// listens it opens to end then.
+    #[test]
+    fn the_identity_carries_the_tokens_expiry() {
+        let Ok(resource) = ProtectedResource::builder("https://mcp.example/mcp")
+            .authorization_server("https://as.example")
+            .build()
+        else {
+            unreachable!("a valid resource")
+        };
+        let Ok(auth) = BearerAuth::builder(&resource)
+            .jwt(JwtValidation::new("https://as.example"))
+            .build()
+        else {
+            unreachable!("a valid configuration")
+        };
+        let exp = 4_000_000_000_u64;
+        let at = |secs: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+        let verified = |until| {
+            let value = tollgate_json::from_str(
+                &format!(r#"{{"sub":"a","exp":{exp}}}"#),
+                &JsonLimits::new(),
+            );
+            let claims = value.ok().and_then(|v| v.as_object().cloned());
+            claims_of(claims.unwrap_or_default(), "https://as.example", until).ok()
+        };
+        // Introspection: cached for less than the token lives; the identity ends at `exp`.
+        let cached = verified(at(exp - 600)).map(|v| auth.inner.identity(v));
+        assert_eq!(cached.and_then(|i| i.expires_at()), Some(at(exp)));
+        // A JWT: `until` is `exp` plus the leeway the check allowed.
+        let lenient = verified(at(exp + 60)).map(|v| auth.inner.identity(v));
+        assert_eq!(lenient.and_then(|i| i.expires_at()), Some(at(exp + 60)));
     }
 
     #[test]

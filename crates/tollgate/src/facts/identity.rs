@@ -1,10 +1,12 @@
 //! Who admission accepted: [`AdmissionIdentity`], its principal and, when a token granted them,
-//! its scopes and the claims the deployment chose to keep.
+//! its scopes, the claims the deployment chose to keep and the moment the credential expires
+//! (which ends the streams and listens it opened).
 //!
 //! Knows nothing of how an identity was established (API key, bearer token, the process's
 //! owner): that is the admission controller's business.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use tollgate_json::{JsonObject, JsonValue};
 
@@ -13,7 +15,9 @@ use tollgate_json::{JsonObject, JsonValue};
 ///
 /// An identity names its principal (the partition for rate limits, the owner of 2025 sessions
 /// and tasks) and, when it came from an access token, the scopes the token granted and the
-/// claims kept from it. Scopes matter to operations that require them
+/// claims kept from it, and until when the credential holds ([`expires_at`](Self::expires_at):
+/// a 2025 `GET` stream or a 2026-07-28 `subscriptions/listen` opened under it ends then). Scopes
+/// matter to operations that require them
 /// (`ToolBuilder::required_scopes` and the same on prompts and resources): an identity with no
 /// granted scopes satisfies none.
 ///
@@ -34,6 +38,7 @@ use tollgate_json::{JsonObject, JsonValue};
 pub struct AdmissionIdentity {
     principal: Option<Arc<str>>,
     grant: Option<Arc<Grant>>,
+    expires: Option<SystemTime>,
 }
 
 /// What a token granted: its scopes and the kept claims.
@@ -49,6 +54,7 @@ impl AdmissionIdentity {
         Self {
             principal: None,
             grant: None,
+            expires: None,
         }
     }
 
@@ -57,6 +63,7 @@ impl AdmissionIdentity {
         Self {
             principal: Some(name.into()),
             grant: None,
+            expires: None,
         }
     }
 
@@ -89,6 +96,42 @@ impl AdmissionIdentity {
             .unwrap_or_default();
         self.grant = Some(Arc::new(Grant { scopes, claims }));
         self
+    }
+
+    /// The same identity, its credential expiring at `at` (an access token's `exp`). What it
+    /// opens that outlives a request ends then: a 2025 session's `GET` stream closes, and a
+    /// 2026-07-28 `subscriptions/listen` answers its graceful completion result, so the client
+    /// opens it again with a fresh token. `auth::BearerAuth` (feature `oauth`) sets it from
+    /// the token; an identity without one holds until the stream ends otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use tollgate::policy::AdmissionIdentity;
+    ///
+    /// let at = SystemTime::now() + Duration::from_secs(300);
+    /// let who = AdmissionIdentity::principal("user-17").with_expiry(at);
+    /// assert_eq!(who.expires_at(), Some(at));
+    /// assert_eq!(AdmissionIdentity::principal("user-17").expires_at(), None);
+    /// ```
+    #[must_use]
+    pub fn with_expiry(mut self, at: SystemTime) -> Self {
+        self.expires = Some(at);
+        self
+    }
+
+    /// When the credential this identity was admitted with expires (`None`: never, as far as
+    /// admission said).
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        self.expires
+    }
+
+    /// How long the credential still holds from now, on tokio's clock (`None`: no expiry;
+    /// zero: expired already). A stream or listen opened under it sleeps this long at most.
+    pub(crate) fn expires_in(&self) -> Option<std::time::Duration> {
+        self.expires
+            .map(|at| at.duration_since(SystemTime::now()).unwrap_or_default())
     }
 
     /// The principal, or `None` when anonymous.

@@ -1,6 +1,8 @@
 //! `subscriptions/listen` (2026-07-28): the filter checked and bounded, the acknowledgement of
 //! what will be honoured, then resource updates and task status notifications relayed from the
-//! endpoint's event bus (`model/subscription.rs`) until the client goes away or the server shuts down.
+//! endpoint's event bus (`model/subscription.rs`) until the client goes away, the server shuts
+//! down or the admitted credential expires (the last two with the graceful completion result,
+//! so a client listens again, with a fresh token after an expiry).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -80,8 +82,8 @@ fn read_filter(params: &JsonObject, context: &RequestContext) -> Result<Filter, 
 }
 
 /// `subscriptions/listen`: checks the filter, acknowledges what will be honoured, then relays
-/// matching events until the client goes away (the request is dropped) or the server shuts
-/// down (the graceful result).
+/// matching events until the client goes away (the request is dropped), the server shuts down
+/// or the admitted credential expires (both: the graceful result).
 pub(crate) async fn listen(
     endpoint: &Endpoint,
     transport: Transport<'_>,
@@ -111,17 +113,7 @@ pub(crate) async fn listen(
     let inner = &endpoint.inner;
     let uris: HashSet<Arc<str>> = uris
         .into_iter()
-        // Only resources this caller may read: routed, and their scopes held (as
-        // `resources/read` and 2025 subscriptions require).
-        .filter(|uri| match endpoint.route_resource(uri, revision) {
-            None => false,
-            Some(crate::model::resource::Route::Exact(r)) => {
-                crate::methods::require_scopes(endpoint, context, &r.inner.required_scopes).is_ok()
-            }
-            Some(crate::model::resource::Route::Template(t, _)) => {
-                crate::methods::require_scopes(endpoint, context, &t.inner.required_scopes).is_ok()
-            }
-        })
+        .filter(|uri| readable(endpoint, context, uri))
         .collect();
     let owner = crate::tasks::runner::owner_of(&endpoint.inner.path, context);
     let mut tasks: HashSet<Arc<str>> = HashSet::new();
@@ -156,10 +148,13 @@ pub(crate) async fn listen(
 
     // Tasks whose terminal state was sent: nothing more is ever sent for them.
     let mut finished: HashSet<Arc<str>> = HashSet::new();
+    // A listen outlives no credential: it ends, gracefully, when the admitted one expires.
+    let mut expired = std::pin::pin!(credential_expiry(context.admission.expires_in()));
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
             () = listeners.closing.cancelled() => break,
+            () = expired.as_mut() => break,
         };
         let relay: Vec<Arc<str>> = match event {
             Ok(Event::ResourceUpdated(uri)) => {
@@ -199,6 +194,28 @@ pub(crate) async fn listen(
         .insert("_meta", meta.clone())
         .build();
     result_reply_json(id, &result.into(), revision)
+}
+
+/// Whether this caller may read `uri`: routed, and its scopes held (as `resources/read` and 2025
+/// subscriptions require).
+fn readable(endpoint: &Endpoint, context: &RequestContext, uri: &str) -> bool {
+    match endpoint.route_resource(uri, context.protocol_version) {
+        None => false,
+        Some(crate::model::resource::Route::Exact(r)) => {
+            crate::methods::require_scopes(endpoint, context, &r.inner.required_scopes).is_ok()
+        }
+        Some(crate::model::resource::Route::Template(t, _)) => {
+            crate::methods::require_scopes(endpoint, context, &t.inner.required_scopes).is_ok()
+        }
+    }
+}
+
+/// Resolves once `left` has passed (never without it): when the admitted credential expires.
+async fn credential_expiry(left: Option<std::time::Duration>) {
+    match left {
+        Some(left) => tokio::time::sleep(left).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// A set of strings as a sorted JSON array (acknowledgements are deterministic).
@@ -267,6 +284,51 @@ mod tests {
             },
             crate::facts::request::OriginatingRequest::stdio(),
         )
+    }
+
+    /// A listen ends when the admitted credential expires, with the graceful completion result
+    /// naming the subscription (so the client listens again with a fresh token), and not
+    /// before.
+    #[tokio::test(start_paused = true)]
+    async fn a_listen_ends_gracefully_when_its_credential_expires() {
+        let endpoint = Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("expiry", "1"),
+        )
+        .build()
+        .unwrap_or_else(|_| unreachable!("a valid endpoint"));
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let params = JsonObject::builder()
+            .insert("notifications", JsonObject::new())
+            .build();
+        let mut admitted = context(7);
+        admitted.admission = crate::facts::identity::AdmissionIdentity::principal("p")
+            .with_expiry(std::time::SystemTime::now() + std::time::Duration::from_secs(30));
+        let listening = tokio::spawn({
+            let endpoint = endpoint.clone();
+            async move {
+                let sink = NotificationSink::Lines(tx);
+                listen(&endpoint, Transport::stdio(Some(&sink)), &params, &admitted).await
+            }
+        });
+        assert!(rx.recv().await.is_some(), "acknowledged");
+        tokio::time::sleep(std::time::Duration::from_secs(29)).await;
+        assert!(
+            !listening.is_finished(),
+            "not before the credential expires"
+        );
+        let reply = listening
+            .await
+            .unwrap_or_else(|_| unreachable!("the listen ends"));
+        assert_eq!(reply.status, http::StatusCode::OK);
+        let body = String::from_utf8(reply.body.unwrap_or_default()).unwrap_or_default();
+        assert!(body.contains(r#""resultType":"complete""#), "{body}");
+        assert!(
+            body.contains(r#""io.modelcontextprotocol/subscriptionId":7"#),
+            "{body}"
+        );
+        assert_eq!(endpoint.inner.listeners.open.load(Ordering::Acquire), 0);
     }
 
     /// `MAX_LISTEN_STREAMS` streams stay open; one more is refused (503 / -32603), and a

@@ -249,26 +249,14 @@ pub(crate) async fn handle(
             None => return unsupported(endpoint, newest, id),
         },
     };
-    if let Some(session) = &session {
-        if notification {
-            // `notifications/cancelled` stops the named request of this session if it still
-            // runs; no response is then sent for it.
-            if message.method.as_str() == "notifications/cancelled"
-                && let Some(cancelled) = message
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("requestId"))
-                    .and_then(RequestId::from_json)
-                && let (Some(store), Ok(Some(session_id))) =
-                    (&endpoint.inner.sessions, head.session_id.single())
-            {
-                store.cancel(session_id, &session.streams, &cancelled);
-            }
-        } else if let Some(NotificationSink::Stream(stream)) = transport.sink() {
-            // The answer may stream: number it in the session so it can be resumed.
-            session.streams.adopt(stream, message.id.as_ref());
-        }
-    }
+    // A request counts against its session's and its principal's bounds while it runs.
+    let _running = match &session {
+        Some(session) => match enter(endpoint, transport, head, &message, session) {
+            Ok(running) => running,
+            Err(()) => return fail(revision, id, Fault::Busy, None),
+        },
+        None => None,
+    };
     if message.method.as_str() == "logging/setLevel" {
         let level = match requested_level(endpoint, &message, revision) {
             Ok(level) => level,
@@ -288,6 +276,38 @@ pub(crate) async fn handle(
         return level_set(&message, revision, stored);
     }
     dispatch(endpoint, transport, message, session, context).await
+}
+
+/// A message inside its session: a request is counted as running (`Err` past the session's or
+/// its principal's bound) and its answer numbered for resumption; `notifications/cancelled`
+/// stops the named request of this session if it still runs (no response is then sent for it).
+fn enter(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    head: &Head<'_>,
+    message: &Envelope,
+    session: &Session,
+) -> Result<Option<crate::stream::session::Running>, ()> {
+    if message.id.is_some() {
+        let running = session.streams.begin().ok_or(())?;
+        if let Some(NotificationSink::Stream(stream)) = transport.sink() {
+            // The answer may stream: number it in the session so it can be resumed.
+            session.streams.adopt(stream, message.id.as_ref());
+        }
+        return Ok(Some(running));
+    }
+    if message.method.as_str() == "notifications/cancelled"
+        && let Some(cancelled) = message
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(RequestId::from_json)
+        && let (Some(store), Ok(Some(session_id))) =
+            (&endpoint.inner.sessions, head.session_id.single())
+    {
+        store.cancel(session_id, &session.streams, &cancelled);
+    }
+    Ok(None)
 }
 
 /// `logging/setLevel`'s level: only where logging is on (otherwise the method does not exist
@@ -486,7 +506,8 @@ pub(crate) async fn end_session(endpoint: &Endpoint, caller: Caller<'_>) -> Repl
 }
 
 /// `GET`, admitted first: opens the admitted principal's session's standalone event stream, or
-/// resumes one of its streams after the event `Last-Event-ID` names. Only a 2025 session has
+/// resumes one of its streams after the event `Last-Event-ID` names, until the admitted
+/// credential expires. Only a 2025 session has
 /// streams to open: without `Mcp-Session-Id` (a 2026-07-28 client, or an endpoint without
 /// sessions) the answer is 405.
 pub(crate) async fn open_stream(
@@ -535,9 +556,12 @@ pub(crate) async fn open_stream(
         .open_stream(session_id, &session.streams, last_event_id)
         .await
     {
-        Ok(Ok(connection)) => Ok(connection),
+        // The stream ends when the credential it was opened with expires.
+        Ok(Ok(connection)) => Ok(connection.until(context.admission.expires_in())),
         Ok(Err(AttachFailure::UnknownEvent)) => Err(Reply::empty(StatusCode::BAD_REQUEST)),
         Ok(Err(AttachFailure::Closed)) => Err(Reply::empty(StatusCode::NOT_FOUND)),
+        // The session's, its principal's or the endpoint's replay budget is spent.
+        Ok(Err(AttachFailure::Full)) => Err(Reply::empty(StatusCode::SERVICE_UNAVAILABLE)),
         Err(_) => Err(Reply::empty(StatusCode::SERVICE_UNAVAILABLE)),
     }
 }

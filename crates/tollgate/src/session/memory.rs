@@ -108,10 +108,13 @@ impl SessionStore for MemorySessionStore {
         let idle = config.get_idle_timeout();
         let full = |rows: &HashMap<String, (SessionRow, Instant)>| {
             let live = || rows.values().filter(|(_, used)| used.elapsed() < idle);
+            let max = if row.owner.is_some() {
+                config.get_max_sessions_per_principal()
+            } else {
+                config.get_max_anonymous_sessions()
+            };
             live().count() >= config.get_max_sessions()
-                || row.owner.is_some()
-                    && live().filter(|(r, _)| r.owner == row.owner).count()
-                        >= config.get_max_sessions_per_principal()
+                || live().filter(|(r, _)| r.owner == row.owner).count() >= max
         };
         if full(&rows) {
             return ready(Err(SessionStoreError::new(SessionStoreErrorKind::Full)));

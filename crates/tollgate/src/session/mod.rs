@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use crate::facts::context::{ClientCapabilities, ClientInfo};
 use crate::stream::StreamConfig;
-use crate::stream::session::SessionStreams;
+use crate::stream::session::{Budget, HoldLimits, SessionStreams, Usage};
 use crate::version::ProtocolVersion;
 use store::{SessionStore, SessionStoreErrorKind};
 
@@ -39,7 +39,11 @@ use store::{SessionStore, SessionStoreErrorKind};
 /// failed (the request gets the revision's retryable answer).
 pub(crate) const SESSION_STORE_CALL_BOUND: Duration = Duration::from_secs(10);
 
-/// Bounds on the session store.
+/// Bounds on the session store, and on what each session and each principal may hold at once.
+///
+/// Every bound has a safe default (see [`new`](Self::new)); past a bound on requests the request
+/// is refused with 503 / -32603 `Server busy`, past a bound on resumable streams a new answer
+/// still streams but without event ids (it cannot be resumed, and ends with its connection).
 ///
 /// # Examples
 ///
@@ -49,12 +53,17 @@ pub(crate) const SESSION_STORE_CALL_BOUND: Duration = Duration::from_secs(10);
 ///
 /// let config = SessionConfig::new().max_sessions(1_000).idle_timeout(Duration::from_secs(600));
 /// assert_eq!(config.get_max_sessions(), 1_000);
+/// assert_eq!(config.get_max_anonymous_sessions(), 1_000);
+/// assert_eq!(config.get_max_lifetime(), Duration::from_secs(24 * 3600));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionConfig {
     max_sessions: usize,
     max_sessions_per_principal: usize,
+    max_anonymous_sessions: usize,
     idle_timeout: Duration,
+    max_lifetime: Duration,
+    pub(crate) held: crate::stream::session::HoldLimits,
 }
 
 impl Default for SessionConfig {
@@ -62,14 +71,21 @@ impl Default for SessionConfig {
         Self {
             max_sessions: 10_000,
             max_sessions_per_principal: 256,
+            max_anonymous_sessions: 1_000,
             idle_timeout: Duration::from_secs(30 * 60),
+            max_lifetime: Duration::from_secs(24 * 3600),
+            held: crate::stream::session::HoldLimits::default(),
         }
     }
 }
 
 impl SessionConfig {
     /// The defaults: at most 10,000 live sessions, at most 256 of them owned by any one admitted
-    /// principal, each ended after 30 minutes without a request.
+    /// principal and at most 1,000 anonymous ones, each ended after 30 minutes without a request
+    /// and 24 hours after it began, whatever it is doing; per session at most 64 requests running
+    /// and 16 MiB reserved for replay; per principal at most 256 requests running, 256 resumable
+    /// streams and 64 MiB reserved for replay; 512 MiB reserved for replay in all; a
+    /// server-to-client request unanswered after 60 seconds fails.
     pub fn new() -> Self {
         Self::default()
     }
@@ -83,11 +99,21 @@ impl SessionConfig {
     }
 
     /// The most live sessions one admitted principal may own (at least 1); its next
-    /// `initialize` is refused with 503 until one ends. Anonymous callers cannot be told apart,
-    /// so they are bounded by [`max_sessions`](Self::max_sessions) alone.
+    /// `initialize` is refused with 503 until one ends. Anonymous callers cannot be told apart:
+    /// they share [`max_anonymous_sessions`](Self::max_anonymous_sessions).
     #[must_use]
     pub fn max_sessions_per_principal(mut self, n: usize) -> Self {
         self.max_sessions_per_principal = n.max(1);
+        self
+    }
+
+    /// The most live sessions without a principal (admitted anonymously), together (default
+    /// 1,000; 0 refuses every anonymous `initialize`): anonymous callers cannot fill
+    /// [`max_sessions`](Self::max_sessions) and lock the named principals out. Past it,
+    /// `initialize` is refused with 503.
+    #[must_use]
+    pub fn max_anonymous_sessions(mut self, n: usize) -> Self {
+        self.max_anonymous_sessions = n;
         self
     }
 
@@ -95,6 +121,76 @@ impl SessionConfig {
     #[must_use]
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout.max(Duration::from_secs(1));
+        self
+    }
+
+    /// The longest a session lives (default 24 hours, at least one second): it ends then even
+    /// with requests running (they are cancelled) or its idle clock fresh, and the client
+    /// initializes again. With a shared store each instance counts from when it first served
+    /// the session.
+    #[must_use]
+    pub fn max_lifetime(mut self, lifetime: Duration) -> Self {
+        self.max_lifetime = lifetime.max(Duration::from_secs(1));
+        self
+    }
+
+    /// The most requests one session may have running at once (default 64, at least 1); the
+    /// next is refused with 503 / -32603 `Server busy` until one ends.
+    #[must_use]
+    pub fn max_requests_per_session(mut self, n: usize) -> Self {
+        self.held.requests = n.max(1);
+        self
+    }
+
+    /// The most requests one admitted principal may have running at once in all its sessions
+    /// (default 256, at least 1); the next is refused with 503 / -32603 `Server busy`.
+    /// Anonymous sessions are bounded by [`max_requests_per_session`](Self::max_requests_per_session).
+    #[must_use]
+    pub fn max_requests_per_principal(mut self, n: usize) -> Self {
+        self.held.principal_requests = n.max(1);
+        self
+    }
+
+    /// The most resumable streams one admitted principal may hold in all its sessions (default
+    /// 256, at least 1; a session keeps at most `StreamConfig::max_streams` of them). Past it a
+    /// new answer streams without event ids, and a new standalone `GET` stream is refused with 503.
+    #[must_use]
+    pub fn max_streams_per_principal(mut self, n: usize) -> Self {
+        self.held.principal_streams = n.max(1);
+        self
+    }
+
+    /// The bytes one session may reserve for replay (default 16 MiB): each resumable stream
+    /// reserves `StreamConfig::replay_bytes`, given back when the stream is forgotten. Past it a
+    /// new answer streams without event ids, and a new standalone `GET` stream is refused with 503.
+    #[must_use]
+    pub fn max_replay_bytes_per_session(mut self, bytes: usize) -> Self {
+        self.held.session_replay = bytes;
+        self
+    }
+
+    /// The bytes one admitted principal may reserve for replay in all its sessions (default
+    /// 64 MiB), as [`max_replay_bytes_per_session`](Self::max_replay_bytes_per_session).
+    #[must_use]
+    pub fn max_replay_bytes_per_principal(mut self, bytes: usize) -> Self {
+        self.held.principal_replay = bytes;
+        self
+    }
+
+    /// The bytes every session of the endpoint may reserve for replay together (default
+    /// 512 MiB), as [`max_replay_bytes_per_session`](Self::max_replay_bytes_per_session).
+    #[must_use]
+    pub fn max_replay_bytes(mut self, bytes: usize) -> Self {
+        self.held.replay = bytes;
+        self
+    }
+
+    /// How long a server-to-client request (elicitation, sampling, roots) waits for the
+    /// client's answer (default 60 seconds, at least one second); then
+    /// `ClientRequests::send` fails with `ClientRequestError::TimedOut`.
+    #[must_use]
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.held.client_request_timeout = timeout.max(Duration::from_secs(1));
         self
     }
 
@@ -111,6 +207,51 @@ impl SessionConfig {
     /// The per-principal session bound.
     pub fn get_max_sessions_per_principal(&self) -> usize {
         self.max_sessions_per_principal
+    }
+
+    /// The bound on anonymous sessions.
+    pub fn get_max_anonymous_sessions(&self) -> usize {
+        self.max_anonymous_sessions
+    }
+
+    /// The longest a session lives.
+    pub fn get_max_lifetime(&self) -> Duration {
+        self.max_lifetime
+    }
+
+    /// The bound on one session's running requests.
+    pub fn get_max_requests_per_session(&self) -> usize {
+        self.held.requests
+    }
+
+    /// The bound on one principal's running requests.
+    pub fn get_max_requests_per_principal(&self) -> usize {
+        self.held.principal_requests
+    }
+
+    /// The bound on one principal's resumable streams.
+    pub fn get_max_streams_per_principal(&self) -> usize {
+        self.held.principal_streams
+    }
+
+    /// The replay bytes one session may reserve.
+    pub fn get_max_replay_bytes_per_session(&self) -> usize {
+        self.held.session_replay
+    }
+
+    /// The replay bytes one principal may reserve.
+    pub fn get_max_replay_bytes_per_principal(&self) -> usize {
+        self.held.principal_replay
+    }
+
+    /// The replay bytes every session may reserve together.
+    pub fn get_max_replay_bytes(&self) -> usize {
+        self.held.replay
+    }
+
+    /// How long a server-to-client request waits for its answer.
+    pub fn get_client_request_timeout(&self) -> Duration {
+        self.held.client_request_timeout
     }
 }
 
@@ -166,28 +307,50 @@ pub(crate) struct SessionTable {
 #[derive(Default)]
 struct Entries {
     sessions: HashMap<Arc<str>, Session>,
-    /// Live sessions per named principal.
-    owned: HashMap<Arc<str>, usize>,
+    /// Live sessions per named principal, with what the principal holds in all of them.
+    owned: HashMap<Arc<str>, (usize, Arc<Usage>)>,
+    /// Live sessions without a principal.
+    anonymous: usize,
+    /// What each session and principal may hold.
+    limits: HoldLimits,
+    /// What every session holds together.
+    endpoint: Arc<Usage>,
 }
 
 impl Entries {
     fn insert(&mut self, id: Arc<str>, session: Session) {
-        if let Some(owner) = &session.owner {
-            *self.owned.entry(Arc::clone(owner)).or_insert(0) += 1;
-        }
+        let principal = match &session.owner {
+            Some(owner) => {
+                let (n, usage) = self.owned.entry(Arc::clone(owner)).or_default();
+                *n += 1;
+                Some(Arc::clone(usage))
+            }
+            None => {
+                self.anonymous += 1;
+                None
+            }
+        };
+        let _ = session.streams.budget.set(Budget {
+            limits: self.limits,
+            principal,
+            endpoint: Arc::clone(&self.endpoint),
+        });
         if let Some(replaced) = self.sessions.insert(id, session) {
             self.uncount(&replaced);
         }
     }
 
     fn uncount(&mut self, session: &Session) {
-        if let Some(owner) = &session.owner
-            && let Some(n) = self.owned.get_mut(owner)
-        {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.owned.remove(owner);
+        match &session.owner {
+            Some(owner) => {
+                if let Some((n, _)) = self.owned.get_mut(owner) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        self.owned.remove(owner);
+                    }
+                }
             }
+            None => self.anonymous = self.anonymous.saturating_sub(1),
         }
     }
 
@@ -197,12 +360,16 @@ impl Entries {
         Some(session)
     }
 
-    /// Ends every session idle for `timeout`.
-    fn expire(&mut self, now: Instant, timeout: Duration) {
+    /// Ends every session idle for `timeout` (and not busy), or alive for `lifetime` (busy or
+    /// not: its requests are cancelled).
+    fn expire(&mut self, now: Instant, timeout: Duration, lifetime: Duration) {
         let expired: Vec<Arc<str>> = self
             .sessions
             .iter()
-            .filter(|(_, s)| s.streams.idle_for(now) >= timeout && !s.streams.is_busy())
+            .filter(|(_, s)| {
+                s.streams.age(now) >= lifetime
+                    || s.streams.idle_for(now) >= timeout && !s.streams.is_busy()
+            })
             .map(|(id, _)| Arc::clone(id))
             .collect();
         for id in expired {
@@ -262,7 +429,10 @@ impl SessionTable {
     ) -> Self {
         Self {
             config,
-            entries: Mutex::new(Entries::default()),
+            entries: Mutex::new(Entries {
+                limits: config.held,
+                ..Entries::default()
+            }),
             sweeping: std::sync::atomic::AtomicBool::new(false),
             relay: shared.as_ref().and_then(relay::Relay::new).map(Arc::new),
             shared,
@@ -334,7 +504,7 @@ impl SessionTable {
         let live: Vec<Arc<SessionStreams>> = {
             let mut entries = self.lock();
             if self.shared.is_none() {
-                entries.expire(now, self.config.idle_timeout);
+                entries.expire(now, self.config.idle_timeout, self.config.max_lifetime);
             }
             entries
                 .sessions
@@ -347,24 +517,39 @@ impl SessionTable {
         }
     }
 
-    /// With a shared store: keeps the sessions busy here alive there, and ends here the sessions
-    /// it no longer has (ended on another instance, or idle everywhere). A store that fails is
+    /// With a shared store: ends everywhere the sessions this instance has served for the
+    /// lifetime ceiling, keeps the others busy here alive there, and ends here the sessions it
+    /// no longer has (ended on another instance, or idle everywhere). A store that fails is
     /// asked again at the next tick; nothing is ended for its failure.
     pub(crate) async fn sweep_shared(&self) {
         let Some(shared) = &self.shared else {
             return;
         };
-        let (held, busy): (Vec<String>, Vec<String>) = {
+        let now = Instant::now();
+        let (held, busy, old) = {
             let entries = self.lock();
-            let held = entries.sessions.keys().map(|id| id.to_string()).collect();
-            let busy = entries
+            let held: Vec<String> = entries.sessions.keys().map(|id| id.to_string()).collect();
+            let old_enough = |s: &Session| s.streams.age(now) >= self.config.max_lifetime;
+            let busy: Vec<String> = entries
                 .sessions
                 .iter()
-                .filter(|(_, s)| s.streams.is_busy())
+                .filter(|(_, s)| s.streams.is_busy() && !old_enough(s))
                 .map(|(id, _)| id.to_string())
                 .collect();
-            (held, busy)
+            let old: Vec<(String, Option<Arc<str>>)> = entries
+                .sessions
+                .iter()
+                .filter(|(_, s)| old_enough(s))
+                .map(|(id, s)| (id.to_string(), s.owner.clone()))
+                .collect();
+            (held, busy, old)
         };
+        // Sessions at the lifetime ceiling end for every instance, busy or not.
+        for (id, owner) in old {
+            if bounded(shared.end(&id, owner.as_deref())).await.is_ok() {
+                self.forget(&id, owner.as_deref());
+            }
+        }
         let Ok(live) = bounded(shared.sweep(&busy, &held, self.config.idle_timeout)).await else {
             return;
         };
@@ -407,22 +592,20 @@ impl SessionTable {
             return Ok(id);
         }
         let mut entries = self.lock();
-        let owned = |e: &Entries| {
-            session
-                .owner
-                .as_ref()
-                .and_then(|o| e.owned.get(o))
-                .copied()
-                .unwrap_or(0)
+        let full = |e: &Entries| {
+            let (owned, max) = match &session.owner {
+                Some(o) => (
+                    e.owned.get(o).map_or(0, |(n, _)| *n),
+                    self.config.max_sessions_per_principal,
+                ),
+                None => (e.anonymous, self.config.max_anonymous_sessions),
+            };
+            e.sessions.len() >= self.config.max_sessions || owned >= max
         };
-        if entries.sessions.len() >= self.config.max_sessions
-            || owned(&entries) >= self.config.max_sessions_per_principal
-        {
-            entries.expire(now, self.config.idle_timeout);
+        if full(&entries) {
+            entries.expire(now, self.config.idle_timeout, self.config.max_lifetime);
         }
-        if entries.sessions.len() >= self.config.max_sessions
-            || owned(&entries) >= self.config.max_sessions_per_principal
-        {
+        if full(&entries) {
             return Err(CreateFailure::Full);
         }
         entries.insert(Arc::clone(&id), session);
@@ -495,7 +678,9 @@ impl SessionTable {
         if !owns(session, principal) {
             return None;
         }
-        if session.streams.idle_for(now) < self.config.idle_timeout {
+        if session.streams.idle_for(now) < self.config.idle_timeout
+            && session.streams.age(now) < self.config.max_lifetime
+        {
             session.streams.touch(now);
             return Some(session.clone());
         }

@@ -96,10 +96,12 @@ const INSERT: &str = concat!(
      SELECT $1, $2, $3, $4, now() \
      WHERE (SELECT count(*) FROM tollgate_sessions WHERE ",
     live!(5),
-    ") < $6 AND ($2::text IS NULL OR (SELECT count(*) FROM tollgate_sessions \
-     WHERE owner = $2 AND ",
+    ") < $6 AND CASE WHEN $2::text IS NULL THEN (SELECT count(*) FROM tollgate_sessions \
+     WHERE owner IS NULL AND ",
     live!(5),
-    ") < $7)"
+    ") < $8 ELSE (SELECT count(*) FROM tollgate_sessions WHERE owner = $2 AND ",
+    live!(5),
+    ") < $7 END"
 );
 /// Read-mostly: the row's use is written only when the recorded one is older than `$4` seconds
 /// (a sixteenth of the idle timeout), so most requests in a session cost one read.
@@ -308,6 +310,7 @@ async fn insert_on(
         .bind(seconds(config.get_idle_timeout()))
         .bind(signed(config.get_max_sessions()))
         .bind(signed(config.get_max_sessions_per_principal()))
+        .bind(signed(config.get_max_anonymous_sessions()))
         .execute(&mut *tx)
         .await;
     let refused = match done {

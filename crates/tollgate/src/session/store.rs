@@ -181,7 +181,9 @@ pub type SessionStoreFuture<'a, T> = BoxFuture<'a, Result<T, SessionStoreError>>
 /// keeps its sessions in its own memory.
 pub trait SessionStore: Send + Sync + 'static {
     /// Adds `row`, used now, unless the store already holds `config`'s most live sessions, or
-    /// the most per principal for its (named) owner: then [`SessionStoreErrorKind::Full`]
+    /// the most per principal for its (named) owner, or the most anonymous ones
+    /// (`SessionConfig::get_max_anonymous_sessions`) for a row without an owner: then
+    /// [`SessionStoreErrorKind::Full`]
     /// (expired rows never count, and may be deleted to make room).
     fn create<'a>(
         &'a self,

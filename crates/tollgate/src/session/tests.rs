@@ -137,6 +137,7 @@ async fn idle_sessions_expire_and_make_room() {
         max_sessions: 1,
         max_sessions_per_principal: 1,
         idle_timeout: Duration::from_millis(30),
+        ..SessionConfig::default()
     });
     let a = id(&store, session()).await;
     tokio::time::sleep(Duration::from_millis(60)).await;
@@ -155,6 +156,7 @@ async fn the_sweep_ends_idle_sessions_untouched() {
         max_sessions: 10,
         max_sessions_per_principal: 10,
         idle_timeout: Duration::from_secs(60),
+        ..SessionConfig::default()
     });
     let a = id(&store, owned_by(Some("alice"))).await;
     store.sweep(Instant::now());
@@ -473,4 +475,182 @@ async fn streams_past_the_numbers_an_instance_has_are_not_shared() {
         past.share.get().is_none(),
         "past the range: resumed only here"
     );
+}
+
+/// Anonymous sessions share their own bound: at it the next anonymous `initialize` is refused
+/// while named principals still get sessions (alone, and across instances sharing a store).
+#[tokio::test]
+async fn the_anonymous_bound_at_and_past() {
+    let config = SessionConfig::new().max_anonymous_sessions(2);
+    for (one, two) in [(store(config), None), {
+        let (a, b) = pair(config);
+        (a, Some(b))
+    }] {
+        let other = two.as_ref().unwrap_or(&one);
+        let first = id(&one, session()).await;
+        assert!(other.create(session()).await.is_ok(), "at the bound");
+        assert_eq!(
+            other.create(session()).await.map(|_| ()),
+            Err(CreateFailure::Full),
+            "one past it"
+        );
+        assert!(one.create(owned_by(Some("alice"))).await.is_ok());
+        assert_eq!(one.end(&first, None).await, Ok(true));
+        assert!(
+            other.create(session()).await.is_ok(),
+            "an ended one makes room"
+        );
+    }
+    let none = store(SessionConfig::new().max_anonymous_sessions(0));
+    assert_eq!(
+        none.create(session()).await.map(|_| ()),
+        Err(CreateFailure::Full)
+    );
+}
+
+/// A session ends at its lifetime ceiling even with a request running (which is cancelled),
+/// and not before.
+#[tokio::test]
+async fn the_lifetime_ceiling_ends_a_busy_session() {
+    let store = store(
+        SessionConfig::new()
+            .idle_timeout(Duration::from_secs(60))
+            .max_lifetime(Duration::from_secs(3600)),
+    );
+    let made = owned_by(Some("alice"));
+    let streams = Arc::clone(&made.streams);
+    let a = id(&store, made).await;
+    let running = streams.begin();
+    assert!(running.is_some());
+    // Busy: past the idle timeout it stays.
+    store.sweep(Instant::now() + Duration::from_secs(120));
+    assert_eq!(store.len(), 1, "a busy session outlives its idle timeout");
+    store.sweep(Instant::now() + Duration::from_secs(3599));
+    assert_eq!(store.len(), 1, "not before the ceiling");
+    store.sweep(Instant::now() + Duration::from_secs(3600));
+    assert_eq!(store.len(), 0, "ended at the ceiling, busy or not");
+    assert!(streams.is_closed());
+    assert!(!found(&store, &a, Some("alice")).await);
+}
+
+/// With a shared store an instance ends, for every instance, a session it has served for the
+/// lifetime ceiling.
+#[tokio::test]
+async fn the_lifetime_ceiling_holds_with_a_shared_store() {
+    let (one, two) = pair(SessionConfig::new().max_lifetime(Duration::from_secs(1)));
+    let a = id(&one, owned_by(Some("alice"))).await;
+    one.sweep_shared().await;
+    assert!(found(&two, &a, Some("alice")).await, "not yet");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    one.sweep_shared().await;
+    assert!(!found(&two, &a, Some("alice")).await, "ended everywhere");
+}
+
+/// Running requests: at most `max_requests_per_session` in one session, and at most
+/// `max_requests_per_principal` in all of one principal's sessions; one that ends gives its
+/// place back. Anonymous sessions are bounded per session alone.
+#[tokio::test]
+async fn running_requests_are_bounded_per_session_and_per_principal() {
+    let store = store(
+        SessionConfig::new()
+            .max_requests_per_session(2)
+            .max_requests_per_principal(3),
+    );
+    let (a, b) = (owned_by(Some("alice")), owned_by(Some("alice")));
+    let _ = id(&store, a.clone()).await;
+    let _ = id(&store, b.clone()).await;
+    let first = a.streams.begin();
+    let second = a.streams.begin();
+    assert!(
+        first.is_some() && second.is_some(),
+        "at the session's bound"
+    );
+    assert!(a.streams.begin().is_none(), "one past it");
+    let third = b.streams.begin();
+    assert!(third.is_some(), "at the principal's bound");
+    assert!(
+        b.streams.begin().is_none(),
+        "one past the principal's bound"
+    );
+    drop(first);
+    assert!(
+        b.streams.begin().is_some(),
+        "an ended request gives its place back"
+    );
+    let bob = owned_by(Some("bob"));
+    let _ = id(&store, bob.clone()).await;
+    assert!(bob.streams.begin().is_some(), "others are not held back");
+    let anonymous = session();
+    let _ = id(&store, anonymous.clone()).await;
+    let held = (anonymous.streams.begin(), anonymous.streams.begin());
+    assert!(held.0.is_some() && held.1.is_some());
+    assert!(anonymous.streams.begin().is_none());
+}
+
+/// Resumable streams reserve `replay_bytes` each from the session's, the principal's and the
+/// endpoint's budgets: at a budget the next answer streams without ids (and a standalone `GET`
+/// is refused), and a forgotten stream gives its reservation back.
+#[tokio::test]
+async fn replay_reservations_are_bounded_per_session_principal_and_endpoint() {
+    use crate::stream::event::EventStream;
+    use crate::stream::session::AttachFailure;
+    let kib = 4 * 1024;
+    let streams = StreamConfig::new().replay_bytes(kib).max_streams(64);
+    let table = |config: SessionConfig| {
+        Arc::new(SessionTable::new(
+            config,
+            streams,
+            tollgate_json::JsonLimits::default(),
+            None,
+        ))
+    };
+    let made = |table: &Arc<SessionTable>, owner: Option<&str>| {
+        let mut session = owned_by(owner);
+        session.streams = table.new_streams(ProtocolVersion::V2025_11_25);
+        session
+    };
+    let adopt = |session: &Session| {
+        let stream = EventStream::new(streams);
+        session.streams.adopt(&stream, None);
+        stream
+    };
+    // The session's budget: two streams' bytes.
+    let t = table(SessionConfig::new().max_replay_bytes_per_session(2 * kib));
+    let s = made(&t, Some("alice"));
+    let _ = id(&t, s.clone()).await;
+    let kept = [adopt(&s), adopt(&s)];
+    assert!(kept.iter().all(|k| k.is_numbered()), "at the bound");
+    assert!(!adopt(&s).is_numbered(), "one past it streams without ids");
+    assert!(matches!(s.streams.open(None), Err(AttachFailure::Full)));
+    // The principal's budget, in streams and in bytes, across its sessions.
+    for config in [
+        SessionConfig::new().max_streams_per_principal(3),
+        SessionConfig::new().max_replay_bytes_per_principal(3 * kib),
+    ] {
+        let t = table(config);
+        let (a, b) = (made(&t, Some("alice")), made(&t, Some("alice")));
+        let _ = id(&t, a.clone()).await;
+        let _ = id(&t, b.clone()).await;
+        let kept = [adopt(&a), adopt(&a), adopt(&b)];
+        assert!(kept.iter().all(|k| k.is_numbered()), "at the bound");
+        assert!(!adopt(&b).is_numbered(), "one past it");
+        let bob = made(&t, Some("bob"));
+        let _ = id(&t, bob.clone()).await;
+        assert!(adopt(&bob).is_numbered(), "others are not held back");
+        // A finished stream forgotten (here: its session ended) gives its place back.
+        a.streams.close();
+        drop(kept);
+        assert!(adopt(&b).is_numbered(), "room again");
+    }
+    // The endpoint's budget, across principals.
+    let t = table(SessionConfig::new().max_replay_bytes(2 * kib));
+    let (a, b) = (made(&t, Some("alice")), made(&t, None));
+    let _ = id(&t, a.clone()).await;
+    let _ = id(&t, b.clone()).await;
+    let kept = [adopt(&a), adopt(&b)];
+    assert!(kept.iter().all(|k| k.is_numbered()), "at the bound");
+    assert!(!adopt(&b).is_numbered(), "one past it");
+    let carol = made(&t, Some("carol"));
+    let _ = id(&t, carol.clone()).await;
+    assert!(!adopt(&carol).is_numbered(), "whoever asks");
 }

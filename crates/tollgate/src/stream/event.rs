@@ -69,6 +69,9 @@ pub(crate) struct EventStream {
     pub(crate) relayed: std::sync::atomic::AtomicBool,
     /// A relayed stream whose new events are being fetched.
     pub(crate) following: std::sync::atomic::AtomicBool,
+    /// What a resumable stream holds of its principal's and the endpoint's budgets, given back
+    /// when the stream is dropped.
+    pub(crate) ticket: std::sync::OnceLock<crate::stream::session::Ticket>,
 }
 
 impl fmt::Debug for EventStream {
@@ -110,6 +113,7 @@ impl EventStream {
             connections: std::sync::atomic::AtomicUsize::new(0),
             relayed: std::sync::atomic::AtomicBool::new(false),
             following: std::sync::atomic::AtomicBool::new(false),
+            ticket: std::sync::OnceLock::new(),
         })
     }
 
@@ -534,6 +538,8 @@ pub(crate) struct Connection {
     pub(crate) ended: bool,
     /// A `GET` connection's session: the connection ends when the session idles out.
     pub(crate) session: Option<Weak<SessionStreams>>,
+    /// A `GET` connection ends when the credential it was opened with expires.
+    pub(crate) expiry: Option<Pin<Box<tokio::time::Sleep>>>,
     /// Counts the connection among the open streams while it lives (feature `otel`).
     _gauge: crate::facts::telemetry::StreamGauge,
 }
@@ -566,12 +572,20 @@ impl Connection {
             interval,
             ended: false,
             session: None,
+            expiry: None,
             _gauge: crate::facts::telemetry::StreamGauge::open(),
         }
     }
 
     pub(crate) fn in_session(mut self, session: &Arc<SessionStreams>) -> Self {
         self.session = Some(Arc::downgrade(session));
+        self
+    }
+
+    /// Ends the connection `expires_in` from now (the admitted credential's expiry; `None`:
+    /// no such end). The stream itself stays, resumable with a fresh credential.
+    pub(crate) fn until(mut self, expires_in: Option<Duration>) -> Self {
+        self.expiry = expires_in.map(|d| Box::pin(tokio::time::sleep(d)));
         self
     }
 
@@ -591,6 +605,12 @@ impl Connection {
             return Poll::Ready(Some(prelude));
         }
         if self.ended {
+            return Poll::Ready(None);
+        }
+        if let Some(expiry) = &mut self.expiry
+            && expiry.as_mut().poll(cx).is_ready()
+        {
+            self.ended = true;
             return Poll::Ready(None);
         }
         match self

@@ -510,6 +510,32 @@ mod tests {
         assert!(streams.open(Some("2-0")).is_ok());
     }
 
+    /// A `GET` stream opened under a credential ends when it expires (keep-alives flow until
+    /// then); the stream itself stays, for a `GET` with a fresh credential.
+    #[tokio::test(start_paused = true)]
+    async fn a_get_stream_ends_when_its_credential_expires() {
+        let streams = session(ProtocolVersion::V2025_11_25);
+        let mut get = streams
+            .open(None)
+            .ok()
+            .unwrap_or_else(|| unreachable!())
+            .until(Some(Duration::from_secs(40)));
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        assert!(get.poll_frame(&mut cx).is_pending());
+        tokio::time::sleep(Duration::from_secs(39)).await;
+        assert!(matches!(
+            get.poll_frame(&mut cx),
+            Poll::Ready(Some(frame)) if frame == KEEP_ALIVE_FRAME
+        ));
+        assert!(get.poll_frame(&mut cx).is_pending());
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(matches!(get.poll_frame(&mut cx), Poll::Ready(None)));
+        assert!(get.is_ended());
+        let mut fresh = streams.open(None).ok().unwrap_or_else(|| unreachable!());
+        assert!(fresh.poll_frame(&mut cx).is_pending());
+    }
+
     #[tokio::test]
     async fn the_standalone_stream_is_taken_over_and_ends_with_the_session() {
         let streams = session(ProtocolVersion::V2025_11_25);

@@ -1,11 +1,13 @@
 //! The streams of one 2025 session: numbering, the standalone stream, resumption after an event
-//! id, the requests still running (for `notifications/cancelled`), server-to-client requests
-//! waiting for answers, and resource subscriptions, each bounded; pruned by requests and by the
-//! session store's timed sweep.
+//! id, the requests still running (for `notifications/cancelled`, and counted against the
+//! session's and its principal's bounds), server-to-client requests waiting for answers, and
+//! resource subscriptions, each bounded; resumable streams reserve replay bytes from the
+//! session's, its principal's and the endpoint's budgets (`HoldLimits`, set by `session/`);
+//! pruned by requests and by the session store's timed sweep.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,101 @@ pub(crate) trait AnswerRoute: Send + Sync {
     fn forget(&self, id: &str);
 }
 
+/// What one session, and one principal in all its sessions, may hold at once (part of
+/// `SessionConfig`, which documents each bound and its default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HoldLimits {
+    /// Requests running in one session.
+    pub(crate) requests: usize,
+    /// Requests running in all of one principal's sessions.
+    pub(crate) principal_requests: usize,
+    /// Resumable streams of one principal.
+    pub(crate) principal_streams: usize,
+    /// Replay bytes one session may reserve.
+    pub(crate) session_replay: usize,
+    /// Replay bytes one principal may reserve.
+    pub(crate) principal_replay: usize,
+    /// Replay bytes every session may reserve together.
+    pub(crate) replay: usize,
+    /// How long a server-to-client request waits for its answer.
+    pub(crate) client_request_timeout: Duration,
+}
+
+impl Default for HoldLimits {
+    fn default() -> Self {
+        Self {
+            requests: 64,
+            principal_requests: 256,
+            principal_streams: 256,
+            session_replay: 16 * 1024 * 1024,
+            principal_replay: 64 * 1024 * 1024,
+            replay: 512 * 1024 * 1024,
+            client_request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What one principal (or the whole endpoint) holds now.
+#[derive(Debug, Default)]
+pub(crate) struct Usage {
+    pub(crate) requests: AtomicUsize,
+    pub(crate) streams: AtomicUsize,
+    pub(crate) replay: AtomicUsize,
+}
+
+/// Adds `n` to `counter` unless that passes `max`; whether it did.
+fn take(counter: &AtomicUsize, n: usize, max: usize) -> bool {
+    counter
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+            held.checked_add(n).filter(|after| *after <= max)
+        })
+        .is_ok()
+}
+
+/// The session's bounds with the usage it shares: its principal's (`None`: anonymous) and the
+/// endpoint's.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    pub(crate) limits: HoldLimits,
+    pub(crate) principal: Option<Arc<Usage>>,
+    pub(crate) endpoint: Arc<Usage>,
+}
+
+/// A resumable stream's reservation: one stream and its replay bytes, from its principal's and
+/// the endpoint's budgets; given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    bytes: usize,
+    principal: Option<Arc<Usage>>,
+    endpoint: Arc<Usage>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Some(principal) = &self.principal {
+            principal.streams.fetch_sub(1, Ordering::AcqRel);
+            principal.replay.fetch_sub(self.bytes, Ordering::AcqRel);
+        }
+        self.endpoint.replay.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// A request counted as running in its session (and its principal's sessions) until dropped.
+#[derive(Debug)]
+pub(crate) struct Running {
+    session: Arc<SessionStreams>,
+    principal: Option<Arc<Usage>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.session.running.fetch_sub(1, Ordering::AcqRel);
+        if let Some(principal) = &self.principal {
+            principal.requests.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// The streams and in-flight requests of one 2025 session.
 pub(crate) struct SessionStreams {
     pub(crate) config: StreamConfig,
@@ -47,6 +144,11 @@ pub(crate) struct SessionStreams {
     pub(crate) state: Mutex<SessionStreamsState>,
     /// Set for a session shared with other instances.
     pub(crate) route: std::sync::OnceLock<Arc<dyn AnswerRoute>>,
+    /// Its bounds and the usage it shares (set by the session table; the defaults, shared with
+    /// nothing, until then).
+    pub(crate) budget: std::sync::OnceLock<Budget>,
+    /// Its requests running now.
+    pub(crate) running: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -88,6 +190,8 @@ pub(crate) enum AttachFailure {
     UnknownEvent,
     /// The session ended.
     Closed,
+    /// A replay or stream budget is spent (503).
+    Full,
 }
 
 impl SessionStreams {
@@ -107,7 +211,76 @@ impl SessionStreams {
                 ..SessionStreamsState::default()
             }),
             route: std::sync::OnceLock::new(),
+            budget: std::sync::OnceLock::new(),
+            running: AtomicUsize::new(0),
         }
+    }
+
+    /// The session's bounds and shared usage.
+    pub(crate) fn budget(&self) -> &Budget {
+        self.budget.get_or_init(|| Budget {
+            limits: HoldLimits::default(),
+            principal: None,
+            endpoint: Arc::default(),
+        })
+    }
+
+    /// How long since the session began here.
+    pub(crate) fn age(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.born)
+    }
+
+    /// Counts a request as running, within the session's bound and its principal's; `None`
+    /// past either (the request is refused).
+    pub(crate) fn begin(self: &Arc<Self>) -> Option<Running> {
+        let budget = self.budget();
+        if !take(&self.running, 1, budget.limits.requests) {
+            return None;
+        }
+        // Dropped on refusal below, giving the session's place back.
+        let mut running = Running {
+            session: Arc::clone(self),
+            principal: None,
+        };
+        if let Some(principal) = &budget.principal {
+            if !take(&principal.requests, 1, budget.limits.principal_requests) {
+                return None;
+            }
+            running.principal = Some(Arc::clone(principal));
+        }
+        Some(running)
+    }
+
+    /// Reserves a resumable stream's replay bytes (and, for a principal, one of its streams)
+    /// within the session's, the principal's and the endpoint's budgets; `None` past any.
+    fn reserve(&self, state: &SessionStreamsState) -> Option<Ticket> {
+        let budget = self.budget();
+        let limits = &budget.limits;
+        let bytes = self.config.replay_bytes;
+        let held = state.streams.len() + usize::from(state.standalone.is_some());
+        if (held + 1).saturating_mul(bytes) > limits.session_replay {
+            return None;
+        }
+        if !take(&budget.endpoint.replay, bytes, limits.replay) {
+            return None;
+        }
+        // Dropped on refusal below, giving the endpoint's bytes back.
+        let mut ticket = Ticket {
+            bytes,
+            principal: None,
+            endpoint: Arc::clone(&budget.endpoint),
+        };
+        if let Some(principal) = &budget.principal {
+            if !take(&principal.streams, 1, limits.principal_streams) {
+                return None;
+            }
+            if !take(&principal.replay, bytes, limits.principal_replay) {
+                principal.streams.fetch_sub(1, Ordering::AcqRel);
+                return None;
+            }
+            ticket.principal = Some(Arc::clone(principal));
+        }
+        Some(ticket)
     }
 
     /// Records a request at `now`.
@@ -179,6 +352,11 @@ impl SessionStreams {
         if !room {
             return;
         }
+        // Past a replay or stream budget the answer still streams, without ids.
+        let Some(ticket) = self.reserve(&state) else {
+            return;
+        };
+        let _ = stream.ticket.set(ticket);
         let number = self.number(&mut state);
         lock(&stream.state).numbering = Some(Numbering {
             number,
@@ -232,6 +410,10 @@ impl SessionStreams {
         if !self.prune(&mut state) {
             return false;
         }
+        let Some(ticket) = self.reserve(&state) else {
+            return false;
+        };
+        let _ = stream.ticket.set(ticket);
         // It may have finished on the other instance long ago: the next prune looks again.
         state.expiry_bound = None;
         state.streams.push_back((number, Arc::clone(stream)));
@@ -276,7 +458,8 @@ impl SessionStreams {
         Ok(Connection::new(stream, generation, cursor, None).in_session(self))
     }
 
-    /// The session's standalone stream, made on first use.
+    /// The session's standalone stream, made on first use (`None` when the session ended, or
+    /// past a replay or stream budget).
     pub(crate) fn standalone_stream(&self) -> Option<Arc<EventStream>> {
         let mut state = lock(&self.state);
         if state.closed {
@@ -285,7 +468,10 @@ impl SessionStreams {
         if let Some(s) = &state.standalone {
             return Some(Arc::clone(s));
         }
+        self.prune(&mut state);
+        let ticket = self.reserve(&state)?;
         let stream = EventStream::new(self.config);
+        let _ = stream.ticket.set(ticket);
         let number = self.number(&mut state);
         self.share(&state, &stream);
         {
@@ -305,7 +491,13 @@ impl SessionStreams {
     /// any request, from the first event no connection has taken yet. A new `GET` takes it over
     /// from an older connection.
     pub(crate) fn standalone(self: &Arc<Self>) -> Result<Connection, AttachFailure> {
-        let stream = self.standalone_stream().ok_or(AttachFailure::Closed)?;
+        let stream = self.standalone_stream().ok_or_else(|| {
+            if lock(&self.state).closed {
+                AttachFailure::Closed
+            } else {
+                AttachFailure::Full
+            }
+        })?;
         let delivered = lock(&stream.state).delivered;
         let (generation, cursor) = stream.attach(delivered).ok_or(AttachFailure::Closed)?;
         Ok(Connection::new(stream, generation, cursor, None).in_session(self))
@@ -366,10 +558,11 @@ impl SessionStreams {
     /// Whether a request of the session is still running (a long call keeps its session
     /// alive past the idle timeout).
     pub(crate) fn is_busy(&self) -> bool {
-        lock(&self.state)
-            .in_flight
-            .values()
-            .any(|s| s.strong_count() > 0)
+        self.running.load(Ordering::Acquire) > 0
+            || lock(&self.state)
+                .in_flight
+                .values()
+                .any(|s| s.strong_count() > 0)
     }
 
     /// The timed sweep: forgets finished streams past the replay window and requests that
