@@ -154,8 +154,6 @@ impl OperationType {
 pub(crate) enum Notice {
     /// `notifications/cancelled`: stop the named request.
     Cancelled,
-    /// `notifications/initialized` (the 2025 lifecycle).
-    Initialized,
 }
 
 impl Notice {
@@ -163,7 +161,6 @@ impl Notice {
     pub(crate) fn of(name: &str) -> Option<Self> {
         match name {
             "notifications/cancelled" => Some(Self::Cancelled),
-            "notifications/initialized" => Some(Self::Initialized),
             _ => None,
         }
     }
@@ -246,10 +243,7 @@ mod tests {
             Notice::of("notifications/cancelled"),
             Some(Notice::Cancelled)
         );
-        assert_eq!(
-            Notice::of("notifications/initialized"),
-            Some(Notice::Initialized)
-        );
+        assert_eq!(Notice::of("notifications/initialized"), None);
         assert_eq!(Notice::of("notifications/progress"), None);
         assert_eq!(Notice::of("tools/call"), None);
     }
