@@ -25,6 +25,7 @@ use crate::revision::legacy;
 use crate::revision::modern::modern;
 use crate::session::Session;
 use crate::wire::fault::Fault;
+use crate::wire::method::{Method, Notice};
 use crate::wire::reply::{Reply, fail, fault_reply};
 
 const MAX_IN_FLIGHT: usize = 64;
@@ -164,7 +165,7 @@ impl Lines {
                 return true;
             }
         };
-        if message.method.as_str() == "initialize"
+        if message.kind == Some(Method::Initialize)
             && let Some(newest) = legacy::newest_legacy(endpoint)
         {
             let (reply, negotiated) =
@@ -191,7 +192,7 @@ impl Lines {
         // by the request pipeline; every other message here.
         let context = if message.id.is_none()
             || legacy_session.is_some()
-            || message.method.as_str() == "logging/setLevel"
+            || message.kind == Some(Method::LoggingSetLevel)
         {
             let revision = self
                 .session
@@ -212,7 +213,7 @@ impl Lines {
             cancel_if_asked(&message, &self.in_flight);
             return true;
         }
-        if message.method.as_str() == "logging/setLevel"
+        if message.kind == Some(Method::LoggingSetLevel)
             && let (Some(current), Some(context)) = (self.session.as_mut(), context.as_ref())
         {
             let revision = current.revision;
@@ -242,7 +243,7 @@ impl Lines {
         legacy_session: Option<Session>,
         context: Option<RequestContext>,
     ) -> bool {
-        let listening = message.method.as_str() == "subscriptions/listen";
+        let listening = message.kind == Some(Method::SubscriptionsListen);
         let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
             return false;
         };
@@ -312,7 +313,7 @@ async fn send(tx: &mpsc::Sender<Vec<u8>>, reply: Reply) {
 /// `notifications/cancelled` with a `requestId` of a request in flight aborts it (its
 /// cancellation token fires as the future is dropped) and no response is sent for it.
 fn cancel_if_asked(message: &Envelope, in_flight: &InFlight) {
-    if message.method.as_str() != "notifications/cancelled" {
+    if message.notice != Some(Notice::Cancelled) {
         return;
     }
     if let Some(id) = message.params.as_ref().and_then(|p| p.get("requestId"))

@@ -6,6 +6,7 @@ use tollgate_json::{JsonObject, JsonString, JsonValue, from_slice};
 use crate::registry::Endpoint;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
+use crate::wire::method::{Method, Notice};
 use crate::wire::reply::{Reply, fault_reply};
 
 /// Strict JSON under every input limit.
@@ -33,7 +34,13 @@ pub(crate) fn asks_for_progress(value: &JsonValue) -> bool {
 /// The readable parts of a JSON-RPC message.
 pub(crate) struct Envelope {
     pub(crate) id: Option<RequestId>,
+    /// The method as sent.
     pub(crate) method: JsonString,
+    /// The method, read once from the one table (`None`: not a method Tollgate serves on any
+    /// revision).
+    pub(crate) kind: Option<Method>,
+    /// The notification, when it is one Tollgate acts on.
+    pub(crate) notice: Option<Notice>,
     pub(crate) params: Option<JsonObject>,
 }
 
@@ -65,6 +72,8 @@ pub(crate) fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>>
         Some(_) => return fail(),
     };
     Ok(Envelope {
+        kind: Method::of(method.as_str()),
+        notice: id.is_none().then(|| Notice::of(method.as_str())).flatten(),
         id,
         method: method.clone(),
         params,

@@ -58,7 +58,12 @@ fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, sessi
         }
         // The revision's gate answers these before dispatch.
         Method::Initialize | Method::LoggingSetLevel => false,
-        _ => true,
+        // Offered wherever they exist. No catch-all: a new method must say where it is offered.
+        Method::Discover
+        | Method::Ping
+        | Method::ToolsList
+        | Method::ToolsCall
+        | Method::SubscriptionsListen => true,
     }
 }
 

@@ -35,8 +35,8 @@ use crate::wire::head::Head;
 use crate::wire::headers;
 use crate::wire::id::RequestId;
 use crate::wire::level::LogLevel;
-use crate::wire::method::Method;
 use crate::wire::method::OperationType;
+use crate::wire::method::{Method, Notice};
 use crate::wire::reply::{Reply, fail, fault_reply, result_reply, result_reply_json};
 
 pub(crate) use crate::wire::headers::SESSION_ID;
@@ -71,7 +71,7 @@ pub(crate) fn selects(
         version,
         Ok(Some(v)) if v == ProtocolVersion::V2026_07_28.as_str() && served.contains(ProtocolVersion::V2026_07_28)
     );
-    if message.method.as_str() == "initialize" && !modern_header {
+    if message.kind == Some(Method::Initialize) && !modern_header {
         return Some(Selection::Initialize);
     }
     match version {
@@ -139,7 +139,8 @@ pub(crate) async fn admit_message(
         facts,
         transport.origin(),
     );
-    context.operation_name = Method::of(&message.method)
+    context.operation_name = message
+        .kind
         .zip(params)
         .and_then(|(m, p)| m.operation_name(p));
     admit(endpoint, transport.caller(), &mut context).await?;
@@ -257,7 +258,7 @@ pub(crate) async fn handle(
         },
         None => None,
     };
-    if message.method.as_str() == "logging/setLevel" {
+    if message.kind == Some(Method::LoggingSetLevel) {
         let level = match requested_level(endpoint, &message, revision) {
             Ok(level) => level,
             Err(reply) => return reply,
@@ -296,7 +297,7 @@ fn enter(
         }
         return Ok(Some(running));
     }
-    if message.method.as_str() == "notifications/cancelled"
+    if message.notice == Some(Notice::Cancelled)
         && let Some(cancelled) = message
             .params
             .as_ref()
@@ -364,7 +365,7 @@ pub(crate) async fn dispatch(
     let params = message.params.as_ref().unwrap_or(&empty);
     // Methods this revision does not have are -32601; the dispatcher answers for those the
     // endpoint does not offer.
-    let Some(method) = Method::on(&message.method, revision) else {
+    let Some(method) = message.kind.filter(|m| m.exists_on(revision)) else {
         return fail(revision, id, Fault::MethodNotFound, None);
     };
     crate::pipeline::dispatch(

@@ -21,6 +21,7 @@ use crate::pipeline::envelope::envelope;
 use crate::registry::Endpoint;
 use crate::wire::fault::Fault;
 use crate::wire::head::Head;
+use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fault_reply};
 
 /// Handles a parsed body. `head` holds the fields [`Head::read`] found in `origin`'s headers.
@@ -97,12 +98,12 @@ fn registered<'e>(
     use crate::facts::telemetry::Target;
     let name = message.params.as_ref()?.get("name")?.as_str()?;
     let inner = &endpoint.inner;
-    match message.method.as_str() {
-        "tools/call" => {
+    match message.kind? {
+        Method::ToolsCall => {
             let tool = inner.tools.get(*inner.by_name.get(name)?)?;
             Some(Target::Tool(tool.shared_name()))
         }
-        "prompts/get" => {
+        Method::PromptsGet => {
             let prompt = inner.prompts.get(*inner.prompt_by_name.get(name)?)?;
             Some(Target::Prompt(prompt.shared_name()))
         }

@@ -88,7 +88,8 @@ fn gate(
             return Err(unsupported_version(endpoint, id, version));
         }
     }
-    let Some(method) = Method::on(&message.method, ProtocolVersion::V2026_07_28) else {
+    let on_this_revision = |m: &Method| m.exists_on(ProtocolVersion::V2026_07_28);
+    let Some(method) = message.kind.filter(on_this_revision) else {
         return Err(fault_reply(id, Fault::MethodNotFound, None));
     };
     let version_header = match header_version {

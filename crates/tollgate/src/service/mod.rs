@@ -33,6 +33,7 @@ use crate::stream::event::Connection;
 use crate::stream::event::EventStream;
 use crate::stream::event::FinishOnDrop;
 use crate::wire::head::Head;
+use crate::wire::method::Method as McpMethod;
 use crate::wire::reply::Reply;
 
 mod builder;
@@ -451,18 +452,15 @@ fn may_stream(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::Json
     if value.get("id").is_none() {
         return false;
     }
+    // The method as the one table reads it (the envelope is read later, in the task).
     let method = value
         .get("method")
-        .and_then(tollgate_json::JsonValue::as_str);
-    method == Some("subscriptions/listen")
+        .and_then(tollgate_json::JsonValue::as_str)
+        .and_then(McpMethod::of);
+    method == Some(McpMethod::SubscriptionsListen)
         || endpoint.inner.logging
         || asks_for_progress(value)
-        || (endpoint.inner.sessions.is_some()
-            && in_session
-            && value
-                .get("method")
-                .and_then(tollgate_json::JsonValue::as_str)
-                == Some("tools/call"))
+        || (endpoint.inner.sessions.is_some() && in_session && method == Some(McpMethod::ToolsCall))
 }
 
 pin_project_lite::pin_project! {

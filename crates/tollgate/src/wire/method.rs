@@ -1,110 +1,75 @@
 //! The one table of the methods Tollgate serves, and [`OperationType`], its public face. Each
 //! method's wire name, its operation type, the revisions it exists on, the parameter
-//! `Mcp-Name` mirrors on 2026-07-28, and where its operation name is read from all live here;
-//! dispatch, the header checks, admission and the request context read them from this table and
-//! nowhere else.
+//! `Mcp-Name` mirrors on 2026-07-28, and where its operation name is read from all live here,
+//! written once (`methods!`); the client notifications Tollgate acts on too ([`Notice`]). A
+//! message's method is read once, into its envelope; dispatch, the gates, the header checks,
+//! admission and the request context read it from there, and no method name is compared as a
+//! string anywhere else.
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::version::{ProtocolVersion, is_legacy};
 
-/// The kind of operation a request performs, so application code need not compare method
-/// strings. Every method Tollgate serves has a variant of its own; so do the HTTP requests that
-/// carry no JSON-RPC method (a stream `GET`, a session `DELETE`, a client's response).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum OperationType {
-    /// `server/discover`.
-    Discover,
-    /// `initialize` (the 2025 revisions).
-    Initialize,
-    /// `ping`.
-    Ping,
-    /// `logging/setLevel` (the 2025 revisions).
-    LoggingSetLevel,
-    /// `tools/list`.
-    ToolsList,
-    /// `tools/call`.
-    ToolsCall,
-    /// `prompts/list`.
-    PromptsList,
-    /// `prompts/get`.
-    PromptsGet,
-    /// `completion/complete`.
-    Complete,
-    /// `resources/list`.
-    ResourcesList,
-    /// `resources/templates/list`.
-    ResourcesTemplatesList,
-    /// `resources/read`.
-    ResourcesRead,
-    /// `resources/subscribe` (the 2025 revisions).
-    ResourcesSubscribe,
-    /// `resources/unsubscribe` (the 2025 revisions).
-    ResourcesUnsubscribe,
-    /// `subscriptions/listen` (2026-07-28).
-    SubscriptionsListen,
-    /// `tasks/get`.
-    TasksGet,
-    /// `tasks/update`.
-    TasksUpdate,
-    /// `tasks/cancel`.
-    TasksCancel,
-    /// `skills/list` (the skills extension, 2026-07-28).
-    SkillsList,
-    /// `skills/get` (the skills extension, 2026-07-28).
-    SkillsGet,
-    /// `resources/directory/read` (the skills extension, 2026-07-28).
-    ResourcesDirectoryRead,
-    /// A notification (`notifications/...`, no id); the method is in
-    /// [`RequestContext::json_rpc_method`](crate::RequestContext::json_rpc_method).
-    Notification,
-    /// A client's JSON-RPC response to a server-to-client request (2025 sessions); the method
-    /// is empty.
-    ClientResponse,
-    /// An HTTP `GET` opening or resuming a 2025 session's event stream; the method is empty.
-    OpenStream,
-    /// An HTTP `DELETE` ending a 2025 session; the method is empty.
-    EndSession,
-    /// Any other method, kept exactly as received.
-    Other(JsonString),
-}
-
-impl OperationType {
-    /// The operation a JSON-RPC method names, from the one method table.
-    pub(crate) fn of(method: &JsonString) -> Self {
-        match Method::of(method.as_str()) {
-            Some(m) => m.operation_type(),
-            None if method.as_str().starts_with("notifications/") => Self::Notification,
-            None => Self::Other(method.clone()),
+/// Declares the method table once: [`OperationType`]'s method variants, [`Method`], the rows
+/// (wire name, revisions, the parameter `Mcp-Name` mirrors), the name-to-method `match` and the
+/// method-to-operation mapping are all generated from the one list below, so a method is added
+/// in one place (and `pipeline::offered`'s exhaustive `match` then asks where it is offered).
+macro_rules! methods {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal, $revisions:ident, $mcp_name:expr;
+    )*) => {
+        /// The kind of operation a request performs, so application code need not compare
+        /// method strings. Every method Tollgate serves has a variant of its own; so do the HTTP
+        /// requests that carry no JSON-RPC method (a stream `GET`, a session `DELETE`, a
+        /// client's response).
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum OperationType {
+            $( $(#[doc = $doc])* $variant, )*
+            /// A notification (`notifications/...`, no id); the method is in
+            /// [`RequestContext::json_rpc_method`](crate::RequestContext::json_rpc_method).
+            Notification,
+            /// A client's JSON-RPC response to a server-to-client request (2025 sessions); the
+            /// method is empty.
+            ClientResponse,
+            /// An HTTP `GET` opening or resuming a 2025 session's event stream; the method is
+            /// empty.
+            OpenStream,
+            /// An HTTP `DELETE` ending a 2025 session; the method is empty.
+            EndSession,
+            /// Any other method, kept exactly as received.
+            Other(JsonString),
         }
-    }
-}
 
-/// A method Tollgate serves on some revision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Method {
-    Discover,
-    Initialize,
-    Ping,
-    LoggingSetLevel,
-    ToolsList,
-    ToolsCall,
-    PromptsList,
-    PromptsGet,
-    Complete,
-    ResourcesList,
-    ResourcesTemplatesList,
-    ResourcesRead,
-    ResourcesSubscribe,
-    ResourcesUnsubscribe,
-    SubscriptionsListen,
-    TasksGet,
-    TasksUpdate,
-    TasksCancel,
-    SkillsList,
-    SkillsGet,
-    ResourcesDirectoryRead,
+        /// A method Tollgate serves on some revision.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub(crate) enum Method {
+            $( $variant, )*
+        }
+
+        /// The table, one row per [`Method`], in its order.
+        const TABLE: &[Row] = &[
+            $( Row { name: $name, revisions: $revisions, mcp_name: $mcp_name }, )*
+        ];
+
+        impl Method {
+            /// The method a wire name names, on any revision (a `match`: on the hot path).
+            pub(crate) fn of(name: &str) -> Option<Self> {
+                Some(match name {
+                    $( $name => Self::$variant, )*
+                    _ => return None,
+                })
+            }
+
+            /// The operation type handlers and admission see.
+            pub(crate) fn operation_type(self) -> OperationType {
+                match self {
+                    $( Self::$variant => OperationType::$variant, )*
+                }
+            }
+        }
+    };
 }
 
 /// Where a method exists.
@@ -121,157 +86,102 @@ enum Revisions {
 /// One row of the table.
 struct Row {
     name: &'static str,
-    operation: fn() -> OperationType,
     revisions: Revisions,
     /// The parameter `Mcp-Name` mirrors (2026-07-28).
     mcp_name: Option<&'static str>,
 }
 
-const fn row(
-    name: &'static str,
-    operation: fn() -> OperationType,
-    revisions: Revisions,
-    mcp_name: Option<&'static str>,
-) -> Row {
-    Row {
-        name,
-        operation,
-        revisions,
-        mcp_name,
+use Revisions::{All, Legacy, Modern};
+
+methods! {
+    /// `server/discover`.
+    Discover = "server/discover", Modern, None;
+    /// `initialize` (the 2025 revisions).
+    Initialize = "initialize", Legacy, None;
+    /// `ping`.
+    Ping = "ping", Legacy, None;
+    /// `logging/setLevel` (the 2025 revisions).
+    LoggingSetLevel = "logging/setLevel", Legacy, None;
+    /// `tools/list`.
+    ToolsList = "tools/list", All, None;
+    /// `tools/call`.
+    ToolsCall = "tools/call", All, Some("name");
+    /// `prompts/list`.
+    PromptsList = "prompts/list", All, None;
+    /// `prompts/get`.
+    PromptsGet = "prompts/get", All, Some("name");
+    /// `completion/complete`.
+    Complete = "completion/complete", All, None;
+    /// `resources/list`.
+    ResourcesList = "resources/list", All, None;
+    /// `resources/templates/list`.
+    ResourcesTemplatesList = "resources/templates/list", All, None;
+    /// `resources/read`.
+    ResourcesRead = "resources/read", All, Some("uri");
+    /// `resources/subscribe` (the 2025 revisions).
+    ResourcesSubscribe = "resources/subscribe", Legacy, None;
+    /// `resources/unsubscribe` (the 2025 revisions).
+    ResourcesUnsubscribe = "resources/unsubscribe", Legacy, None;
+    /// `subscriptions/listen` (2026-07-28).
+    SubscriptionsListen = "subscriptions/listen", Modern, None;
+    /// `tasks/get`.
+    TasksGet = "tasks/get", Modern, Some("taskId");
+    /// `tasks/update`.
+    TasksUpdate = "tasks/update", Modern, Some("taskId");
+    /// `tasks/cancel`.
+    TasksCancel = "tasks/cancel", Modern, Some("taskId");
+    /// `skills/list` (the skills extension, 2026-07-28).
+    SkillsList = "skills/list", Modern, None;
+    /// `skills/get` (the skills extension, 2026-07-28).
+    SkillsGet = "skills/get", Modern, None;
+    /// `resources/directory/read` (the skills extension, 2026-07-28).
+    ResourcesDirectoryRead = "resources/directory/read", Modern, None;
+}
+
+impl OperationType {
+    /// The operation a JSON-RPC method names, from the one method table.
+    pub(crate) fn of(method: &JsonString) -> Self {
+        match Method::of(method.as_str()) {
+            Some(m) => m.operation_type(),
+            None if method.as_str().starts_with("notifications/") => Self::Notification,
+            None => Self::Other(method.clone()),
+        }
     }
 }
 
-use Revisions::{All, Legacy, Modern};
+/// A notification a client sends that Tollgate acts on (every other is accepted and ignored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Notice {
+    /// `notifications/cancelled`: stop the named request.
+    Cancelled,
+}
 
-/// The table, one row per [`Method`], in its order (tested below).
-const TABLE: [Row; 21] = [
-    row("server/discover", || OperationType::Discover, Modern, None),
-    row("initialize", || OperationType::Initialize, Legacy, None),
-    row("ping", || OperationType::Ping, Legacy, None),
-    row(
-        "logging/setLevel",
-        || OperationType::LoggingSetLevel,
-        Legacy,
-        None,
-    ),
-    row("tools/list", || OperationType::ToolsList, All, None),
-    row("tools/call", || OperationType::ToolsCall, All, Some("name")),
-    row("prompts/list", || OperationType::PromptsList, All, None),
-    row(
-        "prompts/get",
-        || OperationType::PromptsGet,
-        All,
-        Some("name"),
-    ),
-    row("completion/complete", || OperationType::Complete, All, None),
-    row("resources/list", || OperationType::ResourcesList, All, None),
-    row(
-        "resources/templates/list",
-        || OperationType::ResourcesTemplatesList,
-        All,
-        None,
-    ),
-    row(
-        "resources/read",
-        || OperationType::ResourcesRead,
-        All,
-        Some("uri"),
-    ),
-    row(
-        "resources/subscribe",
-        || OperationType::ResourcesSubscribe,
-        Legacy,
-        None,
-    ),
-    row(
-        "resources/unsubscribe",
-        || OperationType::ResourcesUnsubscribe,
-        Legacy,
-        None,
-    ),
-    row(
-        "subscriptions/listen",
-        || OperationType::SubscriptionsListen,
-        Modern,
-        None,
-    ),
-    row(
-        "tasks/get",
-        || OperationType::TasksGet,
-        Modern,
-        Some("taskId"),
-    ),
-    row(
-        "tasks/update",
-        || OperationType::TasksUpdate,
-        Modern,
-        Some("taskId"),
-    ),
-    row(
-        "tasks/cancel",
-        || OperationType::TasksCancel,
-        Modern,
-        Some("taskId"),
-    ),
-    row("skills/list", || OperationType::SkillsList, Modern, None),
-    row("skills/get", || OperationType::SkillsGet, Modern, None),
-    row(
-        "resources/directory/read",
-        || OperationType::ResourcesDirectoryRead,
-        Modern,
-        None,
-    ),
-];
+impl Notice {
+    /// The notification a wire name names, if Tollgate acts on it.
+    pub(crate) fn of(name: &str) -> Option<Self> {
+        match name {
+            "notifications/cancelled" => Some(Self::Cancelled),
+            _ => None,
+        }
+    }
+}
 
 impl Method {
     #[inline]
     fn row(self) -> &'static Row {
-        // The table has one row per variant, in the enum's order (tested below).
+        // The table has one row per variant, in the enum's order (both generated from one list).
         &TABLE[self as usize]
     }
 
-    /// The method a wire name names, on any revision. A `match` (on the hot path), kept equal
-    /// to the table by the test below.
-    pub(crate) fn of(name: &str) -> Option<Self> {
-        Some(match name {
-            "server/discover" => Self::Discover,
-            "initialize" => Self::Initialize,
-            "ping" => Self::Ping,
-            "logging/setLevel" => Self::LoggingSetLevel,
-            "tools/list" => Self::ToolsList,
-            "tools/call" => Self::ToolsCall,
-            "prompts/list" => Self::PromptsList,
-            "prompts/get" => Self::PromptsGet,
-            "completion/complete" => Self::Complete,
-            "resources/list" => Self::ResourcesList,
-            "resources/templates/list" => Self::ResourcesTemplatesList,
-            "resources/read" => Self::ResourcesRead,
-            "resources/subscribe" => Self::ResourcesSubscribe,
-            "resources/unsubscribe" => Self::ResourcesUnsubscribe,
-            "subscriptions/listen" => Self::SubscriptionsListen,
-            "tasks/get" => Self::TasksGet,
-            "tasks/update" => Self::TasksUpdate,
-            "tasks/cancel" => Self::TasksCancel,
-            "skills/list" => Self::SkillsList,
-            "skills/get" => Self::SkillsGet,
-            "resources/directory/read" => Self::ResourcesDirectoryRead,
-            _ => return None,
-        })
-    }
-
     /// The method a wire name names when it exists on `revision`.
-    pub(crate) fn on(name: &str, revision: ProtocolVersion) -> Option<Self> {
+    #[cfg(test)]
+    fn on(name: &str, revision: ProtocolVersion) -> Option<Self> {
         Self::of(name).filter(|m| m.exists_on(revision))
     }
 
     /// The wire name.
     pub(crate) fn name(self) -> &'static str {
         self.row().name
-    }
-
-    /// The operation type handlers and admission see.
-    pub(crate) fn operation_type(self) -> OperationType {
-        (self.row().operation)()
     }
 
     /// Whether the method exists on `revision` (whether an endpoint offers it is the
@@ -325,6 +235,17 @@ mod tests {
         }
         assert_eq!(Method::of("tasks/list"), None);
         assert_eq!(Method::of("notifications/cancelled"), None);
+    }
+
+    #[test]
+    fn the_notifications_acted_on_are_read_and_no_other() {
+        assert_eq!(
+            Notice::of("notifications/cancelled"),
+            Some(Notice::Cancelled)
+        );
+        assert_eq!(Notice::of("notifications/initialized"), None);
+        assert_eq!(Notice::of("notifications/progress"), None);
+        assert_eq!(Notice::of("tools/call"), None);
     }
 
     #[test]
