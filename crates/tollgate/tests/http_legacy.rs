@@ -801,3 +801,82 @@ async fn a_header_and_meta_revision_that_disagree_are_a_header_mismatch() {
     .await;
     assert_eq!((resp.status, resp.body.len()), (400, 0));
 }
+
+/// Requests of `hold` running now, and the permits that let them finish.
+static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static RELEASE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+
+/// Runs until the test releases it.
+async fn hold(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    HELD.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if let Ok(permit) = RELEASE.acquire().await {
+        permit.forget();
+    }
+    HELD.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(
+        CompleteResult::with_tool_output(ToolOutput::builder().build())
+            .build()
+            .into(),
+    )
+}
+
+/// Waits (a bounded number of short pauses) until `n` calls of `hold` run.
+async fn until_held(n: usize) {
+    for _ in 0..1_000 {
+        if HELD.load(std::sync::atomic::Ordering::SeqCst) == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("{n} calls never ran at once");
+}
+
+#[tokio::test]
+async fn a_session_runs_at_most_its_cap_of_requests_at_once() {
+    let sessions = SessionConfig::default().max_requests_per_session(2);
+    let endpoint = Endpoint::with_path("/mcp", LEGACY, Implementation::new("cap", "1"))
+        .legacy_sessions(Some(sessions))
+        .add_tool(
+            ToolRegistration::with_name("hold", LEGACY)
+                .json_object_arguments()
+                .handler(hold)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let session = session_for(addr, V1125).await;
+    let params = r#""name":"hold","arguments":{}"#;
+    let running = |session: String| {
+        tokio::spawn(async move { legacy(addr, V1125, Some(&session), "tools/call", params).await })
+    };
+    // At the cap: two running at once.
+    let first = [running(session.clone()), running(session.clone())];
+    until_held(2).await;
+    // One past it: refused at once, without running.
+    let past = legacy(addr, V1125, Some(&session), "tools/call", params).await;
+    assert_eq!(past.status, 503, "{}", past.text());
+    assert_eq!(
+        (past.code(), past.message().as_str()),
+        (-32603, "Server busy")
+    );
+    // Another session has a cap of its own.
+    let other = session_for(addr, V1125).await;
+    let third = running(other);
+    until_held(3).await;
+    // Once they end, the places are given back.
+    RELEASE.add_permits(3);
+    for call in first.into_iter().chain([third]) {
+        assert_eq!(call.await.unwrap().status, 200);
+    }
+    until_held(0).await;
+    let again = running(session);
+    until_held(1).await;
+    RELEASE.add_permits(1);
+    assert_eq!(again.await.unwrap().status, 200);
+}
