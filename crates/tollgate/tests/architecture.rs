@@ -395,10 +395,11 @@ fn references(
                 _ => module[..module.len().saturating_sub(1)].to_vec(),
             };
             let mut found = Vec::new();
-            read_path(&code, at, vec![String::from("·")], &mut found);
-            for path in found.into_iter().filter(|p| p.len() > 1) {
+            read_path(&code, at, Vec::new(), &mut found);
+            // A head with nothing after it (`pub(crate)`, `self.x`) names no module.
+            for path in found.into_iter().filter(|p| !p.is_empty()) {
                 let mut resolved = start.clone();
-                for segment in &path[1..] {
+                for segment in &path {
                     if segment == "super" {
                         resolved.pop();
                     } else {
