@@ -613,9 +613,11 @@ fn no_module_reaches_the_crate_root_re_exports() {
 fn files_and_functions_are_small() {
     let mut files = Vec::new();
     for krate in CRATES {
+        // A check over no file passes whatever the code: each crate must be found.
+        let before = files.len();
         sources(&crates().join(krate).join("src"), &mut files);
+        assert!(files.len() > before, "no source file found for {krate}");
     }
-    assert!(files.len() > 100, "found {} source files", files.len());
     let mut long = Vec::new();
     for file in &files {
         let text = fs::read_to_string(file).unwrap();
