@@ -285,32 +285,7 @@ impl<'a> Reader<'a> {
                         continue 'value;
                     }
                 }
-                Some(b'"') => {
-                    self.count_node(at)?;
-                    JsonValue::String(self.string(false)?)
-                }
-                Some(b'-' | b'0'..=b'9') => {
-                    self.count_node(at)?;
-                    let end = scan(self.bytes, at)?;
-                    self.pos = end;
-                    JsonValue::Number(from_valid_spelling(&self.text[at..end], at)?)
-                }
-                Some(b't') => {
-                    self.count_node(at)?;
-                    self.literal(b"true")?;
-                    JsonValue::Bool(true)
-                }
-                Some(b'f') => {
-                    self.count_node(at)?;
-                    self.literal(b"false")?;
-                    JsonValue::Bool(false)
-                }
-                Some(b'n') => {
-                    self.count_node(at)?;
-                    self.literal(b"null")?;
-                    JsonValue::Null
-                }
-                Some(_) => return self.err(ErrorKind::ExpectedValue, at),
+                Some(first) => self.scalar(first, at)?,
             };
             // Attach the finished value to its container, closing containers as they end.
             loop {
@@ -368,6 +343,40 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+    }
+
+    /// Reads the value at `at` that is not a container (a string, number or literal, its first
+    /// byte `first`), counted as a node.
+    #[inline]
+    fn scalar(&mut self, first: u8, at: usize) -> Result<JsonValue, Error> {
+        Ok(match first {
+            b'"' => {
+                self.count_node(at)?;
+                JsonValue::String(self.string(false)?)
+            }
+            b'-' | b'0'..=b'9' => {
+                self.count_node(at)?;
+                let end = scan(self.bytes, at)?;
+                self.pos = end;
+                JsonValue::Number(from_valid_spelling(&self.text[at..end], at)?)
+            }
+            b't' => {
+                self.count_node(at)?;
+                self.literal(b"true")?;
+                JsonValue::Bool(true)
+            }
+            b'f' => {
+                self.count_node(at)?;
+                self.literal(b"false")?;
+                JsonValue::Bool(false)
+            }
+            b'n' => {
+                self.count_node(at)?;
+                self.literal(b"null")?;
+                JsonValue::Null
+            }
+            _ => return self.err(ErrorKind::ExpectedValue, at),
+        })
     }
 
     fn literal(&mut self, word: &[u8]) -> Result<(), Error> {

@@ -245,10 +245,76 @@ fn parts(
         .clone()
         .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
 
+    let (fields, bindings, call) = fields_and_call(&params);
+    let revisions = if options.revisions.is_empty() {
+        quote!([::tollgate::ProtocolVersion::V2026_07_28])
+    } else {
+        let r = &options.revisions;
+        quote!([#(::tollgate::ProtocolVersion::#r),*])
+    };
+    if !advanced
+        && (options.task_output.is_some()
+            || !options.may_ask.is_empty()
+            || options.request_state.is_some())
+    {
+        return Err(syn::Error::new(
+            sig.output.span(),
+            "task_output, may_ask and request_state need a fn returning Result<OperationResult, E>",
+        ));
+    }
+    let (stage, install) = match (&options.task_output, advanced) {
+        (Some(eventual), _) => (
+            quote!(.argument_and_output_types::<#struct_name, #eventual>()),
+            quote!(.operation_handler(__handler)),
+        ),
+        (None, true) => (
+            quote!(.argument_type::<#struct_name>()),
+            quote!(.handler(__handler)),
+        ),
+        (None, false) => (
+            quote!(.argument_and_output_types::<#struct_name, #output>()),
+            quote!(.handler(__handler)),
+        ),
+    };
+    let metadata = metadata(options, attrs);
+    let error = error_type(&sig.output)?;
+    let args_def = quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[derive(::tollgate::__private::serde::Deserialize, ::tollgate::__private::schemars::JsonSchema)]
+        #[serde(crate = "::tollgate::__private::serde")]
+        #[schemars(crate = "::tollgate::__private::schemars", title = #tool_name)]
+        #vis struct #struct_name {
+            #(#fields,)*
+        }
+    };
+    let registration = quote! {
+        ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
+            #stage
+            #install
+            #(#metadata)*
+            .build()
+    };
+    Ok(Parts {
+        tool_name,
+        args_struct: struct_name,
+        args_def,
+        bindings,
+        call,
+        output,
+        error,
+        registration,
+    })
+}
+
+/// The arguments struct's fields (with their rename, title, description and header
+/// attributes), the names bound from it, and the handler call's arguments in parameter order
+/// (the context and features by their fixed names).
+fn fields_and_call(params: &[Param]) -> (Vec<TokenStream2>, Vec<TokenStream2>, Vec<TokenStream2>) {
     let mut fields = Vec::new();
     let mut bindings = Vec::new();
     let mut call = Vec::new();
-    for param in &params {
+    for param in params {
         match param {
             Param::Context => call.push(quote!(__context)),
             Param::Features => call.push(quote!(__features)),
@@ -280,36 +346,12 @@ fn parts(
             }
         }
     }
-    let revisions = if options.revisions.is_empty() {
-        quote!([::tollgate::ProtocolVersion::V2026_07_28])
-    } else {
-        let r = &options.revisions;
-        quote!([#(::tollgate::ProtocolVersion::#r),*])
-    };
-    if !advanced
-        && (options.task_output.is_some()
-            || !options.may_ask.is_empty()
-            || options.request_state.is_some())
-    {
-        return Err(syn::Error::new(
-            sig.output.span(),
-            "task_output, may_ask and request_state need a fn returning Result<OperationResult, E>",
-        ));
-    }
-    let (stage, install) = match (&options.task_output, advanced) {
-        (Some(eventual), _) => (
-            quote!(.argument_and_output_types::<#struct_name, #eventual>()),
-            quote!(.operation_handler(__handler)),
-        ),
-        (None, true) => (
-            quote!(.argument_type::<#struct_name>()),
-            quote!(.handler(__handler)),
-        ),
-        (None, false) => (
-            quote!(.argument_and_output_types::<#struct_name, #output>()),
-            quote!(.handler(__handler)),
-        ),
-    };
+    (fields, bindings, call)
+}
+
+/// The registration's builder calls for the tool options and the doc comment: title,
+/// description, rate limiter, text mirror, input requests, request state, icons, hints.
+fn metadata(options: &ToolOptions, attrs: &[Attribute]) -> Vec<TokenStream2> {
     let mut metadata = Vec::new();
     if let Some(t) = &options.title {
         metadata.push(quote!(.title(#t)));
@@ -365,7 +407,12 @@ fn parts(
         });
         metadata.push(quote!(.annotations(::tollgate::tool::ToolAnnotations::new() #(#hints)*)));
     }
-    let error = match &sig.output {
+    metadata
+}
+
+/// The `E` of a `Result<T, E>` return type.
+fn error_type(output: &ReturnType) -> syn::Result<syn::GenericArgument> {
+    let error = match output {
         ReturnType::Type(_, ty) => match &**ty {
             Type::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
                 Some(syn::PathArguments::AngleBracketed(a)) => a.args.iter().nth(1).cloned(),
@@ -375,36 +422,7 @@ fn parts(
         },
         ReturnType::Default => None,
     };
-    let error = error.ok_or_else(|| {
-        syn::Error::new(sig.output.span(), "a #[tool] function returns Result<T, E>")
-    })?;
-    let args_def = quote! {
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #[derive(::tollgate::__private::serde::Deserialize, ::tollgate::__private::schemars::JsonSchema)]
-        #[serde(crate = "::tollgate::__private::serde")]
-        #[schemars(crate = "::tollgate::__private::schemars", title = #tool_name)]
-        #vis struct #struct_name {
-            #(#fields,)*
-        }
-    };
-    let registration = quote! {
-        ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
-            #stage
-            #install
-            #(#metadata)*
-            .build()
-    };
-    Ok(Parts {
-        tool_name,
-        args_struct: struct_name,
-        args_def,
-        bindings,
-        call,
-        output,
-        error,
-        registration,
-    })
+    error.ok_or_else(|| syn::Error::new(output.span(), "a #[tool] function returns Result<T, E>"))
 }
 
 fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
@@ -505,6 +523,34 @@ pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// The options of a method marked `#[tool(...)]`, its attribute taken off (`None` for a method
+/// not marked); refuses a method that does not take `&self` first.
+fn tool_method(method: &mut syn::ImplItemFn) -> syn::Result<Option<ToolOptions>> {
+    let Some(position) = method.attrs.iter().position(|a| a.path().is_ident("tool")) else {
+        return Ok(None);
+    };
+    let tool_attr = method.attrs.remove(position);
+    let options = match &tool_attr.meta {
+        Meta::Path(_) => ToolOptions::default(),
+        Meta::List(list) => parse_options(list.tokens.clone())?,
+        Meta::NameValue(nv) => {
+            return Err(syn::Error::new_spanned(
+                nv,
+                "expected #[tool] or #[tool(...)]",
+            ));
+        }
+    };
+    match method.sig.inputs.first() {
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {
+            Ok(Some(options))
+        }
+        _ => Err(syn::Error::new_spanned(
+            &method.sig.ident,
+            "a #[tool] method takes &self first",
+        )),
+    }
+}
+
 fn expand_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     if !attr.is_empty() {
         return Err(syn::Error::new_spanned(attr, "#[tools] takes no arguments"));
@@ -537,29 +583,9 @@ fn expand_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStrea
         let syn::ImplItem::Fn(method) = item else {
             continue;
         };
-        let Some(position) = method.attrs.iter().position(|a| a.path().is_ident("tool")) else {
+        let Some(options) = tool_method(method)? else {
             continue;
         };
-        let tool_attr = method.attrs.remove(position);
-        let options = match &tool_attr.meta {
-            Meta::Path(_) => ToolOptions::default(),
-            Meta::List(list) => parse_options(list.tokens.clone())?,
-            Meta::NameValue(nv) => {
-                return Err(syn::Error::new_spanned(
-                    nv,
-                    "expected #[tool] or #[tool(...)]",
-                ));
-            }
-        };
-        match method.sig.inputs.first() {
-            Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
-            _ => {
-                return Err(syn::Error::new_spanned(
-                    &method.sig.ident,
-                    "a #[tool] method takes &self first",
-                ));
-            }
-        }
         let method_name = method.sig.ident.clone();
         let vis = syn::Visibility::Inherited;
         let attrs = method.attrs.clone();

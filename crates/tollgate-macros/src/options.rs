@@ -170,42 +170,9 @@ pub(crate) fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                             ));
                         }
                     },
-                    "icons" => {
-                        let Expr::Array(array) = &nv.value else {
-                            return Err(syn::Error::new_spanned(
-                                &nv.value,
-                                "expected a list of icon URIs",
-                            ));
-                        };
-                        for element in &array.elems {
-                            options.icons.push(string(element)?);
-                        }
-                    }
+                    "icons" => options.icons.extend(icons(&nv.value)?),
                     "revisions" => {
-                        let Expr::Array(array) = &nv.value else {
-                            return Err(syn::Error::new_spanned(
-                                &nv.value,
-                                "expected a list such as [V2026_07_28]",
-                            ));
-                        };
-                        for element in &array.elems {
-                            match element {
-                                Expr::Path(p)
-                                    if p.path.get_ident().is_some_and(|i| {
-                                        ["V2026_07_28", "V2025_11_25", "V2025_06_18"]
-                                            .contains(&i.to_string().as_str())
-                                    }) =>
-                                {
-                                    options.revisions.extend(p.path.get_ident().cloned());
-                                }
-                                other => {
-                                    return Err(syn::Error::new_spanned(
-                                        other,
-                                        "unknown revision; expected V2026_07_28, V2025_11_25 or V2025_06_18",
-                                    ));
-                                }
-                            }
-                        }
+                        options.revisions.extend(revisions(&nv.value)?);
                         if options.revisions.is_empty() {
                             return Err(syn::Error::new_spanned(
                                 &nv.value,
@@ -227,4 +194,45 @@ pub(crate) fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
         }
     }
     Ok(options)
+}
+
+/// The icon URIs of `icons = [...]`.
+fn icons(value: &Expr) -> syn::Result<Vec<LitStr>> {
+    let Expr::Array(array) = value else {
+        return Err(syn::Error::new_spanned(
+            value,
+            "expected a list of icon URIs",
+        ));
+    };
+    array.elems.iter().map(string).collect()
+}
+
+/// The revisions of `revisions = [...]`, each one of `V2026_07_28`, `V2025_11_25`,
+/// `V2025_06_18` (an empty list is the caller's to refuse).
+fn revisions(value: &Expr) -> syn::Result<Vec<syn::Ident>> {
+    let Expr::Array(array) = value else {
+        return Err(syn::Error::new_spanned(
+            value,
+            "expected a list such as [V2026_07_28]",
+        ));
+    };
+    let mut list = Vec::new();
+    for element in &array.elems {
+        match element {
+            Expr::Path(p)
+                if p.path.get_ident().is_some_and(|i| {
+                    ["V2026_07_28", "V2025_11_25", "V2025_06_18"].contains(&i.to_string().as_str())
+                }) =>
+            {
+                list.extend(p.path.get_ident().cloned());
+            }
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    "unknown revision; expected V2026_07_28, V2025_11_25 or V2025_06_18",
+                ));
+            }
+        }
+    }
+    Ok(list)
 }

@@ -221,27 +221,6 @@ impl<'a> Compiler<'a> {
             }
             let bad = |kind| Err(CompileError::new(kind, location, Some(name)));
             match name.as_str() {
-                "$schema" => {
-                    if depth != 1 || !v.as_str().is_some_and(|s| DIALECTS.contains(&s)) {
-                        return bad(K::UnsupportedDialect);
-                    }
-                }
-                "$comment" | "title" | "description" | "format" => {
-                    if v.as_str().is_none() {
-                        return bad(K::InvalidKeywordValue);
-                    }
-                }
-                "deprecated" | "readOnly" | "writeOnly" => {
-                    if v.as_bool().is_none() {
-                        return bad(K::InvalidKeywordValue);
-                    }
-                }
-                "default" => {}
-                "examples" => {
-                    if v.as_array().is_none() {
-                        return bad(K::InvalidKeywordValue);
-                    }
-                }
                 "$anchor" => {
                     let Some(anchor) = v.as_string().filter(|s| is_anchor_name(s)) else {
                         return bad(K::InvalidKeywordValue);
@@ -270,27 +249,7 @@ impl<'a> Compiler<'a> {
                     let Some(props) = v.as_object() else {
                         return bad(K::InvalidKeywordValue);
                     };
-                    let ids = self.schema_map(
-                        props,
-                        "properties",
-                        location,
-                        depth,
-                        chain.as_deref_mut(),
-                    )?;
-                    let mut list: Vec<Property> = props
-                        .iter()
-                        .zip(ids)
-                        .map(|((name, _), node)| Property {
-                            tag: name_tag(name.as_bytes()),
-                            name: name.clone(),
-                            node,
-                            required_bit: 0,
-                        })
-                        .collect();
-                    if list.len() > LINEAR_PROPERTIES {
-                        list.sort_by_key(|p| p.tag);
-                    }
-                    k.properties = list.into_boxed_slice();
+                    k.properties = self.properties(props, location, depth, chain.as_deref_mut())?;
                 }
                 "additionalProperties" => {
                     k.additional = Some(self.child(v, location, &[name], depth)?);
@@ -313,58 +272,12 @@ impl<'a> Compiler<'a> {
                         k.any_of = ids.into_boxed_slice();
                     }
                 }
-                "type" => {
-                    k.types = match v {
-                        JsonValue::String(s) => types::from_name(s).unwrap_or(0),
-                        JsonValue::Array(list) => {
-                            let mut bits = 0u8;
-                            for t in list.iter() {
-                                match t.as_str().and_then(types::from_name) {
-                                    Some(b) if bits & b == 0 => bits |= b,
-                                    _ => return bad(K::InvalidKeywordValue),
-                                }
-                            }
-                            bits
-                        }
-                        _ => 0,
-                    };
-                    if k.types == 0 {
-                        return bad(K::InvalidKeywordValue);
-                    }
-                }
-                "enum" => {
-                    let Some(list) = v.as_array() else {
-                        return bad(K::InvalidKeywordValue);
-                    };
-                    k.enumeration = Some(list.clone());
-                }
-                "const" => k.constant = Some(v.clone()),
-                "required" => {
-                    let Some(list) = v.as_array() else {
-                        return bad(K::InvalidKeywordValue);
-                    };
-                    let mut names: Vec<JsonString> = Vec::with_capacity(list.len());
-                    for item in list.iter() {
-                        match item.as_string() {
-                            Some(s) if !names.contains(s) => names.push(s.clone()),
-                            _ => return bad(K::InvalidKeywordValue),
-                        }
-                    }
-                    k.required = names.into_boxed_slice();
-                }
-                "minimum" | "maximum" => {
-                    let Some(n) = v.as_number() else {
-                        return bad(K::InvalidKeywordValue);
-                    };
-                    if name == "minimum" {
-                        k.minimum = Some(n.clone());
-                    } else {
-                        k.maximum = Some(n.clone());
-                    }
-                }
                 "x-mcp-header" => header = Some(v),
-                other if EXCLUDED.contains(&other) => return bad(K::ExcludedKeyword),
-                _ => return bad(K::UnknownKeyword),
+                other => {
+                    if let Err(kind) = plain_keyword(&mut k, other, v, depth) {
+                        return bad(kind);
+                    }
+                }
             }
         }
         if let Some(v) = header {
@@ -373,6 +286,32 @@ impl<'a> Compiler<'a> {
         finish(&mut k);
         self.nodes[id as usize] = Node::Schema(k);
         Ok(id)
+    }
+
+    /// Compiles a `properties` object's schemas and lists them, sorted by tag past
+    /// [`LINEAR_PROPERTIES`] (each property's required bit is set when the node is finished).
+    fn properties(
+        &mut self,
+        props: &JsonObject,
+        location: &mut String,
+        depth: usize,
+        chain: Option<&mut Vec<JsonString>>,
+    ) -> Result<Box<[Property]>, CompileError> {
+        let ids = self.schema_map(props, "properties", location, depth, chain)?;
+        let mut list: Vec<Property> = props
+            .iter()
+            .zip(ids)
+            .map(|((name, _), node)| Property {
+                tag: name_tag(name.as_bytes()),
+                name: name.clone(),
+                node,
+                required_bit: 0,
+            })
+            .collect();
+        if list.len() > LINEAR_PROPERTIES {
+            list.sort_by_key(|p| p.tag);
+        }
+        Ok(list.into_boxed_slice())
     }
 
     /// Compiles a child schema at `location` + `/tokens…`.
@@ -589,6 +528,87 @@ impl<'a> Compiler<'a> {
         }
         Ok(())
     }
+}
+
+/// Checks a keyword that names no subschema into `k`: `$schema` (at the root only), the
+/// annotations, `type`, `enum`, `const`, `required`, `minimum` and `maximum`. Refuses an
+/// excluded or unknown keyword; the error's location and keyword are the caller's to add.
+fn plain_keyword(k: &mut Keywords, name: &str, v: &JsonValue, depth: usize) -> Result<(), K> {
+    match name {
+        "$schema" => {
+            if depth != 1 || !v.as_str().is_some_and(|s| DIALECTS.contains(&s)) {
+                return Err(K::UnsupportedDialect);
+            }
+        }
+        "$comment" | "title" | "description" | "format" => {
+            if v.as_str().is_none() {
+                return Err(K::InvalidKeywordValue);
+            }
+        }
+        "deprecated" | "readOnly" | "writeOnly" => {
+            if v.as_bool().is_none() {
+                return Err(K::InvalidKeywordValue);
+            }
+        }
+        "default" => {}
+        "examples" => {
+            if v.as_array().is_none() {
+                return Err(K::InvalidKeywordValue);
+            }
+        }
+        "type" => {
+            k.types = match v {
+                JsonValue::String(s) => types::from_name(s).unwrap_or(0),
+                JsonValue::Array(list) => {
+                    let mut bits = 0u8;
+                    for t in list.iter() {
+                        match t.as_str().and_then(types::from_name) {
+                            Some(b) if bits & b == 0 => bits |= b,
+                            _ => return Err(K::InvalidKeywordValue),
+                        }
+                    }
+                    bits
+                }
+                _ => 0,
+            };
+            if k.types == 0 {
+                return Err(K::InvalidKeywordValue);
+            }
+        }
+        "enum" => {
+            let Some(list) = v.as_array() else {
+                return Err(K::InvalidKeywordValue);
+            };
+            k.enumeration = Some(list.clone());
+        }
+        "const" => k.constant = Some(v.clone()),
+        "required" => {
+            let Some(list) = v.as_array() else {
+                return Err(K::InvalidKeywordValue);
+            };
+            let mut names: Vec<JsonString> = Vec::with_capacity(list.len());
+            for item in list.iter() {
+                match item.as_string() {
+                    Some(s) if !names.contains(s) => names.push(s.clone()),
+                    _ => return Err(K::InvalidKeywordValue),
+                }
+            }
+            k.required = names.into_boxed_slice();
+        }
+        "minimum" | "maximum" => {
+            let Some(n) = v.as_number() else {
+                return Err(K::InvalidKeywordValue);
+            };
+            if name == "minimum" {
+                k.minimum = Some(n.clone());
+            } else {
+                k.maximum = Some(n.clone());
+            }
+        }
+        other if EXCLUDED.contains(&other) => return Err(K::ExcludedKeyword),
+        _ => return Err(K::UnknownKeyword),
+    }
+    Ok(())
 }
 
 /// Whether a schema's only applicator is `$ref` (its flags already say nothing else asserts).

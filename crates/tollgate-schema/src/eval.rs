@@ -249,40 +249,8 @@ impl Evaluator<'_> {
         {
             return Self::fail(k, "const", quiet);
         }
-        if k.flags & flags::ENUM != 0 {
-            if let Some(strings) = &k.string_enum {
-                let found = match v {
-                    JsonValue::String(s) => {
-                        let mut found = false;
-                        for candidate in strings.iter() {
-                            self.charge(1)?;
-                            if same_bytes(candidate.as_bytes(), s.as_bytes()) {
-                                found = true;
-                                break;
-                            }
-                        }
-                        found
-                    }
-                    _ => {
-                        self.charge(1)?;
-                        false
-                    }
-                };
-                if !found {
-                    return Self::fail(k, "enum", quiet);
-                }
-            } else if let Some(list) = &k.enumeration {
-                let mut found = false;
-                for candidate in list.iter() {
-                    if self.equal(candidate, v)? {
-                        found = true;
-                        break;
-                    }
-                }
-                if !found {
-                    return Self::fail(k, "enum", quiet);
-                }
-            }
+        if k.flags & flags::ENUM != 0 && !self.in_enum(k, v)? {
+            return Self::fail(k, "enum", quiet);
         }
         if k.flags & flags::BOUNDS != 0
             && let JsonValue::Number(n) = v
@@ -318,6 +286,41 @@ impl Evaluator<'_> {
         if k.flags & flags::APPLICATORS == 0 {
             return Ok(());
         }
+        self.applicators(k, v, depth, quiet)
+    }
+
+    /// Whether `v` is one of `k`'s `enum` values (compared by bytes when they are all strings),
+    /// charging one operation per candidate tried (one for a non-string against strings).
+    #[inline]
+    fn in_enum(&mut self, k: &Keywords, v: &JsonValue) -> Result<bool, Fail> {
+        if let Some(strings) = &k.string_enum {
+            let JsonValue::String(s) = v else {
+                self.charge(1)?;
+                return Ok(false);
+            };
+            for candidate in strings.iter() {
+                self.charge(1)?;
+                if same_bytes(candidate.as_bytes(), s.as_bytes()) {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
+        if let Some(list) = &k.enumeration {
+            for candidate in list.iter() {
+                if self.equal(candidate, v)? {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The applicators of a schema that has some: `$ref`, `allOf`, `anyOf`, then
+    /// `if`/`then`/`else`.
+    #[inline]
+    fn applicators(&mut self, k: &Keywords, v: &JsonValue, depth: usize, quiet: bool) -> Step {
         if let Some(target) = k.reference {
             self.charge(1)?;
             self.visit(target, v, depth + 1, quiet)?;

@@ -13,6 +13,7 @@
 //! [`AdmissionRequest`]; the metadata document and challenges are `ProtectedResource`'s.
 
 mod cache;
+mod claims;
 mod fetch;
 mod flight;
 mod header;
@@ -21,14 +22,14 @@ mod jwks;
 mod jwt;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::admission::{
     Admission, AdmissionController, AdmissionDecision, AdmissionRequest,
 };
-use crate::facts::authorization::{MAX_SCOPES, ProtectedResource, Scopes, is_scope_token};
+use crate::facts::authorization::{ProtectedResource, Scopes};
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::identity::AdmissionIdentity;
 
@@ -42,6 +43,7 @@ pub use jwks::{MAX_JWKS_BYTES, MAX_JWKS_KEYS};
 pub use jwt::{JwtValidation, MAX_LEEWAY};
 
 use cache::{TokenCache, TokenKey};
+pub(crate) use claims::{Refused, Verified, b64, claims_of};
 use flight::Flights;
 use header::Credential;
 use introspect::Introspector;
@@ -49,8 +51,6 @@ use jwt::JwtVerifier;
 
 /// The most claims [`BearerAuthBuilder::keep_claims`] may name.
 pub const MAX_KEPT_CLAIMS: usize = 32;
-/// The longest `sub` accepted, in bytes.
-const MAX_SUBJECT_BYTES: usize = 256;
 /// What a 503 asks the client to wait, when the authorization server cannot be reached.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
 
@@ -160,87 +160,6 @@ impl SigningAlgorithm {
             Self::EdDsa => A::EdDSA,
         }
     }
-}
-
-/// A token that checked out: its subject, granted scopes, every claim, and until when the
-/// result may be reused.
-pub(crate) struct Verified {
-    subject: Arc<str>,
-    issuer: Option<Arc<str>>,
-    scopes: Vec<Arc<str>>,
-    claims: JsonObject,
-    until: SystemTime,
-}
-
-/// Why a token was not accepted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refused {
-    /// Not a valid token for this resource (401 `invalid_token`).
-    Invalid,
-    /// The authorization server could not be asked (503).
-    Unavailable,
-}
-
-pub(crate) fn b64(value: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(value)
-        .ok()
-}
-
-/// The subject and scopes of a checked token's claims (or introspection answer): `sub` of 1 to
-/// 256 bytes, and the granted scopes from `scope` (space-separated, RFC 9068 / RFC 7662), or,
-/// only when there is no `scope`, from `scp` (a string or an array). Each must be a well-formed
-/// scope token, and at most 64 distinct ones are read: a token granting more is refused whole
-/// (never cut to a subset chosen by order).
-pub(crate) fn claims_of(
-    claims: JsonObject,
-    issuer: &str,
-    until: SystemTime,
-) -> Result<Verified, Refused> {
-    let subject = claims
-        .get("sub")
-        .and_then(JsonValue::as_str)
-        .filter(|s| (1..=MAX_SUBJECT_BYTES).contains(&s.len()) && !s.chars().any(char::is_control))
-        .ok_or(Refused::Invalid)?;
-    let mut scopes: Vec<Arc<str>> = Vec::new();
-    let mut add = |scope: &str| {
-        if !is_scope_token(scope) {
-            return false;
-        }
-        if !scopes.iter().any(|s| &**s == scope) {
-            if scopes.len() >= MAX_SCOPES {
-                return false;
-            }
-            scopes.push(scope.into());
-        }
-        true
-    };
-    // `scope` is the standard claim: when a token carries both, `scp` is ignored.
-    let fine = match (claims.get("scope"), claims.get("scp")) {
-        (None, None) => true,
-        (Some(JsonValue::String(s)), _) | (None, Some(JsonValue::String(s))) => s
-            .as_str()
-            .split(' ')
-            .filter(|s| !s.is_empty())
-            .all(&mut add),
-        (None, Some(JsonValue::Array(list))) => {
-            list.iter().all(|s| s.as_str().is_some_and(&mut add))
-        }
-        _ => false,
-    };
-    if !fine {
-        return Err(Refused::Invalid);
-    }
-    Ok(Verified {
-        subject: subject.into(),
-        // The configured issuer that vouched for the token (an introspection answer need
-        // not name one), so two issuers' subjects never share a principal.
-        issuer: Some(Arc::from(issuer)),
-        scopes,
-        claims,
-        until,
-    })
 }
 
 /// Bearer-token admission for an OAuth-protected endpoint.
@@ -721,4 +640,44 @@ impl Inner {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+    use tollgate_json::JsonLimits;
+
+    /// The admitted identity carries the token's `exp` (a JWT's with its leeway, which `until`
+    /// holds; an introspected token's `exp` past the shorter cache time), for the streams and
+    /// listens it opens to end then.
+    #[test]
+    fn the_identity_carries_the_tokens_expiry() {
+        let Ok(resource) = ProtectedResource::builder("https://mcp.example/mcp")
+            .authorization_server("https://as.example")
+            .build()
+        else {
+            unreachable!("a valid resource")
+        };
+        let Ok(auth) = BearerAuth::builder(&resource)
+            .jwt(JwtValidation::new("https://as.example"))
+            .build()
+        else {
+            unreachable!("a valid configuration")
+        };
+        let exp = 4_000_000_000_u64;
+        let at = |secs: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+        let verified = |until| {
+            let value = tollgate_json::from_str(
+                &format!(r#"{{"sub":"a","exp":{exp}}}"#),
+                &JsonLimits::new(),
+            );
+            let claims = value.ok().and_then(|v| v.as_object().cloned());
+            claims_of(claims.unwrap_or_default(), "https://as.example", until).ok()
+        };
+        // Introspection: cached for less than the token lives; the identity ends at `exp`.
+        let cached = verified(at(exp - 600)).map(|v| auth.inner.identity(v));
+        assert_eq!(cached.and_then(|i| i.expires_at()), Some(at(exp)));
+        // A JWT: `until` is `exp` plus the leeway the check allowed.
+        let lenient = verified(at(exp + 60)).map(|v| auth.inner.identity(v));
+        assert_eq!(lenient.and_then(|i| i.expires_at()), Some(at(exp + 60)));
+    }
+}

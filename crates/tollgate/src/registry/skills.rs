@@ -61,40 +61,7 @@ pub(crate) fn index(
     if skills.is_empty() {
         return Ok(None);
     }
-    let error = |kind, detail, uri: &str| {
-        BuildError::new(kind)
-            .with_detail(detail)
-            .resource(uri)
-            .at_path(setting.path)
-    };
-    let roots: HashSet<&str> = skills.iter().map(|s| &*s.inner.root).collect();
-    if roots.len() < skills.len() {
-        let twice = skills
-            .iter()
-            .map(|s| &*s.inner.root)
-            .find(|r| skills.iter().filter(|s| &*s.inner.root == *r).count() > 1);
-        return Err(error(
-            BuildErrorKind::DuplicateResource,
-            "two skills share a path",
-            twice.unwrap_or(""),
-        ));
-    }
-    for root in &roots {
-        let mut at = root.len();
-        while let Some(slash) = root[..at].rfind('/') {
-            if slash < "skill://".len() {
-                break;
-            }
-            if roots.contains(&root[..slash]) {
-                return Err(error(
-                    BuildErrorKind::DuplicateResource,
-                    "a skill lies inside another skill",
-                    root,
-                ));
-            }
-            at = slash;
-        }
-    }
+    check_roots(skills, setting)?;
     let registered: HashSet<&str> = setting
         .resources
         .iter()
@@ -117,99 +84,177 @@ pub(crate) fn index(
     let mut listed_bytes: usize = 0;
     for skill in skills {
         let inner = &*skill.inner;
-        for file in &inner.files {
-            if registered.contains(&*file.uri) {
-                return Err(error(
-                    BuildErrorKind::DuplicateResource,
-                    "a skill file has a registered resource's URI",
-                    &file.uri,
-                ));
-            }
-            let contents = match &file.body {
-                Body::Text(text) => ResourceContents::Text {
-                    uri: file.uri.clone(),
-                    mime_type: Some(file.mime_type.clone()),
-                    text: text.clone(),
-                },
-                Body::Binary(data) => ResourceContents::Blob {
-                    uri: file.uri.clone(),
-                    mime_type: Some(file.mime_type.clone()),
-                    data: data.clone(),
-                },
-            };
-            if !fits_read(&contents, setting) {
-                return Err(error(
-                    BuildErrorKind::SkillLimit,
-                    "a file too large for one resources/read (the output limits)",
-                    &file.uri,
-                ));
-            }
-            let name = file.path.rsplit('/').next().unwrap_or(&file.path);
-            let entry = inner.entries.iter().find(|e| e.uri == file.uri);
-            let registration = ResourceRegistration::served(
-                entry.map_or_else(|| Arc::from(name), |e| e.name.clone()),
-                entry.map(|e| e.description.clone()),
-                file.size(),
-                contents,
-            );
-            index.files.insert(file.uri.clone(), registration);
-        }
-        // Root first, then nested skills: `resources/list` shows each SKILL.md in that order.
-        for entry in &inner.entries {
-            if let Some(file) = index.files.get(&entry.uri) {
-                let descriptor = file.descriptor(ProtocolVersion::V2026_07_28);
-                let bytes = to_vec(&descriptor, setting.output).map_or(usize::MAX, |b| b.len() + 1);
-                listed_bytes = listed_bytes.saturating_add(bytes);
-                index.listed.push(descriptor);
-            }
-            let rendered = render_entry(inner, entry);
-            let bytes = to_vec(&rendered, setting.output).map_err(|_| {
-                error(
-                    BuildErrorKind::SkillLimit,
-                    "a skill entry over the output limits",
-                    &entry.uri,
-                )
-            })?;
-            bytes.hash(&mut hasher);
-            let mut get = JsonObject::builder()
-                .insert("resultType", "complete")
-                .insert("skill", rendered);
-            setting.cache.push_into(&mut get);
-            let get = to_vec(&get.build().into(), setting.output).map_err(|_| {
-                error(
-                    BuildErrorKind::SkillLimit,
-                    "a skill entry over the output limits",
-                    &entry.uri,
-                )
-            })?;
-            index.get.insert(entry.uri.clone(), get);
-            entries.push((entry.uri.clone(), bytes));
-        }
+        index_files(inner, &registered, setting, &mut index.files)?;
+        let listed = index_entries(inner, setting, &mut index, &mut entries, &mut hasher)?;
+        listed_bytes = listed_bytes.saturating_add(listed);
         directories(inner, setting, &mut index.directories).map_err(|uri| {
-            error(
+            refused(
                 BuildErrorKind::SkillLimit,
                 "a directory listing over the output limits",
                 &uri,
+                setting,
             )
         })?;
     }
     // `resources/list` is one page: the SKILL.md entries must leave room in it.
     if listed_bytes > setting.output.max_output_bytes() / 2 {
-        return Err(error(
+        return Err(refused(
             BuildErrorKind::SkillLimit,
             "the SKILL.md entries of resources/list over half the output limit",
             "",
+            setting,
         ));
     }
     index.fingerprint = hasher.finish();
     index.pages = pages(&entries, setting, index.fingerprint).map_err(|uri| {
-        error(
+        refused(
             BuildErrorKind::SkillLimit,
             "a skill entry over the output limits",
             &uri,
+            setting,
         )
     })?;
     Ok(Some(index))
+}
+
+/// The build error about the skill resource `uri` of the endpoint at `setting.path`.
+fn refused(
+    kind: BuildErrorKind,
+    detail: &'static str,
+    uri: &str,
+    setting: &Setting<'_>,
+) -> BuildError {
+    BuildError::new(kind)
+        .with_detail(detail)
+        .resource(uri)
+        .at_path(setting.path)
+}
+
+/// Refuses skills that overlap: two at one root, or one's root inside another's.
+fn check_roots(skills: &[SkillRegistration], setting: &Setting<'_>) -> Result<(), BuildError> {
+    let roots: HashSet<&str> = skills.iter().map(|s| &*s.inner.root).collect();
+    if roots.len() < skills.len() {
+        let twice = skills
+            .iter()
+            .map(|s| &*s.inner.root)
+            .find(|r| skills.iter().filter(|s| &*s.inner.root == *r).count() > 1);
+        return Err(refused(
+            BuildErrorKind::DuplicateResource,
+            "two skills share a path",
+            twice.unwrap_or(""),
+            setting,
+        ));
+    }
+    for root in &roots {
+        let mut at = root.len();
+        while let Some(slash) = root[..at].rfind('/') {
+            if slash < "skill://".len() {
+                break;
+            }
+            if roots.contains(&root[..slash]) {
+                return Err(refused(
+                    BuildErrorKind::DuplicateResource,
+                    "a skill lies inside another skill",
+                    root,
+                    setting,
+                ));
+            }
+            at = slash;
+        }
+    }
+    Ok(())
+}
+
+/// Adds a skill's files to `files` as resource registrations `resources/read` routes to (a
+/// `SKILL.md` named and described by its skill), refusing a file with a `registered` resource's
+/// URI or too large for one read.
+fn index_files(
+    inner: &SkillInner,
+    registered: &HashSet<&str>,
+    setting: &Setting<'_>,
+    files: &mut NameMap<ResourceRegistration>,
+) -> Result<(), BuildError> {
+    for file in &inner.files {
+        if registered.contains(&*file.uri) {
+            return Err(refused(
+                BuildErrorKind::DuplicateResource,
+                "a skill file has a registered resource's URI",
+                &file.uri,
+                setting,
+            ));
+        }
+        let contents = match &file.body {
+            Body::Text(text) => ResourceContents::Text {
+                uri: file.uri.clone(),
+                mime_type: Some(file.mime_type.clone()),
+                text: text.clone(),
+            },
+            Body::Binary(data) => ResourceContents::Blob {
+                uri: file.uri.clone(),
+                mime_type: Some(file.mime_type.clone()),
+                data: data.clone(),
+            },
+        };
+        if !fits_read(&contents, setting) {
+            return Err(refused(
+                BuildErrorKind::SkillLimit,
+                "a file too large for one resources/read (the output limits)",
+                &file.uri,
+                setting,
+            ));
+        }
+        let name = file.path.rsplit('/').next().unwrap_or(&file.path);
+        let entry = inner.entries.iter().find(|e| e.uri == file.uri);
+        let registration = ResourceRegistration::served(
+            entry.map_or_else(|| Arc::from(name), |e| e.name.clone()),
+            entry.map(|e| e.description.clone()),
+            file.size(),
+            contents,
+        );
+        files.insert(file.uri.clone(), registration);
+    }
+    Ok(())
+}
+
+/// Renders a skill's entries (root first, then nested skills: `resources/list` shows each
+/// `SKILL.md` in that order) into `index` (`skills/get`, the `resources/list` descriptors) and
+/// `entries` (for `skills/list`'s pages), each hashed into the list's fingerprint. Returns the
+/// bytes its descriptors add to `resources/list`. Its files must be indexed first.
+fn index_entries(
+    inner: &SkillInner,
+    setting: &Setting<'_>,
+    index: &mut Skills,
+    entries: &mut Vec<(Arc<str>, Vec<u8>)>,
+    hasher: &mut DefaultHasher,
+) -> Result<usize, BuildError> {
+    let too_large = |uri: &str| {
+        refused(
+            BuildErrorKind::SkillLimit,
+            "a skill entry over the output limits",
+            uri,
+            setting,
+        )
+    };
+    let mut listed_bytes: usize = 0;
+    for entry in &inner.entries {
+        if let Some(file) = index.files.get(&entry.uri) {
+            let descriptor = file.descriptor(ProtocolVersion::V2026_07_28);
+            let bytes = to_vec(&descriptor, setting.output).map_or(usize::MAX, |b| b.len() + 1);
+            listed_bytes = listed_bytes.saturating_add(bytes);
+            index.listed.push(descriptor);
+        }
+        let rendered = render_entry(inner, entry);
+        let bytes = to_vec(&rendered, setting.output).map_err(|_| too_large(&entry.uri))?;
+        bytes.hash(hasher);
+        let mut get = JsonObject::builder()
+            .insert("resultType", "complete")
+            .insert("skill", rendered);
+        setting.cache.push_into(&mut get);
+        let get = to_vec(&get.build().into(), setting.output).map_err(|_| too_large(&entry.uri))?;
+        index.get.insert(entry.uri.clone(), get);
+        entries.push((entry.uri.clone(), bytes));
+    }
+    Ok(listed_bytes)
 }
 
 /// Whether a read of these contents fits the output limits (as `resources/read` renders it).

@@ -247,12 +247,12 @@ impl McpService {
                 };
                 // A CORS preflight: answered here, before admission, parsing or any handler.
                 if preflight && let Some((policy, params)) = &self.inner.cors {
-                    let path = target.map_or("", Uri::path);
-                    let names = params.get(path).map_or(&[][..], Vec::as_slice);
-                    break 'outcome match policy.preflight(origin.headers(), allow, names) {
-                        Some(grant) => Outcome::Preflight(grant),
-                        None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
-                    };
+                    let names = params.get(target.map_or("", Uri::path));
+                    let names = names.map_or(&[][..], Vec::as_slice);
+                    break 'outcome policy.preflight(origin.headers(), allow, names).map_or(
+                        Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
+                        Outcome::Preflight,
+                    );
                 }
                 if method == Method::GET && endpoint.inner.sessions.is_some() {
                     if !accepts(origin.headers(), head.accept, Wanted::Sse) {
@@ -291,30 +291,7 @@ impl McpService {
                 // What the body holds of its peer's budget, given back once answered.
                 let (bytes, _held) = match read_body(body, max, budget).await {
                     Ok(read) => read,
-                    Err(BodyError::TooLarge) => {
-                        break 'outcome Outcome::Reply(unreadable());
-                    }
-                    // Past its pace (the built-in server's timer): 408, and the connection
-                    // closes.
-                    Err(BodyError::OverBudget) => {
-                        let mut reply = crate::wire::reply::fault_reply(
-                            None,
-                            crate::wire::fault::Fault::Busy,
-                            None,
-                        );
-                        reply.extra =
-                            Some((http::header::RETRY_AFTER, HeaderValue::from_static("1")));
-                        break 'outcome Outcome::Reply(reply);
-                    }
-                    Err(BodyError::TooSlow) => {
-                        let mut reply = Reply::empty(StatusCode::REQUEST_TIMEOUT);
-                        reply.extra =
-                            Some((http::header::CONNECTION, HeaderValue::from_static("close")));
-                        break 'outcome Outcome::Reply(reply);
-                    }
-                    Err(BodyError::Broken) => {
-                        break 'outcome Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
-                    }
+                    Err(error) => break 'outcome Outcome::Reply(body_refusal(error)),
                 };
                 let value = match parse(endpoint, &bytes) {
                     Ok(value) => value,
@@ -435,6 +412,27 @@ fn check_media(headers: &http::HeaderMap, head: &Head<'_>) -> Result<(), StatusC
         return Err(StatusCode::NOT_ACCEPTABLE);
     }
     Ok(())
+}
+
+/// The answer to a body that could not be read: over the size bound (the unreadable-body
+/// reply), over its peer's budget of body bytes (busy, retry after a second), past its pace (the
+/// built-in server's timer: 408, and the connection closes), or broken (400).
+fn body_refusal(error: BodyError) -> Reply {
+    match error {
+        BodyError::TooLarge => unreadable(),
+        BodyError::OverBudget => {
+            let mut reply =
+                crate::wire::reply::fault_reply(None, crate::wire::fault::Fault::Busy, None);
+            reply.extra = Some((http::header::RETRY_AFTER, HeaderValue::from_static("1")));
+            reply
+        }
+        BodyError::TooSlow => {
+            let mut reply = Reply::empty(StatusCode::REQUEST_TIMEOUT);
+            reply.extra = Some((http::header::CONNECTION, HeaderValue::from_static("close")));
+            reply
+        }
+        BodyError::Broken => Reply::empty(StatusCode::BAD_REQUEST),
+    }
 }
 
 /// The body's length as `Content-Length` declares it, when it is a number.

@@ -18,22 +18,41 @@ pub async fn check_session_store_contract(
     store: &dyn SessionStore,
     prefix: &str,
 ) -> Result<(), String> {
-    let hour = Duration::from_secs(3600);
-    let row = |id: &str, owner: Option<&str>| SessionRow {
+    let roomy = SessionConfig::new()
+        .max_sessions(1_000_000)
+        .max_sessions_per_principal(2);
+    check_owners(store, prefix, &roomy).await?;
+    check_principal_bound(store, prefix, &roomy).await?;
+    check_idle(store, prefix, &roomy).await?;
+    check_answers(store, prefix).await?;
+    check_events(store, prefix, &roomy).await?;
+    check_broadcast(store, prefix).await
+}
+
+/// A row of the contract's run: `id` after `prefix`, owned by `owner`.
+fn row(prefix: &str, id: &str, owner: Option<&str>) -> SessionRow {
+    SessionRow {
         id: format!("{prefix}{id}"),
         owner: owner.map(str::to_owned),
         data: format!(r#"{{"id":"{id}"}}"#),
         log_level: None,
-    };
+    }
+}
+
+/// The owner part of the contract: a row is created once, and only its owner touches it, sets
+/// its log level or ends it. Leaves alice's row `a` in the store.
+async fn check_owners(
+    store: &dyn SessionStore,
+    prefix: &str,
+    roomy: &SessionConfig,
+) -> Result<(), String> {
     let fail = |what: &str| Err(format!("session store contract: {what}"));
-    let roomy = SessionConfig::new()
-        .max_sessions(1_000_000)
-        .max_sessions_per_principal(2);
-    let a = row("a", Some("alice"));
-    if store.create(a.clone(), &roomy).await.is_err() {
+    let hour = Duration::from_secs(3600);
+    let a = row(prefix, "a", Some("alice"));
+    if store.create(a.clone(), roomy).await.is_err() {
         return fail("create");
     }
-    if store.create(a.clone(), &roomy).await.map_err(|e| e.kind())
+    if store.create(a.clone(), roomy).await.map_err(|e| e.kind())
         != Err(SessionStoreErrorKind::Duplicate)
     {
         return fail("duplicate create");
@@ -75,16 +94,25 @@ pub async fn check_session_store_contract(
     {
         return fail("touch of a missing id");
     }
-    // The per-principal bound, at and past it; anonymous rows are not bounded by it.
-    if store
-        .create(row("a2", Some("alice")), &roomy)
-        .await
-        .is_err()
-    {
+    Ok(())
+}
+
+/// The per-principal bound, at and past it (alice's row `a` counts); anonymous rows are not
+/// bounded by it. Then `a` ends, once.
+async fn check_principal_bound(
+    store: &dyn SessionStore,
+    prefix: &str,
+    roomy: &SessionConfig,
+) -> Result<(), String> {
+    let fail = |what: &str| Err(format!("session store contract: {what}"));
+    let hour = Duration::from_secs(3600);
+    let row = |id: &str, owner: Option<&str>| row(prefix, id, owner);
+    let a = row("a", Some("alice"));
+    if store.create(row("a2", Some("alice")), roomy).await.is_err() {
         return fail("create up to the per-principal bound");
     }
     if store
-        .create(row("a3", Some("alice")), &roomy)
+        .create(row("a3", Some("alice")), roomy)
         .await
         .map_err(|e| e.kind())
         != Err(SessionStoreErrorKind::Full)
@@ -93,7 +121,7 @@ pub async fn check_session_store_contract(
     }
     for n in 0..3 {
         if store
-            .create(row(&format!("anon{n}"), None), &roomy)
+            .create(row(&format!("anon{n}"), None), roomy)
             .await
             .is_err()
         {
@@ -109,11 +137,21 @@ pub async fn check_session_store_contract(
     if store.touch(&a.id, Some("alice"), hour).await != Ok(None) {
         return fail("touch after end");
     }
-    // Idle rows: gone for an idle timeout they have outlived, kept by a sweep while busy.
-    let idle = row("idle", None);
-    let busy = row("busy", None);
+    Ok(())
+}
+
+/// Idle rows: gone for an idle timeout they have outlived, kept by a sweep while busy.
+async fn check_idle(
+    store: &dyn SessionStore,
+    prefix: &str,
+    roomy: &SessionConfig,
+) -> Result<(), String> {
+    let fail = |what: &str| Err(format!("session store contract: {what}"));
+    let hour = Duration::from_secs(3600);
+    let idle = row(prefix, "idle", None);
+    let busy = row(prefix, "busy", None);
     for r in [&idle, &busy] {
-        if store.create(r.clone(), &roomy).await.is_err() {
+        if store.create(r.clone(), roomy).await.is_err() {
             return fail("create before idling");
         }
     }
@@ -156,9 +194,7 @@ pub async fn check_session_store_contract(
     if store.end(&idle.id, None).await != Ok(false) {
         return fail("end of a swept row");
     }
-    check_answers(store, prefix).await?;
-    check_events(store, prefix, &roomy).await?;
-    check_broadcast(store, prefix).await
+    Ok(())
 }
 
 /// The broadcast part of the contract: a message reaches a subscriber, at the bound and not

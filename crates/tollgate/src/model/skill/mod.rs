@@ -309,175 +309,10 @@ impl SkillBuilder {
             return Err(error);
         }
         let root = root_uri(&self.skill_path)?;
-        let name = self
-            .skill_path
-            .rsplit('/')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let fail = |kind, detail, at: &str| {
-            Err(BuildError::new(kind)
-                .with_detail(detail)
-                .resource(&root)
-                .at_location(at.to_owned()))
-        };
-        let mut total: u64 = 0;
-        let mut files = Vec::with_capacity(self.files.len());
-        for pending in self.files {
-            let Some(encoded) = encode_path(&pending.path) else {
-                return fail(
-                    BuildErrorKind::InvalidSkill,
-                    "invalid file path",
-                    &pending.path,
-                );
-            };
-            total += pending.bytes.len() as u64;
-            if total > MAX_SKILL_BYTES {
-                return fail(
-                    BuildErrorKind::SkillLimit,
-                    "the skill's files are over 16 MiB together",
-                    &pending.path,
-                );
-            }
-            let uri = format!("{root}/{encoded}");
-            if uri.len() > MAX_SKILL_URI_BYTES {
-                return fail(
-                    BuildErrorKind::InvalidSkill,
-                    "a file URI over 2,048 bytes",
-                    &pending.path,
-                );
-            }
-            let mime_type = match pending.mime_type {
-                Some(m) if crate::wire::syntax::is_media_type(&m) => m,
-                Some(_) => {
-                    return fail(
-                        BuildErrorKind::InvalidSkill,
-                        "malformed media type",
-                        &pending.path,
-                    );
-                }
-                None => media_type(&pending.path).to_owned(),
-            };
-            let digest = digest(&pending.bytes);
-            let body = if is_textual(&mime_type) {
-                match String::from_utf8(pending.bytes) {
-                    Ok(text) => Body::Text(Arc::from(text)),
-                    Err(e) => Body::Binary(Arc::from(e.into_bytes())),
-                }
-            } else {
-                Body::Binary(Arc::from(pending.bytes))
-            };
-            files.push(SkillFile {
-                path: Arc::from(pending.path),
-                uri: Arc::from(uri),
-                mime_type: Arc::from(mime_type),
-                body,
-                digest: Arc::from(digest),
-            });
-        }
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        if let Some(twice) = files.windows(2).find(|w| w[0].path == w[1].path) {
-            return fail(
-                BuildErrorKind::InvalidSkill,
-                "a file is named twice",
-                &twice[0].path,
-            );
-        }
-        let directories = directories(&files, self.directories);
-        if directories.len() > MAX_SKILL_DIRECTORIES {
-            return fail(BuildErrorKind::SkillLimit, "more than 512 directories", "");
-        }
-        // Every directory is a resource of its own (`resources/directory/read`).
-        for directory in &directories {
-            match encode_path(directory) {
-                Some(encoded) if root.len() + 1 + encoded.len() <= MAX_SKILL_URI_BYTES => {}
-                Some(_) => {
-                    return fail(
-                        BuildErrorKind::InvalidSkill,
-                        "a directory URI over 2,048 bytes",
-                        directory,
-                    );
-                }
-                None => {
-                    return fail(
-                        BuildErrorKind::InvalidSkill,
-                        "invalid directory path",
-                        directory,
-                    );
-                }
-            }
-        }
-        if let Some(deep) = directories
-            .iter()
-            .find(|d| d.split('/').count() > MAX_SKILL_DEPTH)
-        {
-            return fail(
-                BuildErrorKind::SkillLimit,
-                "directories nested deeper than 16 levels",
-                deep,
-            );
-        }
-        if !files.iter().any(|f| &*f.path == SKILL_MD) {
-            return fail(
-                BuildErrorKind::InvalidSkill,
-                "a skill needs a SKILL.md at its root",
-                SKILL_MD,
-            );
-        }
-        let mut entries = Vec::new();
-        for file in files
-            .iter()
-            .filter(|f| &*f.path == SKILL_MD || f.path.ends_with("/SKILL.md"))
-        {
-            let directory = file
-                .path
-                .strip_suffix(SKILL_MD)
-                .unwrap_or_default()
-                .trim_end_matches('/');
-            let own = directory
-                .rsplit('/')
-                .next()
-                .filter(|d| !d.is_empty())
-                .unwrap_or(&name);
-            if !is_skill_name(own) {
-                return fail(
-                    BuildErrorKind::InvalidSkill,
-                    "a skill name must be 1 to 64 of a-z 0-9 and single hyphens inside",
-                    &file.path,
-                );
-            }
-            let Body::Text(text) = &file.body else {
-                return fail(
-                    BuildErrorKind::SkillFrontmatter,
-                    "SKILL.md is not UTF-8",
-                    &file.path,
-                );
-            };
-            let frontmatter = frontmatter::read(text, own).map_err(|r| {
-                let e = BuildError::new(BuildErrorKind::SkillFrontmatter)
-                    .with_detail(r.detail)
-                    .resource(&file.uri);
-                match r.location {
-                    Some(at) => e.at_location(at),
-                    None => e,
-                }
-            })?;
-            let text_of = |key| match frontmatter.get(key) {
-                Some(tollgate_json::JsonValue::String(s)) => Arc::from(s.as_str()),
-                _ => Arc::from(""),
-            };
-            entries.push(SkillEntry {
-                directory: Arc::from(directory),
-                uri: file.uri.clone(),
-                name: text_of("name"),
-                description: text_of("description"),
-                frontmatter,
-            });
-        }
-        // The root's SKILL.md sorts among the files; it leads the entries.
-        entries.sort_by(|a, b| {
-            (!a.directory.is_empty(), &a.directory).cmp(&(!b.directory.is_empty(), &b.directory))
-        });
+        let name = self.skill_path.rsplit('/').next().unwrap_or_default();
+        let files = skill_files(&root, self.files)?;
+        let directories = skill_directories(&root, &files, self.directories)?;
+        let entries = skill_entries(&root, name, &files)?;
         Ok(SkillRegistration {
             inner: Arc::new(SkillInner {
                 root: Arc::from(root),
@@ -487,6 +322,201 @@ impl SkillBuilder {
             }),
         })
     }
+}
+
+/// The build error of the skill at `root` about `at`, a path relative to it.
+fn refused(kind: BuildErrorKind, detail: &'static str, root: &str, at: &str) -> BuildError {
+    BuildError::new(kind)
+        .with_detail(detail)
+        .resource(root)
+        .at_location(at.to_owned())
+}
+
+/// The skill's files in path order, each checked (path, URI length, media type) with its digest
+/// and body, under the skill's byte limit and named once.
+fn skill_files(root: &str, pending: Vec<Pending>) -> Result<Vec<SkillFile>, BuildError> {
+    let fail = |kind, detail, at: &str| Err(refused(kind, detail, root, at));
+    let mut total: u64 = 0;
+    let mut files = Vec::with_capacity(pending.len());
+    for pending in pending {
+        let Some(encoded) = encode_path(&pending.path) else {
+            return fail(
+                BuildErrorKind::InvalidSkill,
+                "invalid file path",
+                &pending.path,
+            );
+        };
+        total += pending.bytes.len() as u64;
+        if total > MAX_SKILL_BYTES {
+            return fail(
+                BuildErrorKind::SkillLimit,
+                "the skill's files are over 16 MiB together",
+                &pending.path,
+            );
+        }
+        let uri = format!("{root}/{encoded}");
+        if uri.len() > MAX_SKILL_URI_BYTES {
+            return fail(
+                BuildErrorKind::InvalidSkill,
+                "a file URI over 2,048 bytes",
+                &pending.path,
+            );
+        }
+        let mime_type = match pending.mime_type {
+            Some(m) if crate::wire::syntax::is_media_type(&m) => m,
+            Some(_) => {
+                return fail(
+                    BuildErrorKind::InvalidSkill,
+                    "malformed media type",
+                    &pending.path,
+                );
+            }
+            None => media_type(&pending.path).to_owned(),
+        };
+        let digest = digest(&pending.bytes);
+        let body = if is_textual(&mime_type) {
+            match String::from_utf8(pending.bytes) {
+                Ok(text) => Body::Text(Arc::from(text)),
+                Err(e) => Body::Binary(Arc::from(e.into_bytes())),
+            }
+        } else {
+            Body::Binary(Arc::from(pending.bytes))
+        };
+        files.push(SkillFile {
+            path: Arc::from(pending.path),
+            uri: Arc::from(uri),
+            mime_type: Arc::from(mime_type),
+            body,
+            digest: Arc::from(digest),
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    if let Some(twice) = files.windows(2).find(|w| w[0].path == w[1].path) {
+        return fail(
+            BuildErrorKind::InvalidSkill,
+            "a file is named twice",
+            &twice[0].path,
+        );
+    }
+    Ok(files)
+}
+
+/// Every directory below the skill's root (those of `files` and the `walked` ones, empty ones
+/// too), each a resource of its own (`resources/directory/read`): within the directory count,
+/// URI length and depth limits.
+fn skill_directories(
+    root: &str,
+    files: &[SkillFile],
+    walked: Vec<String>,
+) -> Result<Vec<Arc<str>>, BuildError> {
+    let fail = |kind, detail, at: &str| Err(refused(kind, detail, root, at));
+    let directories = directories(files, walked);
+    if directories.len() > MAX_SKILL_DIRECTORIES {
+        return fail(BuildErrorKind::SkillLimit, "more than 512 directories", "");
+    }
+    for directory in &directories {
+        match encode_path(directory) {
+            Some(encoded) if root.len() + 1 + encoded.len() <= MAX_SKILL_URI_BYTES => {}
+            Some(_) => {
+                return fail(
+                    BuildErrorKind::InvalidSkill,
+                    "a directory URI over 2,048 bytes",
+                    directory,
+                );
+            }
+            None => {
+                return fail(
+                    BuildErrorKind::InvalidSkill,
+                    "invalid directory path",
+                    directory,
+                );
+            }
+        }
+    }
+    if let Some(deep) = directories
+        .iter()
+        .find(|d| d.split('/').count() > MAX_SKILL_DEPTH)
+    {
+        return fail(
+            BuildErrorKind::SkillLimit,
+            "directories nested deeper than 16 levels",
+            deep,
+        );
+    }
+    Ok(directories)
+}
+
+/// The skills `files` hold, one per `SKILL.md` (there must be one at the root, `name` its
+/// skill's): each named by its directory and its frontmatter read; the root's first, then the
+/// nested ones in path order.
+fn skill_entries(
+    root: &str,
+    name: &str,
+    files: &[SkillFile],
+) -> Result<Vec<SkillEntry>, BuildError> {
+    let fail = |kind, detail, at: &str| Err(refused(kind, detail, root, at));
+    if !files.iter().any(|f| &*f.path == SKILL_MD) {
+        return fail(
+            BuildErrorKind::InvalidSkill,
+            "a skill needs a SKILL.md at its root",
+            SKILL_MD,
+        );
+    }
+    let mut entries = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| &*f.path == SKILL_MD || f.path.ends_with("/SKILL.md"))
+    {
+        let directory = file
+            .path
+            .strip_suffix(SKILL_MD)
+            .unwrap_or_default()
+            .trim_end_matches('/');
+        let own = directory
+            .rsplit('/')
+            .next()
+            .filter(|d| !d.is_empty())
+            .unwrap_or(name);
+        if !is_skill_name(own) {
+            return fail(
+                BuildErrorKind::InvalidSkill,
+                "a skill name must be 1 to 64 of a-z 0-9 and single hyphens inside",
+                &file.path,
+            );
+        }
+        let Body::Text(text) = &file.body else {
+            return fail(
+                BuildErrorKind::SkillFrontmatter,
+                "SKILL.md is not UTF-8",
+                &file.path,
+            );
+        };
+        let frontmatter = frontmatter::read(text, own).map_err(|r| {
+            let e = BuildError::new(BuildErrorKind::SkillFrontmatter)
+                .with_detail(r.detail)
+                .resource(&file.uri);
+            match r.location {
+                Some(at) => e.at_location(at),
+                None => e,
+            }
+        })?;
+        let text_of = |key| match frontmatter.get(key) {
+            Some(tollgate_json::JsonValue::String(s)) => Arc::from(s.as_str()),
+            _ => Arc::from(""),
+        };
+        entries.push(SkillEntry {
+            directory: Arc::from(directory),
+            uri: file.uri.clone(),
+            name: text_of("name"),
+            description: text_of("description"),
+            frontmatter,
+        });
+    }
+    // The root's SKILL.md sorts among the files; it leads the entries.
+    entries.sort_by(|a, b| {
+        (!a.directory.is_empty(), &a.directory).cmp(&(!b.directory.is_empty(), &b.directory))
+    });
+    Ok(entries)
 }
 
 /// `skill://<skill-path>` after checking the path: 1 to 16 segments of URI path characters (the
