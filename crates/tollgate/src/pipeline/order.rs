@@ -3,7 +3,7 @@
 //!
 //! `docs/protocol.md`'s order table is rendered from [`ORDER`] ([`render`]); the HTTP and
 //! JSON-RPC columns of a row that fails with a [`Fault`] come from `wire/fault.rs`, so the
-//! document cannot disagree with the answers. `tests/protocol_order.rs` keeps the document in
+//! document cannot disagree with the answers. `tests/shape/protocol_order.rs` keeps the document in
 //! step (`TOLLGATE_BLESS=1` rewrites it). Knows nothing of requests: it is a table.
 
 use std::fmt::Write as _;

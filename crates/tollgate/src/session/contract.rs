@@ -1,5 +1,5 @@
 //! The session store contract, run against any [`SessionStore`]: the in-memory one in the unit
-//! tests, PostgreSQL in `tests/postgres_sessions.rs`. Owns nothing else.
+//! tests, PostgreSQL in `tests/stores/postgres_sessions.rs`. Owns nothing else.
 
 use std::time::Duration;
 
@@ -10,9 +10,9 @@ use crate::session::store::{
 };
 
 /// The session store contract, run against any store (the in-memory one here; PostgreSQL in
-/// `tests/postgres_sessions.rs`). `prefix` keeps the rows of one run apart from another's; rows
-/// are made idle by waiting past a one-second idle timeout (with a wide margin, so a slow
-/// database still passes).
+/// `tests/stores/postgres_sessions.rs`). `prefix` keeps the rows of one run apart from
+/// another's; rows are made idle by waiting past a one-second idle timeout (with a wide margin,
+/// so a slow database still passes).
 #[doc(hidden)]
 pub async fn check_session_store_contract(
     store: &dyn SessionStore,

@@ -399,7 +399,7 @@ sql_task_store!(
 );
 
 /// The store contract, run against any store (the SQLite one here; PostgreSQL in
-/// `tests/postgres_store.rs`).
+/// `tests/stores/postgres_store.rs`).
 #[cfg(any(test, feature = "postgres"))]
 #[doc(hidden)]
 pub async fn check_store_contract(store: &dyn TaskStore, prefix: &str) -> Result<(), String> {

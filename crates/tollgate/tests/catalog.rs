@@ -1,0 +1,28 @@
+//! What a server offers, from the outside, one test binary: prompts and completions
+//! (`prompts`), resources (`resources`), skills (`skills`), tasks (`tasks`, `typed_tasks`), the
+//! typed family's derived schemas and bindings (`derivation`, `recursive_types`), and the
+//! `#[tool]` macro (`macros`, and `compile_fail`: its misuse pinned by trybuild against
+//! `tests/ui`; both need the `macros` feature). Servers start on ephemeral loopback ports through
+//! the shared `support` harness. Each module's own doc says what it checks.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests and their shared harness"
+)]
+
+mod support;
+
+mod catalog {
+    #[cfg(feature = "macros")]
+    mod compile_fail;
+    mod derivation;
+    #[cfg(feature = "macros")]
+    mod macros;
+    mod prompts;
+    mod recursive_types;
+    mod resources;
+    mod skills;
+    mod tasks;
+    mod typed_tasks;
+}

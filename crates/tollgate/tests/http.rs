@@ -1,0 +1,39 @@
+//! The HTTP transport from the outside, one test binary: every module starts real servers on
+//! ephemeral loopback ports through the shared `support` harness and writes raw bytes to them.
+//!
+//! It gathers the 2026-07-28 endpoint (`v2026`), the 2025 revisions beside it (`legacy`), the
+//! built-in server's edge (`edge`), the 2025 event streams (`sse_streams`), `subscriptions/listen`
+//! (`subscriptions`), server-to-client requests (`client_requests`), `input_required` and sealed
+//! request state (`input_required`, `single_use_state`), interception (`interception`), admission
+//! before everything (`admission_order`), session ownership (`session_security`), CORS (`cors`),
+//! the axum mount (`axum_mount`), the limits matrix (`limits_matrix`) and no-echo (`no_echo`).
+//! Each module's own doc says what it checks. The ignored PostgreSQL test of `single_use_state`
+//! runs beside a throwaway server: `scripts/with-postgres cargo test -p tollgate --all-features
+//! --test http -- --ignored http::single_use_state::`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests and their shared harness"
+)]
+
+mod support;
+
+mod http {
+    mod admission_order;
+    mod axum_mount;
+    mod client_requests;
+    mod cors;
+    mod edge;
+    #[cfg(feature = "request-state")]
+    mod input_required;
+    mod interception;
+    mod legacy;
+    mod limits_matrix;
+    mod no_echo;
+    mod session_security;
+    mod single_use_state;
+    mod sse_streams;
+    mod subscriptions;
+    mod v2026;
+}
