@@ -86,18 +86,8 @@ impl SqliteReplayStore {
     ///
     /// [`ReplayStoreErrorKind::Backend`] when the file cannot be opened or created.
     pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, ReplayStoreError> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(std::time::Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(backend)?;
-        Self::from_pool(pool).await
+        let pool = crate::tasks::sql::sqlite_file(path.as_ref()).await;
+        Self::from_pool(pool.map_err(backend)?).await
     }
 
     /// A private in-memory database (one connection, gone with the store): for tests.
@@ -106,16 +96,8 @@ impl SqliteReplayStore {
     ///
     /// [`ReplayStoreErrorKind::Backend`] when SQLite cannot start.
     pub async fn open_in_memory() -> Result<Self, ReplayStoreError> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(SqliteConnectOptions::new().in_memory(true))
-            .await
-            .map_err(backend)?;
-        Self::from_pool(pool).await
+        let pool = crate::tasks::sql::sqlite_in_memory().await;
+        Self::from_pool(pool.map_err(backend)?).await
     }
 
     /// Uses an existing pool, creating the table if it is missing.

@@ -28,6 +28,36 @@ fn backend<E>(_: E) -> TaskStoreError {
     TaskStoreError::new(TaskStoreErrorKind::Backend)
 }
 
+/// The pool a SQLite store opens on a database file (created if missing): write-ahead logging,
+/// 5 s of waiting for a lock, four connections. The task and replay stores share it.
+#[cfg(feature = "sqlite")]
+pub(crate) async fn sqlite_file(path: &std::path::Path) -> Result<sqlx::SqlitePool, sqlx::Error> {
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(std::time::Duration::from_secs(5));
+    SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await
+}
+
+/// A private in-memory SQLite database: one connection kept for the pool's life (the database
+/// goes with it). For tests.
+#[cfg(feature = "sqlite")]
+pub(crate) async fn sqlite_in_memory() -> Result<sqlx::SqlitePool, sqlx::Error> {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+    SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .connect_with(SqliteConnectOptions::new().in_memory(true))
+        .await
+}
+
 /// Milliseconds and versions are stored as signed 64-bit integers.
 fn signed(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -155,18 +185,7 @@ impl SqliteTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when the file cannot be opened or created.
     pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, TaskStoreError> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(std::time::Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(backend)?;
-        Self::from_pool(pool).await
+        Self::from_pool(sqlite_file(path.as_ref()).await.map_err(backend)?).await
     }
 
     /// A private in-memory database (one connection, gone with the store): for tests.
@@ -175,16 +194,7 @@ impl SqliteTaskStore {
     ///
     /// [`TaskStoreErrorKind::Backend`] when SQLite cannot start.
     pub async fn open_in_memory() -> Result<Self, TaskStoreError> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(SqliteConnectOptions::new().in_memory(true))
-            .await
-            .map_err(backend)?;
-        Self::from_pool(pool).await
+        Self::from_pool(sqlite_in_memory().await.map_err(backend)?).await
     }
 
     /// Uses an existing pool, creating the table if it is missing.
