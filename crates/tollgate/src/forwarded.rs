@@ -30,8 +30,17 @@ impl TrustedProxies {
 
     /// The request's client: `peer`, or when `peer` is a trusted proxy, the address it forwarded
     /// for (with port 0 unless `Forwarded` named one).
+    #[inline]
     pub(crate) fn client(&self, peer: SocketAddr, headers: &HeaderMap) -> SocketAddr {
-        if self.0.is_empty() || !self.trusts(peer.ip()) {
+        if self.0.is_empty() {
+            return peer;
+        }
+        self.forwarded(peer, headers)
+    }
+
+    /// [`client`](Self::client) with proxies to trust.
+    fn forwarded(&self, peer: SocketAddr, headers: &HeaderMap) -> SocketAddr {
+        if !self.trusts(peer.ip()) {
             return peer;
         }
         let forwarded = headers.get_all(http::header::FORWARDED);

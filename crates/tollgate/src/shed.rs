@@ -174,8 +174,13 @@ impl Seats {
 
 impl Inner {
     fn millis(&self, at: Instant) -> u64 {
-        let millis = at.saturating_duration_since(self.made).as_millis();
-        u64::try_from(millis).unwrap_or(SINCE_MAX).min(SINCE_MAX)
+        // Whole seconds and milliseconds apart (no 128-bit arithmetic on the request path).
+        let since = at.saturating_duration_since(self.made);
+        let millis = since
+            .as_secs()
+            .saturating_mul(1000)
+            .saturating_add(u64::from(since.subsec_millis()));
+        millis.min(SINCE_MAX)
     }
 }
 

@@ -243,9 +243,13 @@ impl<C: Future> Future for Idle<C> {
         }
         let outer = marks::swap(Marks::default());
         // A request past its body's deadline sees it while it is polled (its body read fails).
-        let outer_cut = marks::set_cut(watch.cut.is_some() && watch.reading.is_some());
+        // Set only then: connections are not polled inside one another's poll in the server.
+        let cutting = watch.cut.is_some() && watch.reading.is_some();
+        let outer_cut = cutting.then(|| marks::set_cut(true));
         let polled = this.connection.poll(cx);
-        marks::set_cut(outer_cut);
+        if let Some(outer_cut) = outer_cut {
+            marks::set_cut(outer_cut);
+        }
         let marks = marks::swap(outer);
         if let Poll::Ready(output) = polled {
             return Poll::Ready(Some(output));
