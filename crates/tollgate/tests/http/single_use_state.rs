@@ -181,7 +181,7 @@ async fn a_full_replay_store_refuses_rather_than_forgets() {
 
 #[cfg(feature = "postgres")]
 #[tokio::test]
-#[ignore = "needs PostgreSQL: scripts/with-postgres cargo test --test single_use_state -- --ignored"]
+#[ignore = "needs PostgreSQL: scripts/with-postgres cargo test --test http -- --ignored http::single_use_state::"]
 async fn a_single_use_state_refused_on_its_second_use_on_another_instance_through_postgresql() {
     use tollgate::endpoint::{PostgresReplayStore, check_replay_store_contract};
     let url = std::env::var("TOLLGATE_TEST_POSTGRES_URL")
