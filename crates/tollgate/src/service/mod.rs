@@ -450,15 +450,18 @@ fn may_stream(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::Json
     if value.get("id").is_none() {
         return false;
     }
-    // The method as the one table reads it (the envelope is read later, in the task).
+    // The envelope is read later (in the task, or inline): two methods are asked about here,
+    // each with one comparison, rather than the method read twice.
     let method = value
         .get("method")
         .and_then(tollgate_json::JsonValue::as_str)
-        .and_then(McpMethod::of);
-    method == Some(McpMethod::SubscriptionsListen)
+        .unwrap_or_default();
+    McpMethod::SubscriptionsListen.is_named(method)
         || endpoint.inner.logging
         || asks_for_progress(value)
-        || (endpoint.inner.sessions.is_some() && in_session && method == Some(McpMethod::ToolsCall))
+        || (endpoint.inner.sessions.is_some()
+            && in_session
+            && McpMethod::ToolsCall.is_named(method))
 }
 
 pin_project_lite::pin_project! {

@@ -184,6 +184,13 @@ impl Method {
         self.row().name
     }
 
+    /// Whether `name` is this method's wire name: one comparison, for a caller asking about one
+    /// method before the envelope has read the message's.
+    #[inline]
+    pub(crate) fn is_named(self, name: &str) -> bool {
+        self.name() == name
+    }
+
     /// Whether the method exists on `revision` (whether an endpoint offers it is the
     /// dispatcher's question).
     pub(crate) fn exists_on(self, revision: ProtocolVersion) -> bool {
