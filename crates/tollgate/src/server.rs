@@ -42,7 +42,7 @@ pub struct ServerLimits {
     shutdown_timeout: Duration,
 }
 
-/// The defaults of [`ServerLimits`].
+/// [`ServerLimits`]' default body pace: 30 s whole, 256 bytes a second after 5 s.
 const DEFAULT_BODY_PACE: Pace = Pace {
     timeout: Duration::from_secs(30),
     grace: Duration::from_secs(5),

@@ -20,6 +20,8 @@ use std::task::Waker;
 
 use tokio::time::Instant;
 
+use crate::facts::policy::peer_block;
+
 /// A seat's word: busy (the top bit), or waiting since a time (milliseconds after the table was
 /// made, in the bits above [`BYTES_BITS`]) with how many bytes it has brought (below), and
 /// whether a request is half-read (the next bit: a head begun, or a body still to read).
@@ -60,18 +62,6 @@ type Rank = (bool, u64, u64);
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every change under these locks leaves them consistent (a push, a pop, a count).
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The block a peer is counted by: its IPv4 address (an IPv4-mapped IPv6 one included), or its
-/// IPv6 /64 (the block one host usually holds).
-pub(crate) fn peer_block(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
-        },
-    }
 }
 
 impl Seats {

@@ -340,14 +340,18 @@ async fn decide(
 
 /// The throttle's partition for a peer: its IPv4 address, or its IPv6 /64.
 fn peer_key(ip: IpAddr) -> String {
+    peer_block(ip).to_string()
+}
+
+/// The block a peer is counted by (the refused-admission throttle here, the built-in server's
+/// per-peer connection cap): its IPv4 address (an IPv4-mapped IPv6 one included), or its IPv6
+/// /64, the block one host usually holds.
+pub(crate) fn peer_block(ip: IpAddr) -> IpAddr {
     match ip {
-        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
-                let s = v6.segments();
-                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
         },
     }
 }
