@@ -107,30 +107,18 @@ struct AuthorizationGuideExamples;
 #[doc = include_str!("../../../docs/guide/interception.md")]
 struct InterceptionGuideExamples;
 
-// The engine: private rooms, top to bottom (see `docs/architecture.md`).
+// The engine: private rooms, top to bottom (see `docs/architecture.md`). The transport room is
+// also the public `transport` theme: its folder's `mod.rs` holds the re-exports.
 #[cfg(feature = "oauth")]
 pub mod auth;
-mod body;
 mod client_request;
-mod cors;
-mod drain;
 mod facts;
-mod forwarded;
-mod idle;
-mod metadata;
 mod methods;
 mod model;
-mod negotiate;
 mod pipeline;
-mod rebinding;
 mod registry;
-mod revision;
-mod server;
-mod service;
 mod session;
-mod shed;
 mod single_use;
-mod stdio;
 mod stream;
 mod tasks;
 mod version;
@@ -142,8 +130,8 @@ pub use facts::error::{BuildError, BuildErrorKind};
 pub use model::features::InvocationFeatures;
 pub use model::tool::{ToolArguments, ToolRegistration};
 pub use registry::{Endpoint, Implementation};
-pub use server::Server;
-pub use service::McpService;
+pub use transport::server::Server;
+pub use transport::service::McpService;
 pub use version::ProtocolVersion;
 
 pub mod tool {
@@ -322,19 +310,7 @@ pub mod endpoint {
     pub use crate::version::ProtocolVersions;
 }
 
-pub mod transport {
-    //! Serving an endpoint: the built-in HTTP server, the tower service (for axum or any
-    //! hyper stack) and its CORS policy, the stdio server, and the response stream type.
-    pub use crate::cors::{CorsPolicy, DEFAULT_CORS_MAX_AGE};
-    pub use crate::facts::context::PeerAddr;
-    pub use crate::server::{DEFAULT_ADDR, Server, ServerLimits};
-    pub use crate::service::{
-        DEFAULT_MAX_BODY_BYTES_PER_PEER, DEFAULT_MAX_HEADER_BYTES, McpBody, McpService,
-        McpServiceBuilder,
-    };
-    pub use crate::stdio::StdioServer;
-    pub use crate::stream::event::ResponseStream;
-}
+pub mod transport;
 
 #[cfg(feature = "macros")]
 pub use tollgate_macros::{tool, tools};

@@ -6,6 +6,7 @@ use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fault_reply, result_reply};
+use crate::wire::stage::stage;
 
 /// `server/discover`: the revision's pre-rendered result.
 pub(crate) fn discover(
@@ -13,6 +14,7 @@ pub(crate) fn discover(
     revision: ProtocolVersion,
     id: Option<&RequestId>,
 ) -> Reply {
+    stage!(Lookup);
     match (&endpoint.inner.discover[revision_slot(revision)], id) {
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),

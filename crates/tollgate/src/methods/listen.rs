@@ -19,6 +19,7 @@ use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail, result_reply_json};
+use crate::wire::stage::stage;
 
 /// A list of distinct strings, each within `max_bytes`, at most `MAX_SUBSCRIPTION_ENTRIES`.
 fn strings(value: Option<&JsonValue>, max_bytes: usize) -> Result<Vec<Arc<str>>, ()> {
@@ -90,6 +91,7 @@ pub(crate) async fn listen(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
     let (uris, task_ids) = match read_filter(params, context) {

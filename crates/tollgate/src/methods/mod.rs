@@ -20,6 +20,7 @@ use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, fault_reply, result_reply};
+use crate::wire::stage::stage;
 
 /// A catalog rendered as one page per revision when the endpoint was built: any cursor is one
 /// this endpoint did not issue.
@@ -29,6 +30,7 @@ pub(crate) fn one_page(
     id: Option<&RequestId>,
     pages: &[Option<Vec<u8>>; 3],
 ) -> Reply {
+    stage!(Lookup);
     match params.get("cursor") {
         None => {}
         Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
@@ -49,6 +51,7 @@ pub(crate) fn paged(
     pages: &[Vec<u8>],
     fingerprint: u64,
 ) -> Reply {
+    stage!(Lookup);
     let page = match params.get("cursor") {
         None => 0,
         Some(JsonValue::String(cursor)) => match page_of(fingerprint, cursor, pages.len()) {

@@ -16,6 +16,7 @@ use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, tree_reply};
+use crate::wire::stage::stage;
 
 /// `prompts/get`: the prompt, its arguments checked against its declarations once any
 /// interceptors have run (missing, unknown and non-string ones are -32602, and the handler does
@@ -25,6 +26,7 @@ pub(crate) async fn get(
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let id = context.request_id.clone();
     let id = id.as_ref();
     let revision = context.protocol_version;
@@ -85,6 +87,7 @@ pub(crate) async fn complete(
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let id = context.request_id.clone();
     let id = id.as_ref();
     let revision = context.protocol_version;

@@ -13,6 +13,7 @@ use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, result_reply_json, tree_reply};
+use crate::wire::stage::stage;
 
 /// `resources/read`: an exact resource, else the first matching template; its handler; the
 /// contents (never empty). An unknown URI is "Resource not found" in each revision's code, and
@@ -22,6 +23,7 @@ pub(crate) async fn read(
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let id = context.request_id.clone();
     let id = id.as_ref();
     let revision = context.protocol_version;
@@ -97,6 +99,7 @@ pub(crate) fn subscription(
     context: &RequestContext,
     session: Option<&Session>,
 ) -> Reply {
+    stage!(Lookup);
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
     let Some(session) = session else {

@@ -10,6 +10,7 @@ use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, fault_reply, result_reply};
+use crate::wire::stage::stage;
 
 /// `skills/list`: the page the cursor names (issued by this build of the list).
 pub(crate) fn list(
@@ -18,6 +19,7 @@ pub(crate) fn list(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
+    stage!(Lookup);
     match endpoint.inner.skills.as_ref() {
         Some(skills) => paged(revision, params, id, &skills.pages, skills.fingerprint),
         None => fail(revision, id, Fault::MethodNotFound, None),
@@ -31,6 +33,7 @@ pub(crate) fn get(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
+    stage!(Lookup);
     let answers = endpoint.inner.skills.as_ref().map(|s| &s.get);
     by_uri(revision, params, id, answers, Fault::SkillNotFound)
 }
@@ -43,6 +46,7 @@ pub(crate) fn read_directory(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
+    stage!(Lookup);
     match params.get("cursor") {
         None => {}
         Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),

@@ -21,6 +21,7 @@ use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::reply::{Reply, fail, result_reply};
+use crate::wire::stage::stage;
 
 /// Reads and checks `params.taskId`.
 fn task_id(params: &JsonObject) -> Option<&str> {
@@ -118,6 +119,7 @@ pub(crate) async fn get(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let record = match own_task(endpoint, tasks, params, context).await {
         Ok((_, record)) => record,
         Err(reply) => return reply,
@@ -224,6 +226,7 @@ pub(crate) async fn update(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let (id, known) = match own_task(endpoint, tasks, params, context).await {
         Ok(found) => found,
         Err(reply) => return reply,
@@ -282,6 +285,7 @@ pub(crate) async fn cancel(
     params: &JsonObject,
     context: &RequestContext,
 ) -> Reply {
+    stage!(Lookup);
     let (id, known) = match own_task(endpoint, tasks, params, context).await {
         Ok(found) => found,
         Err(reply) => return reply,

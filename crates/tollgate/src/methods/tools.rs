@@ -34,6 +34,7 @@ use crate::wire::headers;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, tree_reply};
+use crate::wire::stage::stage;
 
 /// `tools/list`: the page the cursor names (issued by this catalog), pre-rendered per revision.
 pub(crate) fn list(
@@ -42,6 +43,7 @@ pub(crate) fn list(
     params: &JsonObject,
     id: Option<&RequestId>,
 ) -> Reply {
+    stage!(Lookup);
     let pages = &endpoint.inner.tool_pages[revision_slot(revision)];
     crate::methods::paged(revision, params, id, pages, endpoint.inner.fingerprint)
 }
@@ -85,6 +87,7 @@ pub(crate) fn call(
     mut context: RequestContext,
 ) -> impl Future<Output = Reply> {
     async move {
+        stage!(Lookup);
         let id = context.request_id.clone();
         let id = id.as_ref();
         let revision = context.protocol_version;
@@ -97,11 +100,13 @@ pub(crate) fn call(
             Err(reply) => return reply,
         };
         // The operation name admission saw is this very name (`Method::operation_name`).
+        stage!(Limiter);
         if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
             return reply;
         }
         // Request state: opened and verified against this request before anything else uses it.
         if let Some((responses, state)) = call.retry {
+            stage!(RequestState);
             match retry_input(endpoint, tool, &context, &call, responses, state).await {
                 Ok(input) => context.input = Some(Arc::new(input)),
                 Err(fault) => return fail(revision, id, fault, None),
@@ -122,6 +127,7 @@ pub(crate) fn call(
             validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
         } else {
             // Boxed: the intercepted path's state stays out of every call's future.
+            stage!(Interception);
             Box::pin(intercepted(
                 endpoint,
                 tool,
@@ -192,6 +198,7 @@ async fn validate_and_invoke(
 ) -> Ended {
     let limits = &endpoint.inner.limits;
     let arguments_value = JsonValue::Object(arguments.clone());
+    stage!(Validation);
     let checked = crate::facts::telemetry::stage_sync("validation", || {
         checked(tool, &arguments_value, limits)
     });
@@ -206,6 +213,7 @@ async fn validate_and_invoke(
     let JsonValue::Object(validated) = arguments_value else {
         return Ended::Failed;
     };
+    stage!(Handler);
     let invocation = crate::facts::telemetry::stage(
         "handler",
         guarded(|| {
@@ -486,6 +494,7 @@ fn outcome(
                 arguments: &call.arguments,
             };
             let mode = tool.inner.state_mode;
+            stage!(InputRequired);
             return input_required(endpoint, context, &binding, mode, &required);
         }
         Invocation::Operation(OperationResult::TaskCreated(created)) => {
@@ -502,6 +511,7 @@ fn outcome(
     if result.tool_output().is_error() {
         crate::facts::telemetry::tool_error();
     }
+    stage!(Output);
     complete(&limits.output, revision, id, &result)
 }
 
@@ -515,6 +525,9 @@ fn sanitized(
     result: CompleteResult,
 ) -> Option<CompleteResult> {
     let sanitizer = endpoint.inner.sanitizer.as_ref();
+    if sanitizer.is_some() {
+        stage!(Sanitizing);
+    }
     sanitize(
         sanitizer,
         context,
@@ -553,6 +566,7 @@ pub(crate) fn typed_output(
     result: CompleteResult,
     limits: &crate::registry::EndpointLimits,
 ) -> Result<CompleteResult, Fault> {
+    stage!(Output);
     let output = result.tool_output();
     let value = match output.structured_content() {
         None if output.is_error() => return Ok(result),
@@ -587,6 +601,7 @@ fn structured(
     value: JsonValue,
     limits: &crate::registry::EndpointLimits,
 ) -> Result<CompleteResult, Fault> {
+    stage!(Output);
     if let Some(schema) = &tool.inner.output {
         match schema.validate_in(&value, limits.gate()) {
             Ok(()) => {}

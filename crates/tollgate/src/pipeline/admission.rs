@@ -6,6 +6,7 @@ use crate::facts::policy::Caller;
 use crate::facts::policy::refusal_reply;
 use crate::registry::Endpoint;
 use crate::wire::reply::Reply;
+use crate::wire::stage::stage;
 
 /// The admission stage for a well-formed request (see `facts/policy.rs`): the refusal throttle,
 /// admission and the request limiter. A refusal becomes its fixed reply.
@@ -14,6 +15,7 @@ pub(crate) async fn admit(
     caller: Caller<'_>,
     context: &mut RequestContext,
 ) -> Result<(), Reply> {
+    stage!(Admission);
     crate::facts::telemetry::revision(context.protocol_version.as_str());
     let admitted = crate::facts::telemetry::stage(
         "admission",

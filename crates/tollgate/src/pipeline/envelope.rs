@@ -8,9 +8,11 @@ use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::method::{Method, Notice};
 use crate::wire::reply::{Reply, fault_reply};
+use crate::wire::stage::stage;
 
 /// Strict JSON under every input limit.
 pub(crate) fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<JsonValue, Reply> {
+    stage!(Envelope);
     from_slice(body, &endpoint.inner.limits.json).map_err(|_| unreadable())
 }
 
@@ -44,8 +46,14 @@ pub(crate) struct Envelope {
     pub(crate) params: Option<JsonObject>,
 }
 
+/// The envelope of a parsed message, or the fixed -32600 (with the id, when it was readable).
+pub(crate) fn read(value: &JsonValue) -> Result<Envelope, Reply> {
+    stage!(Envelope);
+    envelope(value).map_err(|id| fault_reply(id.as_ref(), Fault::InvalidRequest, None))
+}
+
 /// Classifies the body. `Err` carries the id when it was readable.
-pub(crate) fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
+fn envelope(value: &JsonValue) -> Result<Envelope, Option<RequestId>> {
     let Some(object) = value.as_object() else {
         return Err(None);
     };

@@ -1,159 +1,201 @@
-//! The request pipeline: the ordered stages every request goes through once its revision's gate
-//! (`revision/`) has read its envelope, written once and shared by every revision and transport.
+//! The request pipeline: one function, [`handle`], runs every message of every transport
+//! through the same stages, in order (the named values of `wire/stage.rs`):
 //!
 //! ```text
-//! transport framing (transport: server, service, stdio)        ─┐
-//! parse, bounded (envelope)                                      │ above
-//! revision gate and envelope checks (revision: modern, legacy) ─┘
-//! admission and the request limiter (admission)      ◀── every method, before any lookup
-//! routing by the one method table (dispatch, wire::method)
-//! operation lookup, capability and header checks      ┐
-//! operation limiter (policy::charge_tool)             │ in the method's handler (methods/)
-//! request state (methods::state), input validation    │
-//! handler (guard: panics caught, cancellation)        │
-//! output validation, revision projection, reply (wire)┘
+//! Transport    transport/: framing, the HTTP checks, the bounded body or line   ─┐ above
+//! Envelope     envelope.rs: strict JSON under every limit, the JSON-RPC envelope ─┘
+//! Revision     gate/: which revision, what it requires (returns facts: route, context)
+//! Admission    admission.rs: the refusal throttle, admission, the request limiter
+//! Session      session.rs: (2025) the admitted principal's session; `initialize`,
+//!              `logging/setLevel` and notifications end here
+//! Routing      route.rs: the method offered here on this revision → its handler in methods/
+//! Lookup … Output   methods/: lookup, limiter, request state, interception, validation,
+//!              handler, sanitizing, input required, output
 //! ```
 //!
-//! Owns the stages above and [`dispatch`]. Knows nothing of sockets or sessions' storage; the method handlers
-//! below it know nothing of revisions' envelopes.
+//! `order.rs` lists every check by stage and renders `docs/protocol.md`'s table; a test below
+//! runs requests of each method and revision and compares the stages they ran (and the rooms
+//! that ran them) with it. The HTTP requests that carry no JSON-RPC method (a 2025 session's
+//! `GET`, `DELETE` and client responses) are admitted the same way in `bare.rs`.
+//!
+//! Knows nothing of sockets or line framing (the transports hand it a parsed message and
+//! [`Arrival`]); the method handlers below it know nothing of revisions' envelopes or sessions.
 
 pub(crate) mod admission;
+pub(crate) mod bare;
 pub(crate) mod envelope;
+pub(crate) mod gate;
 pub(crate) mod order;
+mod route;
+mod session;
+
+use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::context::RequestContext;
-use crate::methods;
+use crate::facts::request::OriginatingRequest;
+use crate::model::features::NotificationSink;
 use crate::model::origin::Transport;
+use crate::pipeline::envelope::Envelope;
+use crate::pipeline::gate::{Gated, Route};
 use crate::registry::Endpoint;
-use crate::session::Session;
-use crate::version::ProtocolVersion;
+use crate::session::local::LocalSession;
 use crate::wire::fault::Fault;
+use crate::wire::head::Head;
 use crate::wire::method::Method;
-use crate::wire::reply::{Reply, fail, result_reply_json};
+use crate::wire::reply::{Reply, fault_reply};
+use crate::wire::stage::stage;
 
-/// Whether this endpoint offers `method` on `revision`: the method exists there, and its
-/// capability is advertised (prompts, completions and resources where registered, tasks with a
-/// store, skills where registered, resource subscriptions inside a 2025 session).
-fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, session: bool) -> bool {
-    if !method.exists_on(revision) {
-        return false;
-    }
-    match method {
-        Method::PromptsList | Method::PromptsGet => endpoint.offers_prompts(revision),
-        Method::Complete => endpoint.offers_completions(revision),
-        Method::ResourcesList | Method::ResourcesTemplatesList | Method::ResourcesRead => {
-            endpoint.offers_resources(revision)
-        }
-        // Updates reach a session on its standalone stream: without sessions there are none.
-        Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-            endpoint.offers_resources(revision) && session
-        }
-        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-            endpoint.inner.tasks.is_some()
-        }
-        Method::SkillsList | Method::SkillsGet | Method::ResourcesDirectoryRead => {
-            endpoint.offers_skills(revision)
-        }
-        // The revision's gate answers these before dispatch.
-        Method::Initialize | Method::LoggingSetLevel => false,
-        // Offered wherever they exist. No catch-all: a new method must say where it is offered.
-        Method::Discover
-        | Method::Ping
-        | Method::ToolsList
-        | Method::ToolsCall
-        | Method::SubscriptionsListen => true,
-    }
+/// What the transport knows of a message besides its body.
+#[derive(Clone, Copy)]
+pub(crate) struct Arrival<'a> {
+    /// Its caller, its HTTP head (if any) and where its notifications go.
+    pub(crate) transport: Transport<'a>,
+    /// A line stream's own session (stdio); `None` over HTTP, where sessions are kept by the
+    /// endpoint's session table.
+    pub(crate) local: Option<&'a LocalSession>,
 }
 
-/// Routes an admitted request to its method's handler: one table and one handler per method
-/// for every revision (what differs per revision is the handlers' projection, read from the
-/// context). A method the endpoint does not offer here is -32601.
-///
-/// Every request's future holds the largest of the handlers' futures it may await, and is
-/// copied whole as it is handed to the connection, so handlers other than `tools/call` (the
-/// hot one) are awaited boxed: one allocation for them instead of kilobytes more to copy for
-/// every request.
-#[allow(
-    clippy::manual_async_fn,
-    reason = "an async fn would hold its request context twice in the request's future"
-)]
-pub(crate) fn dispatch(
+/// An HTTP body, parsed: a client's response to a server-to-client request (2025 sessions only;
+/// elsewhere a response is an invalid request), or a message for [`handle`].
+pub(crate) async fn receive(
     endpoint: &Endpoint,
-    transport: Transport<'_>,
-    method: Method,
-    params: &JsonObject,
-    context: RequestContext,
-    session: Option<&Session>,
-) -> impl Future<Output = Reply> {
-    async move {
-        let revision = context.protocol_version;
-        let id = context.request_id.clone();
-        let id = id.as_ref();
-        if !offered(endpoint, method, revision, session.is_some()) {
-            return fail(revision, id, Fault::MethodNotFound, None);
+    origin: &Arc<OriginatingRequest>,
+    head: &Head<'_>,
+    value: &JsonValue,
+    sink: Option<&NotificationSink>,
+) -> Reply {
+    let transport = Transport::http(origin, head, sink);
+    if let (Some(object), true) = (
+        value.as_object(),
+        endpoint.inner.sessions.is_some() && head.session_id.is_present(),
+    ) && !object.contains_key("method")
+        && object.contains_key("id")
+        && (object.contains_key("result") || object.contains_key("error"))
+    {
+        return bare::client_response(endpoint, transport.caller(), object).await;
+    }
+    let message = match envelope::read(value) {
+        Ok(message) => message,
+        Err(reply) => return reply,
+    };
+    let arrival = Arrival {
+        transport,
+        local: None,
+    };
+    handle(endpoint, arrival, message).await
+}
+
+/// Every message, on every transport: the stages from the revision's gate to the reply.
+///
+/// The request's telemetry (feature `otel`) is declared before its work, so that a request
+/// dropped unfinished drops its work (ending its stage spans) before recording its end. The work
+/// is pinned where it is built and the wrapper holds a pointer to it: the request's future is
+/// large, and each move would copy it.
+pub(crate) async fn handle(endpoint: &Endpoint, arrival: Arrival<'_>, message: Envelope) -> Reply {
+    let transport = arrival.transport;
+    let headers = transport.headers().zip(transport.head());
+    let mut running = telemetry(endpoint, &message, headers).begin();
+    let work = std::pin::pin!(stages(endpoint, arrival, message));
+    running.run(work).await
+}
+
+/// The stages, in order; the first refusal is the answer.
+async fn stages(endpoint: &Endpoint, arrival: Arrival<'_>, message: Envelope) -> Reply {
+    let transport = arrival.transport;
+    stage!(Revision);
+    let gated = match arrival.local {
+        Some(local) => gate::stdio(endpoint, transport, local, &message),
+        None => gate::http(endpoint, transport, &message),
+    };
+    let Gated { route, mut context } = match gated {
+        Ok(gated) => gated,
+        Err(reply) => return reply,
+    };
+    if let Err(reply) = admission::admit(endpoint, transport.caller(), &mut context).await {
+        return reply;
+    }
+    // A 2026-07-28 request has no session: straight to routing. The 2025 path is boxed, so a
+    // 2026-07-28 request's future does not carry (and copy) its size.
+    let Route::Modern(method) = route else {
+        return Box::pin(in_session(endpoint, arrival, message, route, context)).await;
+    };
+    // The gate found `_meta` in the parameters: they are present.
+    let Some(params) = message.params.as_ref() else {
+        return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
+    };
+    route::dispatch(endpoint, transport, method, params, context, None).await
+}
+
+/// The session stage of a 2025 message (or a notification, or `initialize`), then routing.
+async fn in_session(
+    endpoint: &Endpoint,
+    arrival: Arrival<'_>,
+    message: Envelope,
+    route: Route,
+    mut context: crate::facts::context::RequestContext,
+) -> Reply {
+    let transport = arrival.transport;
+    stage!(Session);
+    let bound = session::bind(
+        endpoint,
+        transport,
+        arrival.local,
+        &message,
+        route,
+        &mut context,
+    )
+    .await;
+    let bound = match bound {
+        Ok(bound) => bound,
+        Err(reply) => return reply,
+    };
+    let empty = JsonObject::new();
+    let params = message.params.as_ref().unwrap_or(&empty);
+    let session = bound.session.as_ref();
+    let reply = route::dispatch(endpoint, transport, bound.method, params, context, session).await;
+    // The request counted against its session's bounds until answered.
+    drop(bound.running);
+    reply
+}
+
+/// The telemetry of one request (nothing without the `otel` feature): its span starts here,
+/// parented by the trace context of its `_meta` or headers.
+fn telemetry(
+    endpoint: &Endpoint,
+    message: &Envelope,
+    headers: Option<(&http::HeaderMap, &Head<'_>)>,
+) -> crate::facts::telemetry::Request {
+    crate::facts::telemetry::Request::start(
+        message.method.as_str(),
+        message.id.as_ref(),
+        message
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta")?.as_object()),
+        headers,
+        || registered(endpoint, message),
+    )
+}
+
+/// The registered tool or prompt a `tools/call` or `prompts/get` names, for its span's name
+/// (an unregistered name is never recorded).
+fn registered<'e>(
+    endpoint: &'e Endpoint,
+    message: &Envelope,
+) -> Option<crate::facts::telemetry::Target<'e>> {
+    use crate::facts::telemetry::Target;
+    let name = message.params.as_ref()?.get("name")?.as_str()?;
+    let inner = &endpoint.inner;
+    match message.kind? {
+        Method::ToolsCall => {
+            let tool = inner.tools.get(*inner.by_name.get(name)?)?;
+            Some(Target::Tool(tool.shared_name()))
         }
-        let inner = &endpoint.inner;
-        match method {
-            Method::Discover => methods::discover::discover(endpoint, revision, id),
-            Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
-            Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
-            Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
-            Method::PromptsList => methods::one_page(revision, params, id, &inner.prompt_pages),
-            Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
-            Method::Complete => {
-                Box::pin(methods::prompts::complete(endpoint, params, context)).await
-            }
-            Method::ResourcesList => methods::one_page(revision, params, id, &inner.resource_pages),
-            Method::ResourcesTemplatesList => {
-                methods::one_page(revision, params, id, &inner.template_pages)
-            }
-            Method::ResourcesRead => {
-                Box::pin(methods::resources::read(endpoint, params, context)).await
-            }
-            Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-                methods::resources::subscription(endpoint, method, params, &context, session)
-            }
-            Method::SkillsList => methods::skills::list(endpoint, revision, params, id),
-            Method::SkillsGet => methods::skills::get(endpoint, revision, params, id),
-            Method::ResourcesDirectoryRead => {
-                methods::skills::read_directory(endpoint, revision, params, id)
-            }
-            Method::SubscriptionsListen => {
-                Box::pin(crate::methods::listen::listen(
-                    endpoint, transport, params, &context,
-                ))
-                .await
-            }
-            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
-                let Some(tasks) = inner.tasks.as_deref() else {
-                    return fail(revision, id, Fault::MethodNotFound, None);
-                };
-                match method {
-                    Method::TasksGet => {
-                        Box::pin(crate::methods::tasks::get(
-                            endpoint, tasks, params, &context,
-                        ))
-                        .await
-                    }
-                    Method::TasksUpdate => {
-                        Box::pin(crate::methods::tasks::update(
-                            endpoint, tasks, params, &context,
-                        ))
-                        .await
-                    }
-                    _ => {
-                        Box::pin(crate::methods::tasks::cancel(
-                            endpoint, tasks, params, &context,
-                        ))
-                        .await
-                    }
-                }
-            }
-            Method::Initialize | Method::LoggingSetLevel => {
-                fail(revision, id, Fault::MethodNotFound, None)
-            }
+        Method::PromptsGet => {
+            let prompt = inner.prompts.get(*inner.prompt_by_name.get(name)?)?;
+            Some(Target::Prompt(prompt.shared_name()))
         }
+        _ => None,
     }
 }

@@ -9,57 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::wire::fault::Fault;
-
-/// Where a check runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stage {
-    /// `server.rs` and `service/`: before a byte of JSON is read.
-    Transport,
-    /// `pipeline/envelope.rs`: the bounded parse and the JSON-RPC envelope.
-    Envelope,
-    /// `revision/`: which revision, and what it requires of the request.
-    Revision,
-    /// `pipeline/admission.rs`: admission and the request limiter.
-    Admission,
-    /// `pipeline/mod.rs`: routing by the method table.
-    Routing,
-    /// `methods/`: parameters, lookup, capability and header checks.
-    Lookup,
-    /// `facts/policy.rs::charge_tool`, from `methods/tools.rs`.
-    Limiter,
-    /// `model/intercept.rs`: the endpoint's interceptors, outermost first.
-    Interception,
-    /// `methods/tools.rs` with Tool Schema Profile 1: input validation and binding.
-    Validation,
-    /// `model/guard.rs`: the handler, its errors and panics caught.
-    Handler,
-    /// `model/intercept.rs`: the tool-result sanitizer.
-    Sanitizing,
-    /// `methods/tools.rs` and `methods/state.rs`: an `input_required` result checked against
-    /// the tool's declarations and request-state mode, then sealed.
-    InputRequired,
-    /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
-    Output,
-}
-
-impl Stage {
-    const fn file(self) -> &'static str {
-        match self {
-            Self::Transport => "`server.rs`, `service/`",
-            Self::Envelope => "`pipeline/envelope.rs`",
-            Self::Revision => "`revision/`",
-            Self::Admission => "`pipeline/admission.rs`",
-            Self::Routing => "`pipeline/mod.rs`",
-            Self::Lookup => "`methods/`",
-            Self::Limiter => "`facts/policy.rs`",
-            Self::Interception | Self::Sanitizing => "`model/intercept.rs`",
-            Self::Validation => "`methods/tools.rs`",
-            Self::Handler => "`model/guard.rs`",
-            Self::Output => "`model/projection.rs`",
-            Self::InputRequired => "`methods/state.rs`",
-        }
-    }
-}
+use crate::wire::stage::Stage;
 
 /// A check's answer when it fails.
 #[derive(Clone, Copy, Debug)]
@@ -99,7 +49,8 @@ const fn row(
 use Answer::{Fault as F, Other as O};
 use Stage::*;
 
-/// Every check of a 2026-07-28 HTTP request, in the order they run.
+/// Every check of a 2026-07-28 HTTP request (and the session stage of a 2025 one), in the order
+/// they run.
 pub(crate) const ORDER: &[Check] = &[
     row(
         "0",
@@ -289,6 +240,13 @@ pub(crate) const ORDER: &[Check] = &[
         ),
     ),
     row(
+        "15s",
+        Session,
+        "2025 only, after `initialize`: the session `Mcp-Session-Id` names exists and is the admitted principal's (another's is not found), the request names the session's revision, and the session's and its principal's running-request bounds hold; `initialize` starts the session here (over stdio, the connection's own), `logging/setLevel` is answered and a notification ends",
+        "unknown or another's (another revision: 400 -32600; over a bound: 503 busy)",
+        F(Fault::SessionNotFound, "(a notification: the status alone)"),
+    ),
+    row(
         "15c",
         Routing,
         "The endpoint offers the method on this revision (`prompts/*`, `completion/complete` and `resources/*` where it registers them; `tasks/*` with a task store; `skills/*` and `resources/directory/read` with skills)",
@@ -360,6 +318,13 @@ pub(crate) const ORDER: &[Check] = &[
         "The tool's limiter (its named limiter, else the endpoint's tool limiter)",
         "denied",
         F(Fault::RateLimited, ""),
+    ),
+    row(
+        "21r",
+        RequestState,
+        "A retry's `requestState` (with `inputResponses`) opens under the endpoint's keys, is unexpired, and is bound to this tool, its arguments and the admitted principal; on a single-use endpoint it has not been used before (consumed here); a typed-complete tool never issued one",
+        "any",
+        F(Fault::InvalidRequestState, "(the state is not echoed)"),
     ),
     row(
         "21c",

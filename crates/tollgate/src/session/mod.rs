@@ -17,6 +17,7 @@
 pub(crate) mod bus;
 #[cfg(any(test, feature = "postgres"))]
 pub(crate) mod contract;
+pub(crate) mod local;
 pub(crate) mod memory;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;

@@ -13,5 +13,6 @@ pub(crate) mod id;
 pub(crate) mod level;
 pub(crate) mod method;
 pub(crate) mod reply;
+pub(crate) mod stage;
 pub(crate) mod syntax;
 pub(crate) mod unwind;

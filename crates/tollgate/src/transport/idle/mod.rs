@@ -42,8 +42,8 @@ use tokio::time::{Instant, Sleep};
 pub(crate) use marks::{Answer, Socket, body_cut, body_read};
 use marks::{BEGUN, Marks, READ};
 
-use crate::body::Pace;
-use crate::shed::Seat;
+use crate::transport::body::Pace;
+use crate::transport::shed::Seat;
 
 /// Where a connection's timer stands.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -215,7 +215,7 @@ impl Watch {
         if let Some((since, bytes)) = self.reading {
             let due = self.pace.due(since, bytes);
             return if due <= fired {
-                Fired::Cut(deadline(fired, crate::body::LINGER_TIME))
+                Fired::Cut(deadline(fired, crate::transport::body::LINGER_TIME))
             } else {
                 Fired::Later(due)
             };

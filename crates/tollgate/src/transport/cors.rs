@@ -259,13 +259,13 @@ fn is_origin(origin: &str) -> bool {
     };
     // A host and an optional port (the rebinding guard's reading of an authority), written as a
     // browser serializes an origin: no default port, no leading zero.
-    let host = crate::rebinding::host_of(authority);
+    let host = crate::transport::rebinding::host_of(authority);
     let port = &authority[host.len()..];
     let name_ok = host.starts_with('[')
         || host
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
-    crate::rebinding::is_authority(authority)
+    crate::transport::rebinding::is_authority(authority)
         && name_ok
         && port.strip_prefix(':').is_none_or(|digits| {
             !digits.starts_with('0') && digits != default_port && digits.parse::<u16>().is_ok()

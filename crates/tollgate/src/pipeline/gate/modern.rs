@@ -2,16 +2,15 @@
 //! revision header naming a served revision, a method of this revision's table, `Mcp-Method`
 //! and `Mcp-Name` agreeing with the body (HTTP), the required `_meta` (revision, client
 //! capabilities, optional client information and log level) and the revision selected from them.
-//! Then admission and dispatch, shared with every revision.
+//! It returns what it found; admission and dispatch follow in the pipeline.
 
 use http::StatusCode;
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::{ClientCapabilities, ClientInfo, RequestContext, RequestFacts};
 use crate::model::origin::Transport;
-use crate::pipeline::admission::admit;
-use crate::pipeline::dispatch;
 use crate::pipeline::envelope::Envelope;
+use crate::pipeline::gate::{Gated, Route};
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
 use crate::wire::fault::Fault;
@@ -47,37 +46,14 @@ fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &
     fault_reply(id, Fault::UnsupportedVersion, Some(data.into()))
 }
 
-/// A 2026-07-28 request (it has an id): the gate, then admission (seeing the operation name as
-/// sent), then dispatch. Over HTTP its headers are checked against the body; over stdio the
-/// body's `_meta` alone names the revision.
-pub(crate) async fn modern(
-    endpoint: &Endpoint,
-    transport: Transport<'_>,
-    message: Envelope,
-) -> Reply {
-    let (method, mut context) = match gate(endpoint, transport, &message) {
-        Ok(admissible) => admissible,
-        Err(reply) => return reply,
-    };
-    // The gate found `_meta` in the parameters: they are present.
-    let Some(params) = message.params.as_ref() else {
-        return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
-    };
-    context.operation_name = method.operation_name(params);
-    if let Err(reply) = admit(endpoint, transport.caller(), &mut context).await {
-        return reply;
-    }
-    dispatch(endpoint, transport, method, params, context, None).await
-}
-
 /// The gate, in order (the first failure wins): an unserved revision header (answered with the
 /// list to retry from, whatever the method); the method (unknown and removed ones 404 / -32601);
 /// the standard headers; the required `_meta`; the revision the header and body agree on.
-fn gate(
+pub(crate) fn gate(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     message: &Envelope,
-) -> Result<(Method, RequestContext), Reply> {
+) -> Result<Gated, Reply> {
     let id = message.id.as_ref();
     // Read once: checked against the served revisions here, then with the other headers.
     let header_version = transport.head().map(|h| (h, h.protocol_version.single()));
@@ -121,7 +97,7 @@ fn gate(
         Some(v) if endpoint.inner.revisions.contains(v) && !is_legacy(v) => v,
         _ => return Err(unsupported_version(endpoint, id, requested)),
     };
-    let context = RequestContext::for_operation(
+    let mut context = RequestContext::for_operation(
         endpoint.inner.path.clone(),
         method.operation_type(),
         &message.method,
@@ -129,7 +105,15 @@ fn gate(
         facts,
         transport.origin(),
     );
-    Ok((method, context))
+    // Admission sees the operation's name as sent (the `_meta` read above is in the params).
+    context.operation_name = message
+        .params
+        .as_ref()
+        .and_then(|p| method.operation_name(p));
+    Ok(Gated {
+        route: Route::Modern(method),
+        context,
+    })
 }
 
 /// The required `_meta`: a string revision and object client capabilities; client information,
@@ -197,28 +181,28 @@ fn standard_headers<'h>(
 /// A notification: this revision defines none over HTTP, so an accepted one is a bare 202.
 /// Its protocol version header must still name a served revision, and it is admitted like any
 /// request (a refusal is the status alone).
-pub(crate) async fn notification(
+pub(crate) fn notification(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     message: &Envelope,
-) -> Reply {
+) -> Result<Gated, Reply> {
     let served = transport
         .head()
         .and_then(|h| h.protocol_version.single().ok().flatten())
         .and_then(ProtocolVersion::from_wire)
         .filter(|v| endpoint.inner.revisions.contains(*v));
     let Some(revision) = served else {
-        return Reply::empty(StatusCode::BAD_REQUEST);
+        return Err(Reply::empty(StatusCode::BAD_REQUEST));
     };
-    let mut context = RequestContext::admitted(
+    let context = RequestContext::admitted(
         endpoint.inner.path.clone(),
         &message.method,
         None,
         RequestFacts::bare(revision),
         transport.origin(),
     );
-    match admit(endpoint, transport.caller(), &mut context).await {
-        Ok(()) => Reply::empty(StatusCode::ACCEPTED),
-        Err(reply) => reply,
-    }
+    Ok(Gated {
+        route: Route::Notice,
+        context,
+    })
 }

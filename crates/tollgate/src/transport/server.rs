@@ -18,11 +18,11 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use crate::body::Pace;
-use crate::drain::Drain;
-use crate::idle::{self, Idle};
-use crate::service::McpService;
-use crate::shed::Seats;
+use crate::transport::body::Pace;
+use crate::transport::drain::Drain;
+use crate::transport::idle::{self, Idle};
+use crate::transport::service::McpService;
+use crate::transport::shed::Seats;
 
 /// The address the examples and the CLI bind by default: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
@@ -164,9 +164,9 @@ const MAX_REFUSALS_IN_PROGRESS: usize = 64;
 const PLACE_WAIT: Duration = Duration::from_millis(100);
 /// How long a refused connection is drained so its client reads the refusal (as for a body
 /// refused for its size).
-const REFUSAL_LINGER: Duration = crate::body::LINGER_TIME;
+const REFUSAL_LINGER: Duration = crate::transport::body::LINGER_TIME;
 /// How much of a refused connection's request is read and discarded.
-const REFUSAL_LINGER_BYTES: usize = crate::body::LINGER_BYTES;
+const REFUSAL_LINGER_BYTES: usize = crate::transport::body::LINGER_BYTES;
 
 /// Answers a connection past the limit: 503 with `Retry-After` and the fixed busy error, then a
 /// bounded lingering close (the request is read and discarded, up to 16 MiB and 2 s, so a
@@ -377,7 +377,7 @@ struct Serve {
     idle_timeout: Duration,
     pace: Pace,
     /// The connection's place among the server's (given back when the connection ends).
-    seat: crate::shed::Seat,
+    seat: crate::transport::shed::Seat,
 }
 
 impl Serve {

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use super::{DEFAULT_MAX_BODY_BYTES_PER_PEER, DEFAULT_MAX_HEADER_BYTES, McpService, ServiceInner};
-use crate::body::BodyBudget;
-use crate::cors::CorsPolicy;
 use crate::facts::error::{BuildError, BuildErrorKind};
-use crate::forwarded::TrustedProxies;
 use crate::registry::{Endpoint, NameMap};
+use crate::transport::body::BodyBudget;
+use crate::transport::cors::CorsPolicy;
+use crate::transport::forwarded::TrustedProxies;
 
 /// Builds an [`McpService`].
 #[must_use = "call build() to finish the service"]
@@ -172,12 +172,15 @@ impl McpServiceBuilder {
             let params = endpoints
                 .iter()
                 .map(|(path, endpoint)| {
-                    (path.clone(), crate::cors::mirrored_header_names(endpoint))
+                    (
+                        path.clone(),
+                        crate::transport::cors::mirrored_header_names(endpoint),
+                    )
                 })
                 .collect();
             (policy, params)
         });
-        let metadata = crate::metadata::routes(endpoints.values());
+        let metadata = crate::transport::metadata::routes(endpoints.values());
         Ok(McpService {
             inner: Arc::new(ServiceInner {
                 metadata,

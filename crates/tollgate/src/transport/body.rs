@@ -16,7 +16,9 @@ use http_body::{Body, Frame};
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
-use crate::service::BoxError;
+/// The error type of the bodies the transport reads (any body's error, boxed).
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 
 /// How long, and how many bytes more, a refused body is still read and discarded (lingering
 /// close): a client that writes its whole body before reading (many do) then reads the refusal
@@ -37,7 +39,7 @@ pub(crate) struct Pace {
 impl Pace {
     /// No bound (a year, and no rate).
     pub(crate) const UNBOUNDED: Self = Self {
-        timeout: crate::idle::MAX_TIMEOUT,
+        timeout: crate::transport::idle::MAX_TIMEOUT,
         grace: Duration::ZERO,
         min_rate: 0,
     };
@@ -45,12 +47,12 @@ impl Pace {
     /// When a body whose head arrived at `since`, and which has brought `bytes` since, is past
     /// its pace.
     pub(crate) fn due(&self, since: Instant, bytes: u64) -> Instant {
-        let whole = crate::idle::deadline(since, self.timeout);
+        let whole = crate::transport::idle::deadline(since, self.timeout);
         if self.min_rate == 0 {
             return whole;
         }
         let earned = Duration::from_millis(bytes.saturating_mul(1000) / u64::from(self.min_rate));
-        let slow = crate::idle::deadline(since, self.grace.saturating_add(earned));
+        let slow = crate::transport::idle::deadline(since, self.grace.saturating_add(earned));
         whole.min(slow)
     }
 }
@@ -178,7 +180,7 @@ where
     ) -> Poll<Option<Result<Frame<B::Data>, BoxError>>> {
         let this = self.project();
         match this.body.poll_frame(cx) {
-            Poll::Pending if crate::idle::body_cut() => {
+            Poll::Pending if crate::transport::idle::body_cut() => {
                 Poll::Ready(Some(Err(Box::new(Stopped::TooSlow))))
             }
             Poll::Pending => Poll::Pending,
@@ -249,7 +251,7 @@ where
     if matches!(read, Err(BodyError::TooLarge | BodyError::OverBudget)) {
         linger(body).await;
     }
-    crate::idle::body_read();
+    crate::transport::idle::body_read();
     read
 }
 

@@ -64,7 +64,7 @@ pub(super) fn set_cut(cut: bool) -> bool {
 }
 
 /// Whether the request now polled on this thread is past its body's deadline: its body read
-/// then fails ([`crate::body`]), and its answer is 408.
+/// then fails ([`crate::transport::body`]), and its answer is 408.
 pub(crate) fn body_cut() -> bool {
     CUT.try_with(Cell::get).unwrap_or(false)
 }

@@ -16,31 +16,32 @@ use http::uri::{Authority, Uri};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 
-use crate::body::{BodyBudget, BodyError, linger, read_body};
-use crate::cors::CorsPolicy;
 use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
-use crate::forwarded::TrustedProxies;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
-use crate::negotiate::{Wanted, accepts, is_json};
 use crate::pipeline::envelope::{asks_for_progress, parse, unreadable};
-use crate::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
+use crate::pipeline::receive;
 use crate::registry::{Endpoint, NameMap};
-use crate::revision::handle_value;
 use crate::stream::event::Answer;
 use crate::stream::event::Connection;
 use crate::stream::event::EventStream;
 use crate::stream::event::FinishOnDrop;
+use crate::transport::body::{BodyBudget, BodyError, linger, read_body};
+use crate::transport::cors::CorsPolicy;
+use crate::transport::forwarded::TrustedProxies;
+use crate::transport::negotiate::{Wanted, accepts, is_json};
+use crate::transport::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
 use crate::wire::head::Head;
 use crate::wire::method::Method as McpMethod;
 use crate::wire::reply::Reply;
+use crate::wire::stage::stage;
 
 mod builder;
 
 pub use builder::McpServiceBuilder;
 
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) use crate::transport::body::BoxError;
 
 /// The tower service serving one or more [`Endpoint`]s.
 ///
@@ -74,7 +75,7 @@ struct ServiceInner {
     /// The CORS policy, with each endpoint's `mcp-param-*` header names (for preflights).
     cors: Option<(CorsPolicy, MirroredNames)>,
     /// Protected-resource metadata, by well-known path.
-    metadata: crate::metadata::Routes,
+    metadata: crate::transport::metadata::Routes,
 }
 
 /// Each endpoint's `mcp-param-*` header names, by path.
@@ -103,7 +104,7 @@ impl McpService {
 
     /// A service for one endpoint with the default Host and Origin policy.
     pub fn new(endpoint: Endpoint) -> Self {
-        let metadata = crate::metadata::routes(std::iter::once(&endpoint));
+        let metadata = crate::transport::metadata::routes(std::iter::once(&endpoint));
         let mut endpoints = NameMap::with_capacity_and_hasher(1, Default::default());
         endpoints.insert(endpoint.inner.path.clone(), endpoint);
         Self {
@@ -213,6 +214,7 @@ impl McpService {
         // A CORS preflight (`OPTIONS` with `Access-Control-Request-Method`), as `serve_from`
         // found it when the service has a policy.
         let preflight = matches!(cors, Some((true, _)));
+        stage!(Transport);
         async move {
             let outcome = 'outcome: {
                 let endpoint = self.inner.endpoints.get(parts.uri.path());
@@ -258,8 +260,7 @@ impl McpService {
                     if !accepts(origin.headers(), head.accept, Wanted::Sse) {
                         break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_ACCEPTABLE));
                     }
-                    break 'outcome match crate::revision::legacy::open_stream(endpoint, caller)
-                        .await
+                    break 'outcome match crate::pipeline::bare::open_stream(endpoint, caller).await
                     {
                         Ok(connection) => {
                             Outcome::Stream(McpBody::events(connection, AbortOnDrop(None)))
@@ -272,7 +273,7 @@ impl McpService {
                 }
                 if method == Method::DELETE && endpoint.inner.sessions.is_some() {
                     break 'outcome Outcome::Reply(
-                        crate::revision::legacy::end_session(endpoint, caller).await,
+                        crate::pipeline::bare::end_session(endpoint, caller).await,
                     );
                 }
                 if method != Method::POST {
@@ -299,7 +300,7 @@ impl McpService {
                 };
                 if !may_stream(endpoint, head.session_id.is_present(), &value) {
                     break 'outcome Outcome::Reply(
-                        handle_value(endpoint, &origin, &head, &value, None).await,
+                        receive(endpoint, &origin, &head, &value, None).await,
                     );
                 }
                 answer_in_task(endpoint.clone(), origin, value).await
@@ -370,14 +371,14 @@ impl McpService {
             return Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND));
         };
         if preflight && let Some((policy, _)) = &self.inner.cors {
-            return match policy.preflight(headers, crate::metadata::ALLOW, &[]) {
+            return match policy.preflight(headers, crate::transport::metadata::ALLOW, &[]) {
                 Some(grant) => Outcome::Preflight(grant),
                 None => Outcome::Reply(Reply::empty(StatusCode::FORBIDDEN)),
             };
         }
-        match crate::metadata::answer(method, resource) {
+        match crate::transport::metadata::answer(method, resource) {
             Ok(reply) => Outcome::Reply(reply),
-            Err(()) => Outcome::MethodNotAllowed(crate::metadata::ALLOW),
+            Err(()) => Outcome::MethodNotAllowed(crate::transport::metadata::ALLOW),
         }
     }
 
@@ -553,7 +554,7 @@ async fn answer_in_task(
     // being copied into the task and again as the task's stage changes.
     let task = tokio::spawn(Box::pin(crate::facts::telemetry::carry(async move {
         let head = Head::read(origin.headers());
-        let reply = handle_value(&endpoint, &origin, &head, &value, Some(&sink)).await;
+        let reply = receive(&endpoint, &origin, &head, &value, Some(&sink)).await;
         drop(sink);
         finish.0.finish(reply);
     })));
@@ -681,7 +682,7 @@ fn respond(reply: Reply) -> Response<McpBody> {
         .as_deref()
         .and_then(|s| HeaderValue::from_str(s).ok())
     {
-        headers.insert(crate::revision::legacy::SESSION_ID, session);
+        headers.insert(crate::wire::headers::SESSION_ID, session);
     }
     if let Some((name, value)) = reply.extra {
         headers.insert(name, value);
