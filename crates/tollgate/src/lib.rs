@@ -119,6 +119,7 @@ mod pipeline;
 mod registry;
 mod session;
 mod single_use;
+mod state;
 mod stream;
 mod tasks;
 mod version;
@@ -236,20 +237,7 @@ pub mod context {
     pub use crate::wire::level::LogLevel;
 }
 
-pub mod policy {
-    //! Policy: who may make a request (admission), how often (rate limits), and the operation
-    //! types a decision can depend on.
-    pub use crate::facts::admission::{
-        Admission, AdmissionController, AdmissionDecision, AdmissionRequest,
-    };
-    pub use crate::facts::authorization::{
-        MAX_AUTHORIZATION_SERVERS, MAX_AUTHORIZATION_URL_BYTES, MAX_SCOPE_BYTES,
-        MAX_SCOPE_IMPLICATIONS, MAX_SCOPES, ProtectedResource, ProtectedResourceBuilder,
-    };
-    pub use crate::facts::identity::AdmissionIdentity;
-    pub use crate::facts::policy::{RateLimitDecision, RateLimiter, TokenBucket};
-    pub use crate::wire::method::OperationType;
-}
+pub mod policy;
 
 pub mod task {
     //! Tasks (the `io.modelcontextprotocol/tasks` extension on 2026-07-28): configuration,
@@ -281,9 +269,6 @@ pub mod endpoint {
         MAX_REQUEST_STATE_KEY_ID_BYTES, MAX_REQUEST_STATE_KEYS, MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
         RequestStateKey, RequestStateKeyRing,
     };
-    pub use crate::facts::state::{
-        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME,
-    };
     pub use crate::model::subscription::{
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
     };
@@ -305,6 +290,9 @@ pub mod endpoint {
     pub use crate::single_use::{
         ReplayFuture, ReplayStore, ReplayStoreError, ReplayStoreErrorKind,
         check_replay_store_contract,
+    };
+    pub use crate::state::seal::{
+        MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME,
     };
     pub use crate::stream::{MAX_SUBSCRIPTION_URI_BYTES, StreamConfig};
     pub use crate::version::ProtocolVersions;

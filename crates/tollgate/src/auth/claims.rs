@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::authorization::{MAX_SCOPES, is_scope_token};
+use crate::policy::authorization::{MAX_SCOPES, is_scope_token};
 
 /// The longest `sub` accepted, in bytes.
 const MAX_SUBJECT_BYTES: usize = 256;

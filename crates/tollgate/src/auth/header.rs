@@ -3,7 +3,7 @@
 //!
 //! Knows nothing of what a token means.
 
-use crate::facts::admission::AdmissionRequest;
+use crate::policy::admission::AdmissionRequest;
 
 /// The longest bearer token read, in bytes; a longer one is a malformed request.
 pub const MAX_BEARER_TOKEN_BYTES: usize = 8 * 1024;

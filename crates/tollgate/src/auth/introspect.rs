@@ -20,7 +20,7 @@ use crate::auth::fetch::{FetchError, Fetcher};
 use crate::auth::jwks::discover;
 use crate::auth::jwt::{seconds, unix_now};
 use crate::auth::{RETRY_AFTER, Refused, Verified, claims_of};
-use crate::facts::authorization::{ProtectedResource, Url};
+use crate::policy::authorization::{ProtectedResource, Url};
 
 /// The largest introspection answer read, in bytes.
 const MAX_INTROSPECTION_BYTES: usize = 64 * 1024;

@@ -18,7 +18,7 @@ use tollgate_json::{JsonObject, JsonValue};
 
 use crate::auth::fetch::{FetchError, Fetcher};
 use crate::auth::{SigningAlgorithm, b64};
-use crate::facts::authorization::Url;
+use crate::policy::authorization::Url;
 
 /// The most keys a JWK Set may hold (a larger one is refused whole).
 pub const MAX_JWKS_KEYS: usize = 64;

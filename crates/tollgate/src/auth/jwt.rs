@@ -14,7 +14,7 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::auth::fetch::Fetcher;
 use crate::auth::jwks::{KeyError, KeySource, Lookup, MAX_JWKS_BYTES, Origin, Timing};
 use crate::auth::{Refused, SigningAlgorithm, Verified, b64, claims_of};
-use crate::facts::authorization::{ProtectedResource, Url};
+use crate::policy::authorization::{ProtectedResource, Url};
 
 /// The largest leeway for `exp`, `nbf` and `iat`.
 pub const MAX_LEEWAY: Duration = Duration::from_secs(300);

@@ -26,12 +26,12 @@ use std::time::Duration;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::admission::{
-    Admission, AdmissionController, AdmissionDecision, AdmissionRequest,
-};
-use crate::facts::authorization::{ProtectedResource, Scopes};
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::identity::AdmissionIdentity;
+use crate::policy::admission::{
+    Admission, AdmissionController, AdmissionDecision, AdmissionRequest,
+};
+use crate::policy::authorization::{ProtectedResource, Scopes};
 
 pub use cache::MAX_CACHED_TOKENS;
 pub use flight::{MAX_INTROSPECTION_FLIGHTS, MAX_REFUSED_TOKENS};

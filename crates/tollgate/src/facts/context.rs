@@ -12,8 +12,10 @@ pub(crate) use crate::facts::identity::AdmissionIdentity;
 use crate::facts::request::OriginatingRequest;
 use crate::facts::trace::{self, Baggage, TraceContext};
 use crate::version::ProtocolVersion;
+use crate::wire::fault::Fault;
 use crate::wire::id::RequestId;
 use crate::wire::method::OperationType;
+use crate::wire::reply::{Reply, fail};
 
 /// The address of the peer a request came from, as an HTTP request extension. The built-in
 /// [`Server`](crate::Server) hands its connection's peer to the service directly; a service
@@ -444,4 +446,17 @@ impl RequestContext {
     pub fn input_round(&self) -> u8 {
         self.input.as_ref().map_or(0, |i| i.round)
     }
+}
+
+/// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
+/// `missing`, each with an empty settings object.
+pub(crate) fn missing_capabilities<'a>(
+    revision: ProtocolVersion,
+    id: Option<&RequestId>,
+    missing: impl Iterator<Item = &'a ClientCapability>,
+) -> Reply {
+    let data = JsonObject::builder()
+        .insert("requiredCapabilities", required_capabilities(missing))
+        .build();
+    fail(revision, id, Fault::MissingCapability, Some(data.into()))
 }

@@ -1,18 +1,15 @@
-//! Facts about a request that every room above may read: what a handler may know
-//! ([`context`]), the HTTP request it arrived in ([`request`]), its trace context ([`trace`]), who
-//! may make it and how often ([`policy`]), sealed request state ([`state`]) and the keys it is
-//! sealed with ([`keyring`]), and build-time errors ([`error`]).
+//! Facts a request carries, which every room above may read: what a handler may know
+//! ([`context`]), the identity admission gave it ([`identity`]), the HTTP request it arrived in
+//! ([`request`]), its trace context ([`trace`]) and telemetry, the keys request state is sealed
+//! with ([`keyring`]), and build-time errors ([`error`]). Who may make a request and how often is
+//! the policy room's (`policy/`); sealing and opening request state the state room's (`state/`).
 //!
 //! Knows nothing of methods, registrations or framing beyond the wire room below it.
 
-pub(crate) mod admission;
-pub(crate) mod authorization;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod identity;
 pub(crate) mod keyring;
-pub(crate) mod policy;
 pub(crate) mod request;
-pub(crate) mod state;
 pub(crate) mod telemetry;
 pub(crate) mod trace;

@@ -8,13 +8,11 @@ pub(crate) mod listen;
 pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod skills;
-pub(crate) mod state;
 pub(crate) mod tasks;
 pub(crate) mod tools;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::context::{ClientCapability, required_capabilities};
 use crate::registry::{page_of, revision_slot};
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
@@ -66,26 +64,13 @@ pub(crate) fn paged(
     }
 }
 
-/// The scope stage of an operation once it is found (`facts/policy.rs::check_scopes`): a
+/// The scope stage of an operation once it is found (`policy/rules.rs::check_scopes`): a
 /// caller lacking a required scope gets 403 with its `insufficient_scope` challenge.
 pub(crate) fn require_scopes(
     endpoint: &crate::registry::Endpoint,
     context: &crate::facts::context::RequestContext,
-    required: &crate::facts::authorization::Scopes,
+    required: &crate::policy::authorization::Scopes,
 ) -> Result<(), Reply> {
-    crate::facts::policy::check_scopes(&endpoint.inner.policy, context, required)
-        .map_err(|refusal| crate::facts::policy::refusal_reply(context, refusal))
-}
-
-/// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
-/// `missing`, each with an empty settings object.
-pub(crate) fn missing_capabilities<'a>(
-    revision: ProtocolVersion,
-    id: Option<&RequestId>,
-    missing: impl Iterator<Item = &'a ClientCapability>,
-) -> Reply {
-    let data = JsonObject::builder()
-        .insert("requiredCapabilities", required_capabilities(missing))
-        .build();
-    fail(revision, id, Fault::MissingCapability, Some(data.into()))
+    crate::policy::rules::check_scopes(&endpoint.inner.policy, context, required)
+        .map_err(|refusal| crate::policy::rules::refusal_reply(context, refusal))
 }

@@ -7,11 +7,11 @@ use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
 use crate::methods::require_scopes;
-use crate::methods::state::{Binding, retry_params, run};
 use crate::model::guard::guarded;
 use crate::model::prompt::PromptArguments;
 use crate::model::prompt::completion::{Completion, CompletionRequest};
 use crate::registry::Endpoint;
+use crate::state::request::{Binding, retry_params, run};
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;

@@ -5,10 +5,10 @@ use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
 use crate::methods::require_scopes;
-use crate::methods::state::{Binding, retry_params, run};
 use crate::model::resource::{ResourceRequest, Route};
 use crate::registry::Endpoint;
 use crate::session::Session;
+use crate::state::request::{Binding, retry_params, run};
 use crate::version::is_legacy;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;

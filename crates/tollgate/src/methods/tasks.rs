@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits};
 
+use crate::facts::context::missing_capabilities;
 use crate::facts::context::{ClientCapability, RequestContext};
-use crate::methods::missing_capabilities;
 use crate::methods::tools::typed_output;
 use crate::model::input::input_response_shape;
 use crate::model::intercept::sanitize;

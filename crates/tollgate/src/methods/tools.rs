@@ -9,12 +9,8 @@ use std::sync::Arc;
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 use tollgate_schema::ValidationErrorKind;
 
+use crate::facts::context::missing_capabilities;
 use crate::facts::context::{ClientCapability, RequestContext};
-use crate::facts::policy::refusal_reply;
-use crate::methods::missing_capabilities;
-use crate::methods::state::{
-    Binding, Retry, application_input, input_required, open_input, retry_params,
-};
 use crate::model::content::TextContent;
 use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
@@ -25,7 +21,11 @@ use crate::model::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::model::tool::check::{ArgumentCheck, Checked};
 use crate::model::tool::options::{RequestStateMode, TaskSupport};
 use crate::model::tool::{Invocation, InvokeFailure, ToolRegistration};
+use crate::policy::rules::refusal_reply;
 use crate::registry::{Endpoint, revision_slot};
+use crate::state::request::{
+    Binding, Retry, application_input, input_required, open_input, retry_params,
+};
 use crate::tasks::model::TASKS_EXTENSION;
 use crate::tasks::runner::Tasks;
 use crate::version::{ProtocolVersion, is_legacy};
@@ -278,7 +278,7 @@ fn charge_tool(
     context: &RequestContext,
     named: Option<&str>,
 ) -> Result<(), Reply> {
-    crate::facts::policy::charge_tool(&endpoint.inner.policy, context, named)
+    crate::policy::rules::charge_tool(&endpoint.inner.policy, context, named)
         .map_err(|refusal| refusal_reply(context, refusal))
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Owns [`InputRequest`] (elicitation, sampling, roots, each with the client capability it
 //! needs) and [`InputRequiredResult`]. Knows nothing of sealing or transports: the protocol
-//! module checks capabilities, seals the state (`facts/state.rs`) and renders the result; on a retry
+//! module checks capabilities, seals the state (`state/seal.rs`) and renders the result; on a retry
 //! it opens the state and hands the handler the responses it asked for through the
 //! [`RequestContext`](crate::RequestContext).
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use http::HeaderMap;
 
-use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
+use crate::policy::rules::Caller;
 use crate::wire::head::Head;
 
 /// Where a message came from: an HTTP POST (its headers and peer) or a stdio line, and where

@@ -9,9 +9,9 @@ use http::{HeaderMap, StatusCode};
 use tollgate_json::JsonObject;
 
 use crate::facts::context::RequestContext;
-use crate::facts::policy::Caller;
 use crate::pipeline::admission::admit;
 use crate::pipeline::gate::legacy::newest_legacy;
+use crate::policy::rules::Caller;
 use crate::registry::Endpoint;
 use crate::stream::event::Connection;
 use crate::stream::session::AttachFailure;

@@ -9,10 +9,8 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonValue};
 
-use crate::facts::admission::AdmissionController;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::keyring::RequestStateKey;
-use crate::facts::policy::{Policy, RateLimiter};
 use crate::model::cache::CachePolicy;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::template::MAX_TEMPLATES_PER_ENDPOINT;
@@ -21,6 +19,8 @@ use crate::model::skill::SkillRegistration;
 use crate::model::subscription::Listeners;
 use crate::model::tool::ToolRegistration;
 use crate::model::tool::options::TaskSupport;
+use crate::policy::admission::AdmissionController;
+use crate::policy::rules::{Policy, RateLimiter};
 use crate::registry::catalog;
 use crate::registry::skills;
 use crate::registry::{Endpoint, EndpointInner, EndpointLimits, IMPLEMENTED, Implementation};
@@ -96,7 +96,7 @@ pub struct EndpointBuilder {
     pub(super) sanitizer: Option<Arc<dyn ToolResultSanitizer>>,
     /// The resource a `BearerAuth` admission checks tokens for, when the controller is one.
     #[cfg(feature = "oauth")]
-    pub(super) bearer_resource: Option<crate::facts::authorization::ProtectedResource>,
+    pub(super) bearer_resource: Option<crate::policy::authorization::ProtectedResource>,
 }
 
 impl EndpointBuilder {
@@ -248,7 +248,7 @@ impl EndpointBuilder {
     /// resource) or one of your own.
     pub fn protected_resource(
         mut self,
-        resource: crate::facts::authorization::ProtectedResource,
+        resource: crate::policy::authorization::ProtectedResource,
     ) -> Self {
         self.policy.protected = Some(resource);
         self
@@ -277,7 +277,7 @@ impl EndpointBuilder {
     /// peer; without a `PeerAddr` nothing is throttled.
     pub fn refused_admission_limiter(
         mut self,
-        limiter: Option<crate::facts::policy::TokenBucket>,
+        limiter: Option<crate::policy::rules::TokenBucket>,
     ) -> Self {
         self.policy.refusals = limiter.map(Arc::new);
         self

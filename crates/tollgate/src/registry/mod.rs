@@ -19,12 +19,12 @@ use std::sync::Arc;
 use tollgate_json::{BindLimits, JsonLimits, JsonObject, JsonValue, OutputLimits};
 use tollgate_schema::EvaluationGate;
 
-use crate::facts::policy::Policy;
 use crate::model::cache::CachePolicy;
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::tool::ToolRegistration;
+use crate::policy::rules::Policy;
 use crate::session::SessionTable;
 use crate::stream::StreamConfig;
 use crate::version::{ProtocolVersion, ProtocolVersions};

@@ -11,7 +11,7 @@
 //! its requests still running. With a shared store, the store decides whether a session lives
 //! (its bounds and idle clock hold for the cluster) and each instance keeps the streams of the
 //! sessions it has served, created at the session's first request there and dropped when the
-//! store no longer has it. Knows nothing of HTTP; the 2025 gate (`revision/legacy.rs`) decides
+//! store no longer has it. Knows nothing of HTTP; the 2025 gate (`pipeline/gate/legacy.rs` and `pipeline/session.rs`) decides
 //! when to create, look up and end one. 2026-07-28 has no sessions.
 
 pub(crate) mod bus;

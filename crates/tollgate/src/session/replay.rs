@@ -5,7 +5,7 @@
 //! Owns the outbox of events on their way to the store (one writer task per endpoint, so events
 //! arrive in order; bounded in bytes), relaying a stream into this instance's session, and the
 //! follower that fetches what the writing instance adds (woken by the store, and asking every
-//! second in any case). Knows nothing of HTTP: `revision/legacy.rs` opens the connection.
+//! second in any case). Knows nothing of HTTP: `pipeline/gate/legacy.rs` and `pipeline/session.rs` opens the connection.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};

@@ -4,7 +4,7 @@
 //! consume the request-state stage runs before a handler (`consume`).
 //!
 //! Owns when a nonce counts as used and how long it is kept; knows nothing of the envelope
-//! (`facts/state.rs` seals the nonce and hands it over as a [`Ticket`]) nor of JSON-RPC beyond
+//! (`state/seal.rs` seals the nonce and hands it over as a [`Ticket`]) nor of JSON-RPC beyond
 //! the fixed fault a refusal is answered with.
 
 use std::fmt;
@@ -12,9 +12,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::facts::state::Ticket;
 use crate::model::guard::BoxFuture;
 use crate::wire::fault::Fault;
+
+/// What single use needs of an opened state: its sealed use nonce (`None` in a state sealed
+/// before states carried one: such a state cannot be consumed, so single use refuses it) and its
+/// expiry, in seconds since the Unix epoch (the state opens up to and including that second).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ticket {
+    pub(crate) nonce: Option<String>,
+    pub(crate) expires_at_secs: u64,
+}
 
 pub(crate) mod memory;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

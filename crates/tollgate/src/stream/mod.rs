@@ -6,7 +6,7 @@
 //! closing a connection without ending its stream, and the in-flight registry that
 //! `notifications/cancelled` consults over HTTP. Knows nothing of JSON-RPC methods or HTTP
 //! routing: the service decides when an answer becomes a stream and the 2025 gate
-//! (`revision/legacy.rs`) decides which streams a session adopts.
+//! (`pipeline/gate/legacy.rs` and `pipeline/session.rs`) decides which streams a session adopts.
 //!
 //! A stream is numbered within its session; its events are numbered from 1, and an event's id is
 //! `<stream>-<event>`, so ids are unique across every stream of the session and name the stream

@@ -19,7 +19,6 @@ use tokio::time::Instant;
 /// The error type of the bodies the transport reads (any body's error, boxed).
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-
 /// How long, and how many bytes more, a refused body is still read and discarded (lingering
 /// close): a client that writes its whole body before reading (many do) then reads the refusal
 /// instead of a connection reset. Bounded both ways; past either, the connection closes.

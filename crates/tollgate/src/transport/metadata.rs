@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use http::{Method, StatusCode};
 
-use crate::facts::authorization::{METADATA_PREFIX, ProtectedResource};
+use crate::policy::authorization::{METADATA_PREFIX, ProtectedResource};
 use crate::registry::{Endpoint, NameMap};
 use crate::wire::reply::Reply;
 

@@ -20,7 +20,7 @@ use std::task::Waker;
 
 use tokio::time::Instant;
 
-use crate::facts::policy::peer_block;
+use crate::policy::rules::peer_block;
 
 /// A seat's word: busy (the top bit), or waiting since a time (milliseconds after the table was
 /// made, in the bits above [`BYTES_BITS`]) with how many bytes it has brought (below), and

@@ -24,9 +24,9 @@ pub(crate) enum Stage {
     Routing,
     /// `methods/`: parameters, lookup, capability and header checks.
     Lookup,
-    /// `facts/policy.rs::charge_tool`, from `methods/tools.rs`.
+    /// `policy/rules.rs::charge_tool`, from `methods/tools.rs`.
     Limiter,
-    /// `methods/state.rs`: a retry's request state opened and verified (and consumed, on a
+    /// `state/request.rs`: a retry's request state opened and verified (and consumed, on a
     /// single-use endpoint).
     RequestState,
     /// `model/intercept.rs`: the endpoint's interceptors, outermost first.
@@ -37,7 +37,7 @@ pub(crate) enum Stage {
     Handler,
     /// `model/intercept.rs`: the tool-result sanitizer.
     Sanitizing,
-    /// `methods/tools.rs` and `methods/state.rs`: an `input_required` result checked against
+    /// `methods/tools.rs` and `state/request.rs`: an `input_required` result checked against
     /// the tool's declarations and request-state mode, then sealed.
     InputRequired,
     /// `methods/tools.rs` and `model/projection.rs`: output validation, limits, projection.
@@ -75,13 +75,13 @@ impl Stage {
             Self::Session => "`pipeline/session.rs`",
             Self::Routing => "`pipeline/route.rs`",
             Self::Lookup => "`methods/`",
-            Self::Limiter => "`facts/policy.rs`",
-            Self::RequestState => "`methods/state.rs`",
+            Self::Limiter => "`policy/rules.rs`",
+            Self::RequestState => "`state/request.rs`",
             Self::Interception | Self::Sanitizing => "`model/intercept.rs`",
             Self::Validation => "`methods/tools.rs`",
             Self::Handler => "`model/guard.rs`",
             Self::Output => "`model/projection.rs`",
-            Self::InputRequired => "`methods/state.rs`",
+            Self::InputRequired => "`state/request.rs`",
         }
     }
 }

@@ -38,6 +38,7 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("transport", &["lib", "transport"]),
     ("pipeline", &["pipeline"]),
     ("methods", &["methods"]),
+    ("state", &["state"]),
     ("registry", &["registry"]),
     ("sessions", &["session", "client_request"]),
     ("single use", &["single_use"]),
@@ -45,6 +46,7 @@ const ROOMS: &[(&str, &[&str])] = &[
     ("auth", &["auth"]),
     ("model", &["model"]),
     ("streams", &["stream"]),
+    ("policy", &["policy"]),
     ("facts", &["facts"]),
     ("wire", &["wire", "version"]),
 ];

@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
-use crate::facts::authorization::Scopes;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::content::{ContentBlock, Role};
 use crate::model::handler::{Erased, Handler, Outcome, erase};
+use crate::policy::authorization::Scopes;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 pub(crate) mod completion;

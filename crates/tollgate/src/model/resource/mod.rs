@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::authorization::Scopes;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::cache::CachePolicy;
 use crate::model::content::ResourceContents;
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::handler::{Erased, Handler, Outcome, erase};
+use crate::policy::authorization::Scopes;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
 pub(crate) mod template;

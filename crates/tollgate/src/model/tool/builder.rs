@@ -11,7 +11,6 @@ use serde::de::DeserializeOwned;
 use tollgate_json::{JsonObject, JsonValue, to_value};
 use tollgate_schema::CompiledSchema;
 
-use crate::facts::authorization::Scopes;
 use crate::facts::context::ClientCapability;
 use crate::facts::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
 use crate::model::content::icon::Icon;
@@ -24,6 +23,7 @@ use crate::model::tool::options::{
     InputRequestDeclaration, RequestStateMode, TaskSupport, ToolAnnotations,
 };
 use crate::model::tool::{ToolArguments, ToolInner, ToolRegistration};
+use crate::policy::authorization::Scopes;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
 

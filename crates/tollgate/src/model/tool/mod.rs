@@ -115,7 +115,7 @@ pub(crate) struct ToolInner {
     pub(crate) text_mirror: bool,
     pub(crate) required_capabilities: Vec<ClientCapability>,
     /// The scopes a caller's token must grant.
-    pub(crate) required_scopes: crate::facts::authorization::Scopes,
+    pub(crate) required_scopes: crate::policy::authorization::Scopes,
     /// The endpoint rate limiter this tool's calls are charged to, by name.
     pub(crate) rate_limiter: Option<Arc<str>>,
     /// Whether the handler may (or must) answer with a task.

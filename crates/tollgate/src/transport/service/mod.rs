@@ -3,7 +3,7 @@
 //!
 //! Owns every check that happens before JSON is parsed, and the response headers. Mounts in any
 //! tower-compatible server (the built-in one, or an axum router via `route_service`). Knows
-//! nothing of JSON-RPC beyond handing the body to the revisions' gates (`revision/`).
+//! nothing of JSON-RPC beyond handing the body to `pipeline::receive`.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -16,12 +16,12 @@ use http::uri::{Authority, Uri};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 
-use crate::facts::policy::Caller;
 use crate::facts::request::OriginatingRequest;
 use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
 use crate::pipeline::envelope::{asks_for_progress, parse, unreadable};
 use crate::pipeline::receive;
+use crate::policy::rules::Caller;
 use crate::registry::{Endpoint, NameMap};
 use crate::stream::event::Answer;
 use crate::stream::event::Connection;
@@ -364,7 +364,7 @@ impl McpService {
         &self,
         method: &Method,
         headers: &http::HeaderMap,
-        resource: Option<&crate::facts::authorization::ProtectedResource>,
+        resource: Option<&crate::policy::authorization::ProtectedResource>,
         preflight: bool,
     ) -> Outcome {
         let Some(resource) = resource else {

@@ -3,7 +3,7 @@
 //! ([`AdmissionController`]).
 //!
 //! Owns the shape of a decision. When admission runs and how a refusal is answered are
-//! `facts/policy.rs`'s; how a controller establishes identity (a key, a bearer token) is the
+//! `policy/rules.rs`'s; how a controller establishes identity (a key, a bearer token) is the
 //! controller's.
 
 use std::fmt;

@@ -5,7 +5,7 @@
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::facts::context::RequestContext;
-use crate::methods::missing_capabilities;
+use crate::facts::context::missing_capabilities;
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::handler::{Erased, Outcome};
@@ -72,7 +72,7 @@ pub(crate) async fn open_input(
         .state_key
         .as_ref()
         .ok_or(Fault::InvalidRequestState)?;
-    let binding = crate::facts::state::Binding {
+    let binding = crate::state::seal::Binding {
         endpoint: &endpoint.inner.path,
         method,
         name,
@@ -80,7 +80,7 @@ pub(crate) async fn open_input(
         principal: context.admission.principal_name(),
     };
     let (opened, ticket) =
-        crate::facts::state::open(key, &binding, state, std::time::SystemTime::now())
+        crate::state::seal::open(key, &binding, state, std::time::SystemTime::now())
             .map_err(|_| Fault::InvalidRequestState)?;
     let mut kept = JsonObject::builder();
     if let Some(responses) = responses {
@@ -159,20 +159,20 @@ pub(crate) fn input_required(
         return tree_reply(&endpoint.inner.limits.output, revision, id, out);
     }
     let round = context.input_round().saturating_add(1);
-    if round > crate::facts::state::MAX_REQUEST_STATE_ROUNDS {
+    if round > crate::state::seal::MAX_REQUEST_STATE_ROUNDS {
         return fail(revision, id, Fault::InvalidRequestState, None);
     }
     let Some(key) = endpoint.inner.state_key.as_ref() else {
         return fail(revision, id, Fault::Internal, None);
     };
-    let binding = crate::facts::state::Binding {
+    let binding = crate::state::seal::Binding {
         endpoint: &endpoint.inner.path,
         method,
         name,
         arguments,
         principal: context.admission.principal_name(),
     };
-    let opened = crate::facts::state::Opened {
+    let opened = crate::state::seal::Opened {
         round,
         asked: required
             .input_requests()
@@ -181,7 +181,7 @@ pub(crate) fn input_required(
         state: required.state.clone().unwrap_or(JsonValue::Null),
     };
     let Some(sealed) =
-        crate::facts::state::seal(key, &binding, &opened, std::time::SystemTime::now())
+        crate::state::seal::seal(key, &binding, &opened, std::time::SystemTime::now())
     else {
         return fail(revision, id, Fault::Internal, None);
     };

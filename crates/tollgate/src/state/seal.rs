@@ -11,7 +11,7 @@
 //! a digest of the arguments, the admitted principal) is authenticated as associated data, so
 //! state presented on another request, by another principal, after expiry, or altered in any
 //! bit does not open. Knows nothing of JSON-RPC; the methods' request-state stage
-//! (`methods/state.rs`) decides what to seal.
+//! (`state/request.rs`) decides what to seal.
 
 #[cfg(feature = "request-state")]
 use std::time::UNIX_EPOCH;
@@ -24,6 +24,7 @@ use tollgate_json::{JsonObject, JsonValue};
 #[cfg(feature = "request-state")]
 use crate::facts::keyring::RequestStateKey;
 use crate::facts::keyring::RequestStateKeyRing;
+use crate::single_use::Ticket;
 
 /// How long a sealed state stays valid.
 pub const REQUEST_STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
@@ -66,15 +67,6 @@ pub(crate) struct Opened {
     /// The keys asked for, with their methods.
     pub(crate) asked: Vec<(String, String)>,
     pub(crate) state: JsonValue,
-}
-
-/// What single use needs of an opened state: its sealed use nonce (`None` in a state sealed
-/// before states carried one: such a state cannot be consumed, so single use refuses it) and its
-/// expiry, in seconds since the Unix epoch (the state opens up to and including that second).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Ticket {
-    pub(crate) nonce: Option<String>,
-    pub(crate) expires_at_secs: u64,
 }
 
 /// Why a state did not open (all answered the same way: the reasons are not told apart on the

@@ -1,6 +1,6 @@
 //! Policy: who may make a request (admission) and how often (rate limits).
 //!
-//! Owns when an [`AdmissionController`] runs (its decision's shape is `facts/admission.rs`'s),
+//! Owns when an [`AdmissionController`] runs (its decision's shape is `policy/admission.rs`'s),
 //! [`RateLimiter`] and the built-in
 //! [`TokenBucket`], the throttle on refused admissions, and the order they run in: the refusal
 //! throttle and admission, then the endpoint's request limiter ([`admit`], for every request and
@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, StatusCode};
 
-#[cfg(test)]
-use crate::facts::admission::AdmissionDecision;
-use crate::facts::admission::{AdmissionController, AdmissionRequest, Decision};
-use crate::facts::authorization::{ProtectedResource, Scopes};
 use crate::facts::context::{AdmissionIdentity, RequestContext};
+#[cfg(test)]
+use crate::policy::admission::AdmissionDecision;
+use crate::policy::admission::{AdmissionController, AdmissionRequest, Decision};
+use crate::policy::authorization::{ProtectedResource, Scopes};
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail};
 use crate::wire::unwind::CatchUnwind;
@@ -501,9 +501,9 @@ mod tests {
         fn admit<'a>(
             &'a self,
             _: &'a AdmissionRequest<'a>,
-        ) -> crate::facts::admission::Admission<'a> {
+        ) -> crate::policy::admission::Admission<'a> {
             self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            crate::facts::admission::Admission::pending(async move {
+            crate::policy::admission::Admission::pending(async move {
                 let _ = self.gate.acquire().await.map(|p| p.forget());
                 (self.answer)()
             })
