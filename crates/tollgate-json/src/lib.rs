@@ -47,6 +47,7 @@
 //! assert_eq!(to_vec(&value, &OutputLimits::default())?, request.to_vec());
 //! # Ok::<(), tollgate_json::Error>(())
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod array;
 mod bind;
@@ -85,3 +86,8 @@ pub use ser::{MAX_SERIALIZE_NESTING, to_value};
 pub use string::JsonString;
 pub use value::{JsonType, JsonValue};
 pub use write::{to_string, to_vec, write_into, write_str_into};
+
+/// The crate README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

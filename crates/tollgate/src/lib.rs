@@ -75,6 +75,7 @@
 //! | `postgres` | no | `task::PostgresTaskStore`: tasks shared by many instances through PostgreSQL |
 //! | `oauth` | no | `auth::BearerAuth`: JWT (JWKS) and introspected bearer tokens for an OAuth 2.1 resource server |
 //! | `otel` | no | OpenTelemetry: a server span per request (MCP semantic conventions, the caller's trace continued), stage spans, the operation-duration histogram (see `docs/guide/observability.md`) |
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// The README's examples, compiled (and run, unless marked `no_run`) as doc tests so they stay
 /// true.
@@ -110,6 +111,7 @@ struct InterceptionGuideExamples;
 // The engine: private rooms, top to bottom (see `docs/architecture.md`). The transport room is
 // also the public `transport` theme: its folder's `mod.rs` holds the re-exports.
 #[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod auth;
 mod client_request;
 mod facts;
@@ -140,6 +142,7 @@ pub mod tool {
     //! advanced handler returns, annotations and task support, and exact numbers for typed
     //! fields.
     #[cfg(feature = "num-bigint")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "num-bigint")))]
     pub use crate::model::decimal::BigInteger;
     pub use crate::model::decimal::Decimal;
     pub use crate::model::result::{
@@ -248,10 +251,13 @@ pub mod task {
     };
     pub use crate::tasks::runner::TaskCreation;
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
     pub use crate::tasks::sql::DEFAULT_SQL_TASK_CAPACITY;
     #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     pub use crate::tasks::sql::SqliteTaskStore;
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use crate::tasks::sql::{
         POSTGRES_ACQUIRE_TIMEOUT, POSTGRES_CONNECTION_SETUP, PostgresTaskStore,
     };
@@ -277,6 +283,7 @@ pub mod endpoint {
     pub use crate::session::SessionConfig;
     pub use crate::session::memory::MemorySessionStore;
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use crate::session::postgres::PostgresSessionStore;
     pub use crate::session::store::{
         MAX_BROADCAST_BYTES, SessionAnswer, SessionEvent, SessionRow, SessionStore,
@@ -284,8 +291,10 @@ pub mod endpoint {
     };
     pub use crate::single_use::memory::{DEFAULT_REPLAY_STORE_CAPACITY, InMemoryReplayStore};
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use crate::single_use::sql::PostgresReplayStore;
     #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     pub use crate::single_use::sql::SqliteReplayStore;
     pub use crate::single_use::{
         ReplayFuture, ReplayStore, ReplayStoreError, ReplayStoreErrorKind,
@@ -301,14 +310,17 @@ pub mod endpoint {
 pub mod transport;
 
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use tollgate_macros::{tool, tools};
 
 /// Re-exports the code `#[tool]` generates refers to; not a public API.
 #[doc(hidden)]
 pub mod __private {
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use crate::session::contract::check_session_store_contract;
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub use crate::tasks::sql::check_store_contract;
     pub use schemars;
     pub use serde;

@@ -29,7 +29,16 @@ impl Fetcher {
     /// A client with no redirects, `timeout` for the whole exchange and `max_body` bytes of
     /// answer at most. `None` when no TLS configuration can be made.
     pub(crate) fn new(timeout: Duration, max_body: usize) -> Option<Self> {
+        use rustls_platform_verifier::BuilderVerifierExt;
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .ok()?
+            .with_platform_verifier()
+            .ok()?
+            .with_no_client_auth();
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .connect_timeout(timeout)

@@ -127,6 +127,7 @@ impl schemars::JsonSchema for Decimal {
 /// # Ok::<(), num_bigint::ParseBigIntError>(())
 /// ```
 #[cfg(feature = "num-bigint")]
+#[cfg_attr(docsrs, doc(cfg(feature = "num-bigint")))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BigInteger(pub num_bigint::BigInt);
 

@@ -259,6 +259,7 @@ impl EndpointBuilder {
     /// in one, so the audience tokens are checked against is the resource this endpoint
     /// publishes. Prefer it to setting the two apart.
     #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
     pub fn bearer_auth(self, auth: crate::auth::BearerAuth) -> Self {
         self.protected_resource(auth.resource().clone())
             .admission(auth)

@@ -72,6 +72,7 @@ macro_rules! sql_replay_store {
 /// # Ok(()) }
 /// ```
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 #[derive(Clone, Debug)]
 pub struct SqliteReplayStore {
     pool: sqlx::SqlitePool,
@@ -146,6 +147,7 @@ sql_replay_store!(
 /// # Ok(()) }
 /// ```
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 #[derive(Clone, Debug)]
 pub struct PostgresReplayStore {
     warm: std::sync::Arc<crate::tasks::warm::Warm>,

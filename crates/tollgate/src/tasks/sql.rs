@@ -171,6 +171,7 @@ macro_rules! sql_task_store {
 /// # Ok(()) }
 /// ```
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 #[derive(Clone, Debug)]
 pub struct SqliteTaskStore {
     pool: sqlx::SqlitePool,
@@ -269,6 +270,7 @@ sql_task_store!(
 /// Behind a pooler in transaction mode, where a session setting does not follow the store's
 /// connections, set the same on the store's role instead.
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub const POSTGRES_CONNECTION_SETUP: &str = "SET enable_seqscan = off";
 
 /// The pool every PostgreSQL store of Tollgate connects with: at most 8 connections, at most
@@ -304,6 +306,7 @@ pub(crate) async fn create_schema(
 
 /// How long [`PostgresTaskStore::connect`]'s pool waits for a connection.
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Tasks in PostgreSQL: every instance sharing the database answers for every task, and a
@@ -320,6 +323,7 @@ pub const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::f
 /// # Ok(()) }
 /// ```
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 #[derive(Clone, Debug)]
 pub struct PostgresTaskStore {
     warm: std::sync::Arc<crate::tasks::warm::Warm>,
