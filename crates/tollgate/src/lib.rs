@@ -293,6 +293,7 @@ pub mod endpoint {
         MAX_REQUEST_STATE_KEY_ID_BYTES, MAX_REQUEST_STATE_KEYS, MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
         RequestStateKey, RequestStateKeyRing,
     };
+    pub use crate::facts::report::{ErrorReporter, HandlerErrorReport};
     pub use crate::facts::state::{
         MAX_REQUEST_STATE_BYTES, MAX_REQUEST_STATE_ROUNDS, REQUEST_STATE_LIFETIME,
     };

@@ -23,6 +23,7 @@ use crate::drain::Drain;
 use crate::idle::{self, Idle};
 use crate::service::McpService;
 use crate::shed::Seats;
+use crate::wire::log::SHUTDOWN;
 
 /// The address the examples and the CLI bind by default: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
@@ -174,6 +175,7 @@ const REFUSAL_LINGER_BYTES: usize = crate::body::LINGER_BYTES;
 async fn refuse(mut stream: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let fault = crate::wire::fault::Fault::Busy;
+    tracing::warn!(target: crate::wire::log::CONNECTION, "connection refused: at capacity");
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{},"message":"{}"}}}}"#,
         fault.code(),
@@ -357,13 +359,22 @@ impl Server {
             }
         }
         drop(self.listener);
+        let open = connections.len();
+        tracing::info!(target: SHUTDOWN, connections = open, "shutdown: draining");
         self.service.end_streams();
         drain.stop();
         let drained = async { while connections.join_next().await.is_some() {} };
-        let _ = tokio::time::timeout(self.limits.shutdown_timeout, drained).await;
+        if tokio::time::timeout(self.limits.shutdown_timeout, drained)
+            .await
+            .is_err()
+        {
+            let ended = connections.len();
+            tracing::warn!(target: SHUTDOWN, connections = ended, "shutdown: timeout, ending");
+        }
         // Past the bound: whatever still runs is ended (its client sees the connection close).
         connections.abort_all();
         while connections.join_next().await.is_some() {}
+        tracing::info!(target: SHUTDOWN, "shutdown: done");
         Ok(())
     }
 }

@@ -31,6 +31,7 @@ mod http {
     mod legacy;
     mod limits_matrix;
     mod no_echo;
+    mod observe;
     mod session_security;
     mod single_use_state;
     mod sse_streams;

@@ -372,6 +372,10 @@ impl Entries {
             })
             .map(|(id, _)| Arc::clone(id))
             .collect();
+        if !expired.is_empty() {
+            let ended = expired.len();
+            tracing::info!(target: crate::wire::log::SESSION, ended, "sessions ended: idle or past their lifetime");
+        }
         for id in expired {
             if let Some(session) = self.remove(&id) {
                 session.streams.close();

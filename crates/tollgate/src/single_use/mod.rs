@@ -7,6 +7,7 @@
 //! (`facts/state.rs` seals the nonce and hands it over as a [`Ticket`]) nor of JSON-RPC beyond
 //! the fixed fault a refusal is answered with.
 
+use crate::wire::log::STORE;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -150,7 +151,14 @@ impl SingleUse {
             Ok(Ok(true)) => Ok(()),
             Ok(Ok(false)) => Err(Fault::InvalidRequestState),
             Ok(Err(e)) if e.kind() == ReplayStoreErrorKind::Full => Err(Fault::InvalidRequestState),
-            Ok(Err(_)) | Err(_) => Err(Fault::Busy),
+            Ok(Err(_)) => {
+                tracing::warn!(target: STORE, store = "replay", outcome = "error", "store call failed");
+                Err(Fault::Busy)
+            }
+            Err(_) => {
+                tracing::warn!(target: STORE, store = "replay", outcome = "timeout", "store call failed");
+                Err(Fault::Busy)
+            }
         }
     }
 
