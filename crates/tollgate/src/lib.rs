@@ -116,6 +116,7 @@ mod cors;
 mod drain;
 mod facts;
 mod forwarded;
+mod health;
 mod idle;
 mod metadata;
 mod methods;
@@ -328,6 +329,11 @@ pub mod transport {
     //! hyper stack) and its CORS policy, the stdio server, and the response stream type.
     pub use crate::cors::{CorsPolicy, DEFAULT_CORS_MAX_AGE};
     pub use crate::facts::context::PeerAddr;
+    pub use crate::health::{
+        DEFAULT_LIVENESS_PATH, DEFAULT_PROBE_TIMEOUT, DEFAULT_READINESS_INTERVAL,
+        DEFAULT_READINESS_PATH, DEFAULT_TOLERATED_PROBE_FAILURES, Health, MAX_PROBE_DURATION,
+        MAX_TOLERATED_PROBE_FAILURES,
+    };
     pub use crate::server::{DEFAULT_ADDR, Server, ServerLimits};
     pub use crate::service::{
         DEFAULT_MAX_BODY_BYTES_PER_PEER, DEFAULT_MAX_HEADER_BYTES, McpBody, McpService,

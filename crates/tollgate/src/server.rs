@@ -20,6 +20,7 @@ use tokio::sync::Semaphore;
 
 use crate::body::Pace;
 use crate::drain::Drain;
+use crate::health::{Health, Routed};
 use crate::idle::{self, Idle};
 use crate::service::McpService;
 use crate::shed::Seats;
@@ -223,6 +224,7 @@ pub struct Server {
     listener: TcpListener,
     service: McpService,
     limits: ServerLimits,
+    health: Health,
 }
 
 impl Server {
@@ -236,6 +238,7 @@ impl Server {
             listener: TcpListener::bind(addr).await?,
             service,
             limits: ServerLimits::default(),
+            health: Health::new(),
         })
     }
 
@@ -249,6 +252,7 @@ impl Server {
             listener,
             service,
             limits: ServerLimits::default(),
+            health: Health::new(),
         }
     }
 
@@ -256,6 +260,14 @@ impl Server {
     #[must_use]
     pub fn limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Replaces the liveness and readiness paths (default: [`Health::new`], `/healthz` and
+    /// `/readyz`; [`Health::disabled`] for none). Keep a clone to mark the server draining.
+    #[must_use]
+    pub fn health(mut self, health: Health) -> Self {
+        self.health = health;
         self
     }
 
@@ -281,6 +293,7 @@ impl Server {
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
         let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
         let seats = Seats::new(self.limits.max_connections_per_peer);
+        let health = Arc::new(self.health.clone());
         let mut builder = http1::Builder::new();
         // The head-or-idle timeout is `Idle`'s, one timer per connection (hyper's made one per
         // request); hyper is given no timer.
@@ -321,6 +334,7 @@ impl Server {
             let serve = Serve {
                 builder: Arc::clone(&builder),
                 service: self.service.clone(),
+                health: Arc::clone(&health),
                 drain: drain.clone(),
                 peer,
                 idle_timeout: self.limits.header_read_timeout,
@@ -359,6 +373,7 @@ impl Server {
             }
         }
         drop(self.listener);
+        self.health.mark_draining();
         let open = connections.len();
         tracing::info!(target: SHUTDOWN, connections = open, "shutdown: draining");
         self.service.end_streams();
@@ -383,6 +398,8 @@ impl Server {
 struct Serve {
     builder: Arc<http1::Builder>,
     service: McpService,
+    /// The probe paths (one count per connection, as for the service).
+    health: Arc<Health>,
     drain: Drain,
     peer: SocketAddr,
     idle_timeout: Duration,
@@ -397,6 +414,7 @@ impl Serve {
         let Self {
             builder,
             service,
+            health,
             drain,
             peer,
             idle_timeout,
@@ -408,8 +426,16 @@ impl Serve {
             // Policy may key on the peer (the refused-admission throttle). The service's future
             // is the connection's in-flight request, with no block around it; `Answer` marks
             // the request begun, and ended when its response body is dropped, for `Idle`.
+            // The probe paths are answered before the service (no Host check, no admission).
             service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                idle::Answer::new(service.serve_from(request, Some(peer)))
+                idle::Answer::new(match health.route(request.uri().path()) {
+                    None => Routed::Mcp {
+                        answer: service.serve_from(request, Some(peer)),
+                    },
+                    Some(probe) => Routed::Probe {
+                        answer: health.answer(probe, &service),
+                    },
+                })
             }),
         );
         let watched = Idle::new(drain.watch(connection), idle_timeout)

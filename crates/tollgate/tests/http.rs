@@ -25,6 +25,7 @@ mod http {
     mod client_requests;
     mod cors;
     mod edge;
+    mod health;
     #[cfg(feature = "request-state")]
     mod input_required;
     mod interception;

@@ -425,6 +425,12 @@ async fn bounded<T>(call: store::SessionStoreFuture<'_, T>) -> Result<T, store::
 }
 
 impl SessionTable {
+    /// The store shared with other instances, if any (for the built-in server's readiness
+    /// probe).
+    pub(crate) fn shared_store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.shared.as_ref()
+    }
+
     pub(crate) fn new(
         config: SessionConfig,
         streams: StreamConfig,

@@ -29,6 +29,8 @@ pub(crate) const SESSION: &str = "tollgate::session";
 pub(crate) const TASK: &str = "tollgate::task";
 /// The target of connection events (shed, refused for capacity).
 pub(crate) const CONNECTION: &str = "tollgate::connection";
+/// The target of readiness probe events (a failed probe, ready again).
+pub(crate) const HEALTH: &str = "tollgate::health";
 /// The target of shutdown progress events.
 pub(crate) const SHUTDOWN: &str = "tollgate::shutdown";
 
@@ -168,5 +170,68 @@ mod tests {
         let past = RequestId::String(tollgate_json::JsonString::from("a".repeat(129).as_str()));
         assert!(recordable(&at));
         assert!(!recordable(&past));
+    }
+
+    /// Keeps the fields each span is made or recorded with, as text.
+    #[derive(Clone, Default)]
+    struct Spans(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    struct Text<'a>(&'a mut Vec<String>);
+
+    impl tracing::field::Visit for Text<'_> {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.push(format!("{}={value:?}", field.name()));
+        }
+        fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+            self.0.push(format!("{}={value}", field.name()));
+        }
+    }
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
+        fn on_new_span(
+            &self,
+            attrs: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            attrs.record(&mut Text(&mut self.0.lock().unwrap()));
+        }
+        fn on_record(
+            &self,
+            _: &tracing::span::Id,
+            values: &tracing::span::Record<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            values.record(&mut Text(&mut self.0.lock().unwrap()));
+        }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used, reason = "tests")]
+    fn the_request_span_records_method_name_and_an_id_up_to_128_bytes() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let spans = Spans::default();
+        let subscriber = tracing_subscriber::registry().with(spans.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let at = RequestId::String(tollgate_json::JsonString::from("a".repeat(128).as_str()));
+            let past = RequestId::String(tollgate_json::JsonString::from("b".repeat(129).as_str()));
+            let one = request_span("tools/call", Some("add"), Some(&at));
+            let two = request_span("tools/list", None, Some(&past));
+            assert!(!one.is_disabled() && !two.is_disabled());
+        });
+        let seen = spans.0.lock().unwrap().join(" ");
+        assert!(
+            seen.contains("method=tools/call") && seen.contains("name=add"),
+            "{seen}"
+        );
+        assert!(
+            seen.contains(&format!("id={:?}", "a".repeat(128))),
+            "{seen}"
+        );
+        assert!(seen.contains("method=tools/list"), "{seen}");
+        assert!(
+            !seen.contains("bbbb"),
+            "a 129-byte id is not recorded: {seen}"
+        );
     }
 }

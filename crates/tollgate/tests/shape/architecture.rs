@@ -40,6 +40,7 @@ const ROOMS: &[(&str, &[&str])] = &[
         &[
             "lib",
             "server",
+            "health",
             "drain",
             "idle",
             "shed",
