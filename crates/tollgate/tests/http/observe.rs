@@ -1,5 +1,5 @@
 //! What an operator sees through `tracing` (issue 45), from the outside: a capturing subscriber
-//! (a small layer keeping every event and span field) installed on the test's thread, a real
+//! (a small layer keeping every event and span field of the test's thread), a real
 //! server on the same current-thread runtime, and raw requests. A failing handler, a panicking
 //! handler and each refusal kind (admission, rate limit, limits, invalid arguments, header
 //! mismatch) give one event with the expected fields, and no field carries a marker planted in
@@ -69,14 +69,29 @@ struct Capture {
     spans: Arc<Mutex<Vec<String>>>,
 }
 
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+thread_local! {
+    /// The capture of the test running on this thread, if it is capturing.
+    static CAPTURING: std::cell::RefCell<Option<Capture>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The binary's one global subscriber: it hands each event and span to the capture of the
+/// thread it happens on. (A global subscriber, not a scoped one per test: tracing computes a call
+/// site's interest from the dispatchers alive when the site is first hit, so scoped subscribers
+/// of tests running side by side can miss events.)
+struct Route;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Route {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
-        let mut fields = Fields::default();
-        event.record(&mut fields);
-        self.events.lock().unwrap().push(Seen {
-            target: event.metadata().target().to_owned(),
-            level: *event.metadata().level(),
-            fields: fields.0,
+        CAPTURING.with(|capturing| {
+            if let Some(capture) = &*capturing.borrow() {
+                let mut fields = Fields::default();
+                event.record(&mut fields);
+                capture.events.lock().unwrap().push(Seen {
+                    target: event.metadata().target().to_owned(),
+                    level: *event.metadata().level(),
+                    fields: fields.0,
+                });
+            }
         });
     }
 
@@ -86,9 +101,17 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
         _: &tracing::span::Id,
         _: Context<'_, S>,
     ) {
-        let mut fields = Fields::default();
-        attrs.record(&mut fields);
-        self.spans.lock().unwrap().push(format!("{:?}", fields.0));
+        CAPTURING.with(|capturing| {
+            if let Some(capture) = &*capturing.borrow() {
+                let mut fields = Fields::default();
+                attrs.record(&mut fields);
+                capture
+                    .spans
+                    .lock()
+                    .unwrap()
+                    .push(format!("{:?}", fields.0));
+            }
+        });
     }
 }
 
@@ -182,12 +205,18 @@ fn endpoint(reports: &Reports) -> Endpoint {
         .unwrap()
 }
 
-/// Runs `body` with a capturing subscriber as this thread's default.
+/// Runs `body` capturing what happens on this thread (the test's current-thread runtime runs
+/// the server's tasks here too).
 async fn captured<F: Future<Output = ()>>(body: impl FnOnce(Capture) -> F) -> Capture {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::registry().with(Route);
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+    });
     let capture = Capture::default();
-    let subscriber = tracing_subscriber::registry().with(capture.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    CAPTURING.with(|c| *c.borrow_mut() = Some(capture.clone()));
     body(capture.clone()).await;
+    CAPTURING.with(|c| *c.borrow_mut() = None);
     capture
 }
 
