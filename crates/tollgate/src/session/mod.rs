@@ -413,13 +413,23 @@ where
 /// handed back for `create`, which tells a full store from a failed one).
 async fn bounded<T>(call: store::SessionStoreFuture<'_, T>) -> Result<T, store::SessionStoreError> {
     crate::facts::telemetry::stage_fallible("session_store", async {
-        tokio::time::timeout(SESSION_STORE_CALL_BOUND, call)
-            .await
-            .unwrap_or_else(|_| {
-                Err(store::SessionStoreError::new(
-                    SessionStoreErrorKind::Backend,
-                ))
-            })
+        let called = tokio::time::timeout(SESSION_STORE_CALL_BOUND, call).await;
+        let outcome = match &called {
+            Ok(Ok(_)) => None,
+            // A full store is an answer, not a failure.
+            Ok(Err(e)) if e.kind() == SessionStoreErrorKind::Full => None,
+            Ok(Err(_)) => Some("error"),
+            Err(_) => Some("timeout"),
+        };
+        if let Some(outcome) = outcome {
+            let store = "session";
+            tracing::warn!(target: crate::wire::log::STORE, store, outcome, "store call failed");
+        }
+        called.unwrap_or_else(|_| {
+            Err(store::SessionStoreError::new(
+                SessionStoreErrorKind::Backend,
+            ))
+        })
     })
     .await
 }
@@ -599,6 +609,7 @@ impl SessionTable {
             self.route(&id, &session.streams);
             self.start_receiving();
             self.lock().insert(Arc::clone(&id), session);
+            tracing::debug!(target: crate::wire::log::SESSION, "session created");
             return Ok(id);
         }
         let mut entries = self.lock();
@@ -619,6 +630,7 @@ impl SessionTable {
             return Err(CreateFailure::Full);
         }
         entries.insert(Arc::clone(&id), session);
+        tracing::debug!(target: crate::wire::log::SESSION, "session created");
         Ok(id)
     }
 
@@ -751,6 +763,9 @@ impl SessionTable {
                 .is_some_and(|s| owns(s, principal)),
         };
         self.forget(id, principal);
+        if ended {
+            tracing::debug!(target: crate::wire::log::SESSION, "session ended: deleted");
+        }
         Ok(ended)
     }
 
