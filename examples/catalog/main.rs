@@ -2,7 +2,11 @@
 //!
 //! It serves MCP 2026-07-28 and, on the same URL, 2025-11-25 and 2025-06-18 for clients that
 //! still `initialize`. Run it with `cargo run --release --example catalog` (or pass
-//! `--addr HOST:PORT`, or `--stdio` to serve a desktop client over stdin and stdout), then call
+//! `--addr HOST:PORT` or set `TOLLGATE_ADDR`, or `--stdio` to serve a desktop client over stdin
+//! and stdout; `--allowed-host`/`TOLLGATE_ALLOWED_HOSTS` and
+//! `--allowed-origin`/`TOLLGATE_ALLOWED_ORIGINS` widen the Host and Origin checks; `RUST_LOG`
+//! filters the logs on standard error, JSON lines with `--log-json` or `TOLLGATE_LOG_FORMAT=json`;
+//! `/healthz` and `/readyz` are the probes, `options.rs`), then call
 //! it with any MCP client or the curl session in the README. Three tools show the three
 //! registration shapes, and a fourth a long-running call:
 //!
@@ -52,8 +56,7 @@
 //! CORS policy grants that origin. `examples/catalog/web` is such a page, using the official
 //! TypeScript client (`scripts/browser` bundles and drives it in headless Chromium).
 
-use std::net::SocketAddr;
-
+use options::Listen;
 use tollgate::{
     McpService, Server,
     transport::{CorsPolicy, StdioServer},
@@ -65,45 +68,32 @@ use tollgate::{
 const DEFAULT_PAGE_ORIGIN: &str = "http://localhost:5173";
 
 mod endpoint;
+mod options;
 mod protect;
 mod stores;
 mod telemetry;
 
-/// Where to serve: HTTP on an address, or stdio.
-enum Listen {
-    Http(SocketAddr),
-    Stdio,
-}
-
-fn listen() -> Result<Listen, Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    match (args.next().as_deref(), args.next()) {
-        (None, _) => Ok(Listen::Http(tollgate::transport::DEFAULT_ADDR)),
-        (Some("--addr"), Some(addr)) => Ok(Listen::Http(addr.parse()?)),
-        (Some("--stdio"), None) => Ok(Listen::Stdio),
-        _ => Err("usage: catalog [--addr HOST:PORT | --stdio]".into()),
-    }
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let options = options::from_args_and_env()?;
+    options::init_logs(options.json_logs);
     // The exporters send from threads of their own: installed before the runtime starts and
     // flushed after it ends.
     let telemetry = telemetry::from_env()?;
     let served = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(serve());
+        .block_on(serve(options));
     if let Some(telemetry) = telemetry {
         telemetry.shutdown();
     }
     served
 }
 
-async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+async fn serve(options: options::Options) -> Result<(), Box<dyn std::error::Error>> {
     let stores = stores::from_env().await?;
     let tasks = std::sync::Arc::clone(&stores.tasks);
     let uses = Some(std::sync::Arc::clone(&stores.uses));
-    let addr = match listen()? {
+    let addr = match options.listen {
         Listen::Stdio => {
             // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
             eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
@@ -129,6 +119,12 @@ async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let mut service = McpService::builder()
         .endpoint(endpoint)
         .cors(CorsPolicy::allow_origins([page])?);
+    for host in options.allowed_hosts {
+        service = service.allowed_host(host);
+    }
+    for origin in options.allowed_origins {
+        service = service.allowed_origin(origin);
+    }
     if let Ok(proxies) = std::env::var("TOLLGATE_TRUSTED_PROXIES") {
         for proxy in proxies.split(',').filter(|p| !p.trim().is_empty()) {
             service = service.trusted_proxy(proxy);

@@ -7,6 +7,9 @@
 //! Built with the `otel` feature, `TOLLGATE_ADD_OTEL` installs the OpenTelemetry SDK: `unsampled`
 //! (a tracer whose sampler records nothing, and a meter provider) or `sampled` (every span
 //! recorded and batched to an exporter that drops it, and a meter provider).
+//!
+//! Built with the `log` feature, `TOLLGATE_ADD_LOG=info` installs tracing-subscriber's fmt
+//! subscriber at `info`, writing to `io::sink`.
 
 mod common;
 
@@ -106,6 +109,13 @@ fn telemetry() {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "otel")]
     telemetry();
+    #[cfg(feature = "log")]
+    if std::env::var("TOLLGATE_ADD_LOG").as_deref() == Ok("info") {
+        tracing_subscriber::fmt()
+            .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+            .with_writer(std::io::sink)
+            .init();
+    }
     let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
     let sessions = std::env::var("TOLLGATE_ADD_SESSIONS").ok();
     let mut endpoint = Endpoint::with_path(

@@ -275,6 +275,7 @@ pub mod endpoint {
         MAX_REQUEST_STATE_KEY_ID_BYTES, MAX_REQUEST_STATE_KEYS, MAX_REQUEST_STATE_KEYS_TEXT_BYTES,
         RequestStateKey, RequestStateKeyRing,
     };
+    pub use crate::facts::report::{ErrorReporter, HandlerErrorReport};
     pub use crate::model::subscription::{
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
     };

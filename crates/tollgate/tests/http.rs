@@ -25,12 +25,14 @@ mod http {
     mod client_requests;
     mod cors;
     mod edge;
+    mod health;
     #[cfg(feature = "request-state")]
     mod input_required;
     mod interception;
     mod legacy;
     mod limits_matrix;
     mod no_echo;
+    mod observe;
     mod session_security;
     mod single_use_state;
     mod sse_streams;

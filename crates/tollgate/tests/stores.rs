@@ -8,6 +8,8 @@
 //! - `postgres_sessions`: 2025 sessions shared through PostgreSQL (`scripts/with-postgres`, with
 //!   `--test-threads=1`, since one test kills the database);
 //! - `postgres_faults`: PostgreSQL killed under load (`scripts/with-postgres`);
+//! - `postgres_readiness`: the built-in server's `/readyz` while PostgreSQL is killed and
+//!   restarted (`scripts/with-postgres`);
 //! - `sqlite_faults`: SQLite on a full and a read-only filesystem (`scripts/with-small-fs`, as
 //!   root).
 //!
@@ -23,6 +25,7 @@ mod support;
 
 mod stores {
     mod postgres_faults;
+    mod postgres_readiness;
     mod postgres_sessions;
     mod postgres_store;
     mod sqlite_faults;

@@ -217,9 +217,13 @@ async fn validate_and_invoke(
     let invocation = crate::facts::telemetry::stage(
         "handler",
         guarded(|| {
-            tool.inner
-                .invoker
-                .invoke(context, validated, &features, &limits.bind)
+            tool.inner.invoker.invoke(
+                context,
+                validated,
+                &features,
+                &limits.bind,
+                &endpoint.inner.failures,
+            )
         }),
     )
     .await;
@@ -252,9 +256,12 @@ async fn intercepted(
                 Ended::InvalidArguments if revision == ProtocolVersion::V2025_06_18 => {
                     Err(HandlerFailure::of(FailureKind::InvalidParams))
                 }
-                Ended::InvalidArguments => Ok(HandlerOutput::Tool(OperationResult::Complete(
-                    CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT),
-                ))),
+                Ended::InvalidArguments => {
+                    crate::wire::log::refused_arguments();
+                    Ok(HandlerOutput::Tool(OperationResult::Complete(
+                        CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT),
+                    )))
+                }
                 Ended::Busy => Err(HandlerFailure::of(FailureKind::Busy)),
                 Ended::Failed => Err(HandlerFailure::new()),
             }
@@ -550,6 +557,7 @@ fn invalid_arguments(
     if revision == ProtocolVersion::V2025_06_18 {
         return fail(revision, id, Fault::InvalidParams, None);
     }
+    crate::wire::log::refused_arguments();
     let fixed = CompleteResult::from_tool_error_text(INVALID_ARGUMENTS_TEXT);
     let Some(result) = sanitized(endpoint, tool, call, context, fixed) else {
         return fail(revision, id, Fault::Internal, None);

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 use crate::facts::context::RequestContext;
+use crate::facts::report::Failures;
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::BoxFuture;
 use crate::model::input::InputRequiredResult;
@@ -124,13 +125,15 @@ impl<T> From<InputRequiredResult> for Outcome<T> {
 }
 
 /// A handler with its types erased, as a registration keeps it: `None` when the handler
-/// returned its error (the error itself is dropped, never shown).
+/// returned its error (the error is handed to `failures` while in hand, then dropped, never
+/// shown to the client).
 pub(crate) trait Erased<In, Out>: Send + Sync {
     fn invoke<'a>(
         &'a self,
         context: &'a RequestContext,
         input: In,
         features: &'a InvocationFeatures,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, Option<Out>>;
 }
 
@@ -150,9 +153,18 @@ where
         context: &'a RequestContext,
         input: In,
         features: &'a InvocationFeatures,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, Option<Out>> {
         let future = self.handler.call(context, input, features);
-        Box::pin(async move { future.await.ok().map(Into::into) })
+        Box::pin(async move {
+            match future.await {
+                Ok(value) => Some(value.into()),
+                Err(error) => {
+                    failures.handler_failed(context, &error);
+                    None
+                }
+            }
+        })
     }
 }
 

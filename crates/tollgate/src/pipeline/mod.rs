@@ -93,11 +93,27 @@ pub(crate) async fn receive(
 /// is pinned where it is built and the wrapper holds a pointer to it: the request's future is
 /// large, and each move would copy it.
 pub(crate) async fn handle(endpoint: &Endpoint, arrival: Arrival<'_>, message: Envelope) -> Reply {
+    use tracing::Instrument as _;
     let transport = arrival.transport;
     let headers = transport.headers().zip(transport.head());
+    let span = request_span(endpoint, &message);
     let mut running = telemetry(endpoint, &message, headers).begin();
     let work = std::pin::pin!(stages(endpoint, arrival, message));
-    running.run(work).await
+    running.run(work).instrument(span).await
+}
+
+/// The request's `tracing` span (`wire/log.rs`): its method, its registered tool or prompt name
+/// (an unregistered name is never recorded) and its id. Disabled, it costs one relaxed load.
+fn request_span(endpoint: &Endpoint, message: &Envelope) -> tracing::Span {
+    let method = message.kind.map_or("unknown", Method::name);
+    let span = crate::wire::log::request_span(method, None, message.id.as_ref());
+    if !span.is_disabled()
+        && let Some(name) = registered(endpoint, message)
+            .and_then(|_| message.params.as_ref()?.get("name")?.as_str())
+    {
+        span.record("name", name);
+    }
+    span
 }
 
 /// The stages, in order; the first refusal is the answer.

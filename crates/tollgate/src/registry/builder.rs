@@ -62,6 +62,7 @@ impl Endpoint {
             task_config: crate::tasks::model::TaskConfig::default(),
             interceptors: Vec::new(),
             sanitizer: None,
+            failures: Default::default(),
             #[cfg(feature = "oauth")]
             bearer_resource: None,
         }
@@ -94,6 +95,7 @@ pub struct EndpointBuilder {
     pub(super) task_config: crate::tasks::model::TaskConfig,
     pub(super) interceptors: Vec<Arc<dyn ErasedInterceptor>>,
     pub(super) sanitizer: Option<Arc<dyn ToolResultSanitizer>>,
+    pub(super) failures: crate::facts::report::Failures,
     /// The resource a `BearerAuth` admission checks tokens for, when the controller is one.
     #[cfg(feature = "oauth")]
     pub(super) bearer_resource: Option<crate::policy::authorization::ProtectedResource>,
@@ -746,6 +748,7 @@ impl EndpointBuilder {
                 .map(|store| Arc::new(crate::single_use::SingleUse::new(store))),
             interceptors: self.interceptors.into(),
             sanitizer: self.sanitizer,
+            failures: self.failures,
         }
     }
 }

@@ -11,6 +11,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
+pub(crate) mod report;
 pub(crate) mod skills;
 
 use std::collections::HashMap;
@@ -285,6 +286,8 @@ pub(crate) struct EndpointInner {
     pub(crate) interceptors: Arc<[Arc<dyn crate::model::intercept::ErasedInterceptor>]>,
     /// The tool-result sanitizer, if configured.
     pub(crate) sanitizer: Option<Arc<dyn crate::model::intercept::ToolResultSanitizer>>,
+    /// What becomes of a handler's error: the error types safe to log and the reporter.
+    pub(crate) failures: crate::facts::report::Failures,
 }
 
 /// An opaque `tools/list` cursor: the page index bound to this catalog's fingerprint, so a

@@ -373,6 +373,10 @@ impl Entries {
             })
             .map(|(id, _)| Arc::clone(id))
             .collect();
+        if !expired.is_empty() {
+            let ended = expired.len();
+            tracing::info!(target: crate::wire::log::SESSION, ended, "sessions ended: idle or past their lifetime");
+        }
         for id in expired {
             if let Some(session) = self.remove(&id) {
                 session.streams.close();
@@ -410,18 +414,34 @@ where
 /// handed back for `create`, which tells a full store from a failed one).
 async fn bounded<T>(call: store::SessionStoreFuture<'_, T>) -> Result<T, store::SessionStoreError> {
     crate::facts::telemetry::stage_fallible("session_store", async {
-        tokio::time::timeout(SESSION_STORE_CALL_BOUND, call)
-            .await
-            .unwrap_or_else(|_| {
-                Err(store::SessionStoreError::new(
-                    SessionStoreErrorKind::Backend,
-                ))
-            })
+        let called = tokio::time::timeout(SESSION_STORE_CALL_BOUND, call).await;
+        let outcome = match &called {
+            Ok(Ok(_)) => None,
+            // A full store is an answer, not a failure.
+            Ok(Err(e)) if e.kind() == SessionStoreErrorKind::Full => None,
+            Ok(Err(_)) => Some("error"),
+            Err(_) => Some("timeout"),
+        };
+        if let Some(outcome) = outcome {
+            let store = "session";
+            tracing::warn!(target: crate::wire::log::STORE, store, outcome, "store call failed");
+        }
+        called.unwrap_or_else(|_| {
+            Err(store::SessionStoreError::new(
+                SessionStoreErrorKind::Backend,
+            ))
+        })
     })
     .await
 }
 
 impl SessionTable {
+    /// The store shared with other instances, if any (for the built-in server's readiness
+    /// probe).
+    pub(crate) fn shared_store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.shared.as_ref()
+    }
+
     pub(crate) fn new(
         config: SessionConfig,
         streams: StreamConfig,
@@ -590,6 +610,7 @@ impl SessionTable {
             self.route(&id, &session.streams);
             self.start_receiving();
             self.lock().insert(Arc::clone(&id), session);
+            tracing::debug!(target: crate::wire::log::SESSION, "session created");
             return Ok(id);
         }
         let mut entries = self.lock();
@@ -610,6 +631,7 @@ impl SessionTable {
             return Err(CreateFailure::Full);
         }
         entries.insert(Arc::clone(&id), session);
+        tracing::debug!(target: crate::wire::log::SESSION, "session created");
         Ok(id)
     }
 
@@ -742,6 +764,9 @@ impl SessionTable {
                 .is_some_and(|s| owns(s, principal)),
         };
         self.forget(id, principal);
+        if ended {
+            tracing::debug!(target: crate::wire::log::SESSION, "session ended: deleted");
+        }
         Ok(ended)
     }
 

@@ -326,6 +326,16 @@ async fn insert_on(
 }
 
 impl SessionStore for PostgresSessionStore {
+    fn ping(&self) -> SessionStoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.warm
+                .execute(sqlx::query("SELECT 1"))
+                .await
+                .map_err(backend)?;
+            Ok(())
+        })
+    }
+
     fn create<'a>(
         &'a self,
         row: SessionRow,

@@ -316,6 +316,13 @@ pub trait SessionStore: Send + Sync + 'static {
     fn subscribe(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         None
     }
+    /// Whether the store can serve now, for the built-in server's readiness probe
+    /// ([`Health`](crate::transport::Health)): a database reachable (and SQLite writable). The
+    /// server calls it at most once per readiness interval, bounded by the probe timeout. The
+    /// default answers at once: a store in this process's memory is as ready as the process.
+    fn ping(&self) -> SessionStoreFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// The longest message [`SessionStore::broadcast`] carries, in bytes (within PostgreSQL's
@@ -420,5 +427,9 @@ impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
 
     fn subscribe(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         (**self).subscribe()
+    }
+
+    fn ping(&self) -> SessionStoreFuture<'_, ()> {
+        (**self).ping()
     }
 }

@@ -7,6 +7,7 @@
 //! (`state/seal.rs` seals the nonce and hands it over as a [`Ticket`]) nor of JSON-RPC beyond
 //! the fixed fault a refusal is answered with.
 
+use crate::wire::log::STORE;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,6 +102,13 @@ pub trait ReplayStore: Send + Sync + 'static {
     fn consume<'a>(&'a self, nonce: &'a str, expires_at_ms: u64) -> ReplayFuture<'a, bool>;
     /// Forgets the nonces whose expiry is at or before `now_ms`; returns how many.
     fn purge_expired<'a>(&'a self, now_ms: u64) -> ReplayFuture<'a, u64>;
+    /// Whether the store can serve now, for the built-in server's readiness probe
+    /// ([`Health`](crate::transport::Health)): a database reachable (and SQLite writable). The
+    /// server calls it at most once per readiness interval, bounded by the probe timeout. The
+    /// default answers at once: a store in this process's memory is as ready as the process.
+    fn ping(&self) -> ReplayFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 impl<S: ReplayStore + ?Sized> ReplayStore for Arc<S> {
@@ -109,6 +117,9 @@ impl<S: ReplayStore + ?Sized> ReplayStore for Arc<S> {
     }
     fn purge_expired<'a>(&'a self, now_ms: u64) -> ReplayFuture<'a, u64> {
         (**self).purge_expired(now_ms)
+    }
+    fn ping(&self) -> ReplayFuture<'_, ()> {
+        (**self).ping()
     }
 }
 
@@ -129,6 +140,11 @@ pub(crate) struct SingleUse {
 }
 
 impl SingleUse {
+    /// The store (for the built-in server's readiness probe).
+    pub(crate) fn store(&self) -> &Arc<dyn ReplayStore> {
+        &self.store
+    }
+
     pub(crate) fn new(store: Arc<dyn ReplayStore>) -> Self {
         Self {
             store,
@@ -158,7 +174,14 @@ impl SingleUse {
             Ok(Ok(true)) => Ok(()),
             Ok(Ok(false)) => Err(Fault::InvalidRequestState),
             Ok(Err(e)) if e.kind() == ReplayStoreErrorKind::Full => Err(Fault::InvalidRequestState),
-            Ok(Err(_)) | Err(_) => Err(Fault::Busy),
+            Ok(Err(_)) => {
+                tracing::warn!(target: STORE, store = "replay", outcome = "error", "store call failed");
+                Err(Fault::Busy)
+            }
+            Err(_) => {
+                tracing::warn!(target: STORE, store = "replay", outcome = "timeout", "store call failed");
+                Err(Fault::Busy)
+            }
         }
     }
 

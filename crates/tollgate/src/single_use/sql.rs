@@ -27,7 +27,7 @@ fn signed(value: u64) -> i64 {
 
 /// Implements [`ReplayStore`] for a store with an `execute` over its database's queries.
 macro_rules! sql_replay_store {
-    ($store:ident, $db:ty, $consume:expr, $purge:expr) => {
+    ($store:ident, $db:ty, $consume:expr, $purge:expr, $ping:expr) => {
         impl ReplayStore for $store {
             fn consume<'a>(&'a self, nonce: &'a str, expires_at_ms: u64) -> ReplayFuture<'a, bool> {
                 Box::pin(async move {
@@ -50,6 +50,15 @@ macro_rules! sql_replay_store {
                         .await
                         .map_err(backend)?;
                     Ok(done.rows_affected())
+                })
+            }
+
+            fn ping(&self) -> ReplayFuture<'_, ()> {
+                Box::pin(async move {
+                    self.execute(sqlx::query::<$db>($ping))
+                        .await
+                        .map_err(backend)?;
+                    Ok(())
                 })
             }
         }
@@ -130,7 +139,9 @@ sql_replay_store!(
     sqlx::Sqlite,
     "INSERT INTO tollgate_request_state_uses (nonce, expires_at_ms) VALUES (?1, ?2) \
      ON CONFLICT DO NOTHING",
-    "DELETE FROM tollgate_request_state_uses WHERE expires_at_ms <= ?1"
+    "DELETE FROM tollgate_request_state_uses WHERE expires_at_ms <= ?1",
+    // Writable: a write statement takes the write lock and changes nothing.
+    "DELETE FROM tollgate_request_state_uses WHERE expires_at_ms < 0"
 );
 
 /// Used request states in PostgreSQL: a state used through one instance is refused by every
@@ -204,5 +215,6 @@ sql_replay_store!(
     sqlx::Postgres,
     "INSERT INTO tollgate_request_state_uses (nonce, expires_at_ms) VALUES ($1, $2) \
      ON CONFLICT DO NOTHING",
-    "DELETE FROM tollgate_request_state_uses WHERE expires_at_ms <= $1"
+    "DELETE FROM tollgate_request_state_uses WHERE expires_at_ms <= $1",
+    "SELECT 1"
 );

@@ -239,10 +239,12 @@ pub(crate) async fn run<In: Send, T: Kind>(
     let (features, guard) = fresh_features();
     let outcome = if endpoint.inner.interceptors.is_empty() {
         match input() {
-            Some(input) => guarded(|| handler.invoke(&context, input, &features))
-                .await
-                .flatten()
-                .ok_or(FailureKind::Internal),
+            Some(input) => {
+                guarded(|| handler.invoke(&context, input, &features, &endpoint.inner.failures))
+                    .await
+                    .flatten()
+                    .ok_or(FailureKind::Internal)
+            }
             None => Err(FailureKind::InvalidParams),
         }
     } else {
@@ -252,9 +254,10 @@ pub(crate) async fn run<In: Send, T: Kind>(
                 let Some(input) = input() else {
                     return Err(HandlerFailure::of(FailureKind::InvalidParams));
                 };
-                let outcome = guarded(|| handler.invoke(context, input, &features))
-                    .await
-                    .flatten();
+                let outcome =
+                    guarded(|| handler.invoke(context, input, &features, &endpoint.inner.failures))
+                        .await
+                        .flatten();
                 outcome.map(T::wrap).ok_or_else(HandlerFailure::new)
             })
         });

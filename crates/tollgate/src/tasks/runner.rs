@@ -81,11 +81,31 @@ async fn bounded<T>(
     call: crate::tasks::store::StoreFuture<'_, T>,
 ) -> Result<T, TaskStoreError> {
     crate::facts::telemetry::stage_fallible(operation, async {
-        tokio::time::timeout(STORE_CALL_BOUND, call)
-            .await
-            .unwrap_or_else(|_| Err(TaskStoreError::new(TaskStoreErrorKind::Backend)))
+        match tokio::time::timeout(STORE_CALL_BOUND, call).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => {
+                store_failed(operation, "error");
+                Err(error)
+            }
+            Err(_) => {
+                store_failed(operation, "timeout");
+                Err(TaskStoreError::new(TaskStoreErrorKind::Backend))
+            }
+        }
     })
     .await
+}
+
+/// The `tollgate::store` event of a task store call that failed or timed out (`warn`).
+#[cold]
+fn store_failed(operation: &'static str, outcome: &'static str) {
+    tracing::warn!(
+        target: crate::wire::log::STORE,
+        store = "task",
+        operation,
+        outcome,
+        "store call failed"
+    );
 }
 
 /// How long a worker's lease lasts: three poll intervals, at least ten seconds.
@@ -260,6 +280,8 @@ impl Tasks {
                 self.decoded.wrote(keep, &next);
                 if next.status != record.status {
                     crate::facts::telemetry::task_status(next.status.as_str());
+                    let status = next.status.as_str();
+                    tracing::debug!(target: crate::wire::log::TASK, status, "task status changed");
                 }
                 if visible && let Some(events) = &self.events {
                     events.publish(crate::model::subscription::Event::TaskChanged(

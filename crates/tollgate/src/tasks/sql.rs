@@ -69,7 +69,7 @@ fn unsigned(value: i64) -> u64 {
 
 /// Implements [`TaskStore`] for a sqlx pool type with its placeholder syntax.
 macro_rules! sql_task_store {
-    ($store:ident, $db:ty, $insert:expr, $load:expr, $replace:expr, $purge:expr) => {
+    ($store:ident, $db:ty, $insert:expr, $load:expr, $replace:expr, $purge:expr, $ping:expr) => {
         impl $store {
             /// Holds at most `capacity` rows (at least one; default
             /// [`DEFAULT_SQL_TASK_CAPACITY`]).
@@ -150,6 +150,15 @@ macro_rules! sql_task_store {
                         .await
                         .map_err(backend)?;
                     Ok(done.rows_affected())
+                })
+            }
+
+            fn ping(&self) -> StoreFuture<'_, ()> {
+                Box::pin(async move {
+                    self.execute(sqlx::query::<$db>($ping))
+                        .await
+                        .map_err(backend)?;
+                    Ok(())
                 })
             }
         }
@@ -253,7 +262,10 @@ sql_task_store!(
     "SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?1",
     "UPDATE tollgate_tasks SET version = ?1, expires_at_ms = ?2, data = ?3 \
      WHERE id = ?4 AND version = ?5",
-    "DELETE FROM tollgate_tasks WHERE expires_at_ms <= ?1"
+    "DELETE FROM tollgate_tasks WHERE expires_at_ms <= ?1",
+    // Writable: a write statement takes the write lock (a read-only file refuses it) and
+    // changes nothing.
+    "UPDATE tollgate_task_count SET n = n WHERE one = 0"
 );
 
 /// What each connection of the PostgreSQL task store is set up with. Every statement it runs
@@ -409,7 +421,8 @@ sql_task_store!(
     "SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = $1",
     "UPDATE tollgate_tasks SET version = $1, expires_at_ms = $2, data = $3 \
      WHERE id = $4 AND version = $5",
-    "DELETE FROM tollgate_tasks WHERE expires_at_ms <= $1"
+    "DELETE FROM tollgate_tasks WHERE expires_at_ms <= $1",
+    "SELECT 1"
 );
 
 /// The store contract, run against any store (the SQLite one here; PostgreSQL in

@@ -100,6 +100,13 @@ pub trait TaskStore: Send + Sync + 'static {
     fn replace<'a>(&'a self, row: TaskRow, expected_version: u64) -> StoreFuture<'a, bool>;
     /// Deletes rows that expired before `now_ms`; returns how many.
     fn purge_expired<'a>(&'a self, now_ms: u64) -> StoreFuture<'a, u64>;
+    /// Whether the store can serve now, for the built-in server's readiness probe
+    /// ([`Health`](crate::transport::Health)): a database reachable (and SQLite writable). The
+    /// server calls it at most once per readiness interval, bounded by the probe timeout. The
+    /// default answers at once: a store in this process's memory is as ready as the process.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// A bounded task store in this process's memory: for development, tests and single-process
@@ -223,5 +230,9 @@ impl<T: TaskStore + ?Sized> TaskStore for Arc<T> {
 
     fn purge_expired<'a>(&'a self, now_ms: u64) -> StoreFuture<'a, u64> {
         (**self).purge_expired(now_ms)
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        (**self).ping()
     }
 }

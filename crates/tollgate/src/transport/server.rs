@@ -20,9 +20,11 @@ use tokio::sync::Semaphore;
 
 use crate::transport::body::Pace;
 use crate::transport::drain::Drain;
+use crate::transport::health::{Health, Routed};
 use crate::transport::idle::{self, Idle};
 use crate::transport::service::McpService;
 use crate::transport::shed::Seats;
+use crate::wire::log::SHUTDOWN;
 
 /// The address the examples and the CLI bind by default: loopback only.
 pub const DEFAULT_ADDR: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
@@ -174,6 +176,7 @@ const REFUSAL_LINGER_BYTES: usize = crate::transport::body::LINGER_BYTES;
 async fn refuse(mut stream: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let fault = crate::wire::fault::Fault::Busy;
+    tracing::warn!(target: crate::wire::log::CONNECTION, "connection refused: at capacity");
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{},"message":"{}"}}}}"#,
         fault.code(),
@@ -221,6 +224,7 @@ pub struct Server {
     listener: TcpListener,
     service: McpService,
     limits: ServerLimits,
+    health: Health,
 }
 
 impl Server {
@@ -234,6 +238,7 @@ impl Server {
             listener: TcpListener::bind(addr).await?,
             service,
             limits: ServerLimits::default(),
+            health: Health::new(),
         })
     }
 
@@ -247,6 +252,7 @@ impl Server {
             listener,
             service,
             limits: ServerLimits::default(),
+            health: Health::new(),
         }
     }
 
@@ -254,6 +260,14 @@ impl Server {
     #[must_use]
     pub fn limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Replaces the liveness and readiness paths (default: [`Health::new`], `/healthz` and
+    /// `/readyz`; [`Health::disabled`] for none). Keep a clone to mark the server draining.
+    #[must_use]
+    pub fn health(mut self, health: Health) -> Self {
+        self.health = health;
         self
     }
 
@@ -279,6 +293,7 @@ impl Server {
         let permits = Arc::new(Semaphore::new(self.limits.max_connections));
         let refusals = Arc::new(Semaphore::new(MAX_REFUSALS_IN_PROGRESS));
         let seats = Seats::new(self.limits.max_connections_per_peer);
+        let health = Arc::new(self.health.clone());
         let mut builder = http1::Builder::new();
         // The head-or-idle timeout is `Idle`'s, one timer per connection (hyper's made one per
         // request); hyper is given no timer.
@@ -319,6 +334,7 @@ impl Server {
             let serve = Serve {
                 builder: Arc::clone(&builder),
                 service: self.service.clone(),
+                health: Arc::clone(&health),
                 drain: drain.clone(),
                 peer,
                 idle_timeout: self.limits.header_read_timeout,
@@ -357,13 +373,23 @@ impl Server {
             }
         }
         drop(self.listener);
+        self.health.mark_draining();
+        let open = connections.len();
+        tracing::info!(target: SHUTDOWN, connections = open, "shutdown: draining");
         self.service.end_streams();
         drain.stop();
         let drained = async { while connections.join_next().await.is_some() {} };
-        let _ = tokio::time::timeout(self.limits.shutdown_timeout, drained).await;
+        if tokio::time::timeout(self.limits.shutdown_timeout, drained)
+            .await
+            .is_err()
+        {
+            let ended = connections.len();
+            tracing::warn!(target: SHUTDOWN, connections = ended, "shutdown: timeout, ending");
+        }
         // Past the bound: whatever still runs is ended (its client sees the connection close).
         connections.abort_all();
         while connections.join_next().await.is_some() {}
+        tracing::info!(target: SHUTDOWN, "shutdown: done");
         Ok(())
     }
 }
@@ -372,6 +398,8 @@ impl Server {
 struct Serve {
     builder: Arc<http1::Builder>,
     service: McpService,
+    /// The probe paths (one count per connection, as for the service).
+    health: Arc<Health>,
     drain: Drain,
     peer: SocketAddr,
     idle_timeout: Duration,
@@ -386,6 +414,7 @@ impl Serve {
         let Self {
             builder,
             service,
+            health,
             drain,
             peer,
             idle_timeout,
@@ -397,8 +426,16 @@ impl Serve {
             // Policy may key on the peer (the refused-admission throttle). The service's future
             // is the connection's in-flight request, with no block around it; `Answer` marks
             // the request begun, and ended when its response body is dropped, for `Idle`.
+            // The probe paths are answered before the service (no Host check, no admission).
             service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                idle::Answer::new(service.serve_from(request, Some(peer)))
+                idle::Answer::new(match health.route(request.uri().path()) {
+                    None => Routed::Mcp {
+                        answer: service.serve_from(request, Some(peer)),
+                    },
+                    Some(probe) => Routed::Probe {
+                        answer: health.answer(probe, &service),
+                    },
+                })
             }),
         );
         let watched = Idle::new(drain.watch(connection), idle_timeout)

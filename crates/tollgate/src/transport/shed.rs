@@ -148,6 +148,7 @@ impl Seats {
         let Some(victim) = victim else {
             return false;
         };
+        tracing::info!(target: crate::wire::log::CONNECTION, "connection shed: slowest waiting");
         let waker = lock(&victim.waker).clone();
         if let Some(waker) = waker {
             waker.wake();

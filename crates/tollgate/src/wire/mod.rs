@@ -11,6 +11,7 @@ pub(crate) mod head;
 pub(crate) mod headers;
 pub(crate) mod id;
 pub(crate) mod level;
+pub(crate) mod log;
 pub(crate) mod method;
 pub(crate) mod reply;
 pub(crate) mod stage;

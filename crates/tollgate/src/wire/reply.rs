@@ -68,6 +68,7 @@ pub(crate) fn fail(
 /// A fault as a JSON-RPC error response. `data` is only ever framework-built.
 #[cold]
 pub(crate) fn fault_reply(id: Option<&RequestId>, fault: Fault, data: Option<JsonValue>) -> Reply {
+    crate::wire::log::refused(fault);
     let mut error = JsonObject::builder()
         .insert("code", fault.code())
         .insert("message", fault.message());

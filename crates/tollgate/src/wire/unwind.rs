@@ -16,7 +16,10 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub(crate) async fn guarded<'a, T>(start: impl FnOnce() -> BoxFuture<'a, T>) -> Option<T> {
     match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(future) => CatchUnwind(future).await,
-        Err(_) => None,
+        Err(_) => {
+            crate::wire::log::panicked();
+            None
+        }
     }
 }
 
@@ -31,7 +34,10 @@ impl<T> Future for CatchUnwind<'_, T> {
         match std::panic::catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
             Ok(Poll::Ready(v)) => Poll::Ready(Some(v)),
             Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => Poll::Ready(None),
+            Err(_) => {
+                crate::wire::log::panicked();
+                Poll::Ready(None)
+            }
         }
     }
 }

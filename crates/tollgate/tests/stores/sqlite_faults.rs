@@ -118,7 +118,7 @@ async fn a_full_or_read_only_filesystem_gives_a_clear_error_and_recovers() {
 
     // Read-only: the same database through a read-only mount. Opening it either fails with a
     // typed backend error, or gives a store whose writes are refused with 503 and whose reads
-    // still answer; the file is left intact either way.
+    // still answer, and whose readiness ping fails; the file is left intact either way.
     ctl("ro");
     let ro_path = PathBuf::from(env_var("TOLLGATE_TEST_SMALL_FS_RO")).join("tasks.sqlite3");
     match SqliteTaskStore::open(&ro_path).await {
@@ -128,6 +128,11 @@ async fn a_full_or_read_only_filesystem_gives_a_clear_error_and_recovers() {
         }
         Ok(store) => {
             println!("read-only: the store opened; its writes are refused");
+            let pinged = tollgate::task::TaskStore::ping(&store).await;
+            assert!(
+                pinged.is_err(),
+                "readiness: a read-only SQLite store is not ready"
+            );
             let ro = instance_with(store).await;
             let r = create(ro).await;
             assert!(busy(&r), "{} {}", r.status, r.text());

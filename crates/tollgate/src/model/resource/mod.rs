@@ -573,6 +573,7 @@ impl Erased<ResourceRequest, ResourceOutcome> for Served {
         _: &'a crate::facts::context::RequestContext,
         _: ResourceRequest,
         _: &'a crate::model::features::InvocationFeatures,
+        _: &'a crate::facts::report::Failures,
     ) -> crate::model::guard::BoxFuture<'a, Option<ResourceOutcome>> {
         let output = ResourceOutput::with_contents(self.0.clone());
         Box::pin(std::future::ready(Some(Outcome::Complete(output))))

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use tollgate_json::{BindLimits, JsonObject, JsonValue, from_value, to_value};
 
 use crate::facts::context::RequestContext;
+use crate::facts::report::Failures;
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::BoxFuture;
 use crate::model::handler::Handler;
@@ -39,6 +40,7 @@ pub(crate) trait Invoke: Send + Sync {
         raw: JsonObject,
         features: &'a InvocationFeatures,
         limits: &BindLimits,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, Result<Invocation, InvokeFailure>>;
 }
 
@@ -126,6 +128,7 @@ where
         raw: JsonObject,
         features: &'a InvocationFeatures,
         limits: &BindLimits,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, Result<Invocation, InvokeFailure>> {
         let Some(converted) = AM::bind(&raw, limits) else {
             return Box::pin(std::future::ready(Err(InvokeFailure::InvalidArguments)));
@@ -136,7 +139,10 @@ where
         Box::pin(async move {
             match future.await {
                 Ok(value) => RM::finish(value),
-                Err(_) => Err(InvokeFailure::Handler),
+                Err(error) => {
+                    failures.handler_failed(context, &error);
+                    Err(InvokeFailure::Handler)
+                }
             }
         })
     }

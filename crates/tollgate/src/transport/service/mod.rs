@@ -121,6 +121,11 @@ impl McpService {
         }
     }
 
+    /// The endpoints served (for the built-in server's readiness probe).
+    pub(crate) fn endpoints(&self) -> impl Iterator<Item = &Endpoint> {
+        self.inner.endpoints.values()
+    }
+
     /// Whether `ip` is one of the service's trusted proxies.
     pub(crate) fn trusts_proxy(&self, ip: std::net::IpAddr) -> bool {
         self.inner.trusted_proxies.trusts(ip)
@@ -618,7 +623,7 @@ impl McpBody {
         }
     }
 
-    fn full(bytes: Bytes) -> Self {
+    pub(crate) fn full(bytes: Bytes) -> Self {
         Self {
             inner: BodyInner::Full(Some(bytes)),
         }
