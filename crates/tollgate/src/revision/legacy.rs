@@ -429,7 +429,7 @@ pub(crate) async fn initialize(
         Some(r) if is_legacy(r) && endpoint.inner.revisions.contains(r) => r,
         _ => newest,
     };
-    let Some(result) = &endpoint.inner.discover[revision_slot(revision)] else {
+    let Some(result) = &endpoint.catalog().discover[revision_slot(revision)] else {
         return (fail(revision, Some(id), Fault::Internal, None), None);
     };
     // Admission before a session exists: a refused client gets none.
