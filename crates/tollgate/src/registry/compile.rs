@@ -6,7 +6,6 @@
 //! held to exactly the builder's checks. Knows nothing of requests or of how a change is made.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::prompt::PromptRegistration;

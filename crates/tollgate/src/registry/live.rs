@@ -495,3 +495,7 @@ pub(crate) fn differences(before: &Catalog, after: &Catalog) -> u16 {
     }
     lists
 }
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;
