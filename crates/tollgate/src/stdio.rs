@@ -170,8 +170,12 @@ impl Lines {
         {
             let (reply, negotiated) =
                 legacy::initialize(endpoint, message, newest, None, Transport::stdio(None)).await;
-            if negotiated.is_some() {
-                self.session = negotiated;
+            if let Some(session) = negotiated {
+                // A live catalog's changes travel on the line stream.
+                let tx = self.tx.clone();
+                let lines = crate::registry::live::announce_lines(endpoint, session.revision, tx);
+                self.listens.extend(lines);
+                self.session = Some(session);
             }
             send(&self.tx, reply).await;
             return true;

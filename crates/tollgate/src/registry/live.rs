@@ -428,6 +428,39 @@ impl Catalogs {
     }
 }
 
+/// Relays a live endpoint's list changes on `revision` as notification lines to `lines` (a
+/// stdio 2025 session, whose one stream is its output) until the output closes; `None` on a
+/// fixed endpoint. Lost events (a lagging receiver) announce every list.
+pub(crate) fn announce_lines(
+    endpoint: &crate::registry::Endpoint,
+    revision: crate::version::ProtocolVersion,
+    lines: tokio::sync::mpsc::Sender<Vec<u8>>,
+) -> Option<tokio::task::AbortHandle> {
+    use tokio::sync::broadcast::error::RecvError;
+    endpoint.inner.live.as_ref()?;
+    let mut events = endpoint.inner.listeners.events.subscribe();
+    let relay = tokio::spawn(async move {
+        loop {
+            let lists = match events.recv().await {
+                Ok(Event::ListsChanged(lists)) => lists,
+                Ok(_) => continue,
+                Err(RecvError::Lagged(_)) => u16::MAX,
+                Err(RecvError::Closed) => return,
+            };
+            for list in ListKind::ALL {
+                if lists & list_bit(revision, list) == 0 {
+                    continue;
+                }
+                let line = format!(r#"{{"jsonrpc":"2.0","method":"{}"}}"#, list.notification());
+                if lines.send(line.into_bytes()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    Some(relay.abort_handle())
+}
+
 /// What was announced last, and whether an announcement is due.
 struct Announced {
     catalog: Arc<Catalog>,

@@ -1,5 +1,6 @@
 //! Endpoints: an exact path, its revisions, its registrations, its policy and stores, and the
-//! catalogs rendered from them, immutable once built.
+//! catalogs rendered from them, immutable once built (a live endpoint publishes new catalogs,
+//! each immutable too).
 //!
 //! - this module: [`Endpoint`] and what it holds ([`Implementation`], [`EndpointLimits`], the
 //!   registry lookups the methods use);
