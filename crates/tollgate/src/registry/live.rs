@@ -121,10 +121,10 @@ impl<T: Named> Edit<T> {
 ///
 /// ```
 /// use tollgate::endpoint::CatalogChange;
-/// use tollgate::tool::ToolRegistration;
-/// # fn tool() -> ToolRegistration { unimplemented!() }
 ///
-/// let change = CatalogChange::new().remove_tool("old_search");
+/// let change = CatalogChange::new()
+///     .remove_tool("old_search")
+///     .remove_prompt("old_summary");
 /// # let _ = change;
 /// ```
 #[derive(Default)]
@@ -430,14 +430,17 @@ impl Catalogs {
 
 /// Relays a live endpoint's list changes on `revision` as notification lines to `lines` (a
 /// stdio 2025 session, whose one stream is its output) until the output closes; `None` on a
-/// fixed endpoint. Lost events (a lagging receiver) announce every list.
+/// fixed endpoint, or where the 2025 revisions keep no sessions (discovery then says
+/// `listChanged: false`). Lost events (a lagging receiver) announce every list.
 pub(crate) fn announce_lines(
     endpoint: &crate::registry::Endpoint,
     revision: crate::version::ProtocolVersion,
     lines: tokio::sync::mpsc::Sender<Vec<u8>>,
 ) -> Option<tokio::task::AbortHandle> {
     use tokio::sync::broadcast::error::RecvError;
-    endpoint.inner.live.as_ref()?;
+    if !endpoint.inner.live.as_ref()?.rules.sessions {
+        return None;
+    }
     let mut events = endpoint.inner.listeners.events.subscribe();
     let relay = tokio::spawn(async move {
         loop {
