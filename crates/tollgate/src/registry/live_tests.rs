@@ -219,3 +219,90 @@ proptest! {
         prop_assert_eq!(catalogs.tool_names(), replay.tool_names());
     }
 }
+
+async fn greet(
+    _: &RequestContext,
+    _: crate::model::prompt::PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<crate::model::prompt::PromptResult, Infallible> {
+    Ok(crate::model::prompt::PromptResult::with_message(
+        crate::model::prompt::PromptMessage::user(crate::model::content::TextContent::new("hi")),
+    ))
+}
+
+async fn read(
+    _: &RequestContext,
+    request: crate::model::resource::ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<crate::model::resource::ResourceOutput, crate::facts::error::ContentError> {
+    let contents = crate::model::content::ResourceContents::text(request.uri(), None, "x")?;
+    Ok(crate::model::resource::ResourceOutput::with_contents(
+        contents,
+    ))
+}
+
+/// Each list is announced for what changed in it, on the revisions it changed on: a prompt on
+/// both, a 2026-07-28-only resource there alone, a template replaced in place on both; a
+/// prompt or resource removed is found no more.
+#[test]
+fn prompts_resources_and_templates_change_their_own_lists() {
+    let (endpoint, catalogs) = endpoint();
+    let Some(live) = &endpoint.inner.live else {
+        unreachable!("built live")
+    };
+    let step = |change: CatalogChange| {
+        let before = live.current();
+        catalogs.apply(change).unwrap();
+        differences(&before, &live.current())
+    };
+    let prompt = PromptRegistration::with_name("greet", [V26, V1125])
+        .handler(greet)
+        .build()
+        .unwrap();
+    let both = |list| list_bit(V26, list) | list_bit(V1125, list);
+    assert_eq!(
+        step(CatalogChange::new().add_prompt(prompt)),
+        both(ListKind::Prompts)
+    );
+    assert!(endpoint.catalog().prompt("greet", V1125).is_some());
+    let resource = ResourceRegistration::with_uri("test://new", "new", [V26])
+        .handler(read)
+        .build()
+        .unwrap();
+    assert_eq!(
+        step(CatalogChange::new().add_resource(resource)),
+        list_bit(V26, ListKind::Resources)
+    );
+    let template = |name: &str| {
+        ResourceTemplateRegistration::with_uri_template("test://items/{id}", name, [V26, V1125])
+            .handler(read)
+            .build()
+            .unwrap()
+    };
+    step(CatalogChange::new().add_resource_template(template("item")));
+    assert_eq!(
+        step(CatalogChange::new().replace_resource_template(template("renamed"))),
+        both(ListKind::Resources)
+    );
+    assert_eq!(
+        step(
+            CatalogChange::new()
+                .remove_prompt("greet")
+                .remove_resource("test://new")
+        ),
+        both(ListKind::Prompts) | list_bit(V26, ListKind::Resources)
+    );
+    assert!(endpoint.catalog().prompt("greet", V26).is_none());
+    assert!(
+        endpoint
+            .catalog()
+            .route_resource("test://new", V26)
+            .is_none()
+    );
+    assert!(
+        endpoint
+            .catalog()
+            .route_resource("test://items/7", V1125)
+            .is_some()
+    );
+}
