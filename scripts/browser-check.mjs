@@ -41,7 +41,7 @@ async function visit(origin, shot) {
 }
 
 try {
-const tools = "tools: catalog.search, catalog.get, catalog.stock, catalog.inventory, catalog.reserve, catalog.restock, catalog.whoami";
+const tools = "tools: catalog.search, catalog.get, catalog.stock, catalog.inventory, catalog.reserve, catalog.restock, catalog.whoami, catalog.seasonal";
 const allowed = await visit(`http://localhost:${port}`, "browser-allowed.png");
 assert.equal(allowed.r2026.status, "ok", JSON.stringify(allowed));
 // The header goes with the mirrored tool's call (and the initializing requests of the client made

@@ -24,7 +24,7 @@ await client.connect(new StreamableHTTPClientTransport(url));
 assert.equal(client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? "2026-07-28", "2026-07-28");
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"]);
+assert.deepEqual(tools.map((t) => t.name), ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami", "catalog.seasonal"]);
 const stock = tools.find((t) => t.name === "catalog.stock");
 assert.equal(stock.inputSchema.properties.tenant["x-mcp-header"], "Tenant");
 
@@ -107,19 +107,45 @@ assert.equal(missing.code, -32602);
 const noItem = await client.readResource({ uri: "catalog://items/NOPE-1" }).catch((e) => e);
 assert.equal(noItem.code, -32602);
 
+// The live catalog: catalog.seasonal adds catalog.gift_wrap, and a listen asking for tool list
+// changes hears of it before the list shows it.
+const toolsChanged = () => {
+  let heard;
+  const promise = new Promise((resolve) => { heard = resolve; });
+  return { promise, heard };
+};
+let modernChange = toolsChanged();
+client.setNotificationHandler("notifications/tools/list_changed", () => modernChange.heard());
+const subscription = await client.listen({ toolsListChanged: true });
+assert.equal(subscription.honoredFilter.toolsListChanged, true);
+const season = await client.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
+assert.equal(season.structuredContent.enabled, true);
+await modernChange.promise;
+const withGift = (await client.listTools()).tools.map((t) => t.name);
+assert.ok(withGift.includes("catalog.gift_wrap"), String(withGift));
+const wrapped = await client.callTool({ name: "catalog.gift_wrap", arguments: { sku: "TEA-001" } });
+assert.deepEqual(wrapped.structuredContent, { sku: "TEA-001", card: "Season's greetings", price_cents: 350 });
+modernChange = toolsChanged();
+await client.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
+await modernChange.promise;
+assert.ok(!(await client.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
+await subscription.close();
+
 await client.close();
-console.log("official TypeScript client: list and call over 2026-07-28 ok");
+console.log("official TypeScript client: list and call over 2026-07-28 ok (live catalog through listen)");
 
 // The same client in its default mode speaks 2025-11-25: initialize, a session, JSON responses.
 const legacy = new Client({ name: "tollgate-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
 legacy.setRequestHandler("elicitation/create", answerQuantity);
+let legacyChange = toolsChanged();
+legacy.setNotificationHandler("notifications/tools/list_changed", () => legacyChange.heard());
 const transport = new StreamableHTTPClientTransport(url);
 await legacy.connect(transport);
 assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-25");
 assert.ok(transport.sessionId, "the server issued a session");
 const legacyTools = (await legacy.listTools()).tools.map((t) => t.name);
 // catalog.stock mirrors a header, which only 2026-07-28 can carry: it is not offered here.
-assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"]);
+assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami", "catalog.seasonal"]);
 // A server-to-client elicitation on the call's SSE stream, answered by the client's POST.
 const legacyReserved = await legacy.callTool({ name: "catalog.reserve", arguments: { sku: "MUG-001" } });
 assert.equal(legacyReserved.content[0].text, "Reserved 3 × Stoneware mug.");
@@ -146,6 +172,15 @@ const resumed = await legacy.callTool(
 );
 assert.deepEqual(resumed.structuredContent, { items: 4, units: 69 });
 assert.equal(resumedProgress.at(-1), 4);
+// The live catalog on 2025-11-25: list_changed arrives on the session's standalone GET stream.
+await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
+await legacyChange.promise;
+assert.ok((await legacy.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
+const legacyWrapped = await legacy.callTool({ name: "catalog.gift_wrap", arguments: { sku: "MUG-001", card: "Enjoy" } });
+assert.equal(legacyWrapped.structuredContent.card, "Enjoy");
+legacyChange = toolsChanged();
+await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
+await legacyChange.promise;
 await transport.terminateSession();
 await legacy.close();
 console.log("official TypeScript client: initialize, list and call over 2025-11-25 ok");
@@ -158,7 +193,7 @@ if (process.argv[3]) {
   );
   await stdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
   const names = (await stdio.listTools()).tools.map((t) => t.name);
-  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"]);
+  assert.deepEqual(names, ["catalog.search", "catalog.get", "catalog.stock", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami", "catalog.seasonal"]);
   const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
   assert.equal(found.structuredContent.inStock, 25);
   await stdio.close();

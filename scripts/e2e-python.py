@@ -23,7 +23,7 @@ async def main(url: str) -> None:
             init = await session.initialize()
             assert init.protocol_version in ("2025-11-25", "2025-06-18"), init.protocol_version
             names = [t.name for t in (await session.list_tools()).tools]
-            assert names == ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami"], names
+            assert names == ["catalog.search", "catalog.get", "catalog.inventory", "catalog.reserve", "catalog.restock", "catalog.whoami", "catalog.seasonal"], names
             result = await session.call_tool("catalog.search", {"query": "tea"})
             assert not result.is_error
             assert [i["sku"] for i in result.structured_content["items"]] == ["TEA-001", "POT-001"]

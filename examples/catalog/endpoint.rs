@@ -37,6 +37,9 @@ use tollgate::{
     transport::ResponseStream,
 };
 
+#[path = "seasonal.rs"]
+pub(crate) mod seasonal;
+
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
 /// The catalog's skill, a directory beside the demo's source (read when the endpoint is built).
 const SKILLS_DIR: &str = concat!(
@@ -651,7 +654,9 @@ pub(crate) fn endpoint(
     tasks: impl TaskStore,
     uses: Option<Arc<dyn ReplayStore>>,
 ) -> Result<Endpoint, Box<dyn std::error::Error>> {
-    Ok(builder(tasks, &[], uses)?.build()?)
+    let endpoint = builder(tasks, &[], uses)?.build()?;
+    seasonal::attach(&endpoint);
+    Ok(endpoint)
 }
 
 /// The demo's endpoint, not yet built: `restock_scopes` are the OAuth scopes `catalog.restock`
@@ -725,6 +730,8 @@ pub(crate) fn builder(
     .add_tool(reserve)
     .add_tool(restock)
     .add_tool(whoami)
+    .add_tool(seasonal::offer_tool()?)
+    .live_catalogs()
     .interceptor(maintenance)
     .tool_result_sanitizer(MaskEmails)
     .task_store(tasks)

@@ -24,7 +24,10 @@
 //!   (`TOLLGATE_CATALOG_TASKS`, default a file in the temporary directory), asking the user
 //!   to approve the purchase order through `tasks/get` and `tasks/update`;
 //! - `catalog.whoami`: reads the request context (the `User-Agent` and `From` headers, the
-//!   caller's trace id).
+//!   caller's trace id);
+//! - `catalog.seasonal`: `{"enabled": true}` adds the typed tool `catalog.gift_wrap` to the live
+//!   catalog, `false` removes it; listening clients hear `notifications/tools/list_changed`
+//!   (`seasonal.rs`).
 //!
 //! An interceptor refuses `catalog.restock` while the `X-Catalog-Maintenance: on` header is
 //! sent (logging the refusal to standard error), and a sanitizer masks email addresses in every
@@ -116,6 +119,7 @@ async fn serve(options: options::Options) -> Result<(), Box<dyn std::error::Erro
             .bearer_auth(p.auth.clone())
             .build()?,
     };
+    endpoint::seasonal::attach(&endpoint);
     let mut service = McpService::builder()
         .endpoint(endpoint)
         .cors(CorsPolicy::allow_origins([page])?);

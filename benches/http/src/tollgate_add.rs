@@ -1,6 +1,9 @@
 //! Tollgate's `add`: typed arguments and output (full input and output validation), text mirror
 //! and structured sum; 2026-07-28 and stateless 2025-11-25.
 //!
+//! `TOLLGATE_ADD_LIVE=1` builds the endpoint with live catalogs (every request loads the
+//! published catalog once).
+//!
 //! `TOLLGATE_ADD_SESSIONS` keeps 2025 sessions: `memory` in this process, or (built with the
 //! `postgres` feature) a PostgreSQL URL whose database every instance shares.
 //!
@@ -145,6 +148,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .description(common::FILLER_DESCRIPTION)
                 .build()?,
         );
+    }
+    if std::env::var_os("TOLLGATE_ADD_LIVE").is_some() {
+        endpoint = endpoint.live_catalogs();
     }
     if std::env::var_os("TOLLGATE_ADD_HOOKS").is_some() {
         endpoint = endpoint.interceptor(pass).tool_result_sanitizer(Identity);

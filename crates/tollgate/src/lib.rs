@@ -280,6 +280,7 @@ pub mod endpoint {
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
     };
     pub use crate::registry::builder::EndpointBuilder;
+    pub use crate::registry::live::{CatalogChange, Catalogs, LIST_CHANGED_WINDOW};
     pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
     pub use crate::session::SessionConfig;
     pub use crate::session::memory::MemorySessionStore;

@@ -3,7 +3,7 @@
 //!
 //! It gathers the 2026-07-28 endpoint (`v2026`), the 2025 revisions beside it (`legacy`), the
 //! built-in server's edge (`edge`), the 2025 event streams (`sse_streams`), `subscriptions/listen`
-//! (`subscriptions`), server-to-client requests (`client_requests`), `input_required` and sealed
+//! (`subscriptions`), live catalogs and their announcements (`live_catalogs`), server-to-client requests (`client_requests`), `input_required` and sealed
 //! request state (`input_required`, `single_use_state`), interception (`interception`), admission
 //! before everything (`admission_order`), session ownership (`session_security`), CORS (`cors`),
 //! the axum mount (`axum_mount`), the limits matrix (`limits_matrix`) and no-echo (`no_echo`).
@@ -31,6 +31,7 @@ mod http {
     mod interception;
     mod legacy;
     mod limits_matrix;
+    mod live_catalogs;
     mod no_echo;
     mod observe;
     mod session_security;

@@ -376,3 +376,60 @@ async fn subscriptions_share_the_channel_and_end_with_it() {
         .unwrap()
         .unwrap();
 }
+
+/// A live catalog's change reaches a 2025 session over stdio as a notification line, and the
+/// next `tools/list` shows it.
+#[tokio::test]
+async fn a_live_catalog_change_is_a_list_changed_line_for_a_2025_session() {
+    let legacy = [ProtocolVersion::V2025_11_25];
+    let tool = |name: &str| {
+        ToolRegistration::with_name(name, legacy)
+            .json_object_arguments()
+            .handler(echo)
+            .build()
+            .unwrap()
+    };
+    let endpoint = Endpoint::with_path("/mcp", legacy, Implementation::new("stdio-live", "1"))
+        .add_tool(tool("echo"))
+        .live_catalogs()
+        .build()
+        .unwrap();
+    let catalogs = endpoint.catalogs().unwrap();
+    let (client_in, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, client_out) = tokio::io::duplex(1 << 20);
+    let server = tokio::spawn(StdioServer::new(endpoint).serve(server_in, server_out));
+    let mut pipe = Pipe {
+        input: client_in,
+        output: BufReader::new(client_out).lines(),
+        server,
+    };
+    pipe.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let init = pipe.receive().await;
+    let tools = init
+        .get("result")
+        .and_then(|r| r.get("capabilities")?.get("tools"));
+    assert_eq!(
+        tools.and_then(|t| t.get("listChanged")?.as_bool()),
+        Some(true)
+    );
+    catalogs.add_tool(tool("gift")).unwrap();
+    let line = pipe.receive().await;
+    assert_eq!(
+        line.get("method").and_then(JsonValue::as_str),
+        Some("notifications/tools/list_changed")
+    );
+    pipe.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    let list = pipe.receive().await;
+    let names: Vec<String> = list
+        .get("result")
+        .and_then(|r| r.get("tools")?.as_array().cloned())
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(names, ["echo", "gift"]);
+}

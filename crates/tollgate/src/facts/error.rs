@@ -109,6 +109,9 @@ pub enum BuildErrorKind {
     /// algorithms, leeway or claims; or an operation requiring scopes on an endpoint without a
     /// protected resource.
     InvalidAuthorization,
+    /// A change to a live catalog replaces or removes a tool, prompt, resource, template or
+    /// skill the catalog does not hold.
+    UnknownRegistration,
 }
 
 impl BuildErrorKind {
@@ -133,6 +136,9 @@ impl BuildErrorKind {
                 "a tool supports tasks but the endpoint has no valid task store and lifetimes"
             }
             Self::InvalidAuthorization => "invalid authorization configuration",
+            Self::UnknownRegistration => {
+                "a catalog change replaces or removes a registration the catalog does not hold"
+            }
             Self::InvalidCorsPolicy => {
                 "a CORS policy needs exact http(s) origins (scheme, host, optional port)"
             }

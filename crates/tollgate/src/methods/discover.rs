@@ -15,7 +15,7 @@ pub(crate) fn discover(
     id: Option<&RequestId>,
 ) -> Reply {
     stage!(Lookup);
-    match (&endpoint.inner.discover[revision_slot(revision)], id) {
+    match (&endpoint.catalog().discover[revision_slot(revision)], id) {
         (Some(result), Some(id)) => result_reply(id, result),
         _ => fault_reply(id, Fault::Internal, None),
     }

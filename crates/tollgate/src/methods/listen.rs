@@ -1,5 +1,6 @@
 //! `subscriptions/listen` (2026-07-28): the filter checked and bounded, the acknowledgement of
-//! what will be honoured, then resource updates and task status notifications relayed from the
+//! what will be honoured, then list changes (a live endpoint's, for the lists asked for),
+//! resource updates and task status notifications relayed from the
 //! endpoint's event bus (`model/subscription.rs`) until the client goes away, the server shuts
 //! down or the admitted credential expires (the last two with the graceful completion result,
 //! so a client listens again, with a fresh token after an expiry).
@@ -13,13 +14,16 @@ use tollgate_json::{JsonArray, JsonObject, JsonValue};
 use crate::facts::context::RequestContext;
 use crate::model::features::NotificationSink;
 use crate::model::origin::Transport;
-use crate::model::subscription::{Event, MAX_SUBSCRIPTION_ENTRIES};
+use crate::model::subscription::{Event, ListKind, MAX_SUBSCRIPTION_ENTRIES, list_bit};
 use crate::registry::Endpoint;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail, result_reply_json};
 use crate::wire::stage::stage;
+
+/// The `_meta` key naming the stream every message on it belongs to.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A list of distinct strings, each within `max_bytes`, at most `MAX_SUBSCRIPTION_ENTRIES`.
 fn strings(value: Option<&JsonValue>, max_bytes: usize) -> Result<Vec<Arc<str>>, ()> {
@@ -43,8 +47,9 @@ fn strings(value: Option<&JsonValue>, max_bytes: usize) -> Result<Vec<Arc<str>>,
     Ok(out)
 }
 
-/// A filter's resource URIs and task ids, as sent (checked, not yet routed or looked up).
-type Filter = (Vec<Arc<str>>, Vec<Arc<str>>);
+/// A filter's resource URIs and task ids, as sent (checked, not yet routed or looked up), and
+/// the lists whose changes it asks for.
+type Filter = (Vec<Arc<str>>, Vec<Arc<str>>, Vec<ListKind>);
 
 /// The filter: the `*ListChanged` flags booleans when present, resource URIs and task ids
 /// bounded lists of distinct strings, and task ids only from a client declaring the extension.
@@ -60,13 +65,12 @@ fn read_filter(params: &JsonObject, context: &RequestContext) -> Result<Filter, 
     let Some(JsonValue::Object(filter)) = params.get("notifications") else {
         return Err(invalid());
     };
-    for flag in [
-        "toolsListChanged",
-        "promptsListChanged",
-        "resourcesListChanged",
-    ] {
-        if filter.get(flag).is_some_and(|v| v.as_bool().is_none()) {
-            return Err(invalid());
+    let mut lists = Vec::new();
+    for list in ListKind::ALL {
+        match filter.get(list.filter()) {
+            None | Some(JsonValue::Bool(false)) => {}
+            Some(JsonValue::Bool(true)) => lists.push(list),
+            Some(_) => return Err(invalid()),
         }
     }
     let uris = filter.get("resourceSubscriptions");
@@ -79,7 +83,7 @@ fn read_filter(params: &JsonObject, context: &RequestContext) -> Result<Filter, 
     if !task_ids.is_empty() && !context.client_capabilities.extension(TASKS_EXTENSION) {
         return Err(crate::methods::tasks::missing_extension(context));
     }
-    Ok((uris, task_ids))
+    Ok((uris, task_ids, lists))
 }
 
 /// `subscriptions/listen`: checks the filter, acknowledges what will be honoured, then relays
@@ -94,7 +98,7 @@ pub(crate) async fn listen(
     stage!(Lookup);
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
-    let (uris, task_ids) = match read_filter(params, context) {
+    let (uris, task_ids, lists) = match read_filter(params, context) {
         Ok(filter) => filter,
         Err(reply) => return reply,
     };
@@ -127,24 +131,18 @@ pub(crate) async fn listen(
         }
     }
     // Every message on the stream names it: the listen request's id.
-    let meta = JsonObject::builder()
-        .insert(
-            "io.modelcontextprotocol/subscriptionId",
-            request_id.to_json(),
-        )
-        .build();
-    let mut acknowledged = JsonObject::builder();
-    if !uris.is_empty() {
-        acknowledged.push("resourceSubscriptions", sorted(&uris));
-    }
-    if !tasks.is_empty() {
-        acknowledged.push("taskIds", sorted(&tasks));
-    }
+    let meta = JsonObject::builder().insert(SUBSCRIPTION_ID, request_id.to_json());
+    let meta = meta.build();
+    // List changes are honoured where the catalog can change.
+    let lists: Vec<ListKind> = match endpoint.inner.live {
+        Some(_) => lists,
+        None => Vec::new(),
+    };
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
             .insert("_meta", meta.clone())
-            .insert("notifications", acknowledged.build())
+            .insert("notifications", acknowledgement(&lists, &uris, &tasks))
             .build(),
     );
 
@@ -172,8 +170,21 @@ pub(crate) async fn listen(
                 continue;
             }
             Ok(Event::TaskChanged(task_id)) => vec![task_id],
-            // Events were lost: send every watched task's current state instead.
-            Err(broadcast::error::RecvError::Lagged(_)) => tasks.iter().cloned().collect(),
+            Ok(Event::ListsChanged(changed)) => {
+                lists_changed(
+                    sink,
+                    &lists,
+                    |list| changed & list_bit(revision, list) != 0,
+                    &meta,
+                );
+                continue;
+            }
+            // Events were lost: every list asked for may have changed, and every watched task's
+            // current state is sent instead.
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                lists_changed(sink, &lists, |_| true, &meta);
+                tasks.iter().cloned().collect()
+            }
             Err(broadcast::error::RecvError::Closed) => break,
         };
         for task_id in relay {
@@ -198,10 +209,46 @@ pub(crate) async fn listen(
     result_reply_json(id, &result.into(), revision)
 }
 
+/// What a stream will honour: the list changes asked for (on a live endpoint), the readable
+/// resources and the visible tasks.
+fn acknowledgement(
+    lists: &[ListKind],
+    uris: &HashSet<Arc<str>>,
+    tasks: &HashSet<Arc<str>>,
+) -> JsonObject {
+    let mut acknowledged = JsonObject::builder();
+    for list in lists {
+        acknowledged.push(list.filter(), true);
+    }
+    if !uris.is_empty() {
+        acknowledged.push("resourceSubscriptions", sorted(uris));
+    }
+    if !tasks.is_empty() {
+        acknowledged.push("taskIds", sorted(tasks));
+    }
+    acknowledged.build()
+}
+
+/// `notifications/{tools,prompts,resources}/list_changed` for the lists asked for that `changed`.
+fn lists_changed(
+    sink: &NotificationSink,
+    lists: &[ListKind],
+    changed: impl Fn(ListKind) -> bool,
+    meta: &JsonObject,
+) {
+    for list in lists.iter().filter(|list| changed(**list)) {
+        let params = JsonObject::builder().insert("_meta", meta.clone());
+        sink.notify(list.notification(), params.build());
+    }
+}
+
 /// Whether this caller may read `uri`: routed, and its scopes held (as `resources/read` and 2025
 /// subscriptions require).
 fn readable(endpoint: &Endpoint, context: &RequestContext, uri: &str) -> bool {
-    match endpoint.route_resource(uri, context.protocol_version) {
+    match endpoint
+        .catalog()
+        .route_resource(uri, context.protocol_version)
+    {
         None => false,
         Some(crate::model::resource::Route::Exact(r)) => {
             crate::methods::require_scopes(endpoint, context, &r.inner.required_scopes).is_ok()

@@ -37,7 +37,9 @@ pub(crate) async fn get(
         Ok(retry) => retry,
         Err(fault) => return fail(revision, id, fault, None),
     };
-    let Some(prompt) = endpoint.prompt(name, revision) else {
+    // The catalog this request runs on to its end.
+    let catalog = endpoint.catalog();
+    let Some(prompt) = catalog.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
     crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(
@@ -107,7 +109,9 @@ pub(crate) async fn complete(
     ) else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
-    let Some(prompt) = endpoint.prompt(name, revision) else {
+    // The catalog this request runs on to its end.
+    let catalog = endpoint.catalog();
+    let Some(prompt) = catalog.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
     crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(

@@ -40,7 +40,9 @@ pub(crate) async fn read(
         Fault::ResourceNotFound
     };
     let inner = &endpoint.inner;
-    let (registration, request) = match endpoint.route_resource(uri, revision) {
+    // The catalog this read runs on to its end.
+    let catalog = endpoint.catalog();
+    let (registration, request) = match catalog.route_resource(uri, revision) {
         Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
         Some(Route::Template(t, variables)) => (&t.inner, ResourceRequest::routed(uri, variables)),
         None => return fail(revision, id, not_found, None),
@@ -111,7 +113,8 @@ pub(crate) fn subscription(
     if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
         return fail(revision, id, Fault::InvalidParams, None);
     }
-    let required = match endpoint.route_resource(uri, revision) {
+    let catalog = endpoint.catalog();
+    let required = match catalog.route_resource(uri, revision) {
         None => return fail(revision, id, Fault::ResourceNotFound2025, None),
         Some(Route::Exact(r)) => &r.inner.required_scopes,
         Some(Route::Template(t, _)) => &t.inner.required_scopes,

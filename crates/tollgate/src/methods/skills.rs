@@ -20,7 +20,7 @@ pub(crate) fn list(
     id: Option<&RequestId>,
 ) -> Reply {
     stage!(Lookup);
-    match endpoint.inner.skills.as_ref() {
+    match endpoint.catalog().skills.as_ref() {
         Some(skills) => paged(revision, params, id, &skills.pages, skills.fingerprint),
         None => fail(revision, id, Fault::MethodNotFound, None),
     }
@@ -34,7 +34,8 @@ pub(crate) fn get(
     id: Option<&RequestId>,
 ) -> Reply {
     stage!(Lookup);
-    let answers = endpoint.inner.skills.as_ref().map(|s| &s.get);
+    let catalog = endpoint.catalog();
+    let answers = catalog.skills.as_ref().map(|s| &s.get);
     by_uri(revision, params, id, answers, Fault::SkillNotFound)
 }
 
@@ -52,7 +53,8 @@ pub(crate) fn read_directory(
         Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     }
-    let answers = endpoint.inner.skills.as_ref().map(|s| &s.directories);
+    let catalog = endpoint.catalog();
+    let answers = catalog.skills.as_ref().map(|s| &s.directories);
     by_uri(revision, params, id, answers, Fault::NotADirectory)
 }
 

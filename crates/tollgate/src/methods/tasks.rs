@@ -177,7 +177,8 @@ pub(crate) fn visible_result(
     let clean = sanitize(sanitizer, context, &record.tool, &record.arguments, parsed)
         .ok_or(Fault::Internal)?;
     let shown = if record.typed {
-        let tool = endpoint
+        let catalog = endpoint.catalog();
+        let tool = catalog
             .tool(&record.tool, ProtocolVersion::V2026_07_28)
             .filter(|t| t.inner.output.is_some() && !t.inner.completes)
             .ok_or(Fault::Internal)?;

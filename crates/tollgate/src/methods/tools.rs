@@ -22,6 +22,7 @@ use crate::model::tool::check::{ArgumentCheck, Checked};
 use crate::model::tool::options::{RequestStateMode, TaskSupport};
 use crate::model::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::policy::rules::refusal_reply;
+use crate::registry::snapshot::Catalog;
 use crate::registry::{Endpoint, revision_slot};
 use crate::state::request::{
     Binding, Retry, application_input, input_required, open_input, retry_params,
@@ -44,8 +45,9 @@ pub(crate) fn list(
     id: Option<&RequestId>,
 ) -> Reply {
     stage!(Lookup);
-    let pages = &endpoint.inner.tool_pages[revision_slot(revision)];
-    crate::methods::paged(revision, params, id, pages, endpoint.inner.fingerprint)
+    let catalog = endpoint.catalog();
+    let pages = &catalog.tool_pages[revision_slot(revision)];
+    crate::methods::paged(revision, params, id, pages, catalog.fingerprint)
 }
 
 /// What a `tools/call` names: the tool, its arguments (an object, empty when absent) and a
@@ -95,7 +97,9 @@ pub(crate) fn call(
             Ok(call) => call,
             Err(fault) => return fail(revision, id, fault, None),
         };
-        let (tool, tasks) = match select(endpoint, transport, &call, &context) {
+        // The catalog this call runs on to its end.
+        let catalog = endpoint.catalog();
+        let (tool, tasks) = match select(endpoint, &catalog, transport, &call, &context) {
             Ok(selected) => selected,
             Err(reply) => return reply,
         };
@@ -293,14 +297,15 @@ fn charge_tool(
 /// ones reported together, the tasks extension included) and its mirrored `Mcp-Param-*` headers
 /// (HTTP only) agree; with the endpoint's tasks when this call may create one.
 fn select<'e>(
-    endpoint: &'e Endpoint,
+    endpoint: &Endpoint,
+    catalog: &'e Catalog,
     transport: Transport<'_>,
     call: &Call<'_>,
     context: &RequestContext,
 ) -> Result<(&'e ToolRegistration, Option<Arc<Tasks>>), Reply> {
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
-    let Some(tool) = endpoint.tool(call.name, revision) else {
+    let Some(tool) = catalog.tool(call.name, revision) else {
         return Err(fail(revision, id, Fault::UnknownTool, None));
     };
     crate::facts::telemetry::target(crate::facts::telemetry::Target::Tool(tool.shared_name()));

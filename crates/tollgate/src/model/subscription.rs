@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::broadcast;
 
 use crate::model::features::CancellationToken;
+use crate::version::ProtocolVersion;
 
 /// The most streams one endpoint keeps open at once (past it: 503 / -32603 `Server busy`).
 ///
@@ -35,6 +36,50 @@ pub const MAX_SUBSCRIPTION_ENTRIES: usize = 256;
 pub(crate) enum Event {
     ResourceUpdated(Arc<str>),
     TaskChanged(Arc<str>),
+    /// A live catalog's lists changed: a set of [`list_bit`]s (heard on this instance only:
+    /// each instance announces its own catalog's changes).
+    ListsChanged(u16),
+}
+
+/// The lists a live catalog announces changes of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Tools = 0,
+    Prompts = 1,
+    Resources = 2,
+}
+
+impl ListKind {
+    /// Every list, in a fixed order.
+    pub(crate) const ALL: [Self; 3] = [Self::Tools, Self::Prompts, Self::Resources];
+
+    /// The notification announcing a change of this list.
+    pub(crate) const fn notification(self) -> &'static str {
+        match self {
+            Self::Tools => "notifications/tools/list_changed",
+            Self::Prompts => "notifications/prompts/list_changed",
+            Self::Resources => "notifications/resources/list_changed",
+        }
+    }
+
+    /// The `subscriptions/listen` filter flag asking for it.
+    pub(crate) const fn filter(self) -> &'static str {
+        match self {
+            Self::Tools => "toolsListChanged",
+            Self::Prompts => "promptsListChanged",
+            Self::Resources => "resourcesListChanged",
+        }
+    }
+}
+
+/// The bit of `list` on `revision` in an [`Event::ListsChanged`] set.
+pub(crate) const fn list_bit(revision: ProtocolVersion, list: ListKind) -> u16 {
+    let slot = match revision {
+        ProtocolVersion::V2025_06_18 => 0,
+        ProtocolVersion::V2025_11_25 => 1,
+        ProtocolVersion::V2026_07_28 => 2,
+    };
+    1 << (slot * 3 + list as usize)
 }
 
 /// Where an event published here also goes (the other instances, through `session/`).

@@ -202,7 +202,8 @@ fn registered<'e>(
 ) -> Option<crate::facts::telemetry::Target<'e>> {
     use crate::facts::telemetry::Target;
     let name = message.params.as_ref()?.get("name")?.as_str()?;
-    let inner = &endpoint.inner;
+    // The catalog as built (a live endpoint's later tools are named by their handler's stage).
+    let inner = &endpoint.inner.catalog;
     match message.kind? {
         Method::ToolsCall => {
             let tool = inner.tools.get(*inner.by_name.get(name)?)?;

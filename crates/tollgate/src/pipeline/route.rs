@@ -86,14 +86,18 @@ pub(crate) fn dispatch(
             Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
             Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
             Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
-            Method::PromptsList => methods::one_page(revision, params, id, &inner.prompt_pages),
+            Method::PromptsList => {
+                methods::one_page(revision, params, id, &endpoint.catalog().prompt_pages)
+            }
             Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
             Method::Complete => {
                 Box::pin(methods::prompts::complete(endpoint, params, context)).await
             }
-            Method::ResourcesList => methods::one_page(revision, params, id, &inner.resource_pages),
+            Method::ResourcesList => {
+                methods::one_page(revision, params, id, &endpoint.catalog().resource_pages)
+            }
             Method::ResourcesTemplatesList => {
-                methods::one_page(revision, params, id, &inner.template_pages)
+                methods::one_page(revision, params, id, &endpoint.catalog().template_pages)
             }
             Method::ResourcesRead => {
                 Box::pin(methods::resources::read(endpoint, params, context)).await

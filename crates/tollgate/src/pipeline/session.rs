@@ -288,9 +288,10 @@ async fn initialize(
     context: &RequestContext,
 ) -> Reply {
     let revision = context.protocol_version;
+    let catalog = endpoint.catalog();
     let (Some(id), Some(result)) = (
         message.id.as_ref(),
-        endpoint.inner.discover[revision_slot(revision)].as_deref(),
+        catalog.discover[revision_slot(revision)].as_deref(),
     ) else {
         return fault_reply(message.id.as_ref(), Fault::Internal, None);
     };

@@ -3,8 +3,6 @@
 //! limiters registered; a task store where tools support tasks). Rendering is `catalog`'s.
 
 use crate::model::intercept::{ErasedInterceptor, ToolResultSanitizer, erase_interceptor};
-use crate::registry::NameMap;
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use tollgate_json::{JsonArray, JsonValue};
@@ -13,16 +11,15 @@ use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::facts::keyring::RequestStateKey;
 use crate::model::cache::CachePolicy;
 use crate::model::prompt::PromptRegistration;
-use crate::model::resource::template::MAX_TEMPLATES_PER_ENDPOINT;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::skill::SkillRegistration;
 use crate::model::subscription::Listeners;
 use crate::model::tool::ToolRegistration;
-use crate::model::tool::options::TaskSupport;
 use crate::policy::admission::AdmissionController;
 use crate::policy::rules::{Policy, RateLimiter};
-use crate::registry::catalog;
-use crate::registry::skills;
+use crate::registry::catalog::Rules;
+use crate::registry::compile::{Registrations, compile};
+use crate::registry::live::Live;
 use crate::registry::{Endpoint, EndpointInner, EndpointLimits, IMPLEMENTED, Implementation};
 use crate::session::store::SessionStore;
 use crate::session::{SessionConfig, SessionTable};
@@ -63,6 +60,7 @@ impl Endpoint {
             interceptors: Vec::new(),
             sanitizer: None,
             failures: Default::default(),
+            live: false,
             #[cfg(feature = "oauth")]
             bearer_resource: None,
         }
@@ -96,6 +94,8 @@ pub struct EndpointBuilder {
     pub(super) interceptors: Vec<Arc<dyn ErasedInterceptor>>,
     pub(super) sanitizer: Option<Arc<dyn ToolResultSanitizer>>,
     pub(super) failures: crate::facts::report::Failures,
+    /// Whether the catalog may change while serving.
+    pub(super) live: bool,
     /// The resource a `BearerAuth` admission checks tokens for, when the controller is one.
     #[cfg(feature = "oauth")]
     pub(super) bearer_resource: Option<crate::policy::authorization::ProtectedResource>,
@@ -384,6 +384,32 @@ impl EndpointBuilder {
         self
     }
 
+    /// Lets the catalog change while the endpoint serves (default: off, the catalog is fixed at
+    /// build). [`Endpoint::catalogs`] then gives the [`Catalogs`](crate::endpoint::Catalogs)
+    /// handle that adds, removes and replaces tools, prompts, resources, templates and skills,
+    /// each change checked as `build` checks registrations and refused whole on any failure;
+    /// discovery declares the `tools`, `prompts` and `resources` capabilities whatever the
+    /// catalog holds, with `listChanged: true` (on the 2025 revisions only with sessions), and
+    /// an accepted change is announced with `notifications/{tools,prompts,resources}/list_changed`
+    /// on 2025 sessions' standalone streams and to `subscriptions/listen` streams asking for it.
+    /// A request runs to its end on the catalog it started on; an endpoint without live catalogs
+    /// reads its own catalog without any count kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///     Implementation::new("demo", "1.0.0")).live_catalogs().build()?;
+    /// assert!(endpoint.catalogs().is_some());
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn live_catalogs(mut self) -> Self {
+        self.live = true;
+        self
+    }
+
     /// Request and response bounds.
     pub fn limits(mut self, limits: EndpointLimits) -> Self {
         self.limits = limits;
@@ -405,32 +431,11 @@ impl EndpointBuilder {
     pub fn build(self) -> Result<Endpoint, BuildError> {
         self.check_endpoint()?;
         self.check_protection()?;
-        let by_name = self.index_tools()?;
-        let prompt_by_name = self.index_prompts()?;
-        self.check_resources()?;
-        self.check_scopes()?;
-        let skills = self.index_skills()?;
         if self.task_store.is_some() && !self.task_config.is_valid() {
             return Err(self.error(BuildErrorKind::TasksNotConfigured));
         }
-        let fingerprint =
-            catalog::fingerprint(&self.path, self.page_size, self.revisions, &self.tools).map_err(
-                |tool| {
-                    self.error(BuildErrorKind::InvalidConfiguration)
-                        .tool_name(&tool)
-                },
-            )?;
-        let rendering = catalog::Rendering {
-            implementation: self.implementation.clone(),
-            instructions: self.instructions.clone(),
-            page_size: self.page_size,
-        };
-        let error = self.error(BuildErrorKind::InvalidConfiguration);
-        let mut inner = self.assemble(by_name, prompt_by_name, fingerprint);
-        inner.skills = skills;
-        catalog::render(&mut inner, &rendering).map_err(|()| error)?;
         Ok(Endpoint {
-            inner: Arc::new(inner),
+            inner: Arc::new(self.assemble()?),
         })
     }
 
@@ -469,48 +474,6 @@ impl EndpointBuilder {
                 }
                 Some(_) => {}
             }
-        }
-        Ok(())
-    }
-
-    /// Operations requiring scopes need a protected resource to challenge for them.
-    fn check_scopes(&self) -> Result<(), BuildError> {
-        if self.policy.protected.is_some() {
-            return Ok(());
-        }
-        let fail = || {
-            self.error(BuildErrorKind::InvalidAuthorization)
-                .with_detail(
-                    "an operation requires scopes but the endpoint is no protected resource",
-                )
-        };
-        if let Some(tool) = self
-            .tools
-            .iter()
-            .find(|t| !t.inner.required_scopes.is_empty())
-        {
-            return Err(fail().tool_name(tool.name()));
-        }
-        if let Some(prompt) = self
-            .prompts
-            .iter()
-            .find(|p| !p.inner.required_scopes.is_empty())
-        {
-            return Err(fail().prompt_name(prompt.name()));
-        }
-        if let Some(r) = self
-            .resources
-            .iter()
-            .find(|r| !r.inner.required_scopes.is_empty())
-        {
-            return Err(fail().resource(r.uri()));
-        }
-        if let Some(t) = self
-            .templates
-            .iter()
-            .find(|t| !t.inner.required_scopes.is_empty())
-        {
-            return Err(fail().resource(t.uri_template()));
         }
         Ok(())
     }
@@ -554,127 +517,8 @@ impl EndpointBuilder {
         Ok(())
     }
 
-    /// Tools: within the endpoint's revisions, naming registered limiters, with a task store
-    /// when they support tasks, and unique by name.
-    fn index_tools(&self) -> Result<NameMap<usize>, BuildError> {
-        let mut by_name = NameMap::with_capacity_and_hasher(self.tools.len(), Default::default());
-        for (i, tool) in self.tools.iter().enumerate() {
-            if !tool.revisions().is_subset_of(self.revisions) {
-                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
-                    .tool_name(tool.name())
-                    .at_path(&self.path)
-                    .with_revisions(tool.revisions()));
-            }
-            if let Some(kind) = tool.legacy_refusal() {
-                return Err(BuildError::new(kind)
-                    .tool_name(tool.name())
-                    .at_path(&self.path)
-                    .with_revisions(tool.revisions()));
-            }
-            if let Some(name) = &tool.inner.rate_limiter
-                && !self.policy.named.contains_key(name)
-            {
-                let kind = BuildErrorKind::UnknownRateLimiter;
-                return Err(self.error(kind).tool_name(tool.name()));
-            }
-            if tool.inner.task_support != TaskSupport::Forbidden && self.task_store.is_none() {
-                let kind = BuildErrorKind::TasksNotConfigured;
-                return Err(self.error(kind).tool_name(tool.name()));
-            }
-            if by_name.insert(tool.inner.name.clone(), i).is_some() {
-                let kind = BuildErrorKind::DuplicateToolName;
-                return Err(self.error(kind).tool_name(tool.name()));
-            }
-        }
-        Ok(by_name)
-    }
-
-    /// Prompts: within the endpoint's revisions and unique by name.
-    fn index_prompts(&self) -> Result<NameMap<usize>, BuildError> {
-        let mut prompt_by_name =
-            NameMap::with_capacity_and_hasher(self.prompts.len(), Default::default());
-        for (i, prompt) in self.prompts.iter().enumerate() {
-            if !prompt.revisions().is_subset_of(self.revisions) {
-                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
-                    .prompt_name(prompt.name())
-                    .at_path(&self.path)
-                    .with_revisions(prompt.revisions()));
-            }
-            if prompt_by_name
-                .insert(prompt.inner.name.clone(), i)
-                .is_some()
-            {
-                let kind = BuildErrorKind::DuplicatePromptName;
-                return Err(self.error(kind).prompt_name(prompt.name()));
-            }
-        }
-        Ok(prompt_by_name)
-    }
-
-    /// Resources and templates: within the endpoint's revisions, unique, and few enough
-    /// templates.
-    fn check_resources(&self) -> Result<(), BuildError> {
-        for resource in &self.resources {
-            if !resource.revisions().is_subset_of(self.revisions) {
-                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
-                    .resource(resource.uri())
-                    .at_path(&self.path)
-                    .with_revisions(resource.revisions()));
-            }
-        }
-        for template in &self.templates {
-            if !template.revisions().is_subset_of(self.revisions) {
-                return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
-                    .resource(template.uri_template())
-                    .at_path(&self.path)
-                    .with_revisions(template.revisions()));
-            }
-        }
-        let mut uris = HashSet::with_capacity(self.resources.len());
-        if let Some(dup) = self.resources.iter().find(|r| !uris.insert(r.uri())) {
-            let kind = BuildErrorKind::DuplicateResource;
-            return Err(self.error(kind).resource(dup.uri()));
-        }
-        let mut sources = HashSet::with_capacity(self.templates.len());
-        if let Some(dup) = self
-            .templates
-            .iter()
-            .find(|t| !sources.insert(t.uri_template()))
-        {
-            let kind = BuildErrorKind::DuplicateResource;
-            return Err(self.error(kind).resource(dup.uri_template()));
-        }
-        if self.templates.len() > MAX_TEMPLATES_PER_ENDPOINT {
-            return Err(self.error(BuildErrorKind::TooManyTemplates));
-        }
-        Ok(())
-    }
-
-    /// The skills, indexed and rendered: 2026-07-28 only, no two overlapping, no file at a
-    /// registered resource's URI.
-    fn index_skills(&self) -> Result<Option<skills::Skills>, BuildError> {
-        if !self.skills.is_empty() && !self.revisions.contains(ProtocolVersion::V2026_07_28) {
-            return Err(self
-                .error(BuildErrorKind::InvalidSkill)
-                .with_detail("skills are served on 2026-07-28: the endpoint must serve it"));
-        }
-        let setting = skills::Setting {
-            cache: self.cache,
-            output: &self.limits.output,
-            page_size: self.page_size,
-            path: &self.path,
-            resources: &self.resources,
-        };
-        skills::index(&self.skills, &setting)
-    }
-
-    /// The endpoint's state, its catalogs not rendered yet.
-    fn assemble(
-        self,
-        by_name: NameMap<usize>,
-        prompt_by_name: NameMap<usize>,
-        fingerprint: u64,
-    ) -> EndpointInner {
+    /// The endpoint's state, its catalog checked and rendered.
+    fn assemble(self) -> Result<EndpointInner, BuildError> {
         let listeners = Listeners::default();
         let modern = self.revisions.contains(ProtocolVersion::V2026_07_28);
         let tasks = match (&self.task_store, modern) {
@@ -714,24 +558,48 @@ impl EndpointBuilder {
         if let Some(cluster) = &cluster {
             cluster.share_events(&listeners);
         }
-        EndpointInner {
-            path: self.path,
+        let rules = Rules {
+            path: Arc::clone(&self.path),
             revisions: self.revisions,
+            page_size: self.page_size,
+            cache: self.cache,
+            output: self.limits.output,
+            limiters: self.policy.named.keys().cloned().collect(),
+            task_store: self.task_store.is_some(),
+            protected: self.policy.protected.is_some(),
+            implementation: self.implementation,
+            instructions: self.instructions,
+            supported_json: supported_json.clone(),
+            logging: self.logging,
+            sessions: sessions.is_some(),
+            tasks: tasks.is_some(),
+            live: self.live,
+        };
+        let registrations = Registrations {
             tools: self.tools,
-            by_name,
             prompts: self.prompts,
-            prompt_by_name,
-            prompt_pages: Default::default(),
             resources: self.resources,
             templates: self.templates,
-            skills: None,
-            resource_pages: Default::default(),
-            template_pages: Default::default(),
+            skills: self.skills,
+        };
+        // A live endpoint's requests read the published catalog; its own stays as built.
+        let live = match self.live {
+            true => Some(Arc::new(Live::new(
+                compile(registrations.clone(), &rules)?,
+                rules.clone(),
+                listeners.publisher(),
+                sessions.clone(),
+            ))),
+            false => None,
+        };
+        let catalog = compile(registrations, &rules)?;
+        Ok(EndpointInner {
+            path: self.path,
+            revisions: self.revisions,
+            catalog,
+            live,
             cache: self.cache,
             limits: self.limits,
-            discover: Default::default(),
-            tool_pages: Default::default(),
-            fingerprint,
             supported_json,
             sessions,
             cluster,
@@ -749,6 +617,6 @@ impl EndpointBuilder {
             interceptors: self.interceptors.into(),
             sanitizer: self.sanitizer,
             failures: self.failures,
-        }
+        })
     }
 }

@@ -1,25 +1,62 @@
 //! Catalog rendering: every page an endpoint answers from, rendered once when it is built, per
 //! served revision. The `server/discover` (2026-07-28) or `initialize` (2025) result with the
 //! capabilities the registrations imply, the `tools/list` pages and their cursors, and the
-//! one-page prompt, resource and template catalogs. Knows nothing of requests: the methods splice
-//! the request's id into these bytes.
+//! one-page prompt, resource and template catalogs. A live endpoint renders each new catalog the
+//! same way. Knows nothing of requests: the methods splice the request's id into these bytes.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
+
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use tollgate_json::{JsonArray, JsonObject, JsonObjectBuilder, OutputLimits, to_vec};
+use tollgate_json::{JsonArray, JsonObject, JsonObjectBuilder, JsonValue, OutputLimits, to_vec};
+
+use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::model::cache::CachePolicy;
 
 use crate::model::skill::SKILLS_EXTENSION;
 use crate::model::tool::ToolRegistration;
-use crate::registry::{EndpointInner, Implementation, cursor_text, revision_slot};
+use crate::registry::snapshot::Catalog;
+use crate::registry::{Implementation, cursor_text, revision_slot};
 use crate::tasks::model::TASKS_EXTENSION;
 use crate::version::{ProtocolVersion, ProtocolVersions, is_legacy};
 
-/// What rendering needs beyond the endpoint's state.
-pub(crate) struct Rendering {
+/// What the endpoint fixes for every catalog it ever serves: the rules registrations are held
+/// to and what rendering needs beyond them.
+#[derive(Clone)]
+pub(crate) struct Rules {
+    pub(crate) path: Arc<str>,
+    pub(crate) revisions: ProtocolVersions,
+    pub(crate) page_size: usize,
+    pub(crate) cache: CachePolicy,
+    pub(crate) output: OutputLimits,
+    /// The names of the registered rate limiters.
+    pub(crate) limiters: HashSet<Arc<str>>,
+    /// Whether a task store is configured (tools may support tasks).
+    pub(crate) task_store: bool,
+    /// Whether the endpoint is a protected resource (operations may require scopes).
+    pub(crate) protected: bool,
     pub(crate) implementation: Implementation,
     pub(crate) instructions: Option<Arc<str>>,
-    pub(crate) page_size: usize,
+    /// `supported` for the discovery result, pre-rendered.
+    pub(crate) supported_json: JsonValue,
+    /// Whether the `logging` capability is on.
+    pub(crate) logging: bool,
+    /// Whether the 2025 revisions keep sessions here.
+    pub(crate) sessions: bool,
+    /// Whether the tasks extension is served (a store, and 2026-07-28).
+    pub(crate) tasks: bool,
+    /// Whether the catalogs may change while serving (`listChanged` is then advertised).
+    pub(crate) live: bool,
+}
+
+impl Rules {
+    /// A build error naming this endpoint's path and revisions.
+    pub(crate) fn error(&self, kind: BuildErrorKind) -> BuildError {
+        BuildError::new(kind)
+            .at_path(&self.path)
+            .with_revisions(self.revisions)
+    }
 }
 
 /// The catalog's fingerprint: path, page size and every tool descriptor on every revision, so
@@ -46,18 +83,18 @@ pub(crate) fn fingerprint(
 
 /// Renders every page for every served revision into `inner`; `Err` when a page does not fit
 /// the output limits.
-pub(crate) fn render(inner: &mut EndpointInner, rendering: &Rendering) -> Result<(), ()> {
-    for revision in inner.revisions.iter() {
+pub(crate) fn render(inner: &mut Catalog, rules: &Rules) -> Result<(), ()> {
+    for revision in rules.revisions.iter() {
         let slot = revision_slot(revision);
-        inner.discover[slot] = Some(discover(inner, rendering, revision)?);
-        inner.tool_pages[slot] = tool_pages(inner, rendering.page_size, revision)?;
+        inner.discover[slot] = Some(discover(inner, rules, revision)?);
+        inner.tool_pages[slot] = tool_pages(inner, rules, revision)?;
         let prompts: JsonArray = inner
             .prompts
             .iter()
             .filter(|p| p.revisions().contains(revision))
             .map(|p| p.descriptor(revision))
             .collect();
-        inner.prompt_pages[slot] = Some(page(inner, revision, "prompts", prompts)?);
+        inner.prompt_pages[slot] = Some(page(rules, revision, "prompts", prompts)?);
         let mut resources: JsonArray = inner
             .resources
             .iter()
@@ -73,14 +110,14 @@ pub(crate) fn render(inner: &mut EndpointInner, rendering: &Rendering) -> Result
                 .cloned()
                 .collect();
         }
-        inner.resource_pages[slot] = Some(page(inner, revision, "resources", resources)?);
+        inner.resource_pages[slot] = Some(page(rules, revision, "resources", resources)?);
         let templates: JsonArray = inner
             .templates
             .iter()
             .filter(|t| t.revisions().contains(revision))
             .map(|t| t.descriptor(revision))
             .collect();
-        inner.template_pages[slot] = Some(page(inner, revision, "resourceTemplates", templates)?);
+        inner.template_pages[slot] = Some(page(rules, revision, "resourceTemplates", templates)?);
     }
     Ok(())
 }
@@ -88,7 +125,7 @@ pub(crate) fn render(inner: &mut EndpointInner, rendering: &Rendering) -> Result
 /// One page of a catalog: its items under `key`, with the result type and caching hints on
 /// 2026-07-28.
 fn page(
-    inner: &EndpointInner,
+    rules: &Rules,
     revision: ProtocolVersion,
     key: &str,
     items: JsonArray,
@@ -99,18 +136,19 @@ fn page(
     }
     page.push(key, items);
     if !is_legacy(revision) {
-        inner.cache.push_into(&mut page);
+        rules.cache.push_into(&mut page);
     }
-    to_vec(&page.build().into(), &inner.limits.output).map_err(|_| ())
+    to_vec(&page.build().into(), &rules.output).map_err(|_| ())
 }
 
 /// The `tools/list` pages of a revision: `page_size` tools each (one empty page when there are
 /// none), each but the last with the cursor of the next.
 fn tool_pages(
-    inner: &EndpointInner,
-    page_size: usize,
+    inner: &Catalog,
+    rules: &Rules,
     revision: ProtocolVersion,
 ) -> Result<Vec<Vec<u8>>, ()> {
+    let page_size = rules.page_size;
     let legacy = is_legacy(revision);
     let listed: Vec<&ToolRegistration> = inner
         .tools
@@ -135,32 +173,29 @@ fn tool_pages(
             page.push("nextCursor", cursor_text(inner.fingerprint, index + 1));
         }
         if !legacy {
-            inner.cache.push_into(&mut page);
+            rules.cache.push_into(&mut page);
         }
-        rendered.push(to_vec(&page.build().into(), &inner.limits.output).map_err(|_| ())?);
+        rendered.push(to_vec(&page.build().into(), &rules.output).map_err(|_| ())?);
     }
     Ok(rendered)
 }
 
 /// The `server/discover` result (2026-07-28) or the `initialize` result (2025 revisions).
-fn discover(
-    inner: &EndpointInner,
-    rendering: &Rendering,
-    revision: ProtocolVersion,
-) -> Result<Vec<u8>, ()> {
+fn discover(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Result<Vec<u8>, ()> {
+    let rendering = rules;
     let server_info = rendering.implementation.render(revision);
     let mut result = JsonObject::builder();
     if is_legacy(revision) {
         result.push("protocolVersion", revision.as_str());
-        result.push("capabilities", capabilities(inner, revision));
+        result.push("capabilities", capabilities(inner, rules, revision));
         result.push("serverInfo", server_info);
         if let Some(text) = &rendering.instructions {
             result.push("instructions", &**text);
         }
     } else {
         result.push("resultType", "complete");
-        result.push("supportedVersions", inner.supported_json.clone());
-        result.push("capabilities", capabilities(inner, revision));
+        result.push("supportedVersions", rules.supported_json.clone());
+        result.push("capabilities", capabilities(inner, rules, revision));
         if let Some(text) = &rendering.instructions {
             result.push("instructions", &**text);
         }
@@ -170,52 +205,42 @@ fn discover(
                 .insert("io.modelcontextprotocol/serverInfo", server_info)
                 .build(),
         );
-        inner.cache.push_into(&mut result);
+        rules.cache.push_into(&mut result);
     }
-    to_vec(&result.build().into(), &inner.limits.output).map_err(|_| ())
+    to_vec(&result.build().into(), &rules.output).map_err(|_| ())
 }
 
-/// The capabilities the registrations imply on a revision. Catalogs are immutable, so the 2025
-/// revisions' `listChanged` flags are false; resource updates travel on a 2025 session's
-/// standalone stream (no sessions, no `subscribe`) and on `subscriptions/listen` on 2026-07-28.
-fn capabilities(inner: &EndpointInner, revision: ProtocolVersion) -> JsonObject {
+/// The capabilities the registrations imply on a revision. A fixed catalog's 2025 `listChanged`
+/// flags are false (and absent on 2026-07-28); a live endpoint declares tools, prompts and
+/// resources whatever its catalog holds now, with `listChanged: true` where it can notify (on
+/// 2025 only with sessions: without one there is no stream to notify on). Resource updates
+/// travel on a 2025 session's standalone stream (no sessions, no `subscribe`) and on
+/// `subscriptions/listen` on 2026-07-28.
+fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> JsonObject {
     let legacy = is_legacy(revision);
+    let live = rules.live;
+    let notifies = live && (!legacy || rules.sessions);
     let mut capabilities = JsonObject::builder();
-    if inner.logging && (!legacy || inner.sessions.is_some()) {
+    if rules.logging && (!legacy || rules.sessions) {
         capabilities.push("logging", JsonObject::new());
     }
-    if inner.tools.iter().any(|t| t.revisions().contains(revision)) {
-        capabilities.push("tools", list_changed(legacy));
+    if live || inner.tools.iter().any(|t| t.revisions().contains(revision)) {
+        capabilities.push("tools", list_changed(legacy, notifies));
     }
     let skills_here = !legacy && inner.skills.is_some();
-    let resources_here = skills_here
-        || inner
-            .resources
-            .iter()
-            .any(|r| r.revisions().contains(revision))
-        || inner
-            .templates
-            .iter()
-            .any(|t| t.revisions().contains(revision));
-    if resources_here {
+    if live || inner.offers_resources(revision) {
         let mut resources = JsonObject::builder();
-        if legacy {
-            resources.push("listChanged", false);
+        if legacy || notifies {
+            resources.push("listChanged", notifies);
         }
-        resources.push("subscribe", !legacy || inner.sessions.is_some());
+        resources.push("subscribe", !legacy || rules.sessions);
         capabilities.push("resources", resources.build());
     }
-    let prompts_here = || {
-        inner
-            .prompts
-            .iter()
-            .filter(move |p| p.revisions().contains(revision))
-    };
-    if prompts_here().any(|p| p.completes()) {
+    if inner.offers_completions(revision) {
         capabilities.push("completions", JsonObject::new());
     }
     let mut extensions = JsonObject::builder();
-    if !legacy && inner.tasks.is_some() {
+    if !legacy && rules.tasks {
         extensions.push(TASKS_EXTENSION, JsonObject::new());
     }
     if skills_here {
@@ -226,17 +251,18 @@ fn capabilities(inner: &EndpointInner, revision: ProtocolVersion) -> JsonObject 
     if !extensions.is_empty() {
         capabilities.push("extensions", extensions.build());
     }
-    if prompts_here().next().is_some() {
-        capabilities.push("prompts", list_changed(legacy));
+    if live || inner.offers_prompts(revision) {
+        capabilities.push("prompts", list_changed(legacy, notifies));
     }
     capabilities.build()
 }
 
-/// A capability object, with `listChanged: false` on the 2025 revisions.
-fn list_changed(legacy: bool) -> JsonObject {
+/// A capability object: `listChanged: true` where changes are notified, `false` on the 2025
+/// revisions otherwise, absent on 2026-07-28 otherwise.
+fn list_changed(legacy: bool, notifies: bool) -> JsonObject {
     let mut capability: JsonObjectBuilder = JsonObject::builder();
-    if legacy {
-        capability.push("listChanged", false);
+    if legacy || notifies {
+        capability.push("listChanged", notifies);
     }
     capability.build()
 }

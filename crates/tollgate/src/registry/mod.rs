@@ -1,18 +1,27 @@
 //! Endpoints: an exact path, its revisions, its registrations, its policy and stores, and the
-//! catalogs rendered from them, immutable once built.
+//! catalogs rendered from them, immutable once built (a live endpoint publishes new catalogs,
+//! each immutable too).
 //!
 //! - this module: [`Endpoint`] and what it holds ([`Implementation`], [`EndpointLimits`], the
 //!   registry lookups the methods use);
 //! - `builder`: `EndpointBuilder` (with [`Endpoint::with_path`]) and the construction rules (paths, revision containment,
 //!   unique names, limiters and task stores named);
-//! - `catalog`: the pre-rendered `server/discover`/`initialize` results and list pages.
+//! - `compile`: the rules registrations meet on their endpoint, checked for a catalog as a
+//!   whole (at build, and again for every change of a live catalog);
+//! - `catalog`: the pre-rendered `server/discover`/`initialize` results and list pages;
+//! - `snapshot`: one catalog as requests see it, and the handle a request holds on it;
+//! - `live`: the [`Catalogs`](live::Catalogs) handle that changes a live endpoint's catalog and
+//!   announces the change.
 //!
 //! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
+pub(crate) mod compile;
+pub(crate) mod live;
 pub(crate) mod report;
 pub(crate) mod skills;
+pub(crate) mod snapshot;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +35,7 @@ use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::tool::ToolRegistration;
 use crate::policy::rules::Policy;
+use crate::registry::snapshot::{Catalog, Snapshot};
 use crate::session::SessionTable;
 use crate::stream::StreamConfig;
 use crate::version::{ProtocolVersion, ProtocolVersions};
@@ -234,18 +244,11 @@ pub struct Endpoint {
 pub(crate) struct EndpointInner {
     pub(crate) path: Arc<str>,
     pub(crate) revisions: ProtocolVersions,
-    pub(crate) tools: Vec<ToolRegistration>,
-    pub(crate) by_name: NameMap<usize>,
-    pub(crate) prompts: Vec<PromptRegistration>,
-    pub(crate) prompt_by_name: NameMap<usize>,
-    pub(crate) resources: Vec<ResourceRegistration>,
-    pub(crate) templates: Vec<ResourceTemplateRegistration>,
-    /// The skills extension's answers and files (2026-07-28), when skills are registered.
-    pub(crate) skills: Option<skills::Skills>,
-    /// Per served revision: the one-page `resources/list` and `resources/templates/list`
-    /// results.
-    pub(crate) resource_pages: [Option<Vec<u8>>; 3],
-    pub(crate) template_pages: [Option<Vec<u8>>; 3],
+    /// The catalog as built: the one every request reads when the endpoint is not live.
+    pub(crate) catalog: Catalog,
+    /// The live catalog and its announcements, when built with
+    /// [`live_catalogs`](builder::EndpointBuilder::live_catalogs).
+    pub(crate) live: Option<Arc<live::Live>>,
     /// The endpoint's caching hints, for reads whose resource sets none.
     pub(crate) cache: CachePolicy,
     /// Admission and rate limits.
@@ -256,15 +259,7 @@ pub(crate) struct EndpointInner {
     /// Where a single-use endpoint consumes each opened state's nonce (`None`: states open on
     /// any retry until they expire).
     pub(crate) single_use: Option<Arc<crate::single_use::SingleUse>>,
-    /// Per served revision: the one-page `prompts/list` result (prompts are few and their
-    /// catalog is immutable; a present cursor is refused).
-    pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
     pub(crate) limits: EndpointLimits,
-    /// Per served revision (index by `revision_slot`): the `server/discover` result (2026-07-28)
-    /// or the `initialize` result (2025 revisions), then the tools/list result pages.
-    pub(crate) discover: [Option<Vec<u8>>; 3],
-    pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
-    pub(crate) fingerprint: u64,
     /// `supported` for the unsupported-version error, pre-rendered.
     pub(crate) supported_json: JsonValue,
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
@@ -309,7 +304,8 @@ impl std::fmt::Debug for Endpoint {
         f.debug_struct("Endpoint")
             .field("path", &self.inner.path)
             .field("revisions", &self.inner.revisions)
-            .field("tools", &self.inner.tools.len())
+            .field("tools", &self.inner.catalog.tools.len())
+            .field("live", &self.inner.live.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -325,9 +321,38 @@ impl Endpoint {
         self.inner.revisions
     }
 
-    /// The tools, in registration order.
+    /// The tools as built, in registration order (a live endpoint's current ones:
+    /// [`Catalogs::tools`](live::Catalogs::tools)).
     pub fn tools(&self) -> &[ToolRegistration] {
-        &self.inner.tools
+        &self.inner.catalog.tools
+    }
+
+    /// The catalog a request runs on from its start to its end: the endpoint's own (borrowed,
+    /// nothing counted) or the live one as published now (loaded once, lock-free).
+    #[inline]
+    pub(crate) fn catalog(&self) -> Snapshot<'_> {
+        match &self.inner.live {
+            None => Snapshot::Fixed(&self.inner.catalog),
+            Some(live) => Snapshot::Live(live.current()),
+        }
+    }
+
+    /// The handle that changes this endpoint's catalog while it serves: `Some` when it was
+    /// built with [`live_catalogs`](builder::EndpointBuilder::live_catalogs), `None` when its
+    /// catalog is fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let fixed = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///     Implementation::new("demo", "1.0.0")).build()?;
+    /// assert!(fixed.catalogs().is_none());
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn catalogs(&self) -> Option<live::Catalogs> {
+        self.inner.live.clone().map(live::Catalogs::new)
     }
 
     /// How many 2025 sessions are open now (0 when the endpoint serves those revisions
@@ -347,53 +372,27 @@ impl Endpoint {
         self.inner.sessions.as_ref().map_or(0, |s| s.len())
     }
 
-    pub(crate) fn prompt(
-        &self,
-        name: &str,
-        revision: ProtocolVersion,
-    ) -> Option<&PromptRegistration> {
-        let prompt = self
-            .inner
-            .prompts
-            .get(*self.inner.prompt_by_name.get(name)?)?;
-        prompt.revisions().contains(revision).then_some(prompt)
-    }
-
-    /// Whether `revision` offers prompts here (the `prompts` capability); without them the
-    /// prompt methods do not exist on it.
+    /// Whether `revision` offers prompts here (the `prompts` capability; a live endpoint
+    /// declares it whatever its catalog holds); without them the prompt methods do not exist on
+    /// it.
     pub(crate) fn offers_prompts(&self, revision: ProtocolVersion) -> bool {
-        self.inner
-            .prompts
-            .iter()
-            .any(|p| p.revisions().contains(revision))
+        self.inner.live.is_some() || self.inner.catalog.offers_prompts(revision)
     }
 
     /// Whether `revision` offers skills here (the skills extension: 2026-07-28, with skills).
     pub(crate) fn offers_skills(&self, revision: ProtocolVersion) -> bool {
-        self.inner.skills.is_some() && revision == ProtocolVersion::V2026_07_28
+        self.catalog().offers_skills(revision)
     }
 
-    /// Whether `revision` offers resources here (the `resources` capability).
+    /// Whether `revision` offers resources here (the `resources` capability; a live endpoint
+    /// declares it whatever its catalog holds).
     pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
-        self.offers_skills(revision)
-            || self
-                .inner
-                .resources
-                .iter()
-                .any(|r| r.revisions().contains(revision))
-            || self
-                .inner
-                .templates
-                .iter()
-                .any(|t| t.revisions().contains(revision))
+        self.inner.live.is_some() || self.inner.catalog.offers_resources(revision)
     }
 
     /// Whether `revision` offers completions here (the `completions` capability).
     pub(crate) fn offers_completions(&self, revision: ProtocolVersion) -> bool {
-        self.inner
-            .prompts
-            .iter()
-            .any(|p| p.completes() && p.revisions().contains(revision))
+        self.catalog().offers_completions(revision)
     }
 
     /// Tells every 2025 session subscribed to `uri` that the resource changed: a
@@ -424,39 +423,19 @@ impl Endpoint {
         }
     }
 
-    /// The resources at exact URIs, in registration order.
+    /// The resources at exact URIs as built, in registration order.
     pub fn resources(&self) -> &[ResourceRegistration] {
-        &self.inner.resources
+        &self.inner.catalog.resources
     }
 
-    /// The URI-template resources, in registration order.
+    /// The URI-template resources as built, in registration order.
     pub fn resource_templates(&self) -> &[ResourceTemplateRegistration] {
-        &self.inner.templates
+        &self.inner.catalog.templates
     }
 
-    /// The prompts, in registration order.
+    /// The prompts as built, in registration order.
     pub fn prompts(&self) -> &[PromptRegistration] {
-        &self.inner.prompts
-    }
-
-    pub(crate) fn tool(&self, name: &str, revision: ProtocolVersion) -> Option<&ToolRegistration> {
-        let tool = self.inner.tools.get(*self.inner.by_name.get(name)?)?;
-        tool.revisions().contains(revision).then_some(tool)
-    }
-
-    /// Routes a read: a skill's file (2026-07-28), else an exact resource, else a template.
-    pub(crate) fn route_resource(
-        &self,
-        uri: &str,
-        revision: ProtocolVersion,
-    ) -> Option<crate::model::resource::Route<'_>> {
-        let inner = &*self.inner;
-        if let Some(file) = inner.skills.as_ref().and_then(|s| s.files.get(uri))
-            && file.revisions().contains(revision)
-        {
-            return Some(crate::model::resource::Route::Exact(file));
-        }
-        crate::model::resource::route(uri, revision, &inner.resources, &inner.templates)
+        &self.inner.catalog.prompts
     }
 }
 

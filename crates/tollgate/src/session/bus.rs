@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits};
 
-use crate::model::subscription::{Event, Listeners};
+use crate::model::subscription::{Event, ListKind, Listeners, list_bit};
 use crate::session::{SessionTable, bounded, spawn_once};
 use crate::stream::session::SessionStreams;
 use crate::wire::id::RequestId;
@@ -98,6 +98,8 @@ impl SessionTable {
                 let (kind, text) = match event {
                     Event::ResourceUpdated(uri) => (RESOURCE, uri),
                     Event::TaskChanged(id) => (TASK, id),
+                    // Each instance announces its own catalog's changes.
+                    Event::ListsChanged(_) => return,
                 };
                 table.broadcast(kind, text);
             }
@@ -193,6 +195,37 @@ impl SessionTable {
         };
         for streams in self.all_streams() {
             streams.resource_updated(uri, &bytes);
+        }
+    }
+
+    /// `notifications/{tools,prompts,resources}/list_changed` for the lists in `lists`
+    /// (`list_bit`s) to every 2025 session here whose revision they changed on, on its
+    /// standalone stream (waiting in its replay buffer until a `GET` takes it).
+    pub(crate) fn lists_changed(&self, lists: u16) {
+        let mut rendered: Vec<(ListKind, Vec<u8>)> = Vec::new();
+        for list in ListKind::ALL {
+            let notification: JsonValue = JsonObject::builder()
+                .insert("jsonrpc", "2.0")
+                .insert("method", list.notification())
+                .build()
+                .into();
+            if let Ok(bytes) = tollgate_json::to_vec(&notification, &self.output) {
+                rendered.push((list, bytes));
+            }
+        }
+        for streams in self.all_streams() {
+            let due = rendered
+                .iter()
+                .filter(|(list, _)| lists & list_bit(streams.revision, *list) != 0);
+            let mut stream = None;
+            for (_, bytes) in due {
+                if stream.is_none() {
+                    stream = streams.standalone_stream();
+                }
+                if let Some(stream) = &stream {
+                    stream.push_notification(bytes);
+                }
+            }
         }
     }
 

@@ -16,6 +16,8 @@ use crate::wire::level::LogLevel;
 #[derive(Default)]
 pub(crate) struct LocalSession {
     session: Mutex<Option<Session>>,
+    /// How many sessions `initialize` has started here.
+    opened: std::sync::atomic::AtomicU64,
     in_flight: Mutex<HashMap<String, AbortHandle>>,
 }
 
@@ -43,6 +45,14 @@ impl LocalSession {
     /// Starts (or, on a second `initialize`, replaces) the connection's session.
     pub(crate) fn open(&self, session: Session) {
         *lock(&self.session) = Some(session);
+        self.opened
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many sessions `initialize` has started on this connection (a new one tells the
+    /// transport to relay its list changes).
+    pub(crate) fn opened(&self) -> u64 {
+        self.opened.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Remembers `level` when `principal` owns the session; false otherwise (or with none).

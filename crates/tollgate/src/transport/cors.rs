@@ -231,6 +231,7 @@ impl CorsPolicy {
 pub(crate) fn mirrored_header_names(endpoint: &Endpoint) -> Vec<String> {
     let mut names: Vec<String> = endpoint
         .inner
+        .catalog
         .tools
         .iter()
         .flat_map(|tool| tool.inner.input.mirrored_headers())

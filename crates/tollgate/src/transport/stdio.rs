@@ -165,7 +165,16 @@ impl Lines {
                 transport: Transport::stdio(None),
                 local: Some(&self.local),
             };
+            let opened = self.local.opened();
             let reply = crate::pipeline::handle(endpoint, arrival, message).await;
+            if self.local.opened() != opened
+                && let Some(revision) = self.local.revision()
+            {
+                // A live catalog's changes travel on the line stream of the new session.
+                let tx = self.tx.clone();
+                let lines = crate::registry::live::announce_lines(endpoint, revision, tx);
+                self.listens.extend(lines);
+            }
             send(&self.tx, reply).await;
             return true;
         }

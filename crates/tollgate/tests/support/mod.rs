@@ -281,6 +281,19 @@ impl Open {
         true
     }
 
+    /// Reads whatever arrives within `wait` (or until the stream ends).
+    pub async fn read_for(&mut self, wait: Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        while !self.ended {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() || !self.fill(left).await {
+                break;
+            }
+            self.decode();
+        }
+        self.decode();
+    }
+
     /// Reads to the end of the body (at most 5 s); whether it ended.
     pub async fn finish_reading(&mut self) -> bool {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);

@@ -198,7 +198,7 @@ pub(crate) fn initialize(
         Some(r) if is_legacy(r) && endpoint.inner.revisions.contains(r) => r,
         _ => newest,
     };
-    if endpoint.inner.discover[revision_slot(revision)].is_none() {
+    if endpoint.catalog().discover[revision_slot(revision)].is_none() {
         return Err(fail(revision, Some(id), Fault::Internal, None));
     }
     let capabilities = ClientCapabilities::from_json(capabilities.clone());

@@ -1,0 +1,118 @@
+//! One catalog as requests see it: the registrations, their lookups by name, and every page
+//! rendered from them (`Catalog`), immutable once made; and the handle a request holds on it
+//! from its start to its end (`Snapshot`): a borrow of the endpoint's own catalog when it is
+//! fixed (no count to keep), or the live catalog loaded once (an `Arc`, so a change published
+//! meanwhile does not touch it). Knows nothing of how a catalog is checked, rendered or changed.
+
+use crate::model::prompt::PromptRegistration;
+use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration, Route};
+use crate::model::skill::SkillRegistration;
+use crate::model::tool::ToolRegistration;
+use crate::registry::{NameMap, skills};
+use crate::version::ProtocolVersion;
+
+/// The registrations of one catalog and everything rendered from them.
+pub(crate) struct Catalog {
+    pub(crate) tools: Vec<ToolRegistration>,
+    pub(crate) by_name: NameMap<usize>,
+    pub(crate) prompts: Vec<PromptRegistration>,
+    pub(crate) prompt_by_name: NameMap<usize>,
+    pub(crate) resources: Vec<ResourceRegistration>,
+    pub(crate) templates: Vec<ResourceTemplateRegistration>,
+    /// The skills as registered (a change starts from them).
+    pub(crate) skill_registrations: Vec<SkillRegistration>,
+    /// The skills extension's answers and files (2026-07-28), when skills are registered.
+    pub(crate) skills: Option<skills::Skills>,
+    /// Per served revision: the one-page `resources/list` and `resources/templates/list`
+    /// results.
+    pub(crate) resource_pages: [Option<Vec<u8>>; 3],
+    pub(crate) template_pages: [Option<Vec<u8>>; 3],
+    /// Per served revision: the one-page `prompts/list` result (a present cursor is refused).
+    pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
+    /// Per served revision (index by `revision_slot`): the `server/discover` result (2026-07-28)
+    /// or the `initialize` result (2025 revisions), then the tools/list result pages.
+    pub(crate) discover: [Option<Vec<u8>>; 3],
+    pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
+    /// Binds `tools/list` cursors to this catalog: a cursor of another is refused.
+    pub(crate) fingerprint: u64,
+}
+
+impl Catalog {
+    /// The tool `name` on `revision`.
+    pub(crate) fn tool(&self, name: &str, revision: ProtocolVersion) -> Option<&ToolRegistration> {
+        let tool = self.tools.get(*self.by_name.get(name)?)?;
+        tool.revisions().contains(revision).then_some(tool)
+    }
+
+    /// The prompt `name` on `revision`.
+    pub(crate) fn prompt(
+        &self,
+        name: &str,
+        revision: ProtocolVersion,
+    ) -> Option<&PromptRegistration> {
+        let prompt = self.prompts.get(*self.prompt_by_name.get(name)?)?;
+        prompt.revisions().contains(revision).then_some(prompt)
+    }
+
+    /// Whether `revision` offers prompts (the `prompts` capability).
+    pub(crate) fn offers_prompts(&self, revision: ProtocolVersion) -> bool {
+        self.prompts
+            .iter()
+            .any(|p| p.revisions().contains(revision))
+    }
+
+    /// Whether `revision` offers skills (the skills extension: 2026-07-28, with skills).
+    pub(crate) fn offers_skills(&self, revision: ProtocolVersion) -> bool {
+        self.skills.is_some() && revision == ProtocolVersion::V2026_07_28
+    }
+
+    /// Whether `revision` offers resources (the `resources` capability).
+    pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
+        self.offers_skills(revision)
+            || self
+                .resources
+                .iter()
+                .any(|r| r.revisions().contains(revision))
+            || self
+                .templates
+                .iter()
+                .any(|t| t.revisions().contains(revision))
+    }
+
+    /// Whether `revision` offers completions (the `completions` capability).
+    pub(crate) fn offers_completions(&self, revision: ProtocolVersion) -> bool {
+        self.prompts
+            .iter()
+            .any(|p| p.completes() && p.revisions().contains(revision))
+    }
+
+    /// Routes a read: a skill's file (2026-07-28), else an exact resource, else a template.
+    pub(crate) fn route_resource(&self, uri: &str, revision: ProtocolVersion) -> Option<Route<'_>> {
+        if let Some(file) = self.skills.as_ref().and_then(|s| s.files.get(uri))
+            && file.revisions().contains(revision)
+        {
+            return Some(Route::Exact(file));
+        }
+        crate::model::resource::route(uri, revision, &self.resources, &self.templates)
+    }
+}
+
+/// The catalog one request runs on, from its start to its end.
+pub(crate) enum Snapshot<'e> {
+    /// The endpoint's fixed catalog, borrowed.
+    Fixed(&'e Catalog),
+    /// The live catalog as it was when the request loaded it.
+    Live(std::sync::Arc<Catalog>),
+}
+
+impl std::ops::Deref for Snapshot<'_> {
+    type Target = Catalog;
+
+    #[inline]
+    fn deref(&self) -> &Catalog {
+        match self {
+            Self::Fixed(catalog) => catalog,
+            Self::Live(catalog) => catalog,
+        }
+    }
+}

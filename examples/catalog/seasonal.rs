@@ -1,0 +1,109 @@
+//! The seasonal offer: `catalog.seasonal`, called with `{"enabled": true}` or
+//! `{"enabled": false}`, adds or removes the typed tool `catalog.gift_wrap` (on every revision
+//! the demo serves) through the endpoint's live catalog, and every listening client hears
+//! `notifications/tools/list_changed` (a 2025 session on its `GET` stream, a 2026-07-28 client
+//! through `subscriptions/listen` with `toolsListChanged`). Calls already running finish on the
+//! catalog they started on.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use tollgate::endpoint::Catalogs;
+use tollgate::{Endpoint, ToolRegistration, tool};
+
+/// The catalog `catalog.seasonal` changes: the first demo endpoint of this process
+/// ([`attach`]).
+static CATALOGS: OnceLock<Catalogs> = OnceLock::new();
+
+/// Lets `catalog.seasonal` change `endpoint`'s catalog (call it once the endpoint is built).
+pub(crate) fn attach(endpoint: &Endpoint) {
+    if let Some(catalogs) = endpoint.catalogs() {
+        let _ = CATALOGS.set(catalogs);
+    }
+}
+
+/// The tool the offer adds.
+const GIFT_WRAP: &str = "catalog.gift_wrap";
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct Season {
+    /// Whether gift wrapping is offered now.
+    enabled: bool,
+    /// The catalog's tools now, in list order.
+    tools: Vec<String>,
+}
+
+/// Why the offer could not be changed.
+#[derive(Debug)]
+pub(crate) struct NotLive;
+
+impl std::fmt::Display for NotLive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the catalog cannot change here")
+    }
+}
+
+impl std::error::Error for NotLive {}
+
+/// Turns the seasonal offer on or off: adds or removes `catalog.gift_wrap`.
+#[tool(
+    name = "catalog.seasonal",
+    title = "Seasonal offer",
+    description = "Turns the seasonal gift wrapping offer (the catalog.gift_wrap tool) on or off",
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    idempotent,
+    open_world = false
+)]
+async fn seasonal(
+    #[arg(description = "Whether gift wrapping is offered")] enabled: bool,
+) -> Result<Season, NotLive> {
+    let catalogs = CATALOGS.get().ok_or(NotLive)?;
+    let offered = catalogs.tool_names().iter().any(|t| t == GIFT_WRAP);
+    // Both outcomes leave the offer as asked; a concurrent call may have got there first.
+    let _ = match (enabled, offered) {
+        (true, false) => gift_wrap_tool()
+            .map_err(|_| NotLive)
+            .and_then(|tool| catalogs.add_tool(tool).map_err(|_| NotLive)),
+        (false, true) => catalogs.remove_tool(GIFT_WRAP).map_err(|_| NotLive),
+        _ => Ok(catalogs.version()),
+    };
+    let tools = catalogs.tool_names();
+    Ok(Season {
+        enabled: tools.iter().any(|t| t == GIFT_WRAP),
+        tools,
+    })
+}
+
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct Wrapped {
+    sku: String,
+    /// The gift card's text.
+    card: String,
+    /// What the wrapping adds to the price.
+    price_cents: u32,
+}
+
+/// Gift-wraps one item, with a card.
+#[tool(
+    name = "catalog.gift_wrap",
+    title = "Gift wrap",
+    description = "Gift-wraps an item with a card (a seasonal offer)",
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    idempotent,
+    open_world = false
+)]
+async fn gift_wrap(
+    #[arg(description = "The item's SKU")] sku: String,
+    #[arg(description = "The card's text (default: Season's greetings)")] card: Option<String>,
+) -> Result<Wrapped, std::convert::Infallible> {
+    Ok(Wrapped {
+        sku,
+        card: card.unwrap_or_else(|| "Season's greetings".to_owned()),
+        price_cents: 350,
+    })
+}
+
+/// `catalog.seasonal`, for the endpoint's builder.
+pub(crate) fn offer_tool() -> Result<ToolRegistration, tollgate::BuildError> {
+    seasonal_tool()
+}
