@@ -6,3 +6,5 @@
 //! internals: the in-process transport talks to an endpoint only through its public service.
 
 pub mod auth;
+#[cfg(feature = "oauth")]
+pub mod oauth;

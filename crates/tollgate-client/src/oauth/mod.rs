@@ -1,0 +1,262 @@
+//! The OAuth 2.1 client of the MCP authorization specification (feature `oauth`):
+//! [`OAuthClient`] implements [`Authorizer`] for the HTTP transport. On a 401 it discovers the
+//! protected resource's metadata and its authorization server's, checks the resource and the
+//! issuer, identifies the client (pre-registered, client ID metadata document, or dynamic
+//! registration), runs the authorization-code flow with PKCE S256 through a [`Redirect`], and
+//! keeps the tokens in a [`TokenStore`]; it refreshes before it re-authorizes, and steps up on
+//! a 403 `insufficient_scope` a bounded number of times. It owns the flow's order; it must not
+//! know the MCP messages the tokens authorize.
+//!
+//! Errors carry a fixed kind ([`AuthError::kind`]), never a token, secret, code or URL.
+
+mod challenge;
+mod discovery;
+mod fetch;
+mod flow;
+mod kind;
+mod pkce;
+mod redirect;
+mod register;
+mod store;
+mod token;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use url::Url;
+
+use crate::auth::{AuthError, AuthFuture, Authorizer, Retry};
+
+pub use redirect::{FollowRedirect, LoopbackRedirect, Opener, Redirect, RedirectQuery};
+pub use store::{MemoryTokenStore, TokenStore, Tokens};
+pub use token::{ClientCredentials, TokenEndpointAuth};
+
+/// An OAuth client for MCP servers; hand it to the HTTP transport as its [`Authorizer`].
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use tollgate_client::oauth::{FollowRedirect, OAuthClient};
+///
+/// let redirect = Arc::new(FollowRedirect::new("http://localhost:3000/callback")?);
+/// let client = OAuthClient::builder(redirect)
+///     .client_name("my agent")
+///     .step_up_limit(2)
+///     .build()?;
+/// # let _ = client;
+/// # Ok::<(), tollgate_client::auth::AuthError>(())
+/// ```
+pub struct OAuthClient {
+    http: reqwest::Client,
+    redirect: Arc<dyn Redirect>,
+    store: Arc<dyn TokenStore>,
+    registrations: register::Registrations,
+    offline_access: bool,
+    step_up_limit: u32,
+    max_document_bytes: usize,
+    flow: tokio::sync::Mutex<flow::FlowState>,
+}
+
+/// Builds an [`OAuthClient`]; see [`OAuthClient::builder`].
+pub struct OAuthClientBuilder {
+    http: Option<reqwest::Client>,
+    redirect: Arc<dyn Redirect>,
+    store: Arc<dyn TokenStore>,
+    pre_registered: Vec<ClientCredentials>,
+    metadata_document: Option<String>,
+    client_name: String,
+    offline_access: bool,
+    step_up_limit: u32,
+    max_document_bytes: usize,
+}
+
+impl OAuthClient {
+    /// The default number of times one set of scopes is stepped up to before giving up: 2
+    /// (so at most three authorizations for the same scopes in a row).
+    pub const DEFAULT_STEP_UP_LIMIT: u32 = 2;
+    /// The default cap on a metadata, registration or token answer: 64 KiB.
+    pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
+
+    /// A builder whose authorization redirects go through `redirect`.
+    pub fn builder(redirect: Arc<dyn Redirect>) -> OAuthClientBuilder {
+        OAuthClientBuilder {
+            http: None,
+            redirect,
+            store: Arc::new(MemoryTokenStore::default()),
+            pre_registered: Vec::new(),
+            metadata_document: None,
+            client_name: "tollgate-client".to_owned(),
+            offline_access: true,
+            step_up_limit: Self::DEFAULT_STEP_UP_LIMIT,
+            max_document_bytes: Self::DEFAULT_MAX_DOCUMENT_BYTES,
+        }
+    }
+}
+
+impl OAuthClientBuilder {
+    /// The HTTP client for discovery, registration and token requests (default: rustls with the
+    /// platform's roots, no redirects followed, 30-second timeout).
+    #[must_use]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// Where tokens are kept (default: [`MemoryTokenStore`]).
+    #[must_use]
+    pub fn token_store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Credentials pre-registered at one authorization server (used there first, and only
+    /// there). May be given once per issuer.
+    #[must_use]
+    pub fn pre_registered(mut self, credentials: ClientCredentials) -> Self {
+        self.pre_registered.push(credentials);
+        self
+    }
+
+    /// The HTTPS URL of this client's metadata document (a client ID metadata document),
+    /// used as its `client_id` at servers that advertise
+    /// `client_id_metadata_document_supported` (default: none).
+    #[must_use]
+    pub fn client_metadata_document(mut self, url: impl Into<String>) -> Self {
+        self.metadata_document = Some(url.into());
+        self
+    }
+
+    /// The `client_name` sent in dynamic registration (default `"tollgate-client"`).
+    #[must_use]
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Whether to ask for `offline_access` (a refresh token) where the authorization server
+    /// lists it in `scopes_supported` (default `true`; never asked where it is not listed).
+    #[must_use]
+    pub fn offline_access(mut self, wanted: bool) -> Self {
+        self.offline_access = wanted;
+        self
+    }
+
+    /// How many times in a row the client re-authorizes for the same scopes after a 403
+    /// `insufficient_scope` before it gives up (default
+    /// [`OAuthClient::DEFAULT_STEP_UP_LIMIT`], 2).
+    #[must_use]
+    pub fn step_up_limit(mut self, limit: u32) -> Self {
+        self.step_up_limit = limit;
+        self
+    }
+
+    /// The most bytes read of a metadata, registration or token answer (default
+    /// [`OAuthClient::DEFAULT_MAX_DOCUMENT_BYTES`], 64 KiB); a longer one is an error.
+    #[must_use]
+    pub fn max_document_bytes(mut self, bytes: usize) -> Self {
+        self.max_document_bytes = bytes;
+        self
+    }
+
+    /// The client.
+    ///
+    /// # Errors
+    ///
+    /// When the default HTTP client cannot be built (TLS setup).
+    pub fn build(self) -> Result<OAuthClient, AuthError> {
+        let http = match self.http {
+            Some(http) => http,
+            None => fetch::http_client()?,
+        };
+        Ok(OAuthClient {
+            http,
+            redirect: self.redirect,
+            store: self.store,
+            registrations: register::Registrations {
+                pre_registered: self.pre_registered,
+                metadata_document: self.metadata_document,
+                client_name: self.client_name,
+                registered: Mutex::new(Vec::new()),
+            },
+            offline_access: self.offline_access,
+            step_up_limit: self.step_up_limit,
+            max_document_bytes: self.max_document_bytes,
+            flow: tokio::sync::Mutex::new(flow::FlowState::default()),
+        })
+    }
+}
+
+impl Authorizer for OAuthClient {
+    fn headers<'a>(
+        &'a self,
+        _method: &'a http::Method,
+        url: &'a str,
+    ) -> AuthFuture<'a, Result<Vec<(http::HeaderName, http::HeaderValue)>, AuthError>> {
+        Box::pin(async move {
+            let Some(tokens) = self.store.load(&store_key(url)) else {
+                return Ok(Vec::new());
+            };
+            let mut value =
+                http::HeaderValue::from_str(&format!("Bearer {}", *tokens.access_token))
+                    .map_err(|_| AuthError::new(kind::BAD_TOKEN))?;
+            value.set_sensitive(true);
+            Ok(vec![(http::header::AUTHORIZATION, value)])
+        })
+    }
+
+    fn challenged<'a>(
+        &'a self,
+        url: &'a str,
+        status: u16,
+        headers: &'a http::HeaderMap,
+    ) -> AuthFuture<'a, Result<Retry, AuthError>> {
+        Box::pin(async move {
+            let challenge = challenge::parse(headers.get_all(http::header::WWW_AUTHENTICATE));
+            match status {
+                401 => self.unauthorized(url, &challenge).await,
+                403 if challenge.insufficient_scope() => self.step_up(url, &challenge).await,
+                _ => Ok(Retry::GiveUp),
+            }
+        })
+    }
+}
+
+/// The store's key for an MCP server URL: the URL without its fragment.
+fn store_key(url: &str) -> String {
+    url.split('#').next().unwrap_or(url).to_owned()
+}
+
+/// Scopes as a set from a space-separated list.
+fn scope_set(scope: Option<&str>) -> BTreeSet<String> {
+    scope
+        .unwrap_or("")
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether the URL's host is the loopback interface (where plain HTTP is allowed).
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// An authorization-server endpoint: an absolute HTTPS URL (plain HTTP only on loopback).
+fn endpoint(url: Option<&str>) -> Result<Url, AuthError> {
+    let url = Url::parse(url.ok_or(AuthError::new(kind::BAD_ENDPOINT))?)
+        .map_err(|_| AuthError::new(kind::BAD_ENDPOINT))?;
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if is_loopback(&url) => Ok(url),
+        _ => Err(AuthError::new(kind::BAD_ENDPOINT)),
+    }
+}
