@@ -30,6 +30,7 @@ pub struct ClientBuilder {
     pub(crate) headers: http::HeaderMap,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) check_output: bool,
+    pub(crate) stderr: Option<crate::transport::stdio::StderrSink>,
 }
 
 impl Default for ClientBuilder {
@@ -43,6 +44,7 @@ impl Default for ClientBuilder {
             headers: http::HeaderMap::new(),
             authorizer: None,
             check_output: true,
+            stderr: None,
         }
     }
 }
@@ -147,6 +149,63 @@ impl ClientBuilder {
         Client::negotiate(self, Arc::new(http)).await
     }
 
+    /// Where a stdio server's stderr goes, line by line (each cut to 8 KiB; default: this
+    /// process's own stderr).
+    pub fn stderr(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.stderr = Some(Arc::new(sink));
+        self
+    }
+
+    /// Starts `command` as a stdio server (newline-delimited JSON-RPC on its stdin and
+    /// stdout), probes with `server/discover` and falls back to `initialize`. The child is
+    /// ended by [`Client::close`] (stdin closed, killed after 5 s) and killed if the client is
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Connect`] when the process cannot start; as [`ClientBuilder::connect_http`].
+    pub async fn connect_stdio(self, command: tokio::process::Command) -> Result<Client, Error> {
+        let lines = crate::transport::stdio::spawn(
+            command,
+            self.limits.clone(),
+            Arc::clone(&self.handler),
+            self.stderr.clone(),
+        )?;
+        Client::negotiate(self, Arc::new(lines)).await
+    }
+
+    /// Serves `endpoint` in this process over an in-memory pipe (its stdio server; no sockets)
+    /// and connects to it: the pair to test tools with.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientBuilder::connect_http`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    /// use tollgate_client::Client;
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28], Implementation::new("demo", "1"))
+    ///     .build()?;
+    /// let client = Client::builder().connect_in_process(endpoint).await?;
+    /// assert!(client.list_tools().await?.is_empty());
+    /// client.close().await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "in-process")]
+    pub async fn connect_in_process(self, endpoint: tollgate::Endpoint) -> Result<Client, Error> {
+        let lines = crate::transport::memory::serve(
+            endpoint,
+            self.limits.clone(),
+            Arc::clone(&self.handler),
+        );
+        Client::negotiate(self, Arc::new(lines)).await
+    }
+
     pub(crate) fn into_parts(self) -> Parts {
         Parts {
             info: self.info,
@@ -239,7 +298,12 @@ impl Client {
                         ));
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::Connect || e.kind() == ErrorKind::Auth => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::Connect | ErrorKind::Auth | ErrorKind::Closed
+                    ) =>
+                {
                     return Err(e);
                 }
                 // An older server: a 400, 404 or 405 with no modern error, or -32601.

@@ -1,112 +1,44 @@
 //! The client against a real Tollgate endpoint on loopback, on each revision: negotiation,
-//! lists, calls with mirrored headers, the output-schema check, sessions and their end.
+//! lists, calls with mirrored headers, 2025 server requests on a call's stream, sessions and
+//! their end.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(clippy::unwrap_used, reason = "tests")]
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
+mod support;
 
-use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
-use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
-    Server, ToolArguments, ToolRegistration,
-    tool::{CompleteResult, OperationResult},
-};
-use tollgate_client::{Client, ErrorKind, Revision};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
-const ALL: [ProtocolVersion; 3] = [
-    ProtocolVersion::V2026_07_28,
-    ProtocolVersion::V2025_11_25,
-    ProtocolVersion::V2025_06_18,
-];
+use support::{ALL, Accept, elicitation, endpoint, start, text};
+use tollgate::ProtocolVersion;
+use tollgate::json::JsonObject;
+use tollgate_client::{Client, ClientLimits, ErrorKind, Revision};
 
-fn schema(text: &str) -> JsonValue {
-    from_str(text, &JsonLimits::default()).unwrap()
-}
-
-async fn echo(
-    _: &RequestContext,
-    args: ToolArguments<JsonObject>,
-    _: &InvocationFeatures,
-) -> Result<OperationResult, Infallible> {
-    let text = args
-        .converted()
-        .get("region")
-        .and_then(JsonValue::as_str)
-        .unwrap_or("none")
-        .to_owned();
-    Ok(CompleteResult::from_tool_text(text).into())
-}
-
-fn endpoint(revisions: &[ProtocolVersion]) -> Endpoint {
-    let set = || {
-        revisions
-            .iter()
-            .copied()
-            .collect::<tollgate::endpoint::ProtocolVersions>()
-    };
-    let mirrored = schema(
-        r#"{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}"#,
-    );
-    let mut builder = Endpoint::with_path("/mcp", set(), Implementation::new("t", "1"));
-    // `x-mcp-header` is a 2026-07-28 declaration: the mirrored tool exists on that revision.
-    if revisions.contains(&ProtocolVersion::V2026_07_28) {
-        builder = builder.add_tool(
-            ToolRegistration::with_name("mirror", [ProtocolVersion::V2026_07_28])
-                .input_schema(&mirrored)
-                .unwrap()
-                .handler(echo)
-                .build()
-                .unwrap(),
-        );
-    }
-    for n in 0..3 {
-        builder = builder.add_tool(
-            ToolRegistration::with_name(format!("t{n}"), set())
-                .json_object_arguments()
-                .handler(echo)
-                .build()
-                .unwrap(),
-        );
-    }
-    builder.build().unwrap()
-}
-
-async fn start(endpoint: Endpoint) -> SocketAddr {
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
-        .await
-        .unwrap();
-    let addr = server.local_addr().unwrap();
-    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
-    addr
-}
-
-fn text(result: &JsonValue) -> &str {
-    result
-        .get("content")
-        .and_then(|c| c.as_array())
-        .and_then(|c| c.first())
-        .and_then(|b| b.get("text"))
-        .and_then(JsonValue::as_str)
-        .unwrap_or("")
+async fn url(revisions: &[ProtocolVersion]) -> String {
+    format!(
+        "http://{}/mcp",
+        start(endpoint(revisions, Arc::default())).await
+    )
 }
 
 #[tokio::test]
 async fn lists_and_calls_on_every_revision() {
-    let addr = start(endpoint(&ALL)).await;
-    let url = format!("http://{addr}/mcp");
+    let url = url(&ALL).await;
     for revision in Revision::ALL {
         let client = Client::builder()
             .revisions([revision])
+            .capabilities(elicitation())
+            .handler(Accept::default())
             .connect_http(&url)
             .await
             .unwrap();
         assert_eq!(client.revision(), revision);
         let tools = client.list_tools().await.unwrap();
         let mirrored = revision == Revision::V2026_07_28;
-        assert_eq!(tools.len(), 3 + usize::from(mirrored), "{revision}");
+        assert_eq!(tools.len(), 4 + usize::from(mirrored), "{revision}");
         let args = JsonObject::builder().insert("region", "zürich").build();
-        let result = client.call_tool("t1", args.clone()).await.unwrap();
+        let result = client.call_tool("echo", args.clone()).await.unwrap();
         assert_eq!(text(&result), "zürich", "{revision}");
         if mirrored {
             // The value crosses Mcp-Param-Region base64-encoded; the server refuses a call
@@ -114,6 +46,10 @@ async fn lists_and_calls_on_every_revision() {
             let result = client.call_tool("mirror", args).await.unwrap();
             assert_eq!(text(&result), "zürich");
         }
+        // 2026-07-28: an input_required round; 2025: elicitation/create on the call's stream,
+        // answered by POST. Either way the handler's answer (the schema's default) arrives.
+        let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+        assert_eq!(text(&result), "hello Ada", "{revision}");
         client.close().await.unwrap();
     }
 }
@@ -121,23 +57,19 @@ async fn lists_and_calls_on_every_revision() {
 #[tokio::test]
 async fn negotiates_down_to_what_the_server_speaks() {
     for served in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18] {
-        let addr = start(endpoint(&[served])).await;
         let client = Client::builder()
-            .connect_http(&format!("http://{addr}/mcp"))
+            .connect_http(&url(&[served]).await)
             .await
             .unwrap();
         assert_eq!(client.revision().as_str(), served.as_str());
-        assert_eq!(client.list_tools().await.unwrap().len(), 3);
+        assert_eq!(client.list_tools().await.unwrap().len(), 4);
     }
-    let addr = start(endpoint(&[ProtocolVersion::V2026_07_28])).await;
-    let client = Client::builder()
-        .connect_http(&format!("http://{addr}/mcp"))
-        .await
-        .unwrap();
+    let modern = url(&[ProtocolVersion::V2026_07_28]).await;
+    let client = Client::builder().connect_http(&modern).await.unwrap();
     assert_eq!(client.revision(), Revision::V2026_07_28);
     let err = Client::builder()
         .revisions([Revision::V2025_06_18])
-        .connect_http(&format!("http://{addr}/mcp"))
+        .connect_http(&modern)
         .await
         .unwrap_err();
     assert!(
@@ -151,10 +83,9 @@ async fn negotiates_down_to_what_the_server_speaks() {
 
 #[tokio::test]
 async fn a_closed_session_is_gone() {
-    let addr = start(endpoint(&ALL)).await;
     let client = Client::builder()
         .revisions([Revision::V2025_11_25])
-        .connect_http(&format!("http://{addr}/mcp"))
+        .connect_http(&url(&ALL).await)
         .await
         .unwrap();
     client.close().await.unwrap();
@@ -165,26 +96,56 @@ async fn a_closed_session_is_gone() {
 
 #[tokio::test]
 async fn pages_are_bounded() {
-    let addr = start(endpoint(&ALL)).await;
-    let url = format!("http://{addr}/mcp");
+    let url = url(&ALL).await;
     let client = Client::builder().connect_http(&url).await.unwrap();
     let page = client.list_tools_page(None).await.unwrap();
     assert!(page.next_cursor.is_none());
     // One page is the whole list: at a bound of one page it is read, at zero it is refused.
     let at = Client::builder()
-        .limits(tollgate_client::ClientLimits::default().with_max_pages(1))
+        .limits(ClientLimits::default().with_max_pages(1))
         .connect_http(&url)
         .await
         .unwrap();
-    assert_eq!(at.list_tools().await.unwrap().len(), 4);
-    assert_eq!(at.revision(), Revision::V2026_07_28);
+    assert_eq!(at.list_tools().await.unwrap().len(), 5);
     let past = Client::builder()
-        .limits(tollgate_client::ClientLimits::default().with_max_pages(0))
+        .limits(ClientLimits::default().with_max_pages(0))
         .connect_http(&url)
         .await
         .unwrap();
     assert_eq!(
         past.list_tools().await.unwrap_err().kind(),
         ErrorKind::Limit
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_2025_call_is_cancelled_on_the_server() {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let addr = start(endpoint(&ALL, Arc::clone(&cancelled))).await;
+    let client = Client::builder()
+        .revisions([Revision::V2025_11_25])
+        .connect_http(&format!("http://{addr}/mcp"))
+        .await
+        .unwrap();
+    let call = client.call_tool("wait", JsonObject::new());
+    let running = async {
+        while cancelled.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::select! {
+        _ = call => unreachable!("the tool waits until it is cancelled"),
+        () = running => {}
+    }
+    let ended = async {
+        while cancelled.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    // A generous bound so a lost cancellation fails rather than hangs (not a timing check).
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), ended)
+            .await
+            .is_ok()
     );
 }

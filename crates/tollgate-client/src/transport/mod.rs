@@ -4,10 +4,10 @@
 //! typed API above it.
 
 pub(crate) mod http;
-// pub(crate) mod lines;
-// cfg in-process
-// pub(crate) mod memory;
-// pub(crate) mod stdio;
+pub(crate) mod lines;
+#[cfg(feature = "in-process")]
+pub(crate) mod memory;
+pub(crate) mod stdio;
 
 use std::future::Future;
 use std::pin::Pin;
