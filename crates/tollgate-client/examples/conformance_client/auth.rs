@@ -1,0 +1,60 @@
+//! The `auth/*` scenarios: an ordinary application with the OAuth client as its authorizer. It
+//! connects, lists the tools and calls each one (a call may need more scope: the step-up
+//! scenarios), with the authorization redirect followed non-interactively (the suite's
+//! authorization server grants without a user). Credentials the suite hands over in
+//! `MCP_CONFORMANCE_CONTEXT` become pre-registered clients. It owns only the wiring; the flow
+//! is `tollgate_client::oauth`'s.
+
+use std::sync::Arc;
+
+use tollgate_client::json::{JsonObject, JsonValue};
+use tollgate_client::oauth::{ClientCredentials, FollowRedirect, OAuthClient};
+use tollgate_client::{Client, Revision};
+
+/// The redirect URI the client registers; the suite redirects to it and never contacts it.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The client ID metadata document URL the suite expects a CIMD-capable client to use.
+const METADATA_DOCUMENT: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Runs one `auth/*` scenario against `url` with the suite's context.
+pub(crate) async fn run(
+    url: &str,
+    scenario: &str,
+    context: Option<&JsonValue>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let text = |name: &str| {
+        context
+            .and_then(|c| c.get(name))
+            .and_then(JsonValue::as_str)
+            .map(str::to_owned)
+    };
+    let mut oauth = OAuthClient::builder(Arc::new(FollowRedirect::new(REDIRECT_URI)?))
+        .client_name("tollgate conformance client")
+        .client_metadata_document(METADATA_DOCUMENT);
+    if let (Some(issuer), Some(id)) = (text("issuer"), text("client_id")) {
+        let mut credentials = ClientCredentials::new(issuer, id);
+        if let Some(secret) = text("client_secret") {
+            credentials = credentials.secret(secret);
+        }
+        oauth = oauth.pre_registered(credentials);
+    }
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    let revisions = match Revision::from_wire(&version) {
+        Some(revision) => vec![revision],
+        None => Revision::ALL.to_vec(),
+    };
+    let client = Client::builder()
+        .revisions(revisions)
+        .authorizer(Arc::new(oauth.build()?))
+        .connect_http(url)
+        .await?;
+    let tools = client.list_tools().await?;
+    for tool in &tools {
+        if let Some(name) = tool.get("name").and_then(JsonValue::as_str) {
+            client.call_tool(name, JsonObject::new()).await?;
+        }
+    }
+    client.close().await?;
+    eprintln!("{scenario}: authorized, {} tools called", tools.len());
+    Ok(())
+}
