@@ -47,14 +47,14 @@
 //! ```
 
 pub mod auth;
-#[cfg(feature = "oauth")]
-pub mod oauth;
 mod client;
 mod error;
 pub mod handler;
 mod limits;
 mod message;
 mod mirror;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod revision;
 pub mod sse;
 mod transport;

@@ -2,13 +2,14 @@
 //! connects, lists the tools and calls each one (a call may need more scope: the step-up
 //! scenarios), with the authorization redirect followed non-interactively (the suite's
 //! authorization server grants without a user). Credentials the suite hands over in
-//! `MCP_CONFORMANCE_CONTEXT` become pre-registered clients. It owns only the wiring; the flow
+//! `MCP_CONFORMANCE_CONTEXT` become pre-registered clients, or, in the client-credentials
+//! scenarios, the credentials of the client credentials grant (a secret or a private key). It owns only the wiring; the flow
 //! is `tollgate_client::oauth`'s.
 
 use std::sync::Arc;
 
 use tollgate_client::json::{JsonObject, JsonValue};
-use tollgate_client::oauth::{ClientCredentials, FollowRedirect, OAuthClient};
+use tollgate_client::oauth::{ClientCredentials, FollowRedirect, KeyAlgorithm, OAuthClient};
 use tollgate_client::{Client, Revision};
 
 /// The redirect URI the client registers; the suite redirects to it and never contacts it.
@@ -28,10 +29,24 @@ pub(crate) async fn run(
             .and_then(JsonValue::as_str)
             .map(str::to_owned)
     };
-    let mut oauth = OAuthClient::builder(Arc::new(FollowRedirect::new(REDIRECT_URI)?))
+    let mut oauth = OAuthClient::builder()
+        .redirect(Arc::new(FollowRedirect::new(REDIRECT_URI)?))
         .client_name("tollgate conformance client")
         .client_metadata_document(METADATA_DOCUMENT);
-    if let (Some(issuer), Some(id)) = (text("issuer"), text("client_id")) {
+    if scenario.starts_with("auth/client-credentials-") {
+        let id = text("client_id").ok_or("the scenario's context has no client_id")?;
+        let mut credentials = ClientCredentials::unbound(id);
+        if let Some(secret) = text("client_secret") {
+            credentials = credentials.secret(secret);
+        }
+        if let Some(pem) = text("private_key_pem") {
+            let algorithm = text("signing_algorithm")
+                .and_then(|a| KeyAlgorithm::from_name(&a))
+                .ok_or("the scenario's signing algorithm is not ES256 or RS256")?;
+            credentials = credentials.private_key(pem, algorithm);
+        }
+        oauth = oauth.client_credentials_grant(credentials);
+    } else if let (Some(issuer), Some(id)) = (text("issuer"), text("client_id")) {
         let mut credentials = ClientCredentials::new(issuer, id);
         if let Some(secret) = text("client_secret") {
             credentials = credentials.secret(secret);

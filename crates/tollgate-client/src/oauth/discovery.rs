@@ -41,6 +41,8 @@ pub(crate) struct ServerMetadata {
     pub(crate) client_id_metadata_document_supported: bool,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: bool,
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
@@ -50,6 +52,13 @@ impl ServerMetadata {
         self.code_challenge_methods_supported
             .as_ref()
             .is_some_and(|methods| methods.iter().any(|m| m == "S256"))
+    }
+
+    /// Whether the server binds tokens to DPoP keys signing with ES256 (RFC 9449 §5.1).
+    pub(crate) fn supports_dpop_es256(&self) -> bool {
+        self.dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"))
     }
 
     /// Whether the server lists `scope` in `scopes_supported`.

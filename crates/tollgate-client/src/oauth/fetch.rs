@@ -12,6 +12,7 @@ use super::kind;
 /// A response's status and its JSON body (when it had one that parsed).
 pub(crate) struct Answer<T> {
     pub(crate) status: u16,
+    pub(crate) headers: http::HeaderMap,
     pub(crate) body: Option<T>,
 }
 
@@ -47,7 +48,7 @@ pub(crate) fn bind<T: DeserializeOwned>(bytes: &[u8], limit: usize) -> Option<T>
     tollgate_json::from_value(&tree, &BindLimits::default()).ok()
 }
 
-/// Sends `request` and reads its answer: the status and the JSON body bound to `T`
+/// Sends `request` and reads its answer: the status, headers and the JSON body bound to `T`
 /// (`None` when the body is not such JSON).
 pub(crate) async fn exchange<T: DeserializeOwned>(
     request: reqwest::RequestBuilder,
@@ -59,9 +60,11 @@ pub(crate) async fn exchange<T: DeserializeOwned>(
         .await
         .map_err(|_| AuthError::new(kind::UNREACHABLE))?;
     let status = response.status().as_u16();
+    let headers = response.headers().clone();
     let bytes = read_capped(response, limit).await?;
     Ok(Answer {
         status,
+        headers,
         body: bind(&bytes, limit),
     })
 }

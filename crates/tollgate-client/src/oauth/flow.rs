@@ -15,6 +15,7 @@ use super::challenge::Challenge;
 use super::discovery::{self, ResourceMetadata, ServerMetadata};
 use super::pkce::{Pkce, random_text};
 use super::store::Tokens;
+use super::token::ClientCredentials;
 use super::{OAuthClient, kind, scope_set, store_key, token};
 
 /// What the client remembers between challenges.
@@ -73,7 +74,12 @@ impl OAuthClient {
                 .collect(),
         };
         flow.step_up = None;
-        self.authorize(&mut flow, url, &found, scopes).await?;
+        if self.client_credentials_grant {
+            self.client_credentials(&mut flow, url, &found, scopes)
+                .await?;
+        } else {
+            self.authorize(&mut flow, url, &found, scopes).await?;
+        }
         Ok(Retry::Again)
     }
 
@@ -96,7 +102,12 @@ impl OAuthClient {
         }
         flow.step_up = Some((scopes.clone(), count));
         let found = self.discover(url, challenge).await?;
-        self.authorize(&mut flow, url, &found, scopes).await?;
+        if self.client_credentials_grant {
+            self.client_credentials(&mut flow, url, &found, scopes)
+                .await?;
+        } else {
+            self.authorize(&mut flow, url, &found, scopes).await?;
+        }
         Ok(Retry::Again)
     }
 
@@ -133,7 +144,7 @@ impl OAuthClient {
             .credentials(
                 &self.http,
                 &found.server,
-                self.redirect.redirect_uri(),
+                self.redirect.as_ref().map(|r| r.redirect_uri()),
                 self.max_document_bytes,
             )
             .await?;
@@ -142,15 +153,8 @@ impl OAuthClient {
             ("refresh_token", refresh_token.clone()),
             ("resource", Zeroizing::new(found.resource.resource.clone())),
         ];
-        let mut renewed = token::request(
-            &self.http,
-            &found.server,
-            &client,
-            params,
-            tokens.scope.as_deref(),
-            self.max_document_bytes,
-        )
-        .await?;
+        let call = self.token_call(&found.server, &client);
+        let mut renewed = token::request(&call, params, tokens.scope.as_deref()).await?;
         // RFC 6749 §6: the old refresh token stays valid when no new one is issued.
         if renewed.refresh_token.is_none() {
             renewed.refresh_token = Some(refresh_token);
@@ -171,10 +175,19 @@ impl OAuthClient {
             return Err(AuthError::new(kind::NO_PKCE));
         }
         let mut authorization = super::endpoint(server.authorization_endpoint.as_deref())?;
-        let redirect_uri = self.redirect.redirect_uri();
+        let redirect = self
+            .redirect
+            .as_ref()
+            .ok_or(AuthError::new(kind::NO_REDIRECT_SET))?;
+        let redirect_uri = redirect.redirect_uri();
         let client = self
             .registrations
-            .credentials(&self.http, server, redirect_uri, self.max_document_bytes)
+            .credentials(
+                &self.http,
+                server,
+                Some(redirect_uri),
+                self.max_document_bytes,
+            )
             .await?;
         flow.requested = scopes.clone();
         if self.offline_access && server.lists_scope("offline_access") {
@@ -197,7 +210,7 @@ impl OAuthClient {
                 query.append_pair("scope", scope);
             }
         }
-        let answer = self.redirect.authorize(authorization.as_str()).await?;
+        let answer = redirect.authorize(authorization.as_str()).await?;
         let code = check_response(&answer, &state, server)?;
         let params = vec![
             (
@@ -209,15 +222,56 @@ impl OAuthClient {
             ("code_verifier", pkce.verifier),
             ("resource", Zeroizing::new(found.resource.resource.clone())),
         ];
-        let tokens = token::request(
-            &self.http,
+        let call = self.token_call(server, &client);
+        let tokens = token::request(&call, params, scope.as_deref()).await?;
+        flow.refreshed = None;
+        self.store.save(&store_key(url), tokens);
+        Ok(())
+    }
+}
+
+impl OAuthClient {
+    /// A token request's context: DPoP where the server supports ES256 proofs.
+    fn token_call<'a>(
+        &'a self,
+        server: &'a ServerMetadata,
+        client: &'a ClientCredentials,
+    ) -> token::TokenCall<'a> {
+        token::TokenCall {
+            http: &self.http,
             server,
-            &client,
-            params,
-            scope.as_deref(),
-            self.max_document_bytes,
-        )
-        .await?;
+            client,
+            limit: self.max_document_bytes,
+            dpop: self.dpop.as_ref().filter(|_| server.supports_dpop_es256()),
+        }
+    }
+
+    /// The client credentials grant (RFC 6749 §4.4) with the resource indicator.
+    async fn client_credentials(
+        &self,
+        flow: &mut FlowState,
+        url: &str,
+        found: &Discovered,
+        scopes: BTreeSet<String>,
+    ) -> Result<(), AuthError> {
+        let client = self
+            .registrations
+            .pre_registered(&found.server.issuer)
+            .ok_or(AuthError::new(kind::NO_CLIENT))?;
+        flow.requested = scopes.clone();
+        let scope = (!scopes.is_empty()).then(|| scopes.into_iter().collect::<Vec<_>>().join(" "));
+        let mut params = vec![
+            (
+                "grant_type",
+                Zeroizing::new("client_credentials".to_owned()),
+            ),
+            ("resource", Zeroizing::new(found.resource.resource.clone())),
+        ];
+        if let Some(scope) = &scope {
+            params.push(("scope", Zeroizing::new(scope.clone())));
+        }
+        let call = self.token_call(&found.server, &client);
+        let tokens = token::request(&call, params, scope.as_deref()).await?;
         flow.refreshed = None;
         self.store.save(&store_key(url), tokens);
         Ok(())

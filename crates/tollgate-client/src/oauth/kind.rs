@@ -31,6 +31,8 @@ pub(crate) const NO_CLIENT: &str = "no client registration possible";
 pub(crate) const REGISTRATION: &str = "client registration refused";
 /// A random value could not be drawn.
 pub(crate) const RANDOM: &str = "random source failed";
+/// The authorization-code flow is needed and no redirect was configured.
+pub(crate) const NO_REDIRECT_SET: &str = "no authorization redirect configured";
 /// The redirect URI is not an absolute URL.
 pub(crate) const BAD_REDIRECT: &str = "redirect URI invalid";
 /// The authorization endpoint answered without a redirect.

@@ -13,6 +13,7 @@ mod challenge;
 mod discovery;
 mod fetch;
 mod flow;
+mod jwt;
 mod kind;
 mod pkce;
 mod redirect;
@@ -30,6 +31,7 @@ use url::Url;
 
 use crate::auth::{AuthError, AuthFuture, Authorizer, Retry};
 
+pub use jwt::KeyAlgorithm;
 pub use redirect::{FollowRedirect, LoopbackRedirect, Opener, Redirect, RedirectQuery};
 pub use store::{MemoryTokenStore, TokenStore, Tokens};
 pub use token::{ClientCredentials, TokenEndpointAuth};
@@ -43,7 +45,8 @@ pub use token::{ClientCredentials, TokenEndpointAuth};
 /// use tollgate_client::oauth::{FollowRedirect, OAuthClient};
 ///
 /// let redirect = Arc::new(FollowRedirect::new("http://localhost:3000/callback")?);
-/// let client = OAuthClient::builder(redirect)
+/// let client = OAuthClient::builder()
+///     .redirect(redirect)
 ///     .client_name("my agent")
 ///     .step_up_limit(2)
 ///     .build()?;
@@ -52,26 +55,30 @@ pub use token::{ClientCredentials, TokenEndpointAuth};
 /// ```
 pub struct OAuthClient {
     http: reqwest::Client,
-    redirect: Arc<dyn Redirect>,
+    redirect: Option<Arc<dyn Redirect>>,
     store: Arc<dyn TokenStore>,
     registrations: register::Registrations,
+    client_credentials_grant: bool,
     offline_access: bool,
     step_up_limit: u32,
     max_document_bytes: usize,
+    dpop: Option<jwt::Dpop>,
     flow: tokio::sync::Mutex<flow::FlowState>,
 }
 
 /// Builds an [`OAuthClient`]; see [`OAuthClient::builder`].
 pub struct OAuthClientBuilder {
     http: Option<reqwest::Client>,
-    redirect: Arc<dyn Redirect>,
+    redirect: Option<Arc<dyn Redirect>>,
     store: Arc<dyn TokenStore>,
     pre_registered: Vec<ClientCredentials>,
+    client_credentials_grant: bool,
     metadata_document: Option<String>,
     client_name: String,
     offline_access: bool,
     step_up_limit: u32,
     max_document_bytes: usize,
+    dpop: bool,
 }
 
 impl OAuthClient {
@@ -81,23 +88,43 @@ impl OAuthClient {
     /// The default cap on a metadata, registration or token answer: 64 KiB.
     pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
 
-    /// A builder whose authorization redirects go through `redirect`.
-    pub fn builder(redirect: Arc<dyn Redirect>) -> OAuthClientBuilder {
+    /// A builder with the defaults below; give it a [`Redirect`] (for the authorization-code
+    /// flow) or client credentials with [`OAuthClientBuilder::client_credentials_grant`].
+    pub fn builder() -> OAuthClientBuilder {
         OAuthClientBuilder {
             http: None,
-            redirect,
+            redirect: None,
             store: Arc::new(MemoryTokenStore::default()),
             pre_registered: Vec::new(),
+            client_credentials_grant: false,
             metadata_document: None,
             client_name: "tollgate-client".to_owned(),
             offline_access: true,
             step_up_limit: Self::DEFAULT_STEP_UP_LIMIT,
             max_document_bytes: Self::DEFAULT_MAX_DOCUMENT_BYTES,
+            dpop: true,
         }
     }
 }
 
 impl OAuthClientBuilder {
+    /// How the user is sent to the authorization endpoint and back (default: none, so the
+    /// authorization-code flow fails with a fixed error until one is given).
+    #[must_use]
+    pub fn redirect(mut self, redirect: Arc<dyn Redirect>) -> Self {
+        self.redirect = Some(redirect);
+        self
+    }
+
+    /// Obtains tokens with the client credentials grant (no user, no redirect) using these
+    /// credentials: a secret (`client_secret_basic` or `_post`) or a private key
+    /// (`private_key_jwt`). Default: off (the authorization-code flow).
+    #[must_use]
+    pub fn client_credentials_grant(mut self, credentials: ClientCredentials) -> Self {
+        self.pre_registered.push(credentials);
+        self.client_credentials_grant = true;
+        self
+    }
     /// The HTTP client for discovery, registration and token requests (default: rustls with the
     /// platform's roots, no redirects followed, 30-second timeout).
     #[must_use]
@@ -162,12 +189,26 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Whether to bind tokens to a DPoP key (RFC 9449) where the authorization server
+    /// advertises ES256 in `dpop_signing_alg_values_supported` (default `true`). The key is a
+    /// P-256 key made when the client is built, held in memory only.
+    #[must_use]
+    pub fn dpop(mut self, wanted: bool) -> Self {
+        self.dpop = wanted;
+        self
+    }
+
     /// The client.
     ///
     /// # Errors
     ///
-    /// When the default HTTP client cannot be built (TLS setup).
+    /// When the default HTTP client cannot be built (TLS setup), or no DPoP key can be made.
     pub fn build(self) -> Result<OAuthClient, AuthError> {
+        let dpop = if self.dpop {
+            Some(jwt::Dpop::new()?)
+        } else {
+            None
+        };
         let http = match self.http {
             Some(http) => http,
             None => fetch::http_client()?,
@@ -181,10 +222,13 @@ impl OAuthClientBuilder {
                 metadata_document: self.metadata_document,
                 client_name: self.client_name,
                 registered: Mutex::new(Vec::new()),
+                unbound_at: Mutex::new(None),
             },
+            client_credentials_grant: self.client_credentials_grant,
             offline_access: self.offline_access,
             step_up_limit: self.step_up_limit,
             max_document_bytes: self.max_document_bytes,
+            dpop,
             flow: tokio::sync::Mutex::new(flow::FlowState::default()),
         })
     }
@@ -193,18 +237,26 @@ impl OAuthClientBuilder {
 impl Authorizer for OAuthClient {
     fn headers<'a>(
         &'a self,
-        _method: &'a http::Method,
+        method: &'a http::Method,
         url: &'a str,
     ) -> AuthFuture<'a, Result<Vec<(http::HeaderName, http::HeaderValue)>, AuthError>> {
         Box::pin(async move {
             let Some(tokens) = self.store.load(&store_key(url)) else {
                 return Ok(Vec::new());
             };
-            let mut value =
-                http::HeaderValue::from_str(&format!("Bearer {}", *tokens.access_token))
-                    .map_err(|_| AuthError::new(kind::BAD_TOKEN))?;
+            let bad = |_| AuthError::new(kind::BAD_TOKEN);
+            let dpop = self.dpop.as_ref().filter(|_| tokens.dpop);
+            let scheme = if dpop.is_some() { "DPoP" } else { "Bearer" };
+            let text = zeroize::Zeroizing::new(format!("{scheme} {}", *tokens.access_token));
+            let mut value = http::HeaderValue::from_str(&text).map_err(bad)?;
             value.set_sensitive(true);
-            Ok(vec![(http::header::AUTHORIZATION, value)])
+            let mut out = vec![(http::header::AUTHORIZATION, value)];
+            if let Some(dpop) = dpop {
+                let proof = dpop.resource_proof(method.as_str(), url, &tokens.access_token)?;
+                let proof = http::HeaderValue::from_str(&proof).map_err(bad)?;
+                out.push((http::HeaderName::from_static("dpop"), proof));
+            }
+            Ok(out)
         })
     }
 
@@ -216,6 +268,15 @@ impl Authorizer for OAuthClient {
     ) -> AuthFuture<'a, Result<Retry, AuthError>> {
         Box::pin(async move {
             let challenge = challenge::parse(headers.get_all(http::header::WWW_AUTHENTICATE));
+            let nonce_challenge = challenge.error.as_deref() == Some("use_dpop_nonce");
+            // RFC 9449 §9: the resource server wants a proof with its nonce; retry once per
+            // new nonce.
+            if status == 401
+                && nonce_challenge
+                && self.dpop.as_ref().is_some_and(|d| d.take_rs_nonce(headers))
+            {
+                return Ok(Retry::Again);
+            }
             match status {
                 401 => self.unauthorized(url, &challenge).await,
                 403 if challenge.insufficient_scope() => self.step_up(url, &challenge).await,

@@ -35,20 +35,45 @@ pub(crate) struct Registrations {
     pub(crate) metadata_document: Option<String>,
     pub(crate) client_name: String,
     pub(crate) registered: Mutex<Vec<ClientCredentials>>,
+    /// The issuer unbound pre-registered credentials were first used at.
+    pub(crate) unbound_at: Mutex<Option<String>>,
 }
 
 impl Registrations {
+    /// The pre-registered credentials for `issuer`: those made for it, else unbound ones, which
+    /// are bound to it here (and so never presented to another server).
+    pub(crate) fn pre_registered(&self, issuer: &str) -> Option<ClientCredentials> {
+        if let Some(found) = self
+            .pre_registered
+            .iter()
+            .find(|c| c.issuer.as_deref() == Some(issuer))
+        {
+            return Some(found.clone());
+        }
+        let unbound = self.pre_registered.iter().find(|c| c.issuer.is_none())?;
+        let mut bound = self.unbound_at.lock().ok()?;
+        match bound.as_deref() {
+            Some(at) if at != issuer => None,
+            _ => {
+                *bound = Some(issuer.to_owned());
+                let mut credentials = unbound.clone();
+                credentials.issuer = Some(issuer.to_owned());
+                Some(credentials)
+            }
+        }
+    }
+
     /// The credentials to use at this server, registering when needed.
     pub(crate) async fn credentials(
         &self,
         http: &reqwest::Client,
         server: &ServerMetadata,
-        redirect_uri: &str,
+        redirect_uri: Option<&str>,
         limit: usize,
     ) -> Result<ClientCredentials, AuthError> {
         let issuer = server.issuer.as_str();
-        if let Some(found) = self.pre_registered.iter().find(|c| c.issuer == issuer) {
-            return Ok(found.clone());
+        if let Some(found) = self.pre_registered(issuer) {
+            return Ok(found);
         }
         if let (true, Some(url)) = (
             server.client_id_metadata_document_supported,
@@ -56,15 +81,16 @@ impl Registrations {
         ) {
             return Ok(ClientCredentials::new(issuer, url.clone()));
         }
-        if let Some(found) = self
-            .registered
-            .lock()
-            .ok()
-            .and_then(|r| r.iter().find(|c| c.issuer == issuer).cloned())
-        {
+        if let Some(found) = self.registered.lock().ok().and_then(|r| {
+            r.iter()
+                .find(|c| c.issuer.as_deref() == Some(issuer))
+                .cloned()
+        }) {
             return Ok(found);
         }
-        let Some(endpoint) = server.registration_endpoint.as_deref() else {
+        let (Some(endpoint), Some(redirect_uri)) =
+            (server.registration_endpoint.as_deref(), redirect_uri)
+        else {
             return Err(AuthError::new(kind::NO_CLIENT));
         };
         let endpoint = super::endpoint(Some(endpoint))?;

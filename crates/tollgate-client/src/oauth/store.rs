@@ -22,6 +22,9 @@ pub struct Tokens {
     pub scope: Option<String>,
     /// The issuer of the authorization server that issued them.
     pub issuer: String,
+    /// Whether the access token is bound to the client's DPoP key (`token_type` `DPoP`): it is
+    /// sent with the `DPoP` scheme and a proof, and is useless without the key.
+    pub dpop: bool,
 }
 
 impl Tokens {
@@ -43,6 +46,7 @@ impl Tokens {
             expires_at: None,
             scope: None,
             issuer: issuer.into(),
+            dpop: false,
         }
     }
 
@@ -63,6 +67,7 @@ impl std::fmt::Debug for Tokens {
             .field("expires_at", &self.expires_at)
             .field("scope", &self.scope)
             .field("issuer", &self.issuer)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }

@@ -12,6 +12,7 @@ use zeroize::Zeroizing;
 use crate::auth::AuthError;
 
 use super::discovery::ServerMetadata;
+use super::jwt::{Dpop, KeyAlgorithm, PrivateKey, client_assertion};
 use super::store::Tokens;
 use super::{fetch, kind};
 
@@ -25,6 +26,8 @@ pub enum TokenEndpointAuth {
     ClientSecretBasic,
     /// The client ID and secret in the form body (`client_secret_post`).
     ClientSecretPost,
+    /// A JWT signed with the client's private key (`private_key_jwt`, RFC 7523).
+    PrivateKeyJwt,
 }
 
 impl TokenEndpointAuth {
@@ -34,6 +37,7 @@ impl TokenEndpointAuth {
             Self::None => "none",
             Self::ClientSecretBasic => "client_secret_basic",
             Self::ClientSecretPost => "client_secret_post",
+            Self::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -42,6 +46,7 @@ impl TokenEndpointAuth {
             "none" => Some(Self::None),
             "client_secret_basic" => Some(Self::ClientSecretBasic),
             "client_secret_post" => Some(Self::ClientSecretPost),
+            "private_key_jwt" => Some(Self::PrivateKeyJwt),
             _ => None,
         }
     }
@@ -51,9 +56,10 @@ impl TokenEndpointAuth {
 /// a client ID metadata document's URL.
 #[derive(Clone)]
 pub struct ClientCredentials {
-    pub(crate) issuer: String,
+    pub(crate) issuer: Option<String>,
     pub(crate) client_id: String,
     pub(crate) secret: Option<Zeroizing<String>>,
+    pub(crate) key: Option<PrivateKey>,
     pub(crate) method: Option<TokenEndpointAuth>,
 }
 
@@ -74,11 +80,35 @@ impl ClientCredentials {
     /// ```
     pub fn new(issuer: impl Into<String>, client_id: impl Into<String>) -> Self {
         Self {
-            issuer: issuer.into(),
+            issuer: Some(issuer.into()),
             client_id: client_id.into(),
             secret: None,
+            key: None,
             method: None,
         }
+    }
+
+    /// A client whose authorization server is not known in advance: the credentials are bound
+    /// to the first authorization server they are used at, and never presented to another.
+    pub fn unbound(client_id: impl Into<String>) -> Self {
+        Self {
+            issuer: None,
+            client_id: client_id.into(),
+            secret: None,
+            key: None,
+            method: None,
+        }
+    }
+
+    /// A private key (PEM; PKCS#8, or PKCS#1 for RSA) to authenticate with `private_key_jwt`
+    /// (wiped from memory on drop).
+    #[must_use]
+    pub fn private_key(mut self, pem: String, algorithm: KeyAlgorithm) -> Self {
+        self.key = Some(PrivateKey {
+            pem: Zeroizing::new(pem),
+            algorithm,
+        });
+        self
     }
 
     /// The client secret (wiped from memory on drop).
@@ -102,9 +132,10 @@ impl ClientCredentials {
         &self.client_id
     }
 
-    /// The issuer of the authorization server these credentials belong to.
-    pub fn issuer(&self) -> &str {
-        &self.issuer
+    /// The issuer of the authorization server these credentials belong to (`None` when
+    /// unbound).
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
     }
 
     /// The method used with this server's metadata.
@@ -112,7 +143,9 @@ impl ClientCredentials {
         if let Some(method) = self.method {
             return method;
         }
-        if self.secret.is_none() {
+        if self.key.is_some() {
+            TokenEndpointAuth::PrivateKeyJwt
+        } else if self.secret.is_none() {
             TokenEndpointAuth::None
         } else if server.supports_auth_method("client_secret_basic")
             || !server.supports_auth_method("client_secret_post")
@@ -126,9 +159,10 @@ impl ClientCredentials {
     /// A registration answer (RFC 7591 §3.2.1) as credentials at `issuer`.
     pub(crate) fn registered(issuer: &str, answer: RegistrationAnswer) -> Self {
         Self {
-            issuer: issuer.to_owned(),
+            issuer: Some(issuer.to_owned()),
             client_id: answer.client_id,
             secret: answer.client_secret.map(Zeroizing::new),
+            key: None,
             method: answer
                 .token_endpoint_auth_method
                 .as_deref()
@@ -143,6 +177,7 @@ impl std::fmt::Debug for ClientCredentials {
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
             .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
+            .field("key", &self.key.as_ref().map(|k| k.algorithm))
             .field("method", &self.method)
             .finish()
     }
@@ -161,8 +196,12 @@ pub(crate) struct RegistrationAnswer {
 /// The fields of a token answer the client reads (RFC 6749 §5.1).
 #[derive(Deserialize)]
 struct TokenAnswer {
-    access_token: String,
-    token_type: String,
+    #[serde(default)]
+    access_token: Option<String>,
+    #[serde(default)]
+    token_type: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
     #[serde(default)]
     expires_in: Option<u64>,
     #[serde(default)]
@@ -174,84 +213,136 @@ struct TokenAnswer {
 /// A token request's grant-specific parameters (secrets among them are wiped on drop).
 pub(crate) type Params = Vec<(&'static str, Zeroizing<String>)>;
 
-/// Sends a token request with `params`, authenticated as `client`, and reads the tokens.
-/// `requested_scope` is kept when the answer does not say which scopes were granted.
-pub(crate) async fn request(
-    http: &reqwest::Client,
-    server: &ServerMetadata,
-    client: &ClientCredentials,
-    mut params: Params,
-    requested_scope: Option<&str>,
-    limit: usize,
-) -> Result<Tokens, AuthError> {
-    let endpoint = super::endpoint(server.token_endpoint.as_deref())?;
-    let mut request = http.post(endpoint.as_str());
-    match client.method_for(server) {
-        TokenEndpointAuth::None => {
-            params.push(("client_id", Zeroizing::new(client.client_id.clone())));
-        }
+/// What a token request needs besides its grant's parameters.
+pub(crate) struct TokenCall<'a> {
+    pub(crate) http: &'a reqwest::Client,
+    pub(crate) server: &'a ServerMetadata,
+    pub(crate) client: &'a ClientCredentials,
+    pub(crate) limit: usize,
+    /// The DPoP key and nonces, where the server binds tokens to a key.
+    pub(crate) dpop: Option<&'a Dpop>,
+}
+
+/// Adds the client's authentication to `params`, or returns the `Authorization` header that
+/// carries it (`client_secret_basic`).
+fn authenticate(
+    call: &TokenCall<'_>,
+    params: &mut Params,
+) -> Result<Option<http::HeaderValue>, AuthError> {
+    let client = call.client;
+    let secret = || {
+        client
+            .secret
+            .clone()
+            .ok_or(AuthError::new(kind::CREDENTIAL))
+    };
+    let id = || Zeroizing::new(client.client_id.clone());
+    match client.method_for(call.server) {
+        TokenEndpointAuth::None => params.push(("client_id", id())),
         TokenEndpointAuth::ClientSecretPost => {
-            params.push(("client_id", Zeroizing::new(client.client_id.clone())));
-            let secret = client
-                .secret
+            params.push(("client_id", id()));
+            params.push(("client_secret", secret()?));
+        }
+        TokenEndpointAuth::PrivateKeyJwt => {
+            let key = client
+                .key
                 .as_ref()
                 .ok_or(AuthError::new(kind::CREDENTIAL))?;
-            params.push(("client_secret", secret.clone()));
+            let assertion = client_assertion(key, &client.client_id, &call.server.issuer)?;
+            params.push(("client_id", id()));
+            params.push((
+                "client_assertion_type",
+                Zeroizing::new("urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into()),
+            ));
+            params.push(("client_assertion", assertion));
         }
         TokenEndpointAuth::ClientSecretBasic => {
-            let secret = client
-                .secret
-                .as_ref()
-                .ok_or(AuthError::new(kind::CREDENTIAL))?;
+            let secret = secret()?;
             // RFC 6749 §2.3.1: both parts form-encoded before Basic encoding.
+            let encode = |text: &str| {
+                Zeroizing::new(
+                    url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>(),
+                )
+            };
             let pair = Zeroizing::new(format!(
                 "{}:{}",
-                url::form_urlencoded::byte_serialize(client.client_id.as_bytes())
-                    .collect::<String>(),
-                Zeroizing::new(
-                    url::form_urlencoded::byte_serialize(secret.as_bytes()).collect::<String>()
-                )
-                .as_str()
+                *encode(&client.client_id),
+                *encode(&secret)
             ));
             let value = Zeroizing::new(format!("Basic {}", STANDARD.encode(pair.as_bytes())));
             let mut header = http::HeaderValue::from_str(&value)
                 .map_err(|_| AuthError::new(kind::CREDENTIAL))?;
             header.set_sensitive(true);
-            request = request.header(http::header::AUTHORIZATION, header);
+            return Ok(Some(header));
         }
     }
+    Ok(None)
+}
+
+/// Sends a token request with `params` and reads the tokens. With DPoP, each attempt carries
+/// a fresh proof, and one `use_dpop_nonce` answer is retried with the server's nonce
+/// (RFC 9449 §8). `requested_scope` is kept when the answer does not say which scopes were
+/// granted.
+pub(crate) async fn request(
+    call: &TokenCall<'_>,
+    mut params: Params,
+    requested_scope: Option<&str>,
+) -> Result<Tokens, AuthError> {
+    let endpoint = super::endpoint(call.server.token_endpoint.as_deref())?;
+    let basic = authenticate(call, &mut params)?;
     let pairs: Vec<(&str, &str)> = params.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let body = Zeroizing::new(fetch::form(&pairs));
-    let request = request
-        .header(
-            http::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .body(body.as_bytes().to_vec());
-    let answer = fetch::exchange::<TokenAnswer>(request, limit).await?;
-    let token = match answer.body {
-        Some(token) if answer.status == 200 => token,
-        _ => return Err(AuthError::new(kind::TOKEN)),
-    };
-    tokens_from(server, token, requested_scope)
+    for attempt in 0..2 {
+        let mut request = call
+            .http
+            .post(endpoint.as_str())
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(body.as_bytes().to_vec());
+        if let Some(header) = &basic {
+            request = request.header(http::header::AUTHORIZATION, header.clone());
+        }
+        if let Some(dpop) = call.dpop {
+            request = request.header("dpop", dpop.token_proof(endpoint.as_str())?);
+        }
+        let answer = fetch::exchange::<TokenAnswer>(request, call.limit).await?;
+        let nonce_changed = call.dpop.is_some_and(|d| d.take_as_nonce(&answer.headers));
+        match answer.body {
+            Some(token) if answer.status == 200 => {
+                return tokens_from(call, token, requested_scope);
+            }
+            Some(token)
+                if attempt == 0
+                    && nonce_changed
+                    && token.error.as_deref() == Some("use_dpop_nonce") => {}
+            _ => return Err(AuthError::new(kind::TOKEN)),
+        }
+    }
+    Err(AuthError::new(kind::TOKEN))
 }
 
 fn tokens_from(
-    server: &ServerMetadata,
+    call: &TokenCall<'_>,
     answer: TokenAnswer,
     requested_scope: Option<&str>,
 ) -> Result<Tokens, AuthError> {
-    let access_token = Zeroizing::new(answer.access_token);
+    let access_token = Zeroizing::new(answer.access_token.ok_or(AuthError::new(kind::TOKEN))?);
     let refresh_token = answer.refresh_token.map(Zeroizing::new);
-    if !answer.token_type.eq_ignore_ascii_case("bearer") {
+    let token_type = answer.token_type.unwrap_or_default();
+    let dpop = token_type.eq_ignore_ascii_case("dpop");
+    // A DPoP-bound token is used only with the key it is bound to (RFC 9449 §7.1).
+    if !(token_type.eq_ignore_ascii_case("bearer") || dpop && call.dpop.is_some()) {
         return Err(AuthError::new(kind::TOKEN_TYPE));
     }
     if http::HeaderValue::from_str(&access_token).is_err() || access_token.is_empty() {
         return Err(AuthError::new(kind::BAD_TOKEN));
     }
-    let mut tokens = Tokens::new(server.issuer.clone(), String::new());
+    let mut tokens = Tokens::new(call.server.issuer.clone(), String::new());
     tokens.access_token = access_token;
     tokens.refresh_token = refresh_token;
+    tokens.dpop = dpop;
     tokens.expires_at = answer
         .expires_in
         .and_then(|s| SystemTime::now().checked_add(Duration::from_secs(s)));
