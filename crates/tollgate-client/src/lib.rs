@@ -54,6 +54,7 @@ mod limits;
 mod message;
 mod mirror;
 #[cfg(feature = "oauth")]
+#[doc = include_str!("../../../docs/guide/client-oauth.md")]
 pub mod oauth;
 mod revision;
 pub mod sse;
