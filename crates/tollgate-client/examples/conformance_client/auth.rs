@@ -3,13 +3,17 @@
 //! scenarios), with the authorization redirect followed non-interactively (the suite's
 //! authorization server grants without a user). Credentials the suite hands over in
 //! `MCP_CONFORMANCE_CONTEXT` become pre-registered clients, or, in the client-credentials
-//! scenarios, the credentials of the client credentials grant (a secret or a private key). It owns only the wiring; the flow
+//! scenarios, the credentials of the client credentials grant (a secret or a private key); the
+//! enterprise-managed and workload-identity scenarios use the JWT bearer grant with an ID-JAG
+//! from the identity provider's token exchange, or the workload's JWT. It owns only the wiring; the flow
 //! is `tollgate_client::oauth`'s.
 
 use std::sync::Arc;
 
 use tollgate_client::json::{JsonObject, JsonValue};
-use tollgate_client::oauth::{ClientCredentials, FollowRedirect, KeyAlgorithm, OAuthClient};
+use tollgate_client::oauth::{
+    ClientCredentials, FollowRedirect, IdJagExchange, KeyAlgorithm, OAuthClient, WorkloadIdentity,
+};
 use tollgate_client::{Client, Revision};
 
 /// The redirect URI the client registers; the suite redirects to it and never contacts it.
@@ -33,7 +37,22 @@ pub(crate) async fn run(
         .redirect(Arc::new(FollowRedirect::new(REDIRECT_URI)?))
         .client_name("tollgate conformance client")
         .client_metadata_document(METADATA_DOCUMENT);
-    if scenario.starts_with("auth/client-credentials-") {
+    let required = |name: &str| text(name).ok_or("the scenario's context lacks a field");
+    if scenario == "auth/enterprise-managed-authorization" {
+        let exchange = IdJagExchange::new(
+            required("idp_token_endpoint")?,
+            required("idp_client_id")?,
+            required("idp_id_token")?,
+        )?;
+        let credentials =
+            ClientCredentials::unbound(required("client_id")?).secret(required("client_secret")?);
+        oauth = oauth.jwt_bearer_grant(credentials, Arc::new(exchange));
+    } else if scenario == "auth/wif-jwt-bearer" {
+        let jwt = required("valid_jwt")?;
+        let identity = WorkloadIdentity::new(move || Ok(jwt.clone()));
+        let credentials = ClientCredentials::unbound(required("client_id")?);
+        oauth = oauth.jwt_bearer_grant(credentials, Arc::new(identity));
+    } else if scenario.starts_with("auth/client-credentials-") {
         let id = text("client_id").ok_or("the scenario's context has no client_id")?;
         let mut credentials = ClientCredentials::unbound(id);
         if let Some(secret) = text("client_secret") {

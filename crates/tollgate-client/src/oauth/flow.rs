@@ -11,12 +11,13 @@ use zeroize::Zeroizing;
 
 use crate::auth::{AuthError, Retry};
 
+use super::assertion::JWT_BEARER;
 use super::challenge::Challenge;
 use super::discovery::{self, ResourceMetadata, ServerMetadata};
 use super::pkce::{Pkce, random_text};
 use super::store::Tokens;
 use super::token::ClientCredentials;
-use super::{OAuthClient, kind, scope_set, store_key, token};
+use super::{Grant, OAuthClient, kind, scope_set, store_key, token};
 
 /// What the client remembers between challenges.
 #[derive(Default)]
@@ -74,12 +75,7 @@ impl OAuthClient {
                 .collect(),
         };
         flow.step_up = None;
-        if self.client_credentials_grant {
-            self.client_credentials(&mut flow, url, &found, scopes)
-                .await?;
-        } else {
-            self.authorize(&mut flow, url, &found, scopes).await?;
-        }
+        self.obtain(&mut flow, url, &found, scopes).await?;
         Ok(Retry::Again)
     }
 
@@ -102,12 +98,7 @@ impl OAuthClient {
         }
         flow.step_up = Some((scopes.clone(), count));
         let found = self.discover(url, challenge).await?;
-        if self.client_credentials_grant {
-            self.client_credentials(&mut flow, url, &found, scopes)
-                .await?;
-        } else {
-            self.authorize(&mut flow, url, &found, scopes).await?;
-        }
+        self.obtain(&mut flow, url, &found, scopes).await?;
         Ok(Retry::Again)
     }
 
@@ -246,13 +237,41 @@ impl OAuthClient {
         }
     }
 
-    /// The client credentials grant (RFC 6749 §4.4) with the resource indicator.
-    async fn client_credentials(
+    /// Tokens for `scopes` by the configured grant.
+    async fn obtain(
         &self,
         flow: &mut FlowState,
         url: &str,
         found: &Discovered,
         scopes: BTreeSet<String>,
+    ) -> Result<(), AuthError> {
+        match &self.grant {
+            Grant::AuthorizationCode => self.authorize(flow, url, found, scopes).await,
+            Grant::ClientCredentials => {
+                let grant = Zeroizing::new("client_credentials".to_owned());
+                self.without_user(flow, url, found, scopes, vec![("grant_type", grant)])
+                    .await
+            }
+            Grant::JwtBearer(assertion) => {
+                let jwt = assertion
+                    .assertion(&found.server.issuer, &found.resource.resource)
+                    .await?;
+                let grant = Zeroizing::new(JWT_BEARER.to_owned());
+                let params = vec![("grant_type", grant), ("assertion", jwt)];
+                self.without_user(flow, url, found, scopes, params).await
+            }
+        }
+    }
+
+    /// A grant without a user (client credentials, RFC 6749 §4.4; JWT bearer, RFC 7523 §2.1)
+    /// with the resource indicator, authenticated with the pre-registered credentials.
+    async fn without_user(
+        &self,
+        flow: &mut FlowState,
+        url: &str,
+        found: &Discovered,
+        scopes: BTreeSet<String>,
+        mut params: token::Params,
     ) -> Result<(), AuthError> {
         let client = self
             .registrations
@@ -260,13 +279,7 @@ impl OAuthClient {
             .ok_or(AuthError::new(kind::NO_CLIENT))?;
         flow.requested = scopes.clone();
         let scope = (!scopes.is_empty()).then(|| scopes.into_iter().collect::<Vec<_>>().join(" "));
-        let mut params = vec![
-            (
-                "grant_type",
-                Zeroizing::new("client_credentials".to_owned()),
-            ),
-            ("resource", Zeroizing::new(found.resource.resource.clone())),
-        ];
+        params.push(("resource", Zeroizing::new(found.resource.resource.clone())));
         if let Some(scope) = &scope {
             params.push(("scope", Zeroizing::new(scope.clone())));
         }

@@ -57,6 +57,8 @@ pub(crate) const NO_CODE: &str = "authorization response without code";
 pub(crate) const TOKEN: &str = "token request refused";
 /// The token endpoint issued a token type this client does not use.
 pub(crate) const TOKEN_TYPE: &str = "unsupported token type";
+/// The identity provider refused the token exchange or answered another token type.
+pub(crate) const EXCHANGE: &str = "identity assertion exchange refused";
 /// A token is not usable as a header value.
 pub(crate) const BAD_TOKEN: &str = "access token unusable";
 /// A client credential could not be used (an invalid key, a header it cannot form).

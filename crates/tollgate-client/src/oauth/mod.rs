@@ -9,6 +9,7 @@
 //!
 //! Errors carry a fixed kind ([`AuthError::kind`]), never a token, secret, code or URL.
 
+mod assertion;
 mod challenge;
 mod discovery;
 mod fetch;
@@ -31,6 +32,7 @@ use url::Url;
 
 use crate::auth::{AuthError, AuthFuture, Authorizer, Retry};
 
+pub use assertion::{Assertion, IdJagExchange, WorkloadIdentity};
 pub use jwt::KeyAlgorithm;
 pub use redirect::{FollowRedirect, LoopbackRedirect, Opener, Redirect, RedirectQuery};
 pub use store::{MemoryTokenStore, TokenStore, Tokens};
@@ -58,7 +60,7 @@ pub struct OAuthClient {
     redirect: Option<Arc<dyn Redirect>>,
     store: Arc<dyn TokenStore>,
     registrations: register::Registrations,
-    client_credentials_grant: bool,
+    grant: Grant,
     offline_access: bool,
     step_up_limit: u32,
     max_document_bytes: usize,
@@ -72,7 +74,7 @@ pub struct OAuthClientBuilder {
     redirect: Option<Arc<dyn Redirect>>,
     store: Arc<dyn TokenStore>,
     pre_registered: Vec<ClientCredentials>,
-    client_credentials_grant: bool,
+    grant: Grant,
     metadata_document: Option<String>,
     client_name: String,
     offline_access: bool,
@@ -96,7 +98,7 @@ impl OAuthClient {
             redirect: None,
             store: Arc::new(MemoryTokenStore::default()),
             pre_registered: Vec::new(),
-            client_credentials_grant: false,
+            grant: Grant::AuthorizationCode,
             metadata_document: None,
             client_name: "tollgate-client".to_owned(),
             offline_access: true,
@@ -122,7 +124,22 @@ impl OAuthClientBuilder {
     #[must_use]
     pub fn client_credentials_grant(mut self, credentials: ClientCredentials) -> Self {
         self.pre_registered.push(credentials);
-        self.client_credentials_grant = true;
+        self.grant = Grant::ClientCredentials;
+        self
+    }
+
+    /// Obtains tokens with the JWT bearer grant (RFC 7523; no user, no redirect): the
+    /// assertion comes from `assertion` (a [`WorkloadIdentity`]'s token, or the ID-JAG of an
+    /// [`IdJagExchange`] for enterprise-managed authorization), and the client authenticates
+    /// with `credentials` (no secret: `none`). Default: off.
+    #[must_use]
+    pub fn jwt_bearer_grant(
+        mut self,
+        credentials: ClientCredentials,
+        assertion: Arc<dyn Assertion>,
+    ) -> Self {
+        self.pre_registered.push(credentials);
+        self.grant = Grant::JwtBearer(assertion);
         self
     }
     /// The HTTP client for discovery, registration and token requests (default: rustls with the
@@ -224,7 +241,7 @@ impl OAuthClientBuilder {
                 registered: Mutex::new(Vec::new()),
                 unbound_at: Mutex::new(None),
             },
-            client_credentials_grant: self.client_credentials_grant,
+            grant: self.grant,
             offline_access: self.offline_access,
             step_up_limit: self.step_up_limit,
             max_document_bytes: self.max_document_bytes,
@@ -284,6 +301,16 @@ impl Authorizer for OAuthClient {
             }
         })
     }
+}
+
+/// How tokens are obtained after a challenge.
+enum Grant {
+    /// The authorization-code flow with a user, through the redirect.
+    AuthorizationCode,
+    /// The client credentials grant.
+    ClientCredentials,
+    /// The JWT bearer grant with the assertion's JWT.
+    JwtBearer(Arc<dyn Assertion>),
 }
 
 /// The store's key for an MCP server URL: the URL without its fragment.
