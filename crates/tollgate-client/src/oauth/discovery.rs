@@ -46,6 +46,23 @@ pub(crate) struct ServerMetadata {
 }
 
 impl ServerMetadata {
+    /// The default endpoints of a 2025-03-26 server without metadata: `/authorize`, `/token`
+    /// and `/register` at `origin`, with PKCE S256 (which that revision requires of both).
+    pub(crate) fn defaults(origin: &str) -> Self {
+        Self {
+            issuer: origin.to_owned(),
+            authorization_endpoint: Some(format!("{origin}/authorize")),
+            token_endpoint: Some(format!("{origin}/token")),
+            registration_endpoint: Some(format!("{origin}/register")),
+            scopes_supported: None,
+            code_challenge_methods_supported: Some(vec!["S256".to_owned()]),
+            token_endpoint_auth_methods_supported: None,
+            client_id_metadata_document_supported: false,
+            authorization_response_iss_parameter_supported: false,
+            dpop_signing_alg_values_supported: None,
+        }
+    }
+
     /// Whether the server supports PKCE with S256; the MCP specification requires a client to
     /// refuse a server whose metadata does not say so.
     pub(crate) fn supports_s256(&self) -> bool {

@@ -112,15 +112,43 @@ impl OAuthClient {
         for candidate in &candidates {
             super::endpoint(Some(candidate.as_str()))?;
         }
-        let resource = discovery::resource_metadata(&self.http, &candidates, &server_url, limit)
-            .await?
-            .ok_or(AuthError::new(kind::NO_RESOURCE_METADATA))?;
+        let found =
+            discovery::resource_metadata(&self.http, &candidates, &server_url, limit).await?;
+        let resource = match found {
+            Some(resource) => resource,
+            None if self.legacy_discovery && challenge.resource_metadata.is_none() => {
+                return self.discover_legacy(&server_url).await;
+            }
+            None => return Err(AuthError::new(kind::NO_RESOURCE_METADATA)),
+        };
         let issuer = resource
             .authorization_servers
             .first()
             .ok_or(AuthError::new(kind::NO_AUTHORIZATION_SERVER))?;
         super::endpoint(Some(issuer)).map_err(|_| AuthError::new(kind::BAD_ISSUER))?;
         let server = discovery::server_metadata(&self.http, issuer, limit).await?;
+        Ok(Discovered { resource, server })
+    }
+
+    /// The 2025-03-26 discovery, for a server without protected-resource metadata: its origin
+    /// is the authorization server, with RFC 8414 metadata at the root, or else the default
+    /// endpoints `/authorize`, `/token` and `/register` there. The resource is the server's URL.
+    async fn discover_legacy(&self, server_url: &Url) -> Result<Discovered, AuthError> {
+        let origin = server_url.origin().ascii_serialization();
+        super::endpoint(Some(&origin)).map_err(|_| AuthError::new(kind::BAD_ISSUER))?;
+        let server =
+            match discovery::server_metadata(&self.http, &origin, self.max_document_bytes).await {
+                Ok(server) => server,
+                Err(e) if e.kind() == kind::NO_SERVER_METADATA => ServerMetadata::defaults(&origin),
+                Err(e) => return Err(e),
+            };
+        let mut resource = server_url.clone();
+        resource.set_fragment(None);
+        let resource = ResourceMetadata {
+            resource: resource.into(),
+            authorization_servers: vec![origin],
+            scopes_supported: None,
+        };
         Ok(Discovered { resource, server })
     }
 

@@ -64,6 +64,7 @@ pub struct OAuthClient {
     offline_access: bool,
     step_up_limit: u32,
     max_document_bytes: usize,
+    legacy_discovery: bool,
     dpop: Option<jwt::Dpop>,
     flow: tokio::sync::Mutex<flow::FlowState>,
 }
@@ -80,6 +81,7 @@ pub struct OAuthClientBuilder {
     offline_access: bool,
     step_up_limit: u32,
     max_document_bytes: usize,
+    legacy_discovery: bool,
     dpop: bool,
 }
 
@@ -104,6 +106,7 @@ impl OAuthClient {
             offline_access: true,
             step_up_limit: Self::DEFAULT_STEP_UP_LIMIT,
             max_document_bytes: Self::DEFAULT_MAX_DOCUMENT_BYTES,
+            legacy_discovery: true,
             dpop: true,
         }
     }
@@ -206,6 +209,17 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Whether a server without protected-resource metadata (a 2025-03-26 server) is
+    /// authorized the way that revision describes: its origin as the authorization server, with
+    /// RFC 8414 metadata there or else the default `/authorize`, `/token` and `/register`
+    /// (default `true`; off, such a server is refused). Never used when a challenge names a
+    /// metadata URL.
+    #[must_use]
+    pub fn legacy_discovery(mut self, allowed: bool) -> Self {
+        self.legacy_discovery = allowed;
+        self
+    }
+
     /// Whether to bind tokens to a DPoP key (RFC 9449) where the authorization server
     /// advertises ES256 in `dpop_signing_alg_values_supported` (default `true`). The key is a
     /// P-256 key made when the client is built, held in memory only.
@@ -245,6 +259,7 @@ impl OAuthClientBuilder {
             offline_access: self.offline_access,
             step_up_limit: self.step_up_limit,
             max_document_bytes: self.max_document_bytes,
+            legacy_discovery: self.legacy_discovery,
             dpop,
             flow: tokio::sync::Mutex::new(flow::FlowState::default()),
         })

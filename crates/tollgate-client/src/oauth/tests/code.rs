@@ -406,3 +406,50 @@ async fn errors_never_carry_secrets() {
     assert!(!err.to_string().contains("attacker"));
     assert!(!format!("{pre:?}").contains("TOPSECRET"));
 }
+
+#[tokio::test]
+async fn a_server_without_resource_metadata_is_authorized_the_2025_03_26_way() {
+    // Metadata at the origin's root.
+    let server = Server::start(Mock {
+        prm: false,
+        ..Mock::default()
+    })
+    .await;
+    challenge_with(&builder().build().unwrap(), &server.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    assert_eq!(
+        server.seen("/.well-known/oauth-protected-resource").len(),
+        1
+    );
+    assert_eq!(
+        server.seen("/authorize")[0].param("resource"),
+        Some(server.url().as_str())
+    );
+    // No metadata at all: the default endpoints at the origin.
+    let bare = Server::start(Mock {
+        prm: false,
+        as_metadata: false,
+        iss: Some(String::new()),
+        ..Mock::default()
+    })
+    .await;
+    challenge_with(&builder().build().unwrap(), &bare.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    assert_eq!(bare.seen("/register").len(), 1);
+    assert_eq!(
+        bare.seen("/token")[0].param("grant_type"),
+        Some("authorization_code")
+    );
+    // Turned off, such a server is refused.
+    let err = challenge_with(
+        &builder().legacy_discovery(false).build().unwrap(),
+        &bare.url(),
+        401,
+        "Bearer",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), kind::NO_RESOURCE_METADATA);
+}

@@ -52,6 +52,8 @@ struct Mock {
     metadata_padding: usize,
     client_prefix: &'static str,
     issued_token_type: &'static str,
+    prm: bool,
+    as_metadata: bool,
 }
 
 impl Default for Mock {
@@ -71,6 +73,8 @@ impl Default for Mock {
             metadata_padding: 0,
             client_prefix: "dyn",
             issued_token_type: "urn:ietf:params:oauth:token-type:id-jag",
+            prm: true,
+            as_metadata: true,
         }
     }
 }
@@ -89,7 +93,7 @@ impl Mock {
     ) -> (u16, Vec<(String, String)>, String) {
         let json = |body: String| (200, vec![], body);
         match (seen.method.as_str(), seen.path.as_str()) {
-            ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+            ("GET", "/.well-known/oauth-protected-resource/mcp") if self.prm => {
                 let resource = self.resource.clone().unwrap_or(format!("{base}/mcp"));
                 let scopes = self
                     .scopes_supported
@@ -99,7 +103,7 @@ impl Mock {
                     r#"{{"resource":"{resource}","authorization_servers":["{base}"]{scopes}}}"#
                 ))
             }
-            ("GET", "/.well-known/oauth-authorization-server") => {
+            ("GET", "/.well-known/oauth-authorization-server") if self.as_metadata => {
                 let issuer = self.metadata_issuer.clone().unwrap_or(base.to_owned());
                 let pkce = if self.pkce {
                     r#","code_challenge_methods_supported":["S256"]"#
