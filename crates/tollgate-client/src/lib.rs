@@ -52,6 +52,7 @@ mod limits;
 mod message;
 mod mirror;
 mod revision;
+mod skills;
 pub mod sse;
 mod transport;
 
@@ -59,8 +60,11 @@ pub use client::{Client, ClientBuilder, Page};
 pub use error::{Error, ErrorKind};
 pub use limits::ClientLimits;
 pub use revision::{ClientInfo, Revision};
+pub use skills::LoadedSkill;
 
 /// The JSON tree the client reads and writes (re-exported from `tollgate-json`).
 pub mod json {
-    pub use tollgate_json::{JsonArray, JsonLimits, JsonNumber, JsonObject, JsonString, JsonValue};
+    pub use tollgate_json::{
+        JsonArray, JsonLimits, JsonNumber, JsonObject, JsonString, JsonValue, from_slice, from_str,
+    };
 }
