@@ -280,18 +280,30 @@ impl Client {
             .copied()
             .filter(|r| !r.is_stateless())
             .collect();
-        if let Some(modern) = offered.iter().copied().find(|r| r.is_stateless()) {
-            client.revision = modern;
-            client.transport.set_revision(modern);
+        let mut modern = offered.iter().copied().find(|r| r.is_stateless());
+        // At most one retry after an unsupported-version answer.
+        let mut retried = false;
+        while let Some(revision) = modern.take() {
+            client.revision = revision;
+            client.transport.set_revision(revision);
             match client.raw("server/discover", None).await {
                 Ok(result) => {
                     client.server = result;
                     return Ok(client);
                 }
                 Err(e) if e.code() == Some(UNSUPPORTED_VERSION) => {
+                    // The server is modern: retry with a revision it names, never fall back
+                    // to guessing.
                     let supported = supported_revisions(e.data());
                     legacy.retain(|r| supported.contains(r));
-                    if legacy.is_empty() {
+                    if !retried {
+                        modern = offered
+                            .iter()
+                            .copied()
+                            .find(|r| r.is_stateless() && supported.contains(r));
+                        retried = true;
+                    }
+                    if modern.is_none() && legacy.is_empty() {
                         return Err(Error::new(
                             ErrorKind::Negotiation,
                             "the server supports none offered",
@@ -346,7 +358,9 @@ impl Client {
         self.server = result;
         self.transport
             .notify("notifications/initialized", None)
-            .await
+            .await?;
+        Arc::clone(&self.transport).session_started().await;
+        Ok(())
     }
 
     /// The revision in use.
@@ -503,6 +517,10 @@ impl Client {
     }
 
     /// Every page, up to [`ClientLimits::max_pages`].
+    pub(crate) async fn all_of(&self, method: &str, key: &str) -> Result<Vec<JsonValue>, Error> {
+        self.all(method, key).await
+    }
+
     async fn all(&self, method: &str, key: &str) -> Result<Vec<JsonValue>, Error> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;

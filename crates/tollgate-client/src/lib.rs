@@ -57,6 +57,7 @@ mod mirror;
 #[doc = include_str!("../../../docs/guide/client-oauth.md")]
 pub mod oauth;
 mod revision;
+mod skills;
 pub mod sse;
 mod transport;
 
@@ -64,8 +65,11 @@ pub use client::{Client, ClientBuilder, Page};
 pub use error::{Error, ErrorKind};
 pub use limits::ClientLimits;
 pub use revision::{ClientInfo, Revision};
+pub use skills::LoadedSkill;
 
 /// The JSON tree the client reads and writes (re-exported from `tollgate-json`).
 pub mod json {
-    pub use tollgate_json::{JsonArray, JsonLimits, JsonNumber, JsonObject, JsonString, JsonValue};
+    pub use tollgate_json::{
+        JsonArray, JsonLimits, JsonNumber, JsonObject, JsonString, JsonValue, from_slice, from_str,
+    };
 }

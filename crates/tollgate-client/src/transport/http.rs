@@ -5,11 +5,13 @@
 //! after a challenge. It owns the HTTP exchange; it must not know methods beyond the headers
 //! that mirror them, nor how credentials are obtained.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use tokio::sync::oneshot;
 use tollgate_json::{JsonObject, JsonValue};
 
 use super::{BoxFuture, Outgoing, Transport, answer};
@@ -41,6 +43,19 @@ pub(crate) struct Http {
     handler: Arc<dyn Handler>,
     state: Mutex<State>,
     next_id: AtomicU64,
+    /// The 2025 session's `GET` stream, ended on close and on drop.
+    listener: Mutex<Option<tokio::task::AbortHandle>>,
+    /// Requests awaiting an answer that may arrive on another stream (the `GET` stream, a
+    /// resumed one), by id.
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<JsonValue, Error>>>>,
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        if let Some(task) = self.listener.lock().ok().and_then(|mut l| l.take()) {
+            task.abort();
+        }
+    }
 }
 
 /// A reqwest client on rustls with the ring provider and the platform's certificate roots.
@@ -78,6 +93,8 @@ impl Http {
             handler,
             state: Mutex::default(),
             next_id: AtomicU64::new(1),
+            listener: Mutex::default(),
+            waiting: Mutex::default(),
         }
     }
 
@@ -190,6 +207,8 @@ impl Http {
     async fn exchange(&self, out: Outgoing) -> Result<JsonValue, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let bytes = message::request(id, &out.method, out.params.clone())?;
+        let (tx, rx) = oneshot::channel();
+        self.waiting().insert(id, tx);
         let mut guard = CancelOnDrop {
             http: self,
             id,
@@ -204,9 +223,28 @@ impl Http {
         {
             self.state().session = Some(session.clone());
         }
-        let outcome = self.read_answer(response, id).await;
+        // The answer comes on this response, or (2025) on another stream of the session.
+        let outcome = tokio::select! {
+            outcome = self.read_answer(response, id) => outcome,
+            Ok(outcome) = rx => outcome,
+        };
         guard.armed = false;
         outcome
+    }
+
+    fn waiting(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Result<JsonValue, Error>>>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn listening(&self) -> bool {
+        self.listener
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
     }
 
     /// The answer to request `id` from a POST's response: JSON, or an event stream (resumed
@@ -260,8 +298,12 @@ impl Http {
                     }
                 }
             }
-            // The stream ended before the answer: resume it when the server numbered it.
+            // The stream ended before the answer: resume it when the server numbered it; else
+            // the answer can still come on the session's GET stream, when one is open.
             let Some(last) = parser.last_event_id().map(str::to_owned) else {
+                if self.listening() {
+                    return std::future::pending().await;
+                }
                 return Err(Error::new(
                     ErrorKind::Protocol,
                     "the stream ended unanswered",
@@ -297,8 +339,13 @@ impl Http {
     ) -> Result<Option<Result<JsonValue, Error>>, Error> {
         match message::read(data, &self.limits)? {
             Incoming::Response { id: got, outcome } => {
-                if message::numeric_id(&got) == Some(id) {
+                let got = message::numeric_id(&got);
+                if got == Some(id) {
                     return Ok(Some(outcome));
+                }
+                // Another request's answer, on this stream: hand it over.
+                if let Some(waiting) = got.and_then(|got| self.waiting().remove(&got)) {
+                    let _ = waiting.send(outcome);
                 }
             }
             Incoming::Notification { method, params } => {
@@ -326,6 +373,67 @@ impl Http {
         } else {
             Err(Error::status(response.status().as_u16()))
         }
+    }
+}
+
+/// A `GET` stream of the session, resuming after `last` when given; `None` when the server
+/// offers none.
+async fn open_stream(http: &Http, last: Option<&str>) -> Option<reqwest::Response> {
+    let mut headers = http.base_headers(&Method::GET);
+    if let Some(value) = last.and_then(|l| HeaderValue::from_str(l).ok()) {
+        headers.insert("last-event-id", value);
+    }
+    let response = http.send(Method::GET, headers, None).await.ok()?;
+    (response.status().is_success() && is_event_stream(response.headers())).then_some(response)
+}
+
+/// The 2025 session's `GET` stream: what the server sends outside any call (requests such as
+/// `elicitation/create` and `roots/list`, notifications) goes to the handler. Resumed with
+/// `Last-Event-ID` after the server's `retry` when it ends; given up after
+/// [`ClientLimits::max_reconnects`] attempts in a row that bring nothing, or when the server
+/// offers no stream (405). Holds the transport weakly, so dropping the client ends it.
+async fn listen(http: std::sync::Weak<Http>, first: reqwest::Response) {
+    let mut last: Option<String> = None;
+    let mut retry = Duration::ZERO;
+    let mut idle = 0;
+    let mut first = Some(first);
+    loop {
+        let Some(strong) = http.upgrade() else { return };
+        let mut response = match first.take() {
+            Some(response) => response,
+            None => match open_stream(&strong, last.as_deref()).await {
+                Some(response) => response,
+                None => return,
+            },
+        };
+        let mut parser = SseParser::new(strong.limits.max_message_bytes());
+        let max_reconnects = strong.limits.max_reconnects();
+        let max_retry = strong.limits.max_retry_delay();
+        drop(strong);
+        let mut brought = false;
+        while let Ok(Some(chunk)) = response.chunk().await {
+            let Ok(events) = parser.feed(&chunk) else {
+                return;
+            };
+            for event in events {
+                let Some(strong) = http.upgrade() else { return };
+                brought = true;
+                // Id 0 is never one of ours: every response here is unexpected and ignored.
+                if strong.on_message(&event.data, 0).await.is_err() {
+                    return;
+                }
+            }
+        }
+        idle = if brought { 0 } else { idle + 1 };
+        if idle > max_reconnects {
+            return;
+        }
+        last = parser.last_event_id().map(str::to_owned).or(last);
+        retry = parser
+            .retry_ms()
+            .map_or(retry, Duration::from_millis)
+            .min(max_retry);
+        tokio::time::sleep(retry).await;
     }
 }
 
@@ -365,6 +473,7 @@ struct CancelOnDrop<'a> {
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
+        self.http.waiting().remove(&self.id);
         if !self.armed {
             return;
         }
@@ -404,8 +513,36 @@ impl Transport for Http {
         self.state().revision = Some(revision);
     }
 
+    fn session_started(self: Arc<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            if self.state().session.is_none() {
+                return;
+            }
+            // Open before the first request, so nothing the server sends there is missed.
+            let Some(first) = open_stream(&self, None).await else {
+                return;
+            };
+            let task = tokio::spawn(listen(Arc::downgrade(&self), first));
+            let mut listener = self
+                .listener
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(old) = listener.replace(task.abort_handle()) {
+                old.abort();
+            }
+        })
+    }
+
     fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {
+            if let Some(task) = self
+                .listener
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+            {
+                task.abort();
+            }
             if self.state().session.is_none() {
                 return Ok(());
             }

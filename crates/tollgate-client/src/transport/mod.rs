@@ -42,6 +42,11 @@ pub(crate) trait Transport: Send + Sync {
     fn notify(&self, method: &str, params: Option<JsonObject>) -> BoxFuture<'_, Result<(), Error>>;
     /// The revision (and, for HTTP, the headers it asks for) from now on.
     fn set_revision(&self, revision: Revision);
+    /// A 2025 session is open (after `notifications/initialized`): HTTP opens its `GET`
+    /// stream for what the server sends outside calls.
+    fn session_started(self: Arc<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
     /// Ends the session or the child.
     fn close(&self) -> BoxFuture<'_, Result<(), Error>>;
 }
