@@ -307,6 +307,28 @@ mod tests {
         assert_eq!(err.kind(), kind::REDIRECT_TIMEOUT);
     }
 
+    #[tokio::test]
+    async fn a_request_head_at_the_bound_is_read_and_one_past_it_is_not() {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        for (extra, read) in [(0, true), (1, false)] {
+            let line = "GET /callback?code=a HTTP/1.1\r\nX: ";
+            let pad = MAX_HEAD_BYTES - line.len() - 4 + extra;
+            let head = format!("{line}{}\r\n\r\n", "y".repeat(pad));
+            assert_eq!(head.len(), MAX_HEAD_BYTES + extra);
+            let sender = tokio::spawn(async move {
+                let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .unwrap();
+                s.write_all(head.as_bytes()).await.unwrap();
+                s
+            });
+            let (mut stream, _) = listener.accept().await.unwrap();
+            assert_eq!(read_head(&mut stream).await.is_some(), read);
+            drop(sender.await.unwrap());
+        }
+    }
+
     #[test]
     fn only_a_get_of_the_callback_path_counts() {
         assert!(callback_query("POST /callback?code=a HTTP/1.1\r\n").is_none());

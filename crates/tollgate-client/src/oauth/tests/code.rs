@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, reason = "tests")]
 
+use std::sync::Arc;
+
 use super::*;
 
 #[tokio::test]
@@ -452,4 +454,33 @@ async fn a_server_without_resource_metadata_is_authorized_the_2025_03_26_way() {
     .await
     .unwrap_err();
     assert_eq!(err.kind(), kind::NO_RESOURCE_METADATA);
+}
+
+#[tokio::test]
+async fn follow_redirect_follows_up_to_its_hop_limit() {
+    let server = Server::start(Mock::default()).await;
+    // The mock's authorization endpoint redirects straight to the redirect URI: one hop.
+    let one = FollowRedirect::new("http://localhost:1/callback")
+        .unwrap()
+        .max_hops(1);
+    let client = OAuthClient::builder()
+        .redirect(Arc::new(one))
+        .build()
+        .unwrap();
+    assert!(
+        challenge_with(&client, &server.url(), 401, "Bearer")
+            .await
+            .is_ok()
+    );
+    let none = FollowRedirect::new("http://localhost:1/callback")
+        .unwrap()
+        .max_hops(0);
+    let client = OAuthClient::builder()
+        .redirect(Arc::new(none))
+        .build()
+        .unwrap();
+    let err = challenge_with(&client, &server.url(), 401, "Bearer")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), kind::TOO_MANY_REDIRECTS);
 }
