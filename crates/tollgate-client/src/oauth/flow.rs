@@ -319,9 +319,9 @@ impl OAuthClient {
     }
 }
 
-/// Checks the redirect's query: no `error`, the `state` sent, the issuer (RFC 9207: an `iss`
-/// present must equal the issuer exactly; one absent is refused where the server advertised
-/// it), and returns the code.
+/// Checks the redirect's query: the `state` sent, the issuer (RFC 9207: an `iss` present must
+/// equal the issuer exactly; one absent is refused where the server advertised it), then no
+/// `error`, and returns the code.
 pub(crate) fn check_response(
     answer: &[(String, String)],
     state: &str,
@@ -333,9 +333,6 @@ pub(crate) fn check_response(
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     };
-    if get("error").is_some() {
-        return Err(AuthError::new(kind::DENIED));
-    }
     if get("state") != Some(state) {
         return Err(AuthError::new(kind::STATE_MISMATCH));
     }
@@ -345,6 +342,11 @@ pub(crate) fn check_response(
             return Err(AuthError::new(kind::ISS_MISSING));
         }
         _ => {}
+    }
+    // Only now, with the state and issuer checked, is an error answer acted on (RFC 9207;
+    // the 2026-07-28 revision: never on a mismatched one). Its text is not kept.
+    if get("error").is_some() {
+        return Err(AuthError::new(kind::DENIED));
     }
     get("code")
         .filter(|c| !c.is_empty())

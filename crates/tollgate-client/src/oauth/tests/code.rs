@@ -484,3 +484,45 @@ async fn follow_redirect_follows_up_to_its_hop_limit() {
         .unwrap_err();
     assert_eq!(err.kind(), kind::TOO_MANY_REDIRECTS);
 }
+
+#[test]
+fn an_error_answer_is_acted_on_only_after_the_state_and_issuer_checks() {
+    let server: discovery::ServerMetadata = fetch::bind(
+        br#"{"issuer":"https://as.example","authorization_response_iss_parameter_supported":true}"#,
+        1024,
+    )
+    .unwrap();
+    let check = |pairs: &[(&str, &str)]| {
+        let answer: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        flow::check_response(&answer, "s1", &server)
+            .err()
+            .map(|e| e.kind())
+    };
+    let denied = [
+        ("error", "access_denied"),
+        ("state", "s1"),
+        ("iss", "https://as.example"),
+    ];
+    assert_eq!(check(&denied), Some(kind::DENIED));
+    let forged = [
+        ("error", "access_denied"),
+        ("state", "s1"),
+        ("iss", "https://evil.example"),
+    ];
+    assert_eq!(check(&forged), Some(kind::ISS_MISMATCH));
+    let stale = [("error", "access_denied"), ("state", "other")];
+    assert_eq!(check(&stale), Some(kind::STATE_MISMATCH));
+    let good = [
+        ("code", "c"),
+        ("state", "s1"),
+        ("iss", "https://as.example"),
+    ];
+    assert_eq!(check(&good), None);
+    assert_eq!(
+        check(&[("state", "s1"), ("iss", "https://as.example")]),
+        Some(kind::NO_CODE)
+    );
+}
