@@ -41,15 +41,23 @@ fn digest(token: &str) -> [u8; 32] {
 }
 
 impl OAuthClient {
-    /// A 401: refresh where a refresh token from the same issuer may help, else authorize.
+    /// A 401: refresh where a refresh token from the same issuer may help, else authorize
+    /// (once for challenges that overlap).
     pub(super) async fn unauthorized(
         &self,
         url: &str,
         challenge: &Challenge,
     ) -> Result<Retry, AuthError> {
-        let mut flow = self.flow.lock().await;
-        let found = self.discover(url, challenge).await?;
         let key = store_key(url);
+        // The token the refused request most likely carried; if another challenge renewed it
+        // while this one waited for the flow, retry with the new one instead of a second flow.
+        let carried = self.store.load(&key).map(|t| digest(&t.access_token));
+        let mut flow = self.flow.lock().await;
+        let current = self.store.load(&key).map(|t| digest(&t.access_token));
+        if current.is_some() && current != carried {
+            return Ok(Retry::Again);
+        }
+        let found = self.discover(url, challenge).await?;
         if let Some(tokens) = self.store.load(&key) {
             let fresh_from_refresh = flow.refreshed == Some(digest(&tokens.access_token))
                 && !tokens.expired_at(std::time::SystemTime::now());

@@ -526,3 +526,17 @@ fn an_error_answer_is_acted_on_only_after_the_state_and_issuer_checks() {
         Some(kind::NO_CODE)
     );
 }
+
+#[tokio::test]
+async fn overlapping_401s_run_one_flow() {
+    let server = Server::start(Mock::default()).await;
+    let client = builder().build().unwrap();
+    let url = server.url();
+    let (a, b) = tokio::join!(
+        challenge_with(&client, &url, 401, "Bearer"),
+        challenge_with(&client, &url, 401, "Bearer")
+    );
+    assert_eq!((a.unwrap(), b.unwrap()), (Retry::Again, Retry::Again));
+    assert_eq!(server.seen("/authorize").len(), 1);
+    assert_eq!(server.seen("/token").len(), 1);
+}
