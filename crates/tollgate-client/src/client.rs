@@ -363,6 +363,10 @@ impl Client {
         Ok(())
     }
 
+    pub(crate) fn limits(&self) -> &ClientLimits {
+        &self.parts.limits
+    }
+
     /// The revision in use.
     pub fn revision(&self) -> Revision {
         self.revision
