@@ -210,3 +210,77 @@ async fn an_answer_at_the_message_bound_and_one_past() {
         }
     }
 }
+
+/// A server whose `tools/list` stream (id 2) ends after a priming event, as does every resumed
+/// stream until GET number `answer_on`, which carries the answer. `retry` is the server's delay.
+fn resuming(answer_on: usize, retry: u64) -> Answer {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Arc::new(move |seen: &Seen| {
+        let id = id_of(&seen.body);
+        if seen.body.contains("server/discover") {
+            let result = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
+            return (
+                200,
+                "application/json",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            );
+        }
+        let n = match seen.method.as_str() {
+            "GET" => gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+            _ => 0,
+        };
+        let body = if n == answer_on {
+            r#"id: e9
+data: {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
+
+"#
+            .to_owned()
+        } else {
+            format!("id: e{n}\nretry: {retry}\ndata:\n\n")
+        };
+        (200, "text/event-stream", body)
+    })
+}
+
+#[tokio::test]
+async fn stream_resumptions_at_the_bound_and_one_past() {
+    // The answer comes on the second resumption: a bound of 2 reads it, a bound of 1 gives up.
+    for (bound, ok) in [(2, true), (1, false)] {
+        let (url, seen) = serve(resuming(2, 1)).await;
+        let limits = ClientLimits::default().with_max_reconnects(bound);
+        let client = Client::builder()
+            .limits(limits)
+            .connect_http(&url)
+            .await
+            .unwrap();
+        let outcome = client.list_tools().await;
+        match ok {
+            true => assert!(outcome.is_ok(), "{outcome:?}"),
+            false => assert_eq!(outcome.unwrap_err().kind(), ErrorKind::Limit),
+        }
+        let seen = seen.lock().unwrap().clone();
+        let gets: Vec<_> = seen.iter().filter(|s| s.method == "GET").collect();
+        assert_eq!(gets.len(), bound as usize);
+        // Each resumption names the last event id it saw.
+        assert_eq!(gets[0].header("last-event-id"), Some("e0"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_retry_is_honoured_up_to_the_cap() {
+    // Paused clock: the waits are the client's sleeps, measured in virtual time.
+    let cap = ClientLimits::DEFAULT_MAX_RETRY_DELAY;
+    for (retry, expected) in [
+        (cap.as_millis() as u64, cap),
+        (cap.as_millis() as u64 + 1, cap),
+        (250, std::time::Duration::from_millis(250)),
+    ] {
+        let (url, _) = serve(resuming(1, retry)).await;
+        let client = Client::builder().connect_http(&url).await.unwrap();
+        let started = tokio::time::Instant::now();
+        client.list_tools().await.unwrap();
+        let waited = started.elapsed();
+        // Virtual time moves only by the client's own sleep: exactly the delay it chose.
+        assert_eq!(waited, expected, "retry {retry}");
+    }
+}
