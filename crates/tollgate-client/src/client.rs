@@ -285,7 +285,7 @@ impl Client {
         let mut retried = false;
         while let Some(revision) = modern.take() {
             client.revision = revision;
-            client.transport.set_revision(revision);
+            client.transport.set_revision(Some(revision));
             match client.raw("server/discover", None).await {
                 Ok(result) => {
                     client.server = result;
@@ -331,6 +331,8 @@ impl Client {
     }
 
     async fn initialize(&mut self, revision: Revision, accepted: &[Revision]) -> Result<(), Error> {
+        // A probe may have set 2026-07-28: `initialize` carries no revision header.
+        self.transport.set_revision(None);
         let params = JsonObject::builder()
             .insert("protocolVersion", revision.as_str())
             .insert("capabilities", self.parts.capabilities.clone())
@@ -354,13 +356,17 @@ impl Client {
                 "the server chose a revision not offered",
             ))?;
         self.revision = chosen;
-        self.transport.set_revision(chosen);
+        self.transport.set_revision(Some(chosen));
         self.server = result;
         self.transport
             .notify("notifications/initialized", None)
             .await?;
         Arc::clone(&self.transport).session_started().await;
         Ok(())
+    }
+
+    pub(crate) fn limits(&self) -> &ClientLimits {
+        &self.parts.limits
     }
 
     /// The revision in use.

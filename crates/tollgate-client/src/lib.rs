@@ -46,6 +46,11 @@
 //! # Ok(()) }
 //! ```
 
+/// The client guide's examples, compiled (and run, unless marked `no_run`) as doc tests.
+#[cfg(all(doctest, feature = "in-process"))]
+#[doc = include_str!("../../../docs/guide/client.md")]
+struct ClientGuideExamples;
+
 pub mod auth;
 mod client;
 mod error;
@@ -59,6 +64,7 @@ pub mod oauth;
 mod revision;
 mod skills;
 pub mod sse;
+mod tasks;
 mod transport;
 
 pub use client::{Client, ClientBuilder, Page};
@@ -72,4 +78,14 @@ pub mod json {
     pub use tollgate_json::{
         JsonArray, JsonLimits, JsonNumber, JsonObject, JsonString, JsonValue, from_slice, from_str,
     };
+}
+
+/// Entry points for the fuzz targets (not part of the API; may change without notice).
+#[doc(hidden)]
+pub mod __private {
+    /// Reads one message a server sent, under the default [`ClientLimits`](crate::ClientLimits),
+    /// as every transport does: `Ok` when it is a JSON-RPC request, notification or response.
+    pub fn read_message(bytes: &[u8]) -> Result<(), crate::Error> {
+        crate::message::read(bytes, &crate::ClientLimits::default()).map(|_| ())
+    }
 }

@@ -509,8 +509,8 @@ impl Transport for Http {
         Box::pin(async move { self.notification(&method, params).await })
     }
 
-    fn set_revision(&self, revision: Revision) {
-        self.state().revision = Some(revision);
+    fn set_revision(&self, revision: Option<Revision>) {
+        self.state().revision = revision;
     }
 
     fn session_started(self: Arc<Self>) -> BoxFuture<'static, ()> {

@@ -283,7 +283,7 @@ impl Transport for Lines {
         })
     }
 
-    fn set_revision(&self, _: Revision) {}
+    fn set_revision(&self, _: Option<Revision>) {}
 
     fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {

@@ -40,8 +40,9 @@ pub(crate) trait Transport: Send + Sync {
     fn request(&self, out: Outgoing) -> BoxFuture<'_, Result<JsonValue, Error>>;
     /// Sends a notification.
     fn notify(&self, method: &str, params: Option<JsonObject>) -> BoxFuture<'_, Result<(), Error>>;
-    /// The revision (and, for HTTP, the headers it asks for) from now on.
-    fn set_revision(&self, revision: Revision);
+    /// The revision (and, for HTTP, the headers it asks for) from now on; `None` while a 2025
+    /// `initialize` is under way (no revision header until the server has chosen one).
+    fn set_revision(&self, revision: Option<Revision>);
     /// A 2025 session is open (after `notifications/initialized`): HTTP opens its `GET`
     /// stream for what the server sends outside calls.
     fn session_started(self: Arc<Self>) -> BoxFuture<'static, ()> {
