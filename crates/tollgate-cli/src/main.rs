@@ -1,10 +1,10 @@
-//! The `tollgate` command: check and validate Tool Schema Profile 1 schemas, list and call MCP
-//! tools by hand, and serve the catalog demo.
+//! The `tollgate` command: check and validate Tool Schema Profile 1 schemas, talk to MCP servers
+//! by hand (over HTTP or a stdio child, on tollgate-client), and serve the catalog demo.
 //!
 //! A thin shell over the library crates; it owns argument parsing and output formats only.
 
-mod client;
 mod locate;
+mod remote;
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -30,26 +30,58 @@ enum Command {
     /// Tool Schema Profile 1: check and validate schemas.
     #[command(subcommand)]
     Schema(SchemaCommand),
-    /// List a server's tools (`http://` URLs).
+    /// List a server's tools (or prompts, resources, templates, skills): `list [URL]`.
     List {
-        /// The MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
-        url: String,
-        /// The revision to speak: 2026-07-28 or 2025-11-25.
-        #[arg(long, default_value = "2026-07-28")]
-        revision: String,
+        /// The server URL (left out with `--stdio`).
+        #[arg(value_name = "URL")]
+        words: Vec<String>,
+        /// What to list.
+        #[arg(long, value_enum, default_value = "tools")]
+        kind: Kind,
+        #[command(flatten)]
+        connect: remote::Connect,
     },
-    /// Call a tool (`http://` URLs).
+    /// Call a tool: `call [URL] TOOL [ARGS-JSON]`.
     Call {
-        /// The MCP endpoint.
-        url: String,
-        /// The tool name.
-        tool: String,
-        /// The arguments, a JSON object.
-        #[arg(default_value = "{}")]
-        arguments: String,
-        /// The revision to speak: 2026-07-28 or 2025-11-25.
-        #[arg(long, default_value = "2026-07-28")]
-        revision: String,
+        /// [URL] TOOL [ARGS-JSON] (the arguments a JSON object, default `{}`).
+        #[arg(value_name = "URL TOOL ARGS")]
+        words: Vec<String>,
+        #[command(flatten)]
+        connect: remote::Connect,
+    },
+    /// Read a resource: `read [URL] URI`.
+    Read {
+        /// [URL] URI.
+        #[arg(value_name = "URL URI")]
+        words: Vec<String>,
+        #[command(flatten)]
+        connect: remote::Connect,
+    },
+    /// Get a prompt: `prompt [URL] NAME [ARGS-JSON]`.
+    Prompt {
+        /// [URL] NAME [ARGS-JSON].
+        #[arg(value_name = "URL NAME ARGS")]
+        words: Vec<String>,
+        #[command(flatten)]
+        connect: remote::Connect,
+    },
+    /// Print the server's notifications until it ends: `listen [URL] [FILTER-JSON]`
+    /// (2026-07-28: `subscriptions/listen` with the filter; 2025: the session's stream, until
+    /// Ctrl-C).
+    Listen {
+        /// [URL] [FILTER-JSON].
+        #[arg(value_name = "URL FILTER")]
+        words: Vec<String>,
+        #[command(flatten)]
+        connect: remote::Connect,
+    },
+    /// A task: `tasks [URL] get|wait|cancel TASK-ID`.
+    Tasks {
+        /// [URL] get|wait|cancel TASK-ID.
+        #[arg(value_name = "URL ACTION ID")]
+        words: Vec<String>,
+        #[command(flatten)]
+        connect: remote::Connect,
     },
     /// Serve the catalog demo.
     ServeDemo {
@@ -60,6 +92,16 @@ enum Command {
         #[arg(long)]
         stdio: bool,
     },
+}
+
+/// What `list` lists.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Kind {
+    Tools,
+    Prompts,
+    Resources,
+    Templates,
+    Skills,
 }
 
 #[derive(Subcommand)]
@@ -250,6 +292,82 @@ fn batch(any_root: bool) -> Result<bool, String> {
 
 async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
     Ok(match cli.command {
+        Command::List {
+            words,
+            kind,
+            connect,
+        } => {
+            let (url, _) = connect.target(&words)?;
+            let client = connect.connect(url).await?;
+            let items = match kind {
+                Kind::Tools => client.list_tools().await?,
+                Kind::Prompts => client.list_prompts().await?,
+                Kind::Resources => client.list_resources().await?,
+                Kind::Templates => client.list_resource_templates().await?,
+                Kind::Skills => client.list_skills().await?,
+            };
+            remote::print_items(&items);
+            client.close().await?;
+            true
+        }
+        Command::Call { words, connect } => {
+            let (url, rest) = connect.target(&words)?;
+            let tool = rest.first().ok_or("the tool name is missing")?;
+            let arguments = remote::object(rest.get(1))?;
+            let client = connect.connect(url).await?;
+            let result = client.call_tool(tool, arguments).await;
+            client.close().await?;
+            remote::print_call(&result?);
+            true
+        }
+        Command::Read { words, connect } => {
+            let (url, rest) = connect.target(&words)?;
+            let uri = rest.first().ok_or("the resource URI is missing")?;
+            let client = connect.connect(url).await?;
+            let result = client.read_resource(uri).await;
+            client.close().await?;
+            remote::print_contents(&result?);
+            true
+        }
+        Command::Prompt { words, connect } => {
+            let (url, rest) = connect.target(&words)?;
+            let name = rest.first().ok_or("the prompt name is missing")?;
+            let arguments = remote::object(rest.get(1))?;
+            let client = connect.connect(url).await?;
+            let result = client.get_prompt(name, arguments).await;
+            client.close().await?;
+            remote::print_prompt(&result?);
+            true
+        }
+        Command::Listen { words, connect } => {
+            let (url, rest) = connect.target(&words)?;
+            let filter = remote::object(rest.first())?;
+            let client = connect.connect(url).await?;
+            if client.revision().is_stateless() {
+                println!("{}", remote::json(&client.listen(filter).await?));
+            } else {
+                // The session's stream prints through the handler until Ctrl-C.
+                let _ = tokio::signal::ctrl_c().await;
+            }
+            client.close().await?;
+            true
+        }
+        Command::Tasks { words, connect } => {
+            let (url, rest) = connect.target(&words)?;
+            let (Some(action), Some(id)) = (rest.first(), rest.get(1)) else {
+                return Err("usage: tasks [URL] get|wait|cancel TASK-ID".into());
+            };
+            let client = connect.connect(url).await?;
+            let result = match action.as_str() {
+                "get" => client.get_task(id).await,
+                "wait" => client.wait_task(id).await,
+                "cancel" => client.cancel_task(id).await,
+                _ => return Err("the task action is get, wait or cancel".into()),
+            };
+            client.close().await?;
+            println!("{}", remote::json(&result?));
+            true
+        }
         Command::Schema(SchemaCommand::Check {
             file,
             json,
@@ -261,42 +379,6 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             any_root,
         }) => validate(&schema, &instance, any_root)?,
         Command::Schema(SchemaCommand::Batch { any_root }) => batch(any_root)?,
-        Command::List { url, revision } => {
-            let target = client::parse_url(&url)?;
-            client::print_tools(
-                &client::request(&target, &revision, "tools/list", "", None, &[]).await?,
-            );
-            true
-        }
-        Command::Call {
-            url,
-            tool,
-            arguments,
-            revision,
-        } => {
-            let target = client::parse_url(&url)?;
-            let arguments = client::arguments(&arguments)?;
-            let mirrored = if revision == "2026-07-28" {
-                client::mirrored_headers(&target, &tool, &arguments).await?
-            } else {
-                Vec::new()
-            };
-            let name =
-                tollgate_json::to_string(&JsonValue::from(tool.as_str()), &Default::default())?;
-            let args = tollgate_json::to_string(&arguments.into(), &Default::default())?;
-            let params = format!(r#""name":{name},"arguments":{args}"#);
-            let result = client::request(
-                &target,
-                &revision,
-                "tools/call",
-                &params,
-                Some(&tool),
-                &mirrored,
-            )
-            .await?;
-            client::print_call(&result);
-            true
-        }
         Command::ServeDemo { addr, stdio } => {
             let tasks = tollgate::task::SqliteTaskStore::open(demo::task_database()).await?;
             // `catalog.reserve`'s state is single use, its used states beside the tasks.

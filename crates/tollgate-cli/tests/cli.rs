@@ -149,3 +149,32 @@ fn list_and_call_the_demo_on_both_revisions() {
     assert_eq!(run(&["call", &url, "nope"]).0, 2);
     drop(server);
 }
+
+#[test]
+fn the_remote_commands_over_stdio() {
+    let server = ["--stdio", "--", BIN, "serve-demo", "--stdio"];
+    let with = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&server);
+        run(&all)
+    };
+    let (code, out) = with(&["list"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("catalog.search\t"), "{out}");
+    let (code, out) = with(&["list", "--kind", "prompts"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("catalog.pairing"), "{out}");
+    let (code, out) = with(&["call", "catalog.search", r#"{"query":"pot"}"#]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("POT-001"), "{out}");
+    let (code, out) = with(&[
+        "call",
+        "catalog.search",
+        r#"{"query":"pot"}"#,
+        "--revision",
+        "2025-06-18",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("POT-001"), "{out}");
+    assert_eq!(with(&["call"]).0, 2);
+}

@@ -1,0 +1,785 @@
+//! The typed client: connecting (version negotiation), and the methods applications call. It
+//! owns what a request carries on each revision (`_meta` on 2026-07-28, the 2025 handshake),
+//! the `input_required` loop and the output-schema check; it must not know how bytes move
+//! (that is `transport/`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tollgate_json::{BindLimits, JsonObject, JsonValue};
+
+use crate::auth::Authorizer;
+use crate::error::{Error, ErrorKind};
+use crate::handler::{Handler, NoHandler};
+use crate::limits::ClientLimits;
+use crate::mirror;
+use crate::revision::{ClientInfo, Revision, with_meta};
+use crate::transport::{Outgoing, Transport};
+
+/// The JSON-RPC code of the unsupported-version error (2026-07-28).
+const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Builds a [`Client`]: revisions offered, identity, capabilities, limits, the handler for what
+/// the server sends, and for HTTP the extra headers and credentials.
+pub struct ClientBuilder {
+    pub(crate) revisions: Vec<Revision>,
+    pub(crate) info: ClientInfo,
+    pub(crate) capabilities: JsonObject,
+    pub(crate) limits: ClientLimits,
+    pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) check_output: bool,
+    pub(crate) stderr: Option<crate::transport::stdio::StderrSink>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self {
+            revisions: Revision::ALL.to_vec(),
+            info: ClientInfo::default(),
+            capabilities: JsonObject::new(),
+            limits: ClientLimits::default(),
+            handler: Arc::new(NoHandler),
+            headers: http::HeaderMap::new(),
+            authorizer: None,
+            check_output: true,
+            stderr: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("revisions", &self.revisions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// A builder offering every revision, newest first, with no handler and default limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The revisions to offer, in order of preference (default: all, newest first).
+    pub fn revisions(mut self, revisions: impl IntoIterator<Item = Revision>) -> Self {
+        self.revisions = revisions.into_iter().collect();
+        self
+    }
+
+    /// The `clientInfo` sent (default: `tollgate-client` and this crate's version).
+    pub fn client_info(mut self, info: ClientInfo) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// The client capabilities declared (default: none). Declare what the handler answers,
+    /// for example `{"elicitation":{}}`.
+    pub fn capabilities(mut self, capabilities: JsonObject) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// The bounds on what the server sends (default: [`ClientLimits::default`]).
+    pub fn limits(mut self, limits: ClientLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The handler for server notifications and requests (default: none answered).
+    pub fn handler(mut self, handler: impl Handler) -> Self {
+        self.handler = Arc::new(handler);
+        self
+    }
+
+    /// An extra header on every HTTP request (default: none).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Argument`] when HTTP refuses the name or the value (the value is not
+    /// repeated in the error).
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| Error::new(ErrorKind::Argument, "invalid header name"))?;
+        let mut value = http::HeaderValue::from_str(value)
+            .map_err(|_| Error::new(ErrorKind::Argument, "invalid header value"))?;
+        value.set_sensitive(true);
+        self.headers.append(name, value);
+        Ok(self)
+    }
+
+    /// A static bearer token on every HTTP request (default: none).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Argument`] when the token is not a valid header value.
+    pub fn bearer_token(self, token: &str) -> Result<Self, Error> {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    /// The authorizer that supplies HTTP credentials and answers challenges (default: none).
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// Skip the structured-result check against a tool's `outputSchema` (default: checked,
+    /// and a schema outside Profile 1 is an [`ErrorKind::Schema`] error).
+    pub fn unchecked_output_schemas(mut self) -> Self {
+        self.check_output = false;
+        self
+    }
+
+    /// Connects over Streamable HTTP to `url` and negotiates a revision.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Connect`], [`ErrorKind::Negotiation`] or the server's answer.
+    pub async fn connect_http(self, url: &str) -> Result<Client, Error> {
+        let http = crate::transport::http::Http::new(
+            crate::transport::http::reqwest_client()?,
+            url.to_owned(),
+            self.headers.clone(),
+            self.authorizer.clone(),
+            self.limits.clone(),
+            Arc::clone(&self.handler),
+        );
+        Client::negotiate(self, Arc::new(http)).await
+    }
+
+    /// Where a stdio server's stderr goes, line by line (each cut to 8 KiB; default: this
+    /// process's own stderr).
+    pub fn stderr(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.stderr = Some(Arc::new(sink));
+        self
+    }
+
+    /// Starts `command` as a stdio server (newline-delimited JSON-RPC on its stdin and
+    /// stdout), probes with `server/discover` and falls back to `initialize`. The child is
+    /// ended by [`Client::close`] (stdin closed, killed after 5 s) and killed if the client is
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Connect`] when the process cannot start; as [`ClientBuilder::connect_http`].
+    pub async fn connect_stdio(self, command: tokio::process::Command) -> Result<Client, Error> {
+        let lines = crate::transport::stdio::spawn(
+            command,
+            self.limits.clone(),
+            Arc::clone(&self.handler),
+            self.stderr.clone(),
+        )?;
+        Client::negotiate(self, Arc::new(lines)).await
+    }
+
+    /// Serves `endpoint` in this process over an in-memory pipe (its stdio server; no sockets)
+    /// and connects to it: the pair to test tools with.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClientBuilder::connect_http`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    /// use tollgate_client::Client;
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28], Implementation::new("demo", "1"))
+    ///     .build()?;
+    /// let client = Client::builder().connect_in_process(endpoint).await?;
+    /// assert!(client.list_tools().await?.is_empty());
+    /// client.close().await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "in-process")]
+    pub async fn connect_in_process(self, endpoint: tollgate::Endpoint) -> Result<Client, Error> {
+        let lines = crate::transport::memory::serve(
+            endpoint,
+            self.limits.clone(),
+            Arc::clone(&self.handler),
+        );
+        Client::negotiate(self, Arc::new(lines)).await
+    }
+
+    pub(crate) fn into_parts(self) -> Parts {
+        Parts {
+            info: self.info,
+            capabilities: self.capabilities,
+            limits: self.limits,
+            handler: self.handler,
+            check_output: self.check_output,
+        }
+    }
+}
+
+pub(crate) struct Parts {
+    info: ClientInfo,
+    capabilities: JsonObject,
+    limits: ClientLimits,
+    pub(crate) handler: Arc<dyn Handler>,
+    check_output: bool,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The items (tools, prompts, resources or templates) as the server sent them.
+    pub items: Vec<JsonValue>,
+    /// The cursor of the next page, when there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// A connected MCP client. Cheap to share behind an `Arc`; calls may run concurrently.
+pub struct Client {
+    transport: Arc<dyn Transport>,
+    revision: Revision,
+    server: JsonValue,
+    parts: Parts,
+    /// Tools seen in `tools/list`: their input and output schemas, by name.
+    tools: Mutex<HashMap<String, JsonValue>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("revision", &self.revision)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A builder.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// Probes for a stateless revision with `server/discover`, retries with a revision from an
+    /// unsupported-version answer's `data.supported`, and falls back to `initialize` when the
+    /// server shows no sign of being modern.
+    pub(crate) async fn negotiate(
+        builder: ClientBuilder,
+        transport: Arc<dyn Transport>,
+    ) -> Result<Client, Error> {
+        let offered = builder.revisions.clone();
+        let mut client = Client {
+            transport,
+            revision: *offered
+                .first()
+                .ok_or(Error::new(ErrorKind::Negotiation, "no revision offered"))?,
+            server: JsonValue::Null,
+            parts: builder.into_parts(),
+            tools: Mutex::default(),
+        };
+        let mut legacy: Vec<Revision> = offered
+            .iter()
+            .copied()
+            .filter(|r| !r.is_stateless())
+            .collect();
+        let mut modern = offered.iter().copied().find(|r| r.is_stateless());
+        // At most one retry after an unsupported-version answer.
+        let mut retried = false;
+        while let Some(revision) = modern.take() {
+            client.revision = revision;
+            client.transport.set_revision(Some(revision));
+            match client.raw("server/discover", None).await {
+                Ok(result) => {
+                    client.server = result;
+                    return Ok(client);
+                }
+                Err(e) if e.code() == Some(UNSUPPORTED_VERSION) => {
+                    // The server is modern: retry with a revision it names, never fall back
+                    // to guessing.
+                    let supported = supported_revisions(e.data());
+                    legacy.retain(|r| supported.contains(r));
+                    if !retried {
+                        modern = offered
+                            .iter()
+                            .copied()
+                            .find(|r| r.is_stateless() && supported.contains(r));
+                        retried = true;
+                    }
+                    if modern.is_none() && legacy.is_empty() {
+                        return Err(Error::new(
+                            ErrorKind::Negotiation,
+                            "the server supports none offered",
+                        ));
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::Connect | ErrorKind::Auth | ErrorKind::Closed
+                    ) =>
+                {
+                    return Err(e);
+                }
+                // An older server: a 400, 404 or 405 with no modern error, or -32601.
+                Err(_) => {}
+            }
+        }
+        let first = *legacy.first().ok_or(Error::new(
+            ErrorKind::Negotiation,
+            "the server is not stateless",
+        ))?;
+        client.initialize(first, &legacy).await?;
+        Ok(client)
+    }
+
+    async fn initialize(&mut self, revision: Revision, accepted: &[Revision]) -> Result<(), Error> {
+        // A probe may have set 2026-07-28: `initialize` carries no revision header.
+        self.transport.set_revision(None);
+        let params = JsonObject::builder()
+            .insert("protocolVersion", revision.as_str())
+            .insert("capabilities", self.parts.capabilities.clone())
+            .insert("clientInfo", self.parts.info.to_json())
+            .build();
+        let result = self
+            .transport
+            .request(Outgoing {
+                method: "initialize".to_owned(),
+                params: Some(params),
+                ..Outgoing::default()
+            })
+            .await?;
+        let chosen = result
+            .get("protocolVersion")
+            .and_then(JsonValue::as_str)
+            .and_then(Revision::from_wire)
+            .filter(|r| accepted.contains(r))
+            .ok_or(Error::new(
+                ErrorKind::Negotiation,
+                "the server chose a revision not offered",
+            ))?;
+        self.revision = chosen;
+        self.transport.set_revision(Some(chosen));
+        self.server = result;
+        self.transport
+            .notify("notifications/initialized", None)
+            .await?;
+        Arc::clone(&self.transport).session_started().await;
+        Ok(())
+    }
+
+    pub(crate) fn limits(&self) -> &ClientLimits {
+        &self.parts.limits
+    }
+
+    /// The revision in use.
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    /// What the server said about itself: the `server/discover` result on 2026-07-28, the
+    /// `initialize` result on 2025 (`serverInfo`, `capabilities`, ...).
+    pub fn server(&self) -> &JsonValue {
+        &self.server
+    }
+
+    /// Sends any request and returns its result: `_meta` added on 2026-07-28, `Mcp-Name`
+    /// mirrored. The escape hatch below the typed methods.
+    ///
+    /// # Errors
+    ///
+    /// The transport's errors, or the server's JSON-RPC error ([`ErrorKind::Rpc`]).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<JsonObject>,
+    ) -> Result<JsonValue, Error> {
+        self.raw(method, params).await
+    }
+
+    async fn raw(&self, method: &str, params: Option<JsonObject>) -> Result<JsonValue, Error> {
+        self.send(method, params, Vec::new()).await
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        params: Option<JsonObject>,
+        headers: Vec<(String, String)>,
+    ) -> Result<JsonValue, Error> {
+        let name = mirror::name_source(method)
+            .and_then(|key| params.as_ref()?.get(key)?.as_str().map(mirror::encode_text));
+        let params = if self.revision.is_stateless() {
+            Some(with_meta(
+                params,
+                self.revision,
+                &self.parts.info,
+                &self.parts.capabilities,
+            ))
+        } else {
+            params
+        };
+        self.transport
+            .request(Outgoing {
+                method: method.to_owned(),
+                params,
+                name,
+                headers,
+            })
+            .await
+    }
+
+    /// Sends a request and answers the server's `input_required` results (2026-07-28) with
+    /// the handler, retrying with `inputResponses` and the `requestState`, up to
+    /// [`ClientLimits::max_input_rounds`] rounds.
+    async fn send_answering(
+        &self,
+        method: &str,
+        params: JsonObject,
+        headers: Vec<(String, String)>,
+    ) -> Result<JsonValue, Error> {
+        let mut result = self
+            .send(method, Some(params.clone()), headers.clone())
+            .await?;
+        let mut rounds = 0;
+        while result.get("resultType").and_then(JsonValue::as_str) == Some("input_required") {
+            if rounds >= self.parts.limits.max_input_rounds() {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    "too many input_required rounds",
+                ));
+            }
+            rounds += 1;
+            let responses = self.answer_inputs(&result).await?;
+            let mut retry = JsonObject::builder();
+            for (k, v) in params.iter() {
+                if !matches!(k.as_str(), "inputResponses" | "requestState") {
+                    retry.push(k.clone(), v.clone());
+                }
+            }
+            retry.push("inputResponses", responses);
+            if let Some(state) = result.get("requestState") {
+                retry.push("requestState", state.clone());
+            }
+            result = self
+                .send(method, Some(retry.build()), headers.clone())
+                .await?;
+        }
+        Ok(result)
+    }
+
+    async fn answer_inputs(&self, result: &JsonValue) -> Result<JsonObject, Error> {
+        let requests = result
+            .get("inputRequests")
+            .and_then(JsonValue::as_object)
+            .ok_or(Error::new(
+                ErrorKind::Protocol,
+                "input_required without inputRequests",
+            ))?;
+        let mut responses = JsonObject::builder();
+        for (key, request) in requests.iter() {
+            let method = request
+                .get("method")
+                .and_then(JsonValue::as_str)
+                .ok_or(Error::new(
+                    ErrorKind::Protocol,
+                    "an input request without a method",
+                ))?;
+            let params = request.get("params").and_then(JsonValue::as_object);
+            let answer = self
+                .parts
+                .handler
+                .request(method, params)
+                .await
+                .map_err(|_| {
+                    Error::new(ErrorKind::Refused, "the handler refused an input request")
+                })?;
+            responses.push(key.clone(), answer);
+        }
+        Ok(responses.build())
+    }
+
+    /// One page of `tools/list`, `prompts/list`, `resources/list` or
+    /// `resources/templates/list` (`method`), whose items are under `key`.
+    async fn page(&self, method: &str, key: &str, cursor: Option<&str>) -> Result<Page, Error> {
+        let params = cursor.map(|c| JsonObject::builder().insert("cursor", c).build());
+        let result = self.raw(method, params).await?;
+        let items = result
+            .get(key)
+            .and_then(JsonValue::as_array)
+            .ok_or(Error::new(
+                ErrorKind::Protocol,
+                "a list result without its items",
+            ))?
+            .to_vec();
+        let next_cursor = match result.get("nextCursor") {
+            None | Some(JsonValue::Null) => None,
+            Some(JsonValue::String(s)) => Some(s.as_str().to_owned()),
+            Some(_) => {
+                return Err(Error::new(
+                    ErrorKind::Protocol,
+                    "nextCursor is not a string",
+                ));
+            }
+        };
+        Ok(Page { items, next_cursor })
+    }
+
+    /// Every page, up to [`ClientLimits::max_pages`].
+    pub(crate) async fn all_of(&self, method: &str, key: &str) -> Result<Vec<JsonValue>, Error> {
+        self.all(method, key).await
+    }
+
+    async fn all(&self, method: &str, key: &str) -> Result<Vec<JsonValue>, Error> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..self.parts.limits.max_pages() {
+            let page = self.page(method, key, cursor.as_deref()).await?;
+            items.extend(page.items);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(items),
+            }
+        }
+        Err(Error::new(ErrorKind::Limit, "too many pages"))
+    }
+
+    /// One page of `tools/list`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's errors or the server's.
+    pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Page, Error> {
+        let page = self.page("tools/list", "tools", cursor).await?;
+        self.remember_tools(&page.items);
+        Ok(page)
+    }
+
+    /// Every tool, page by page (at most [`ClientLimits::max_pages`] pages).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Limit`] past the page bound, the transport's errors or the server's.
+    pub async fn list_tools(&self) -> Result<Vec<JsonValue>, Error> {
+        let tools = self.all("tools/list", "tools").await?;
+        self.remember_tools(&tools);
+        Ok(tools)
+    }
+
+    fn remember_tools(&self, tools: &[JsonValue]) {
+        let mut known = self
+            .tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for tool in tools {
+            if let Some(name) = tool.get("name").and_then(JsonValue::as_str) {
+                known.insert(name.to_owned(), tool.clone());
+            }
+        }
+    }
+
+    fn known_tool(&self, name: &str) -> Option<JsonValue> {
+        let known = self
+            .tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        known.get(name).cloned()
+    }
+
+    /// Calls a tool with JSON arguments and returns its result. On 2026-07-28 the tool's
+    /// `x-mcp-header` values are mirrored (the tool list is read once if the tool is not yet
+    /// known) and `input_required` results are answered by the handler. A `structuredContent`
+    /// is checked against the tool's `outputSchema` (see
+    /// [`ClientBuilder::unchecked_output_schemas`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Schema`] for a structured result outside the output schema, or a schema
+    /// outside Profile 1; the transport's errors or the server's. A tool's own failure is a
+    /// result with `isError: true`, not an error.
+    pub async fn call_tool(&self, name: &str, arguments: JsonObject) -> Result<JsonValue, Error> {
+        let mut tool = self.known_tool(name);
+        let mirrors_needed = self.revision.is_stateless() || self.parts.check_output;
+        if tool.is_none() && mirrors_needed {
+            let _ = self.list_tools().await;
+            tool = self.known_tool(name);
+        }
+        let headers = match (&tool, self.revision.is_stateless()) {
+            (Some(tool), true) => match tool.get("inputSchema") {
+                Some(schema) => mirror::param_headers(schema, &arguments)?,
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let params = JsonObject::builder()
+            .insert("name", name)
+            .insert("arguments", arguments)
+            .build();
+        let result = self.send_answering("tools/call", params, headers).await?;
+        if self.parts.check_output {
+            check_output(tool.as_ref(), &result)?;
+        }
+        Ok(result)
+    }
+
+    /// Calls a tool with serde arguments and binds its `structuredContent` to `R` (under the
+    /// JSON crate's default binding limits).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Argument`] when the arguments are not an object; [`ErrorKind::Rpc`]-free
+    /// tool errors (`isError: true`) and a missing or unbindable `structuredContent` are
+    /// [`ErrorKind::Protocol`]; otherwise as [`Client::call_tool`].
+    pub async fn call_tool_as<A, R>(&self, name: &str, arguments: &A) -> Result<R, Error>
+    where
+        A: serde::Serialize + ?Sized,
+        R: serde::de::DeserializeOwned,
+    {
+        let JsonValue::Object(arguments) = tollgate_json::to_value(arguments).map_err(|_| {
+            Error::new(ErrorKind::Argument, "the arguments could not be serialised")
+        })?
+        else {
+            return Err(Error::new(
+                ErrorKind::Argument,
+                "the arguments are not an object",
+            ));
+        };
+        let result = self.call_tool(name, arguments).await?;
+        if result.get("isError") == Some(&JsonValue::Bool(true)) {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                "the tool answered an error",
+            ));
+        }
+        let structured = result.get("structuredContent").ok_or(Error::new(
+            ErrorKind::Protocol,
+            "the result has no structuredContent",
+        ))?;
+        tollgate_json::from_value(structured, &BindLimits::default())
+            .map_err(|_| Error::new(ErrorKind::Protocol, "structuredContent does not bind"))
+    }
+
+    /// Every prompt, page by page.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_tools`].
+    pub async fn list_prompts(&self) -> Result<Vec<JsonValue>, Error> {
+        self.all("prompts/list", "prompts").await
+    }
+
+    /// Every resource, page by page.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_tools`].
+    pub async fn list_resources(&self) -> Result<Vec<JsonValue>, Error> {
+        self.all("resources/list", "resources").await
+    }
+
+    /// Every resource template, page by page.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_tools`].
+    pub async fn list_resource_templates(&self) -> Result<Vec<JsonValue>, Error> {
+        self.all("resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// `prompts/get` with string arguments.
+    ///
+    /// # Errors
+    ///
+    /// The transport's errors or the server's.
+    pub async fn get_prompt(&self, name: &str, arguments: JsonObject) -> Result<JsonValue, Error> {
+        let params = JsonObject::builder()
+            .insert("name", name)
+            .insert("arguments", arguments)
+            .build();
+        self.send_answering("prompts/get", params, Vec::new()).await
+    }
+
+    /// `resources/read`.
+    ///
+    /// # Errors
+    ///
+    /// The transport's errors or the server's.
+    pub async fn read_resource(&self, uri: &str) -> Result<JsonValue, Error> {
+        let params = JsonObject::builder().insert("uri", uri).build();
+        self.send_answering("resources/read", params, Vec::new())
+            .await
+    }
+
+    /// `completion/complete` for a reference (`{"type":"ref/prompt","name":...}` or
+    /// `{"type":"ref/resource","uri":...}`) and the argument being typed.
+    ///
+    /// # Errors
+    ///
+    /// The transport's errors or the server's.
+    pub async fn complete(
+        &self,
+        reference: JsonObject,
+        argument: &str,
+        value: &str,
+    ) -> Result<JsonValue, Error> {
+        let params = JsonObject::builder()
+            .insert("ref", reference)
+            .insert(
+                "argument",
+                JsonObject::builder()
+                    .insert("name", argument)
+                    .insert("value", value)
+                    .build(),
+            )
+            .build();
+        self.raw("completion/complete", Some(params)).await
+    }
+
+    /// Ends the session (2025 over HTTP: `DELETE`; stdio: the child is ended).
+    ///
+    /// # Errors
+    ///
+    /// The transport's errors.
+    pub async fn close(&self) -> Result<(), Error> {
+        self.transport.close().await
+    }
+}
+
+/// The revisions an unsupported-version error's `data.supported` names.
+fn supported_revisions(data: Option<&JsonValue>) -> Vec<Revision> {
+    data.and_then(|d| d.get("supported"))
+        .and_then(JsonValue::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(JsonValue::as_str)
+                .filter_map(Revision::from_wire)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A successful result's `structuredContent` against the tool's `outputSchema` (Profile 1).
+fn check_output(tool: Option<&JsonValue>, result: &JsonValue) -> Result<(), Error> {
+    let Some(schema) = tool.and_then(|t| t.get("outputSchema")) else {
+        return Ok(());
+    };
+    if result.get("isError") == Some(&JsonValue::Bool(true))
+        || result
+            .get("resultType")
+            .and_then(JsonValue::as_str)
+            .is_some_and(|t| t != "complete")
+    {
+        return Ok(());
+    }
+    let compiled = tollgate_schema::CompiledSchema::compile(schema).map_err(|_| {
+        Error::new(
+            ErrorKind::Schema,
+            "the tool's outputSchema is outside Profile 1",
+        )
+    })?;
+    let structured = result.get("structuredContent").ok_or(Error::new(
+        ErrorKind::Schema,
+        "no structuredContent for an outputSchema",
+    ))?;
+    compiled
+        .validate(structured)
+        .map_err(|_| Error::new(ErrorKind::Schema, "structuredContent does not match"))
+}

@@ -1,0 +1,115 @@
+//! The protocol revisions this client speaks and what each asks of a request. It owns the
+//! revision names and the 2026-07-28 `_meta` block; it must not know transports.
+
+use tollgate_json::{JsonObject, JsonValue};
+
+/// A protocol revision the client speaks.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_client::Revision;
+///
+/// assert_eq!(Revision::from_wire("2025-11-25"), Some(Revision::V2025_11_25));
+/// assert!(Revision::V2026_07_28.is_stateless());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Revision {
+    /// 2025-06-18 (sessions, `initialize`).
+    V2025_06_18,
+    /// 2025-11-25 (sessions, `initialize`, tasks).
+    V2025_11_25,
+    /// 2026-07-28 (stateless: `_meta` on every request, standard headers).
+    V2026_07_28,
+}
+
+impl Revision {
+    /// Every revision, newest first (the order the client offers them).
+    pub const ALL: [Revision; 3] = [Self::V2026_07_28, Self::V2025_11_25, Self::V2025_06_18];
+
+    /// The revision's wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::V2025_06_18 => "2025-06-18",
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    /// The revision with this exact wire name.
+    pub fn from_wire(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// Whether the revision is stateless (2026-07-28): no `initialize`, `_meta` on each request.
+    pub const fn is_stateless(self) -> bool {
+        matches!(self, Self::V2026_07_28)
+    }
+}
+
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The client's name and version, as `clientInfo` carries them.
+#[derive(Debug, Clone)]
+pub struct ClientInfo {
+    name: String,
+    version: String,
+}
+
+impl ClientInfo {
+    /// A client named `name` at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> JsonValue {
+        JsonObject::builder()
+            .insert("name", self.name.as_str())
+            .insert("version", self.version.as_str())
+            .build()
+            .into()
+    }
+}
+
+impl Default for ClientInfo {
+    fn default() -> Self {
+        Self::new("tollgate-client", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+/// `params` with the 2026-07-28 `_meta` members added (revision, client information and
+/// capabilities), keeping any `_meta` members the caller set.
+pub(crate) fn with_meta(
+    params: Option<JsonObject>,
+    revision: Revision,
+    info: &ClientInfo,
+    capabilities: &JsonObject,
+) -> JsonObject {
+    let params = params.unwrap_or_default();
+    let mut meta = match params.get("_meta") {
+        Some(JsonValue::Object(m)) => m.to_builder(),
+        _ => JsonObject::builder(),
+    };
+    meta.push("io.modelcontextprotocol/protocolVersion", revision.as_str());
+    meta.push("io.modelcontextprotocol/clientInfo", info.to_json());
+    meta.push(
+        "io.modelcontextprotocol/clientCapabilities",
+        capabilities.clone(),
+    );
+    let mut out = JsonObject::builder();
+    for (k, v) in params.iter() {
+        if k.as_str() != "_meta" {
+            out.push(k.clone(), v.clone());
+        }
+    }
+    out.push("_meta", meta.build());
+    out.build()
+}

@@ -1,0 +1,151 @@
+//! The client against a real Tollgate endpoint on loopback, on each revision: negotiation,
+//! lists, calls with mirrored headers, 2025 server requests on a call's stream, sessions and
+//! their end.
+
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use support::{ALL, Accept, elicitation, endpoint, start, text};
+use tollgate::ProtocolVersion;
+use tollgate::json::JsonObject;
+use tollgate_client::{Client, ClientLimits, ErrorKind, Revision};
+
+async fn url(revisions: &[ProtocolVersion]) -> String {
+    format!(
+        "http://{}/mcp",
+        start(endpoint(revisions, Arc::default())).await
+    )
+}
+
+#[tokio::test]
+async fn lists_and_calls_on_every_revision() {
+    let url = url(&ALL).await;
+    for revision in Revision::ALL {
+        let client = Client::builder()
+            .revisions([revision])
+            .capabilities(elicitation())
+            .handler(Accept::default())
+            .connect_http(&url)
+            .await
+            .unwrap();
+        assert_eq!(client.revision(), revision);
+        let tools = client.list_tools().await.unwrap();
+        let mirrored = revision == Revision::V2026_07_28;
+        assert_eq!(tools.len(), 4 + usize::from(mirrored), "{revision}");
+        let args = JsonObject::builder().insert("region", "zürich").build();
+        let result = client.call_tool("echo", args.clone()).await.unwrap();
+        assert_eq!(text(&result), "zürich", "{revision}");
+        if mirrored {
+            // The value crosses Mcp-Param-Region base64-encoded; the server refuses a call
+            // whose header is missing or disagrees with the body, so an answer proves it.
+            let result = client.call_tool("mirror", args).await.unwrap();
+            assert_eq!(text(&result), "zürich");
+        }
+        // 2026-07-28: an input_required round; 2025: elicitation/create on the call's stream,
+        // answered by POST. Either way the handler's answer (the schema's default) arrives.
+        let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+        assert_eq!(text(&result), "hello Ada", "{revision}");
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn negotiates_down_to_what_the_server_speaks() {
+    for served in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2025_06_18] {
+        let client = Client::builder()
+            .connect_http(&url(&[served]).await)
+            .await
+            .unwrap();
+        assert_eq!(client.revision().as_str(), served.as_str());
+        assert_eq!(client.list_tools().await.unwrap().len(), 4);
+    }
+    let modern = url(&[ProtocolVersion::V2026_07_28]).await;
+    let client = Client::builder().connect_http(&modern).await.unwrap();
+    assert_eq!(client.revision(), Revision::V2026_07_28);
+    let err = Client::builder()
+        .revisions([Revision::V2025_06_18])
+        .connect_http(&modern)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::Rpc | ErrorKind::Status | ErrorKind::Negotiation
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_closed_session_is_gone() {
+    let client = Client::builder()
+        .revisions([Revision::V2025_11_25])
+        .connect_http(&url(&ALL).await)
+        .await
+        .unwrap();
+    client.close().await.unwrap();
+    // The session id is forgotten with the DELETE: the next request carries none and is
+    // refused as a request outside any session.
+    assert!(client.list_tools().await.is_err());
+}
+
+#[tokio::test]
+async fn pages_are_bounded() {
+    let url = url(&ALL).await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    let page = client.list_tools_page(None).await.unwrap();
+    assert!(page.next_cursor.is_none());
+    // One page is the whole list: at a bound of one page it is read, at zero it is refused.
+    let at = Client::builder()
+        .limits(ClientLimits::default().with_max_pages(1))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    assert_eq!(at.list_tools().await.unwrap().len(), 5);
+    let past = Client::builder()
+        .limits(ClientLimits::default().with_max_pages(0))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    assert_eq!(
+        past.list_tools().await.unwrap_err().kind(),
+        ErrorKind::Limit
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_2025_call_is_cancelled_on_the_server() {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let addr = start(endpoint(&ALL, Arc::clone(&cancelled))).await;
+    let client = Client::builder()
+        .revisions([Revision::V2025_11_25])
+        .connect_http(&format!("http://{addr}/mcp"))
+        .await
+        .unwrap();
+    let call = client.call_tool("wait", JsonObject::new());
+    let running = async {
+        while cancelled.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::select! {
+        _ = call => unreachable!("the tool waits until it is cancelled"),
+        () = running => {}
+    }
+    let ended = async {
+        while cancelled.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    // A generous bound so a lost cancellation fails rather than hangs (not a timing check).
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), ended)
+            .await
+            .is_ok()
+    );
+}

@@ -1,0 +1,131 @@
+//! The in-process pair: an endpoint served over an in-memory pipe, on each revision.
+
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use support::{ALL, Accept, Sum, Total, elicitation, endpoint, text};
+use tollgate::json::JsonObject;
+use tollgate_client::{Client, ErrorKind, Revision};
+
+#[tokio::test]
+async fn every_revision_lists_calls_and_answers_input() {
+    for revision in Revision::ALL {
+        let client = Client::builder()
+            .revisions([revision])
+            .capabilities(elicitation())
+            .handler(Accept::default())
+            .connect_in_process(endpoint(&ALL, Arc::default()))
+            .await
+            .unwrap();
+        assert_eq!(client.revision(), revision);
+        let names: Vec<_> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+            .collect();
+        assert!(names.contains(&"echo".to_owned()), "{revision}: {names:?}");
+        let args = JsonObject::builder().insert("region", "eu").build();
+        assert_eq!(text(&client.call_tool("echo", args).await.unwrap()), "eu");
+        let total: Total = client
+            .call_tool_as("add", &Sum { a: 2, b: 3 })
+            .await
+            .unwrap();
+        assert_eq!(total, Total { total: 5 });
+        if revision.is_stateless() {
+            // The input_required round answered by the handler, the schema's default applied.
+            let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+            assert_eq!(text(&result), "hello Ada");
+        }
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn negotiates_by_discover_then_initialize() {
+    let client = Client::builder()
+        .connect_in_process(endpoint(
+            &[tollgate::ProtocolVersion::V2025_06_18],
+            Arc::default(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(client.revision(), Revision::V2025_06_18);
+    let client = Client::builder()
+        .connect_in_process(endpoint(&ALL, Arc::default()))
+        .await
+        .unwrap();
+    assert_eq!(client.revision(), Revision::V2026_07_28);
+    assert!(client.server().get("supportedVersions").is_some());
+}
+
+#[tokio::test]
+async fn input_rounds_are_bounded() {
+    // One round is needed: a bound of one answers it, a bound of zero refuses.
+    for (rounds, ok) in [(1, true), (0, false)] {
+        let client = Client::builder()
+            .capabilities(elicitation())
+            .handler(Accept::default())
+            .limits(tollgate_client::ClientLimits::default().with_max_input_rounds(rounds))
+            .connect_in_process(endpoint(&ALL, Arc::default()))
+            .await
+            .unwrap();
+        let result = client.call_tool("ask", JsonObject::new()).await;
+        match ok {
+            true => assert_eq!(text(&result.unwrap()), "hello Ada"),
+            false => assert_eq!(result.unwrap_err().kind(), ErrorKind::Limit),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_input_fails_the_call() {
+    let client = Client::builder()
+        .capabilities(elicitation())
+        .connect_in_process(endpoint(&ALL, Arc::default()))
+        .await
+        .unwrap();
+    let err = client
+        .call_tool("ask", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused);
+}
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it_on_the_server() {
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let client = Client::builder()
+        .revisions([Revision::V2025_11_25])
+        .connect_in_process(endpoint(&ALL, Arc::clone(&cancelled)))
+        .await
+        .unwrap();
+    let call = client.call_tool("wait", JsonObject::new());
+    let running = async {
+        while cancelled.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    // Once the tool runs, the call's future is dropped: notifications/cancelled goes out.
+    tokio::select! {
+        _ = call => unreachable!("the tool waits until it is cancelled"),
+        () = running => {}
+    }
+    let ended = async {
+        while cancelled.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    // A generous bound so a lost cancellation fails rather than hangs (not a timing check).
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), ended)
+            .await
+            .is_ok()
+    );
+}

@@ -1,0 +1,286 @@
+//! The client against raw bytes: a loopback server that records each request and answers with
+//! the bytes a test writes, so what the client sends and how it reads odd answers are checked
+//! without a Tollgate server (a bug both sides share cannot hide).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tollgate_client::{Client, ClientLimits, ErrorKind, Revision};
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Answer = Arc<dyn Fn(&Seen) -> (u16, &'static str, String) + Send + Sync>;
+
+/// Serves keep-alive HTTP/1.1 on loopback; `answer` gives status, content type and body.
+async fn serve(answer: Answer) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let (answer, log) = (Arc::clone(&answer), Arc::clone(&log));
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    let end = loop {
+                        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break end;
+                        }
+                        let mut chunk = [0u8; 4096];
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                    let mut lines = head.split("\r\n");
+                    let method = lines.next().unwrap().split(' ').next().unwrap().to_owned();
+                    let headers: Vec<(String, String)> = lines
+                        .filter_map(|l| l.split_once(':'))
+                        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+                        .collect();
+                    let length: usize = headers
+                        .iter()
+                        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                        .map_or(0, |(_, v)| v.parse().unwrap());
+                    while buf.len() < end + 4 + length {
+                        let mut chunk = [0u8; 4096];
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let body =
+                        String::from_utf8_lossy(&buf[end + 4..end + 4 + length]).into_owned();
+                    buf.drain(..end + 4 + length);
+                    let request = Seen {
+                        method,
+                        headers,
+                        body,
+                    };
+                    let (status, kind, body) = answer(&request);
+                    log.lock().unwrap().push(request);
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\nmcp-session-id: s-1\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if socket.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn id_of(body: &str) -> String {
+    body.split("\"id\":")
+        .nth(1)
+        .map(|r| r.split([',', '}']).next().unwrap_or("null").to_owned())
+        .unwrap_or_else(|| "null".to_owned())
+}
+
+/// An older server: 400 with no JSON-RPC error for anything but the 2025 lifecycle.
+fn older_server(seen: &Seen) -> (u16, &'static str, String) {
+    if seen.method == "GET" || seen.method == "DELETE" {
+        return (405, "text/plain", String::new());
+    }
+    let id = id_of(&seen.body);
+    if seen.body.contains("\"method\":\"initialize\"") {
+        let result = r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}"#;
+        return (
+            200,
+            "application/json",
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+        );
+    }
+    if seen.body.contains("server/discover") {
+        return (400, "text/plain", "Bad Request".to_owned());
+    }
+    if id == "null" {
+        return (202, "text/plain", String::new());
+    }
+    (
+        200,
+        "application/json",
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}}}"#),
+    )
+}
+
+#[tokio::test]
+async fn an_older_server_is_initialized_without_a_revision_header() {
+    let (url, seen) = serve(Arc::new(older_server)).await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    assert_eq!(client.revision(), Revision::V2025_06_18);
+    assert!(client.list_tools().await.unwrap().is_empty());
+    let seen = seen.lock().unwrap().clone();
+    let posts: Vec<_> = seen.iter().filter(|s| s.method == "POST").collect();
+    assert!(posts[0].body.contains("server/discover"));
+    assert_eq!(posts[0].header("mcp-protocol-version"), Some("2026-07-28"));
+    assert!(posts[1].body.contains("\"protocolVersion\":\"2025-11-25\""));
+    assert_eq!(posts[1].header("mcp-protocol-version"), None);
+    assert_eq!(posts[1].header("mcp-method"), None);
+    // After the server chose 2025-06-18: its header and the session on every message.
+    for later in &posts[2..] {
+        assert_eq!(later.header("mcp-protocol-version"), Some("2025-06-18"));
+        assert_eq!(later.header("mcp-session-id"), Some("s-1"));
+    }
+}
+
+#[tokio::test]
+async fn unsupported_version_retries_with_what_the_server_names() {
+    let (url, seen) = serve(Arc::new(|seen: &Seen| {
+        if seen.body.contains("server/discover") {
+            let id = id_of(&seen.body);
+            let error = r#"{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}"#;
+            return (400, "application/json", format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#));
+        }
+        older_server(seen)
+    }))
+    .await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    assert_eq!(client.revision(), Revision::V2025_06_18);
+    let seen = seen.lock().unwrap().clone();
+    // 2025-11-25 is not offered back: the server named only 2025-06-18.
+    assert!(
+        seen[1].body.contains("\"protocolVersion\":\"2025-06-18\""),
+        "{:?}",
+        seen[1]
+    );
+}
+
+#[tokio::test]
+async fn an_answer_at_the_message_bound_and_one_past() {
+    let (url, _) = serve(Arc::new(|seen: &Seen| {
+        let id = id_of(&seen.body);
+        if seen.body.contains("server/discover") {
+            let result = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
+            return (
+                200,
+                "application/json",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            );
+        }
+        (
+            200,
+            "application/json",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[],"pad":"{}"}}}}"#,
+                "x".repeat(200)
+            ),
+        )
+    }))
+    .await;
+    // The tools/list answer for id 2 is 232 bytes.
+    let size = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[],"pad":""}}"#.len() + 200;
+    for (bound, ok) in [(size, true), (size - 1, false)] {
+        let limits = ClientLimits::default()
+            .with_max_message_bytes(bound)
+            .unwrap();
+        let client = Client::builder()
+            .limits(limits)
+            .connect_http(&url)
+            .await
+            .unwrap();
+        let outcome = client.list_tools().await;
+        match ok {
+            true => assert!(outcome.is_ok(), "{outcome:?}"),
+            false => assert_eq!(outcome.unwrap_err().kind(), ErrorKind::Limit),
+        }
+    }
+}
+
+/// A server whose `tools/list` stream (id 2) ends after a priming event, as does every resumed
+/// stream until GET number `answer_on`, which carries the answer. `retry` is the server's delay.
+fn resuming(answer_on: usize, retry: u64) -> Answer {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    Arc::new(move |seen: &Seen| {
+        let id = id_of(&seen.body);
+        if seen.body.contains("server/discover") {
+            let result = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
+            return (
+                200,
+                "application/json",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            );
+        }
+        let n = match seen.method.as_str() {
+            "GET" => gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+            _ => 0,
+        };
+        let body = if n == answer_on {
+            r#"id: e9
+data: {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}
+
+"#
+            .to_owned()
+        } else {
+            format!("id: e{n}\nretry: {retry}\ndata:\n\n")
+        };
+        (200, "text/event-stream", body)
+    })
+}
+
+#[tokio::test]
+async fn stream_resumptions_at_the_bound_and_one_past() {
+    // The answer comes on the second resumption: a bound of 2 reads it, a bound of 1 gives up.
+    for (bound, ok) in [(2, true), (1, false)] {
+        let (url, seen) = serve(resuming(2, 1)).await;
+        let limits = ClientLimits::default().with_max_reconnects(bound);
+        let client = Client::builder()
+            .limits(limits)
+            .connect_http(&url)
+            .await
+            .unwrap();
+        let outcome = client.list_tools().await;
+        match ok {
+            true => assert!(outcome.is_ok(), "{outcome:?}"),
+            false => assert_eq!(outcome.unwrap_err().kind(), ErrorKind::Limit),
+        }
+        let seen = seen.lock().unwrap().clone();
+        let gets: Vec<_> = seen.iter().filter(|s| s.method == "GET").collect();
+        assert_eq!(gets.len(), bound as usize);
+        // Each resumption names the last event id it saw.
+        assert_eq!(gets[0].header("last-event-id"), Some("e0"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_retry_is_honoured_up_to_the_cap() {
+    // Paused clock: the waits are the client's sleeps, measured in virtual time.
+    let cap = ClientLimits::DEFAULT_MAX_RETRY_DELAY;
+    for (retry, expected) in [
+        (cap.as_millis() as u64, cap),
+        (cap.as_millis() as u64 + 1, cap),
+        (250, std::time::Duration::from_millis(250)),
+    ] {
+        let (url, _) = serve(resuming(1, retry)).await;
+        let client = Client::builder().connect_http(&url).await.unwrap();
+        let started = tokio::time::Instant::now();
+        client.list_tools().await.unwrap();
+        let waited = started.elapsed();
+        // Virtual time moves only by the client's own sleep: exactly the delay it chose.
+        assert_eq!(waited, expected, "retry {retry}");
+    }
+}
