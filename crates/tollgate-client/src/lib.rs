@@ -50,12 +50,14 @@
 struct ClientGuideExamples;
 
 pub mod auth;
+mod cache;
 mod client;
 mod error;
 pub mod handler;
 mod limits;
 mod message;
 mod mirror;
+mod output;
 mod revision;
 mod skills;
 pub mod sse;
