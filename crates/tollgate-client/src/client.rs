@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex};
 use tollgate_json::{BindLimits, JsonObject, JsonValue};
 
 use crate::auth::Authorizer;
+use crate::cache::{Invalidating, ListCache, ttl_of};
 use crate::error::{Error, ErrorKind};
 use crate::handler::{Handler, NoHandler};
 use crate::limits::ClientLimits;
 use crate::mirror;
+use crate::output::check_output;
 use crate::revision::{ClientInfo, Revision, with_meta};
 use crate::transport::{Outgoing, Transport};
 
@@ -31,6 +33,7 @@ pub struct ClientBuilder {
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) check_output: bool,
     pub(crate) stderr: Option<crate::transport::stdio::StderrSink>,
+    cache: Arc<ListCache>,
 }
 
 impl Default for ClientBuilder {
@@ -45,6 +48,7 @@ impl Default for ClientBuilder {
             authorizer: None,
             check_output: true,
             stderr: None,
+            cache: Arc::default(),
         }
     }
 }
@@ -144,7 +148,7 @@ impl ClientBuilder {
             self.headers.clone(),
             self.authorizer.clone(),
             self.limits.clone(),
-            Arc::clone(&self.handler),
+            self.transport_handler(),
         );
         Client::negotiate(self, Arc::new(http)).await
     }
@@ -168,7 +172,7 @@ impl ClientBuilder {
         let lines = crate::transport::stdio::spawn(
             command,
             self.limits.clone(),
-            Arc::clone(&self.handler),
+            self.transport_handler(),
             self.stderr.clone(),
         )?;
         Client::negotiate(self, Arc::new(lines)).await
@@ -201,9 +205,18 @@ impl ClientBuilder {
         let lines = crate::transport::memory::serve(
             endpoint,
             self.limits.clone(),
-            Arc::clone(&self.handler),
+            self.transport_handler(),
         );
         Client::negotiate(self, Arc::new(lines)).await
+    }
+
+    /// What the transport hands server messages to: the application's handler, behind the
+    /// list cache's invalidation.
+    fn transport_handler(&self) -> Arc<dyn Handler> {
+        Arc::new(Invalidating {
+            inner: Arc::clone(&self.handler),
+            cache: Arc::clone(&self.cache),
+        })
     }
 
     pub(crate) fn into_parts(self) -> Parts {
@@ -213,6 +226,7 @@ impl ClientBuilder {
             limits: self.limits,
             handler: self.handler,
             check_output: self.check_output,
+            cache: self.cache,
         }
     }
 }
@@ -223,6 +237,7 @@ pub(crate) struct Parts {
     limits: ClientLimits,
     pub(crate) handler: Arc<dyn Handler>,
     check_output: bool,
+    cache: Arc<ListCache>,
 }
 
 /// One page of a list.
@@ -232,6 +247,8 @@ pub struct Page {
     pub items: Vec<JsonValue>,
     /// The cursor of the next page, when there is one.
     pub next_cursor: Option<String>,
+    /// How long the server lets the page be cached (`ttlMs`, 2026-07-28), when it says.
+    pub ttl_ms: Option<u64>,
 }
 
 /// A connected MCP client. Cheap to share behind an `Arc`; calls may run concurrently.
@@ -519,7 +536,11 @@ impl Client {
                 ));
             }
         };
-        Ok(Page { items, next_cursor })
+        Ok(Page {
+            items,
+            next_cursor,
+            ttl_ms: ttl_of(&result),
+        })
     }
 
     /// Every page, up to [`ClientLimits::max_pages`].
@@ -527,15 +548,27 @@ impl Client {
         self.all(method, key).await
     }
 
+    /// A fresh cached list is answered without asking; a list read whole is cached for the
+    /// shortest `ttlMs` of its pages.
     async fn all(&self, method: &str, key: &str) -> Result<Vec<JsonValue>, Error> {
+        if let Some(items) = self.parts.cache.get(method) {
+            return Ok(items);
+        }
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
+        let mut ttl = Some(u64::MAX);
         for _ in 0..self.parts.limits.max_pages() {
             let page = self.page(method, key, cursor.as_deref()).await?;
             items.extend(page.items);
+            ttl = ttl.zip(page.ttl_ms).map(|(a, b)| a.min(b));
             match page.next_cursor {
                 Some(next) => cursor = Some(next),
-                None => return Ok(items),
+                None => {
+                    if let Some(ttl) = ttl {
+                        self.parts.cache.put(method, ttl, &items);
+                    }
+                    return Ok(items);
+                }
             }
         }
         Err(Error::new(ErrorKind::Limit, "too many pages"))
@@ -754,32 +787,4 @@ fn supported_revisions(data: Option<&JsonValue>) -> Vec<Revision> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A successful result's `structuredContent` against the tool's `outputSchema` (Profile 1).
-fn check_output(tool: Option<&JsonValue>, result: &JsonValue) -> Result<(), Error> {
-    let Some(schema) = tool.and_then(|t| t.get("outputSchema")) else {
-        return Ok(());
-    };
-    if result.get("isError") == Some(&JsonValue::Bool(true))
-        || result
-            .get("resultType")
-            .and_then(JsonValue::as_str)
-            .is_some_and(|t| t != "complete")
-    {
-        return Ok(());
-    }
-    let compiled = tollgate_schema::CompiledSchema::compile(schema).map_err(|_| {
-        Error::new(
-            ErrorKind::Schema,
-            "the tool's outputSchema is outside Profile 1",
-        )
-    })?;
-    let structured = result.get("structuredContent").ok_or(Error::new(
-        ErrorKind::Schema,
-        "no structuredContent for an outputSchema",
-    ))?;
-    compiled
-        .validate(structured)
-        .map_err(|_| Error::new(ErrorKind::Schema, "structuredContent does not match"))
 }

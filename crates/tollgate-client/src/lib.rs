@@ -52,6 +52,7 @@
 struct ClientGuideExamples;
 
 pub mod auth;
+mod cache;
 mod client;
 mod error;
 pub mod handler;
@@ -61,6 +62,7 @@ mod mirror;
 #[cfg(feature = "oauth")]
 #[doc = include_str!("../../../docs/guide/client-oauth.md")]
 pub mod oauth;
+mod output;
 mod revision;
 mod skills;
 pub mod sse;

@@ -284,3 +284,56 @@ async fn the_servers_retry_is_honoured_up_to_the_cap() {
         assert_eq!(waited, expected, "retry {retry}");
     }
 }
+
+/// A 2026-07-28 server whose tool list may be cached for 1 s; `tools/call` answers on an event
+/// stream that first says the list changed. Counts the `tools/list` requests.
+fn cached_list(lists: Arc<std::sync::atomic::AtomicUsize>) -> Answer {
+    Arc::new(move |seen: &Seen| {
+        let id = id_of(&seen.body);
+        if seen.body.contains("server/discover") {
+            let result = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
+            return (
+                200,
+                "application/json",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            );
+        }
+        if seen.body.contains("tools/list") {
+            lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let result = r#"{"resultType":"complete","ttlMs":1000,"cacheScope":"private","tools":[{"name":"t","inputSchema":{"type":"object"}}]}"#;
+            return (
+                200,
+                "application/json",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            );
+        }
+        let body = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"resultType\":\"complete\",\"content\":[]}}}}\n\n"
+        );
+        (200, "text/event-stream", body)
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn lists_are_cached_for_their_ttl_and_dropped_on_list_changed() {
+    let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (url, _) = serve(cached_list(Arc::clone(&lists))).await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    let count = || lists.load(std::sync::atomic::Ordering::SeqCst);
+    client.list_tools().await.unwrap();
+    assert_eq!(count(), 1);
+    // Fresh until 1 s after it was read: at 999 ms from the cache, at 1,000 ms asked again.
+    tokio::time::advance(std::time::Duration::from_millis(999)).await;
+    client.list_tools().await.unwrap();
+    assert_eq!(count(), 1);
+    tokio::time::advance(std::time::Duration::from_millis(1)).await;
+    client.list_tools().await.unwrap();
+    assert_eq!(count(), 2);
+    // A call whose stream says the list changed drops the cached one.
+    client
+        .call_tool("t", tollgate_client::json::JsonObject::new())
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(count(), 3);
+}
