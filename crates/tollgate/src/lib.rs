@@ -77,36 +77,10 @@
 //! | `otel` | no | OpenTelemetry: a server span per request (MCP semantic conventions, the caller's trace continued), stage spans, the operation-duration histogram (see `docs/guide/observability.md`) |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-/// The README's examples, compiled (and run, unless marked `no_run`) as doc tests so they stay
-/// true.
+// The README's and the guides' examples, compiled (and run, unless marked `no_run`) as doc
+// tests so they stay true; `tests/shape/docs.rs` checks that every Rust block in `docs/` is.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeExamples;
-
-/// The tasks guide's examples, compiled as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/guide/tasks.md")]
-struct TasksGuideExamples;
-
-/// The typed tools guide's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/typed-tools.md")]
-struct TypedToolsGuideExamples;
-
-/// The skills guide's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/guide/skills.md")]
-struct SkillsGuideExamples;
-
-/// The authorization guide's examples, compiled and run as doc tests (they need `oauth`).
-#[cfg(all(doctest, feature = "oauth"))]
-#[doc = include_str!("../../../docs/guide/authorization.md")]
-struct AuthorizationGuideExamples;
-
-/// The interception guide's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/guide/interception.md")]
-struct InterceptionGuideExamples;
+mod guides;
 
 // The engine: private rooms, top to bottom (see `docs/architecture.md`). The transport room is
 // also the public `transport` theme: its folder's `mod.rs` holds the re-exports.
