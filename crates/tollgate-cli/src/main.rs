@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use tollgate_json::{JsonLimits, JsonObject, JsonValue, from_str};
 use tollgate_schema::CompiledSchema;
 
-#[path = "../../../examples/catalog/endpoint.rs"]
+#[path = "../examples/catalog/endpoint.rs"]
 #[allow(unreachable_pub, reason = "shared with the catalog example")]
 mod demo;
 

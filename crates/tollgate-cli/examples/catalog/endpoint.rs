@@ -44,7 +44,7 @@ const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
 /// The catalog's skill, a directory beside the demo's source (read when the endpoint is built).
 const SKILLS_DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../examples/catalog/skills/tea-shop-assistant"
+    "/examples/catalog/skills/tea-shop-assistant"
 );
 /// The revisions the demo serves on its one URL. `catalog.stock` mirrors an argument into a
 /// header, which only 2026-07-28 can do, so it selects that revision alone.
