@@ -121,9 +121,11 @@ fn list_and_call_the_demo_on_both_revisions() {
     let (code, out) = run(&["list", &url]);
     assert_eq!(code, 0);
     assert!(out.starts_with("catalog.search\t"), "{out}");
-    assert_eq!(out.lines().count(), 7);
+    // Seven tools and `catalog.seasonal`, which adds or removes `catalog.gift_wrap`.
+    assert_eq!(out.lines().count(), 8, "{out}");
+    assert!(out.contains("catalog.seasonal\t"), "{out}");
     let (code, out) = run(&["list", &url, "--revision", "2025-11-25"]);
-    assert_eq!((code, out.lines().count()), (0, 6), "{out}");
+    assert_eq!((code, out.lines().count()), (0, 7), "{out}");
     // The mirrored tenant header is taken from the tool's schema.
     let (code, out) = run(&[
         "call",
