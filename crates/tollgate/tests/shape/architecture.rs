@@ -35,7 +35,7 @@ const CRATES: &[&str] = &[
 
 /// The rooms, top to bottom: a module's room is the first whose prefix names it.
 const ROOMS: &[(&str, &[&str])] = &[
-    ("transport", &["lib", "transport"]),
+    ("transport", &["lib", "guides", "transport"]),
     ("pipeline", &["pipeline"]),
     ("methods", &["methods"]),
     ("state", &["state"]),
