@@ -64,11 +64,35 @@
 //! | [`transport`] | the built-in HTTP server, the tower service, stdio |
 //! | [`json`], [`schema`] | the bounded JSON tree and Tool Schema Profile 1 |
 //!
+//! # Guides
+//!
+//! Task-oriented pages, each with compiled examples: [tools], [typed tools], [schemas],
+//! [content], [prompts], [resources], [skills], [revisions and transports], [input and request
+//! state], [tasks], [policy], [authorization], [interception], [observability], [deployment];
+//! and the [architecture] (how a request travels through the crate).
+//!
+//! [tools]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/tools.md
+//! [typed tools]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/typed-tools.md
+//! [schemas]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/schemas.md
+//! [content]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/content.md
+//! [prompts]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/prompts.md
+//! [resources]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/resources.md
+//! [skills]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/skills.md
+//! [revisions and transports]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/revisions.md
+//! [input and request state]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/input-and-state.md
+//! [tasks]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/tasks.md
+//! [policy]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/policy.md
+//! [authorization]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/authorization.md
+//! [interception]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/interception.md
+//! [observability]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/observability.md
+//! [deployment]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/deployment.md
+//! [architecture]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/architecture.md
+//!
 //! # Feature flags
 //!
 //! | flag | default | what it adds |
 //! |---|---|---|
-//! | `macros` | yes | `#[tool]` and `tools!`: an async fn becomes a tool registration |
+//! | `macros` | yes | `#[tool]` and `#[tools]`: an async fn (or each of an impl's) becomes a tool registration |
 //! | `request-state` | yes | sealed `requestState` for `input_required` results (AES-256-GCM, HKDF-SHA256) |
 //! | `num-bigint` | no | [`tool::BigInteger`]: arbitrary-precision integers as typed fields |
 //! | `sqlite` | no | `task::SqliteTaskStore`: durable tasks in embedded SQLite |

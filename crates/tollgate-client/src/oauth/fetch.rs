@@ -96,15 +96,8 @@ pub(crate) fn form(pairs: &[(&str, &str)]) -> String {
 /// platform's roots, no redirects followed (metadata, registration and token answers are read
 /// where they were asked for), a 30-second timeout per exchange.
 pub(crate) fn http_client() -> Result<reqwest::Client, AuthError> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
     let tls_error = || AuthError::new(kind::TLS);
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|_| tls_error())?
-        .with_platform_verifier()
-        .map_err(|_| tls_error())?
-        .with_no_client_auth();
+    let tls = crate::transport::http::tls_config().ok_or_else(tls_error)?;
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .redirect(reqwest::redirect::Policy::none())

@@ -58,17 +58,24 @@ impl Drop for Http {
     }
 }
 
-/// A reqwest client on rustls with the ring provider and the platform's certificate roots.
-pub(crate) fn reqwest_client() -> Result<reqwest::Client, Error> {
+/// The TLS configuration every client of this crate uses: rustls with the ring provider and the
+/// platform's certificate roots (`None` when the platform's verifier cannot be set up).
+pub(crate) fn tls_config() -> Option<rustls::ClientConfig> {
     use rustls_platform_verifier::BuilderVerifierExt;
-    let tls_error = || Error::new(ErrorKind::Connect, "TLS could not be set up");
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|_| tls_error())?
+        .ok()?
         .with_platform_verifier()
-        .map_err(|_| tls_error())?
+        .ok()?
         .with_no_client_auth();
+    Some(tls)
+}
+
+/// A reqwest client on rustls with the ring provider and the platform's certificate roots.
+pub(crate) fn reqwest_client() -> Result<reqwest::Client, Error> {
+    let tls_error = || Error::new(ErrorKind::Connect, "TLS could not be set up");
+    let tls = tls_config().ok_or_else(tls_error)?;
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .build()
