@@ -96,8 +96,15 @@ pub(crate) async fn handle(endpoint: &Endpoint, arrival: Arrival<'_>, message: E
     use tracing::Instrument as _;
     let transport = arrival.transport;
     let headers = transport.headers().zip(transport.head());
-    let span = request_span(endpoint, &message);
-    let mut running = telemetry(endpoint, &message, headers).begin();
+    let telemetry = telemetry(endpoint, &message, headers);
+    // The `tracing` span, where a subscriber has been set and OpenTelemetry (feature `otel`)
+    // does not already hold the request's span: never two spans for one request.
+    let span = if telemetry.owns_trace() || !tracing::dispatcher::has_been_set() {
+        tracing::Span::none()
+    } else {
+        request_span(endpoint, &message)
+    };
+    let mut running = telemetry.begin();
     let work = std::pin::pin!(stages(endpoint, arrival, message));
     running.run(work).instrument(span).await
 }

@@ -267,6 +267,26 @@ async fn a_failing_handler_is_one_event_with_its_type_and_the_reporter_runs_once
 }
 
 #[tokio::test]
+async fn every_request_runs_in_one_request_span() {
+    let reports = Reports::default();
+    let capture = captured(|_| async {
+        let addr = serve(endpoint(&reports)).await;
+        let response = support::call(addr, "unsafe", &arguments(), &[]).await;
+        assert_eq!(response.code(), -32603);
+    })
+    .await;
+    // A subscriber is set and no OpenTelemetry span holds the request: one `mcp.request` span,
+    // its method from the method table (its name and id are recorded into it afterwards).
+    let spans = capture.spans.lock().unwrap().clone();
+    let requests: Vec<&String> = spans
+        .iter()
+        .filter(|s| s.contains(r#"("method", "tools/call")"#))
+        .collect();
+    assert_eq!(requests.len(), 1, "{spans:?}");
+    capture.assert_no_marker();
+}
+
+#[tokio::test]
 async fn an_error_declared_safe_is_logged_with_its_message() {
     let reports = Reports::default();
     let capture = captured(|_| async {

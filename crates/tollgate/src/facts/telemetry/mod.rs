@@ -80,6 +80,12 @@ mod off {
         pub(crate) fn begin(self) -> Running {
             Running
         }
+
+        /// No OpenTelemetry context without the feature.
+        #[inline(always)]
+        pub(crate) fn owns_trace(&self) -> bool {
+            false
+        }
     }
 
     impl Running {

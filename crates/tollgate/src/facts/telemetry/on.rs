@@ -256,6 +256,14 @@ impl Request {
         }
     }
 
+    /// Whether the request has an OpenTelemetry context of its own (its span, or its caller's
+    /// trace carried on): the request's span then is this one, and a `tracing` span for it
+    /// would be a second one (a `tracing-opentelemetry` layer would export it outside the
+    /// caller's trace).
+    pub(crate) fn owns_trace(&self) -> bool {
+        self.cx.is_some()
+    }
+
     /// The context the request runs in, if it has one of its own.
     pub(super) fn context(&self) -> Option<&Context> {
         self.cx.as_ref()
