@@ -108,31 +108,40 @@ const noItem = await client.readResource({ uri: "catalog://items/NOPE-1" }).catc
 assert.equal(noItem.code, -32602);
 
 // The live catalog: catalog.seasonal adds catalog.gift_wrap, and a listen asking for tool list
-// changes hears of it before the list shows it.
+// changes hears of it before the list shows it. Behind the cluster's round robin a change reaches
+// only the instance that made it (no cross-instance change bus yet), so there it is left out
+// (TOLLGATE_E2E_CLUSTER); every wait is bounded, so a missing notification fails, never hangs.
+const live = !process.env.TOLLGATE_E2E_CLUSTER;
+const within = (promise, what) => Promise.race([
+  promise,
+  new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${what} within 10 s`)), 10000)),
+]);
 const toolsChanged = () => {
   let heard;
   const promise = new Promise((resolve) => { heard = resolve; });
   return { promise, heard };
 };
-let modernChange = toolsChanged();
-client.setNotificationHandler("notifications/tools/list_changed", () => modernChange.heard());
-const subscription = await client.listen({ toolsListChanged: true });
-assert.equal(subscription.honoredFilter.toolsListChanged, true);
-const season = await client.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
-assert.equal(season.structuredContent.enabled, true);
-await modernChange.promise;
-const withGift = (await client.listTools()).tools.map((t) => t.name);
-assert.ok(withGift.includes("catalog.gift_wrap"), String(withGift));
-const wrapped = await client.callTool({ name: "catalog.gift_wrap", arguments: { sku: "TEA-001" } });
-assert.deepEqual(wrapped.structuredContent, { sku: "TEA-001", card: "Season's greetings", price_cents: 350 });
-modernChange = toolsChanged();
-await client.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
-await modernChange.promise;
-assert.ok(!(await client.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
-await subscription.close();
+if (live) {
+  let modernChange = toolsChanged();
+  client.setNotificationHandler("notifications/tools/list_changed", () => modernChange.heard());
+  const subscription = await client.listen({ toolsListChanged: true });
+  assert.equal(subscription.honoredFilter.toolsListChanged, true);
+  const season = await client.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
+  assert.equal(season.structuredContent.enabled, true);
+  await within(modernChange.promise, "tools/list_changed on the listen");
+  const withGift = (await client.listTools()).tools.map((t) => t.name);
+  assert.ok(withGift.includes("catalog.gift_wrap"), String(withGift));
+  const wrapped = await client.callTool({ name: "catalog.gift_wrap", arguments: { sku: "TEA-001" } });
+  assert.deepEqual(wrapped.structuredContent, { sku: "TEA-001", card: "Season's greetings", price_cents: 350 });
+  modernChange = toolsChanged();
+  await client.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
+  await within(modernChange.promise, "tools/list_changed on the listen");
+  assert.ok(!(await client.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
+  await subscription.close();
+}
 
 await client.close();
-console.log("official TypeScript client: list and call over 2026-07-28 ok (live catalog through listen)");
+console.log(`official TypeScript client: list and call over 2026-07-28 ok${live ? " (live catalog through listen)" : ""}`);
 
 // The same client in its default mode speaks 2025-11-25: initialize, a session, JSON responses.
 const legacy = new Client({ name: "tollgate-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
@@ -173,14 +182,16 @@ const resumed = await legacy.callTool(
 assert.deepEqual(resumed.structuredContent, { items: 4, units: 69 });
 assert.equal(resumedProgress.at(-1), 4);
 // The live catalog on 2025-11-25: list_changed arrives on the session's standalone GET stream.
-await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
-await legacyChange.promise;
-assert.ok((await legacy.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
-const legacyWrapped = await legacy.callTool({ name: "catalog.gift_wrap", arguments: { sku: "MUG-001", card: "Enjoy" } });
-assert.equal(legacyWrapped.structuredContent.card, "Enjoy");
-legacyChange = toolsChanged();
-await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
-await legacyChange.promise;
+if (live) {
+  await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
+  await within(legacyChange.promise, "tools/list_changed on the session's stream");
+  assert.ok((await legacy.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
+  const legacyWrapped = await legacy.callTool({ name: "catalog.gift_wrap", arguments: { sku: "MUG-001", card: "Enjoy" } });
+  assert.equal(legacyWrapped.structuredContent.card, "Enjoy");
+  legacyChange = toolsChanged();
+  await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
+  await within(legacyChange.promise, "tools/list_changed on the session's stream");
+}
 await transport.terminateSession();
 await legacy.close();
 console.log("official TypeScript client: initialize, list and call over 2025-11-25 ok");
