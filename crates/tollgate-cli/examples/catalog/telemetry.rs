@@ -33,6 +33,10 @@ pub(crate) fn from_env() -> Result<Option<Telemetry>, Box<dyn std::error::Error>
         resource = resource.with_service_name("tollgate-catalog");
     }
     let resource = resource.build();
+    // The exporter's reqwest client is built on rustls without a crypto provider of its own
+    // (the tree's one reqwest leaves the choice to the application): the process's default is
+    // ring, as Tollgate's own HTTP clients use. Already installed is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut tracer = SdkTracerProvider::builder().with_resource(resource.clone());
     if traces {
         let spans = opentelemetry_otlp::SpanExporter::builder()
