@@ -107,6 +107,7 @@ pub(crate) async fn listen(
     };
     let listeners = &endpoint.inner.listeners;
     let Some(_open) = listeners.open_for(context.admission.principal_name()) else {
+        crate::wire::log::budget_reached(crate::wire::log::Budget::Listeners);
         return fail(revision, id, Fault::Busy, None);
     };
     // Subscribed before the acknowledgement is computed, so nothing between the two is lost.

@@ -147,7 +147,7 @@ pub(crate) async fn complete(
         None => Some(Completion::empty()),
         Some(handler) => {
             let request = CompletionRequest::new(argument_name, value, chosen);
-            guarded(|| handler.invoke(&context, request))
+            guarded(|| handler.invoke(&context, request, &endpoint.inner.failures))
                 .await
                 .flatten()
         }

@@ -124,6 +124,7 @@ pub(crate) fn subscription(
     }
     if method == Method::ResourcesSubscribe {
         if !session.streams.subscribe(uri) {
+            crate::wire::log::budget_reached(crate::wire::log::Budget::Subscriptions);
             return fail(revision, id, Fault::Busy, None);
         }
     } else {

@@ -211,7 +211,10 @@ async fn validate_and_invoke(
     }
     match checked {
         Checked::Valid => {}
-        Checked::Busy => return Ended::Busy,
+        Checked::Busy => {
+            crate::wire::log::budget_reached(crate::wire::log::Budget::EvaluationSlots);
+            return Ended::Busy;
+        }
         Checked::Invalid => return Ended::InvalidArguments,
     }
     let JsonValue::Object(validated) = arguments_value else {
@@ -590,7 +593,7 @@ pub(crate) fn typed_output(
         if let Some(schema) = &tool.inner.output {
             match schema.validate_in(value, limits.gate()) {
                 Ok(()) => {}
-                Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(Fault::Busy),
+                Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(evaluation_budget()),
                 Err(_) => return Err(Fault::Internal),
             }
         }
@@ -618,7 +621,7 @@ fn structured(
     if let Some(schema) = &tool.inner.output {
         match schema.validate_in(&value, limits.gate()) {
             Ok(()) => {}
-            Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(Fault::Busy),
+            Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(evaluation_budget()),
             Err(_) => return Err(Fault::Internal),
         }
     }
@@ -628,4 +631,12 @@ fn structured(
         output = output.add_content(TextContent::new(text));
     }
     Ok(CompleteResult::with_tool_output(output.structured_content(value).build()).build())
+}
+
+/// A typed tool's output found no evaluation slot free: the budget event, and the busy
+/// fault it is answered with.
+#[cold]
+fn evaluation_budget() -> Fault {
+    crate::wire::log::budget_reached(crate::wire::log::Budget::EvaluationSlots);
+    Fault::Busy
 }

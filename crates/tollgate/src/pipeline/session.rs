@@ -153,6 +153,7 @@ async fn over_http(
     }
     // A request counts against its session's and its principal's bounds while it runs.
     let Ok(running) = enter(endpoint, transport, head, message, &session) else {
+        crate::wire::log::budget_reached(crate::wire::log::Budget::SessionRequests);
         return Err(fail(session.revision, id, Fault::Busy, None));
     };
     if message.kind == Some(Method::LoggingSetLevel) {
@@ -323,7 +324,10 @@ async fn initialize(
                 crate::facts::telemetry::session(&session_id);
                 Some(session_id)
             }
-            Err(CreateFailure::Full | CreateFailure::NoEntropy | CreateFailure::Unavailable) => {
+            Err(failure) => {
+                if matches!(failure, CreateFailure::Full) {
+                    crate::wire::log::budget_reached(crate::wire::log::Budget::Sessions);
+                }
                 return fail(revision, Some(id), Fault::Busy, None);
             }
         },

@@ -7,7 +7,7 @@ use crate::facts::report::ErrorReporter;
 use crate::registry::builder::EndpointBuilder;
 
 impl EndpointBuilder {
-    /// Sends every handler error (tools, prompts, resources) to `reporter`, once, after the
+    /// Sends every handler error (tools, prompts, resources, completions) to `reporter`, once, after the
     /// fixed answer is decided; the reporter cannot change the answer. Default: none (the
     /// `tollgate::handler` event alone). A second call replaces the first.
     ///

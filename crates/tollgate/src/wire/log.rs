@@ -33,6 +33,50 @@ pub(crate) const CONNECTION: &str = "tollgate::connection";
 pub(crate) const HEALTH: &str = "tollgate::health";
 /// The target of shutdown progress events.
 pub(crate) const SHUTDOWN: &str = "tollgate::shutdown";
+/// The target of budget events (a bound Tollgate keeps was reached and a request refused as
+/// busy for it).
+pub(crate) const BUDGET: &str = "tollgate::budget";
+
+/// A bound a request reached, as the `budget` field of its `tollgate::budget` event. (A
+/// connection past the connection limit has its own `tollgate::connection` event.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Budget {
+    /// Requests running at once in one 2025 session.
+    SessionRequests,
+    /// 2025 sessions the store may hold.
+    Sessions,
+    /// Open `subscriptions/listen` requests, per principal or in all.
+    Listeners,
+    /// Resource subscriptions of one 2025 session.
+    Subscriptions,
+    /// Schema evaluations running at once (the evaluation gate's slots: a tool's arguments or
+    /// output).
+    EvaluationSlots,
+    /// Request-body bytes one peer may have in requests not yet answered.
+    PeerBodyBytes,
+}
+
+impl Budget {
+    /// The `budget` field's value.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionRequests => "session_requests",
+            Self::Sessions => "sessions",
+            Self::Listeners => "listeners",
+            Self::Subscriptions => "subscriptions",
+            Self::EvaluationSlots => "evaluation_slots",
+            Self::PeerBodyBytes => "peer_body_bytes",
+        }
+    }
+}
+
+/// A request reached `budget` and is answered busy: one `warn` event (`tollgate::budget`, field
+/// `budget`), beside the `busy` refusal its fault reply emits. What an operator raises, or
+/// looks for a noisy client behind.
+#[cold]
+pub(crate) fn budget_reached(budget: Budget) {
+    tracing::warn!(target: BUDGET, budget = budget.as_str(), "budget reached");
+}
 
 /// The longest request id a span records (the same bound OpenTelemetry's span keeps); a longer
 /// id is left out.

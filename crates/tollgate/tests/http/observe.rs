@@ -18,7 +18,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use support::{post, request, start};
+use support::{Open, post, post_request, request, start};
 use tollgate::endpoint::HandlerErrorReport;
 use tollgate::json::{JsonLimits, JsonObject, from_str};
 use tollgate::policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest, TokenBucket};
@@ -445,4 +445,109 @@ async fn an_answered_call_emits_nothing_at_info() {
         .filter(|e| e.target.starts_with("tollgate") && e.level <= tracing::Level::INFO)
         .collect();
     assert!(loud.is_empty(), "{loud:?}");
+}
+
+/// A `subscriptions/listen` request of the principal `team` (admitted by its `x-api-key`).
+fn listen_request(addr: SocketAddr, id: usize) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    );
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "subscriptions/listen"),
+        ("x-api-key", "k"),
+        ("x-other", MARKER),
+    ];
+    post_request(addr, &headers, &body)
+}
+
+#[tokio::test]
+async fn a_listen_past_the_principals_bound_is_one_budget_event_and_one_busy_refusal() {
+    let bound = tollgate::endpoint::MAX_LISTEN_STREAMS_PER_PRINCIPAL;
+    let capture = captured(|capture| async move {
+        let admit = |request: &AdmissionRequest<'_>| match request.header("x-api-key") {
+            Some("k") => AdmissionDecision::admit(AdmissionIdentity::principal("team")),
+            _ => AdmissionDecision::unauthorized(),
+        };
+        let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("listens", "1"))
+            .admission(admit)
+            .live_catalogs()
+            .build()
+            .unwrap();
+        let addr = serve(endpoint).await;
+        // At the bound: every listen is open, and nothing reached a budget.
+        let mut open = Vec::new();
+        for id in 0..bound {
+            let stream = Open::send(addr, listen_request(addr, id)).await;
+            assert_eq!(stream.status, 200);
+            open.push(stream);
+        }
+        assert!(capture.of("tollgate::budget").is_empty());
+        // One past it: busy.
+        let past = Open::send(addr, listen_request(addr, bound)).await;
+        assert_eq!(past.status, 503);
+        drop(open);
+    })
+    .await;
+    let budget = capture.of("tollgate::budget");
+    assert_eq!(budget.len(), 1, "{budget:?}");
+    assert_eq!(budget[0].level, tracing::Level::WARN);
+    assert_eq!(budget[0].field("budget"), Some("listeners"));
+    let event = one_refusal(&capture, "busy");
+    assert_eq!(event.field("code"), Some("-32603"));
+}
+
+#[tokio::test]
+async fn a_failing_completion_handler_is_one_event_and_one_report() {
+    use tollgate::prompt::{
+        Completion, CompletionRequest, PromptArgument, PromptArguments, PromptMessage,
+        PromptRegistration, PromptResult,
+    };
+    let reports = Reports::default();
+    let kept = Arc::clone(&reports);
+    let get = |_: &RequestContext, _: PromptArguments, _: &InvocationFeatures| async {
+        Ok::<PromptResult, String>(PromptResult::with_message(PromptMessage::user(tollgate::content::TextContent::new("hi"))))
+    };
+    let complete = |_: &RequestContext, request: CompletionRequest| {
+        // The error carries what the caller typed.
+        let text = format!("no name like {}", request.value());
+        async move { Err::<Completion, String>(text) }
+    };
+    let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("complete", "1"))
+        .error_reporter(move |report: &HandlerErrorReport<'_>| {
+            kept.lock().unwrap().push((
+                report.type_name().to_owned(),
+                report.name().map(str::to_owned),
+                report.error().map(ToString::to_string),
+                report.downcast_ref::<String>().is_some(),
+            ));
+        })
+        .add_prompt(
+            PromptRegistration::with_name("greet", [V26])
+                .handler(get)
+                .add_argument(PromptArgument::required("name"))
+                .completion(complete)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let capture = captured(|_| async {
+        let addr = serve(endpoint).await;
+        let params = format!(
+            r#""ref":{{"type":"ref/prompt","name":"greet"}},"argument":{{"name":"name","value":"{MARKER}"}}"#
+        );
+        let response = support::send(addr, "completion/complete", &params).await;
+        assert_eq!(response.code(), -32603);
+    })
+    .await;
+    let events = capture.of("tollgate::handler");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].field("error.type_name"), Some("alloc::string::String"));
+    capture.assert_no_marker();
+    let reports = reports.lock().unwrap();
+    assert_eq!(
+        *reports,
+        [("alloc::string::String".to_owned(), Some("greet".to_owned()), None, true)]
+    );
 }

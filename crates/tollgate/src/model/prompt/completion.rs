@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
+use crate::facts::report::Failures;
 use crate::model::guard::BoxFuture;
 
 /// The most values one completion carries (the protocol's limit).
@@ -181,10 +182,13 @@ where
 }
 
 pub(crate) trait InvokeCompletion: Send + Sync {
+    /// Runs the handler: its completion, or `None` when it returned an error (logged and
+    /// reported through `failures`, as a tool's or prompt's is).
     fn invoke<'a>(
         &'a self,
         context: &'a RequestContext,
         request: CompletionRequest,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, Option<Completion>>;
 }
 
@@ -202,9 +206,18 @@ where
         &'a self,
         context: &'a RequestContext,
         request: CompletionRequest,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, Option<Completion>> {
         let future = self.handler.call(context, request);
-        Box::pin(async move { future.await.ok() })
+        Box::pin(async move {
+            match future.await {
+                Ok(completion) => Some(completion),
+                Err(error) => {
+                    failures.handler_failed(context, &error);
+                    None
+                }
+            }
+        })
     }
 }
 

@@ -427,6 +427,7 @@ fn body_refusal(error: BodyError) -> Reply {
     match error {
         BodyError::TooLarge => unreadable(),
         BodyError::OverBudget => {
+            crate::wire::log::budget_reached(crate::wire::log::Budget::PeerBodyBytes);
             let mut reply =
                 crate::wire::reply::fault_reply(None, crate::wire::fault::Fault::Busy, None);
             reply.extra = Some((http::header::RETRY_AFTER, HeaderValue::from_static("1")));
