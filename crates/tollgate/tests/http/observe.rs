@@ -31,18 +31,18 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
-const MARKER: &str = "MARKER7f3a";
+pub(crate) const MARKER: &str = "MARKER7f3a";
 
 /// One captured event: its target, level and fields as text.
 #[derive(Debug, Clone)]
-struct Seen {
+pub(crate) struct Seen {
     target: String,
-    level: tracing::Level,
+    pub(crate) level: tracing::Level,
     fields: Vec<(String, String)>,
 }
 
 impl Seen {
-    fn field(&self, name: &str) -> Option<&str> {
+    pub(crate) fn field(&self, name: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(k, _)| k == name)
@@ -64,7 +64,7 @@ impl Visit for Fields {
 
 /// Keeps every event, and the fields of every span, in order.
 #[derive(Clone, Default)]
-struct Capture {
+pub(crate) struct Capture {
     events: Arc<Mutex<Vec<Seen>>>,
     spans: Arc<Mutex<Vec<String>>>,
 }
@@ -117,7 +117,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Route {
 
 impl Capture {
     /// The events of `target`.
-    fn of(&self, target: &str) -> Vec<Seen> {
+    pub(crate) fn of(&self, target: &str) -> Vec<Seen> {
         let events = self.events.lock().unwrap();
         events
             .iter()
@@ -127,7 +127,7 @@ impl Capture {
     }
 
     /// Fails if any event or span field carries the marker.
-    fn assert_no_marker(&self) {
+    pub(crate) fn assert_no_marker(&self) {
         let events = self.events.lock().unwrap();
         for event in events.iter() {
             for (name, value) in &event.fields {
@@ -207,7 +207,7 @@ fn endpoint(reports: &Reports) -> Endpoint {
 
 /// Runs `body` capturing what happens on this thread (the test's current-thread runtime runs
 /// the server's tasks here too).
-async fn captured<F: Future<Output = ()>>(body: impl FnOnce(Capture) -> F) -> Capture {
+pub(crate) async fn captured<F: Future<Output = ()>>(body: impl FnOnce(Capture) -> F) -> Capture {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         let subscriber = tracing_subscriber::registry().with(Route);
@@ -506,7 +506,9 @@ async fn a_failing_completion_handler_is_one_event_and_one_report() {
     let reports = Reports::default();
     let kept = Arc::clone(&reports);
     let get = |_: &RequestContext, _: PromptArguments, _: &InvocationFeatures| async {
-        Ok::<PromptResult, String>(PromptResult::with_message(PromptMessage::user(tollgate::content::TextContent::new("hi"))))
+        Ok::<PromptResult, String>(PromptResult::with_message(PromptMessage::user(
+            tollgate::content::TextContent::new("hi"),
+        )))
     };
     let complete = |_: &RequestContext, request: CompletionRequest| {
         // The error carries what the caller typed.
@@ -543,11 +545,19 @@ async fn a_failing_completion_handler_is_one_event_and_one_report() {
     .await;
     let events = capture.of("tollgate::handler");
     assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].field("error.type_name"), Some("alloc::string::String"));
+    assert_eq!(
+        events[0].field("error.type_name"),
+        Some("alloc::string::String")
+    );
     capture.assert_no_marker();
     let reports = reports.lock().unwrap();
     assert_eq!(
         *reports,
-        [("alloc::string::String".to_owned(), Some("greet".to_owned()), None, true)]
+        [(
+            "alloc::string::String".to_owned(),
+            Some("greet".to_owned()),
+            None,
+            true
+        )]
     );
 }
