@@ -22,6 +22,9 @@ pub enum BuildErrorKind {
     /// The authored input schema does not compile under Profile 1 (see
     /// [`BuildError::schema_error`]).
     InputSchema,
+    /// The authored output schema does not compile under Profile 1 with an object root, or
+    /// declares `x-mcp-header` (see [`BuildError::schema_error`] for a compile error).
+    OutputSchema,
     /// A schema derived from a Rust type does not compile under Profile 1.
     DerivedSchema,
     /// A derived output schema is not object-shaped although the tool selects a 2025 revision.
@@ -143,6 +146,9 @@ impl BuildErrorKind {
                 "a CORS policy needs exact http(s) origins (scheme, host, optional port)"
             }
             Self::InputSchema => "input schema does not compile under Tool Schema Profile 1",
+            Self::OutputSchema => {
+                "output schema does not compile under Tool Schema Profile 1 as an object schema"
+            }
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",
             Self::LegacyOutputNotObject => {
                 "output schema must be object-shaped for a 2025 revision"

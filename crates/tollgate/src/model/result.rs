@@ -137,6 +137,27 @@ impl CompleteResult {
         )
     }
 
+    /// A `CallToolResult` read back from its wire form (content blocks, `structuredContent`,
+    /// `isError`, `_meta`), every part through the same constructors, and so the same checks,
+    /// as an application's: `None` when any part fails one (a gateway relaying another
+    /// server's result answers that with the fixed internal error, never with the bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::json::{JsonLimits, from_str};
+    /// use tollgate::tool::CompleteResult;
+    ///
+    /// let wire = from_str(r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#, &JsonLimits::default()).unwrap();
+    /// let result = CompleteResult::from_wire(wire.as_object().unwrap()).unwrap();
+    /// assert_eq!(result.tool_output().content().len(), 1);
+    /// let bad = from_str(r#"{"content":[{"type":"image","data":"not base64!","mimeType":"image/png"}]}"#, &JsonLimits::default()).unwrap();
+    /// assert!(CompleteResult::from_wire(bad.as_object().unwrap()).is_none());
+    /// ```
+    pub fn from_wire(result: &JsonObject) -> Option<Self> {
+        crate::model::content::parse::tool_result(result)
+    }
+
     /// A builder around `output`, with no `_meta`.
     pub fn with_tool_output(output: ToolOutput) -> CompleteResultBuilder {
         CompleteResultBuilder {

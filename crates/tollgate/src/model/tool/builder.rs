@@ -107,6 +107,7 @@ impl ToolModelStage {
         AdvancedStage {
             head: self,
             input,
+            output: None,
             _types: PhantomData,
         }
     }
@@ -117,6 +118,7 @@ impl ToolModelStage {
         AdvancedStage {
             head: self,
             input,
+            output: None,
             _types: PhantomData,
         }
     }
@@ -140,6 +142,7 @@ impl ToolModelStage {
         Ok(AdvancedStage {
             head: self,
             input: Ok(input),
+            output: None,
             _types: PhantomData,
         })
     }
@@ -207,6 +210,7 @@ where
 pub struct AdvancedStage<A, M> {
     head: ToolModelStage,
     input: Result<CompiledSchema, BuildError>,
+    output: Option<CompiledSchema>,
     _types: PhantomData<fn() -> (A, M)>,
 }
 
@@ -224,7 +228,52 @@ where
         E: 'static,
     {
         let invoker = boxed::<A, OperationResult, E, H, M, Operation>(handler);
-        ToolBuilder::new(self.head, self.input, None, invoker, false)
+        let authored = self.output.is_some();
+        let mut builder = ToolBuilder::new(self.head, self.input, self.output, invoker, false);
+        builder.authored_output = authored;
+        builder
+    }
+
+    /// An authored Profile 1 output schema (object root, as the protocol requires), compiled
+    /// now: every completed result must carry `structuredContent` valid against it (else the
+    /// fixed -32603), and one without content of its own gets the text mirror, as a typed
+    /// tool's does. For tools whose shapes come from elsewhere (a gateway importing another
+    /// server's catalog); a Rust tool derives its output schema from its type instead.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::OutputSchema`] naming the tool, with the compiler's location and
+    /// keyword when it did not compile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::json::{JsonLimits, from_str};
+    /// use tollgate::tool::{CompleteResult, OperationResult};
+    /// use tollgate::{ProtocolVersion, ToolRegistration};
+    ///
+    /// let output = from_str(r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#, &JsonLimits::default())?;
+    /// let tool = ToolRegistration::with_name("count", [ProtocolVersion::V2026_07_28])
+    ///     .json_object_arguments()
+    ///     .output_schema(&output)?
+    ///     .handler(|_: &_, _: _, _: &_| async {
+    ///         Ok::<OperationResult, std::convert::Infallible>(
+    ///             CompleteResult::from_tool_structured_content(tollgate::json::JsonObject::builder().insert("n", 3).build()).into(),
+    ///         )
+    ///     })
+    ///     .build()?;
+    /// assert!(tool.output_schema().is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn output_schema(mut self, document: &JsonValue) -> Result<Self, BuildError> {
+        let refused = || BuildError::new(BuildErrorKind::OutputSchema).tool_name(&self.head.name);
+        let output = CompiledSchema::compile_tool_input(document)
+            .map_err(|e| refused().with_schema_error(e))?;
+        if !output.mirrored_headers().is_empty() {
+            return Err(refused());
+        }
+        self.output = Some(output);
+        Ok(self)
     }
 }
 
@@ -235,6 +284,8 @@ pub struct ToolBuilder {
     revisions: ProtocolVersions,
     input: Result<CompiledSchema, BuildError>,
     output: Option<CompiledSchema>,
+    /// The output schema was authored on an advanced tool (not derived from a typed result).
+    authored_output: bool,
     invoker: Box<dyn Invoke>,
     title: Option<Arc<str>>,
     description: Option<Arc<str>>,
@@ -265,6 +316,7 @@ impl ToolBuilder {
             revisions: head.revisions,
             input,
             output,
+            authored_output: false,
             invoker,
             title: None,
             description: None,
@@ -439,7 +491,7 @@ impl ToolBuilder {
             || self.revisions.contains(ProtocolVersion::V2025_11_25);
         // A typed-complete tool always completes; a typed task-required one always requires
         // a task; required tasks exist only on 2026-07-28.
-        let typed_operation = self.output.is_some() && !self.completes;
+        let typed_operation = self.output.is_some() && !self.completes && !self.authored_output;
         if (self.completes && self.task_support != TaskSupport::Forbidden)
             || (typed_operation && self.task_support != TaskSupport::Required)
             || (self.task_support == TaskSupport::Required && legacy)

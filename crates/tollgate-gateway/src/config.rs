@@ -1,0 +1,371 @@
+//! The gateway's configuration: its `[[upstream]]` tables, read from TOML and checked whole
+//! before anything connects. Owns the rules a configuration obeys (unique upstream names, one
+//! transport per upstream, a prefix that keeps names valid, bounded sizes); knows nothing of
+//! connecting or importing.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::error::{ConfigErrorKind, GatewayError};
+
+/// The largest configuration file read, in bytes.
+pub const MAX_CONFIG_BYTES: usize = 256 * 1024;
+
+/// The most upstreams one gateway fronts.
+pub const MAX_UPSTREAMS: usize = 64;
+
+/// The longest upstream name or prefix, in bytes.
+pub const MAX_UPSTREAM_NAME_BYTES: usize = 64;
+
+/// How long a forwarded call may take by default before it is answered with the fixed internal
+/// error (and cancelled upstream).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A gateway's configuration: the servers it fronts.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_gateway::GatewayConfig;
+///
+/// let config = GatewayConfig::from_toml(r#"
+/// [[upstream]]
+/// name = "everything"
+/// command = "npx"
+/// args = ["-y", "@modelcontextprotocol/server-everything"]
+/// prefix = "ev"
+///
+/// [[upstream]]
+/// name = "weather"
+/// url = "https://weather.example/mcp"
+/// headers = { Authorization = "Bearer gateway-own-token" }
+/// "#)?;
+/// assert_eq!(config.upstreams().len(), 2);
+/// assert_eq!(config.upstreams()[0].prefix(), Some("ev"));
+/// # Ok::<(), tollgate_gateway::GatewayError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    upstreams: Vec<UpstreamConfig>,
+}
+
+/// One upstream server: its name, how it is reached, and the prefix of the names it serves.
+#[derive(Clone)]
+pub struct UpstreamConfig {
+    name: String,
+    prefix: Option<String>,
+    transport: UpstreamTransport,
+    call_timeout: Duration,
+}
+
+/// How an upstream is reached.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum UpstreamTransport {
+    /// Streamable HTTP at `url`, with the gateway's own headers (never a client's token: the
+    /// MCP authorization specification forbids passing tokens through).
+    Http {
+        /// The MCP endpoint's URL.
+        url: String,
+        /// Headers sent on every request (the gateway's own credentials).
+        headers: Vec<(String, String)>,
+    },
+    /// A child process spoken to over stdio.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables set for it (added to the gateway's own).
+        env: Vec<(String, String)>,
+        /// Its working directory.
+        cwd: Option<PathBuf>,
+    },
+}
+
+impl std::fmt::Debug for UpstreamConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values and environment values are credentials: never printed.
+        let transport = match &self.transport {
+            UpstreamTransport::Http { .. } => "http",
+            UpstreamTransport::Stdio { .. } => "stdio",
+        };
+        f.debug_struct("UpstreamConfig")
+            .field("name", &self.name)
+            .field("prefix", &self.prefix)
+            .field("transport", &transport)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    upstream: Vec<Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    name: String,
+    prefix: Option<String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    timeout_ms: Option<u64>,
+}
+
+impl GatewayConfig {
+    /// Reads a configuration from TOML text and checks it whole.
+    ///
+    /// # Errors
+    ///
+    /// [`GatewayError`] of kind `Config` naming the rule broken (and the upstream, by its
+    /// index and name) — never a value from the file, which may hold credentials.
+    pub fn from_toml(text: &str) -> Result<Self, GatewayError> {
+        if text.len() > MAX_CONFIG_BYTES {
+            return Err(GatewayError::config(ConfigErrorKind::TooLarge, None));
+        }
+        let file: File = toml::from_str(text)
+            .map_err(|_| GatewayError::config(ConfigErrorKind::Syntax, None))?;
+        if file.upstream.is_empty() {
+            return Err(GatewayError::config(ConfigErrorKind::NoUpstream, None));
+        }
+        if file.upstream.len() > MAX_UPSTREAMS {
+            return Err(GatewayError::config(
+                ConfigErrorKind::TooManyUpstreams,
+                None,
+            ));
+        }
+        let mut upstreams: Vec<UpstreamConfig> = Vec::with_capacity(file.upstream.len());
+        for table in file.upstream {
+            let upstream = UpstreamConfig::from_table(table)?;
+            if upstreams.iter().any(|u| u.name == upstream.name) {
+                return Err(GatewayError::config(
+                    ConfigErrorKind::DuplicateName,
+                    Some(&upstream.name),
+                ));
+            }
+            upstreams.push(upstream);
+        }
+        Ok(Self { upstreams })
+    }
+
+    /// Reads and checks the configuration file at `path` (at most [`MAX_CONFIG_BYTES`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_toml`](Self::from_toml), and kind `Config` (`Unreadable`) when the file cannot
+    /// be read.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, GatewayError> {
+        let unreadable = || GatewayError::config(ConfigErrorKind::Unreadable, None);
+        let meta = std::fs::metadata(path).map_err(|_| unreadable())?;
+        if meta.len() > MAX_CONFIG_BYTES as u64 {
+            return Err(GatewayError::config(ConfigErrorKind::TooLarge, None));
+        }
+        let text = std::fs::read_to_string(path).map_err(|_| unreadable())?;
+        Self::from_toml(&text)
+    }
+
+    /// The upstreams, in file order.
+    pub fn upstreams(&self) -> &[UpstreamConfig] {
+        &self.upstreams
+    }
+}
+
+impl UpstreamConfig {
+    fn from_table(t: Table) -> Result<Self, GatewayError> {
+        let refuse = |kind| Err(GatewayError::config(kind, Some(&t.name)));
+        if !is_label(&t.name) {
+            return Err(GatewayError::config(ConfigErrorKind::InvalidName, None));
+        }
+        if let Some(prefix) = &t.prefix
+            && !is_label(prefix)
+        {
+            return refuse(ConfigErrorKind::InvalidPrefix);
+        }
+        let transport = match (t.url, t.command) {
+            (Some(url), None) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return refuse(ConfigErrorKind::InvalidUrl);
+                }
+                if !t.args.is_empty() || !t.env.is_empty() || t.cwd.is_some() {
+                    return refuse(ConfigErrorKind::MixedTransport);
+                }
+                UpstreamTransport::Http {
+                    url,
+                    headers: t.headers.into_iter().collect(),
+                }
+            }
+            (None, Some(command)) => {
+                if command.is_empty() {
+                    return refuse(ConfigErrorKind::InvalidCommand);
+                }
+                if !t.headers.is_empty() {
+                    return refuse(ConfigErrorKind::MixedTransport);
+                }
+                UpstreamTransport::Stdio {
+                    command,
+                    args: t.args,
+                    env: t.env.into_iter().collect(),
+                    cwd: t.cwd,
+                }
+            }
+            _ => return refuse(ConfigErrorKind::MixedTransport),
+        };
+        let call_timeout = match t.timeout_ms {
+            None => DEFAULT_CALL_TIMEOUT,
+            Some(0) => return refuse(ConfigErrorKind::InvalidTimeout),
+            Some(ms) => Duration::from_millis(ms),
+        };
+        Ok(Self {
+            name: t.name,
+            prefix: t.prefix,
+            transport,
+            call_timeout,
+        })
+    }
+
+    /// The upstream's name (in logs and refusals).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The prefix of the names it serves, when it has one: a tool `echo` of an upstream with
+    /// prefix `ev` is served as `ev_echo`.
+    pub fn prefix(&self) -> Option<&str> {
+        self.prefix.as_deref()
+    }
+
+    /// How it is reached.
+    pub fn transport(&self) -> &UpstreamTransport {
+        &self.transport
+    }
+
+    /// How long a forwarded call may take (`timeout_ms`; default [`DEFAULT_CALL_TIMEOUT`]).
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// The name a tool of this upstream is served under.
+    pub(crate) fn served_name(&self, upstream_name: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}_{upstream_name}"),
+            None => upstream_name.to_owned(),
+        }
+    }
+}
+
+/// 1 to 64 bytes of `A-Z a-z 0-9 _ -`: an upstream's name or prefix (a prefix then keeps every
+/// served name within the tool-name alphabet).
+fn is_label(text: &str) -> bool {
+    (1..=MAX_UPSTREAM_NAME_BYTES).contains(&text.len())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    fn kind(text: &str) -> ConfigErrorKind {
+        match GatewayConfig::from_toml(text) {
+            Err(e) => e.config_kind().unwrap(),
+            Ok(_) => ConfigErrorKind::Syntax,
+        }
+    }
+
+    #[test]
+    fn an_upstream_has_exactly_one_transport() {
+        let both = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ncommand = \"y\"\n";
+        assert_eq!(kind(both), ConfigErrorKind::MixedTransport);
+        let neither = "[[upstream]]\nname = \"a\"\n";
+        assert_eq!(kind(neither), ConfigErrorKind::MixedTransport);
+        let headers_on_stdio =
+            "[[upstream]]\nname = \"a\"\ncommand = \"y\"\nheaders = { A = \"b\" }\n";
+        assert_eq!(kind(headers_on_stdio), ConfigErrorKind::MixedTransport);
+    }
+
+    #[test]
+    fn names_prefixes_and_urls_are_checked() {
+        assert_eq!(kind(""), ConfigErrorKind::NoUpstream);
+        assert_eq!(
+            kind("[[upstream]]\nname = \"a b\"\ncommand = \"y\"\n"),
+            ConfigErrorKind::InvalidName
+        );
+        let dup = "[[upstream]]\nname = \"a\"\ncommand = \"y\"\n[[upstream]]\nname = \"a\"\ncommand = \"z\"\n";
+        assert_eq!(kind(dup), ConfigErrorKind::DuplicateName);
+        assert_eq!(
+            kind("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nprefix = \"a.b\"\n"),
+            ConfigErrorKind::InvalidPrefix
+        );
+        assert_eq!(
+            kind("[[upstream]]\nname = \"a\"\nurl = \"ftp://x\"\n"),
+            ConfigErrorKind::InvalidUrl
+        );
+        assert_eq!(
+            kind("[[upstream]]\nname = \"a\"\ncommand = \"y\"\ntimeout_ms = 0\n"),
+            ConfigErrorKind::InvalidTimeout
+        );
+        assert_eq!(
+            kind("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nunknown = 1\n"),
+            ConfigErrorKind::Syntax
+        );
+    }
+
+    #[test]
+    fn a_name_at_its_bound_is_taken_and_one_past_it_refused() {
+        let at = "a".repeat(MAX_UPSTREAM_NAME_BYTES);
+        let past = "a".repeat(MAX_UPSTREAM_NAME_BYTES + 1);
+        let file = |name: &str| format!("[[upstream]]\nname = \"{name}\"\ncommand = \"y\"\n");
+        assert!(GatewayConfig::from_toml(&file(&at)).is_ok());
+        assert_eq!(kind(&file(&past)), ConfigErrorKind::InvalidName);
+    }
+
+    #[test]
+    fn upstreams_at_their_bound_are_taken_and_one_past_refused() {
+        let file = |n: usize| {
+            (0..n)
+                .map(|i| format!("[[upstream]]\nname = \"u{i}\"\ncommand = \"y\"\n"))
+                .collect::<String>()
+        };
+        assert!(GatewayConfig::from_toml(&file(MAX_UPSTREAMS)).is_ok());
+        assert_eq!(
+            kind(&file(MAX_UPSTREAMS + 1)),
+            ConfigErrorKind::TooManyUpstreams
+        );
+    }
+
+    #[test]
+    fn a_file_past_its_bound_is_refused_unread() {
+        let mut text = String::from("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n");
+        text.push_str(&"#".repeat(MAX_CONFIG_BYTES - text.len()));
+        assert!(GatewayConfig::from_toml(&text).is_ok());
+        text.push('#');
+        assert_eq!(kind(&text), ConfigErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn a_secret_in_the_file_is_never_printed() {
+        let config = GatewayConfig::from_toml(
+            "[[upstream]]\nname = \"a\"\nurl = \"https://x\"\nheaders = { Authorization = \"Bearer SECRET42\" }\n",
+        )
+        .unwrap();
+        assert!(!format!("{config:?}").contains("SECRET42"));
+        let broken =
+            GatewayConfig::from_toml("[[upstream]]\nname = \"SECRET42\ncommand = 1").unwrap_err();
+        assert!(!broken.to_string().contains("SECRET42"));
+    }
+}

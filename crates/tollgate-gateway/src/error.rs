@@ -1,0 +1,154 @@
+//! The gateway's errors: what kind of thing failed and which upstream, never a value from the
+//! configuration (it holds credentials) or from an upstream's answer.
+
+use std::fmt;
+
+/// A broken rule of the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// The file could not be read.
+    Unreadable,
+    /// The file is larger than [`MAX_CONFIG_BYTES`](crate::config::MAX_CONFIG_BYTES).
+    TooLarge,
+    /// Not TOML, or a key the configuration does not have, or a value of the wrong type.
+    Syntax,
+    /// No `[[upstream]]` table.
+    NoUpstream,
+    /// More than [`MAX_UPSTREAMS`](crate::config::MAX_UPSTREAMS) upstreams.
+    TooManyUpstreams,
+    /// An upstream name that is not 1 to 64 bytes of `A-Z a-z 0-9 _ -`.
+    InvalidName,
+    /// Two upstreams share a name.
+    DuplicateName,
+    /// A prefix that is not 1 to 64 bytes of `A-Z a-z 0-9 _ -`.
+    InvalidPrefix,
+    /// An upstream with both or neither of `url` and `command`, or with settings of the other
+    /// transport (`headers` on stdio; `args`, `env` or `cwd` on HTTP).
+    MixedTransport,
+    /// A `url` that is not `http://` or `https://`.
+    InvalidUrl,
+    /// An empty `command`.
+    InvalidCommand,
+    /// A `timeout_ms` of 0.
+    InvalidTimeout,
+}
+
+impl ConfigErrorKind {
+    const fn description(self) -> &'static str {
+        match self {
+            Self::Unreadable => "the configuration file cannot be read",
+            Self::TooLarge => "the configuration file is larger than 256 KiB",
+            Self::Syntax => "the configuration is not valid TOML of the gateway's shape",
+            Self::NoUpstream => "the configuration has no [[upstream]] table",
+            Self::TooManyUpstreams => "the configuration has more than 64 upstreams",
+            Self::InvalidName => "an upstream name must be 1 to 64 bytes of A-Z a-z 0-9 _ -",
+            Self::DuplicateName => "two upstreams share a name",
+            Self::InvalidPrefix => "a prefix must be 1 to 64 bytes of A-Z a-z 0-9 _ -",
+            Self::MixedTransport => {
+                "an upstream needs exactly one of url (with headers) or command (with args, env, cwd)"
+            }
+            Self::InvalidUrl => "an upstream url must start with http:// or https://",
+            Self::InvalidCommand => "an upstream command must not be empty",
+            Self::InvalidTimeout => "timeout_ms must be at least 1",
+        }
+    }
+}
+
+/// What failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GatewayErrorKind {
+    /// The configuration broke a rule.
+    Config(ConfigErrorKind),
+    /// An upstream could not be started or connected to, or did not answer `tools/list`.
+    Upstream,
+    /// Two upstreams serve the same name (give one a prefix).
+    NameClash,
+    /// The gateway's endpoint could not be built from what was imported.
+    Build,
+}
+
+/// A gateway error: its kind and, where one is concerned, the upstream's name.
+#[derive(Clone, Debug)]
+pub struct GatewayError {
+    kind: GatewayErrorKind,
+    upstream: Option<String>,
+}
+
+impl GatewayError {
+    pub(crate) fn config(kind: ConfigErrorKind, upstream: Option<&str>) -> Self {
+        Self {
+            kind: GatewayErrorKind::Config(kind),
+            upstream: upstream.map(str::to_owned),
+        }
+    }
+
+    pub(crate) fn new(kind: GatewayErrorKind, upstream: Option<&str>) -> Self {
+        Self {
+            kind,
+            upstream: upstream.map(str::to_owned),
+        }
+    }
+
+    /// What failed.
+    pub fn kind(&self) -> GatewayErrorKind {
+        self.kind
+    }
+
+    /// The configuration rule broken, when the configuration is what failed.
+    pub fn config_kind(&self) -> Option<ConfigErrorKind> {
+        match self.kind {
+            GatewayErrorKind::Config(kind) => Some(kind),
+            _ => None,
+        }
+    }
+
+    /// The upstream concerned, when one is.
+    pub fn upstream(&self) -> Option<&str> {
+        self.upstream.as_deref()
+    }
+}
+
+impl fmt::Display for GatewayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self.kind {
+            GatewayErrorKind::Config(kind) => kind.description(),
+            GatewayErrorKind::Upstream => "the upstream could not be connected to or listed",
+            GatewayErrorKind::NameClash => "two upstreams serve the same name: give one a prefix",
+            GatewayErrorKind::Build => "the gateway's endpoint could not be built",
+        };
+        f.write_str(text)?;
+        if let Some(upstream) = &self.upstream {
+            write!(f, " (upstream {upstream})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for GatewayError {}
+
+/// Why a forwarded call failed (the client gets the fixed internal error; this is what the
+/// gateway's `tollgate::handler` event and error reporter see). Carries no data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ForwardError {
+    /// The upstream did not answer within its `timeout_ms`.
+    Timeout,
+    /// The upstream answered with a JSON-RPC error, broke the protocol or the connection.
+    Upstream,
+    /// The upstream's result did not pass the content constructors' checks.
+    Malformed,
+}
+
+impl fmt::Display for ForwardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Timeout => "the upstream did not answer in time",
+            Self::Upstream => "the upstream failed the call",
+            Self::Malformed => "the upstream's result failed the content checks",
+        })
+    }
+}
+
+impl std::error::Error for ForwardError {}

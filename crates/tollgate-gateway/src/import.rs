@@ -1,0 +1,276 @@
+//! One upstream tool made a Tollgate tool, or the reason it cannot be: its name (prefixed) and
+//! text through the registration's own constructors, its input and output schemas compiled as
+//! Tool Schema Profile 1, and a handler that forwards validated arguments and reads the
+//! upstream's result back through the content constructors. Knows nothing of configuration
+//! files or of how the upstream is reached (it holds a connected client).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::tool::{CompleteResult, OperationResult, ToolAnnotations};
+use tollgate::{
+    BuildErrorKind, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
+};
+use tollgate_client::Client;
+
+use crate::error::ForwardError;
+
+/// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
+/// characters; longer text is cut.
+const MAX_REPEATED_CHARS: usize = 128;
+
+/// Why an upstream tool is not served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RefusalReason {
+    /// The tools/list entry is not an object with a string `name` and an object
+    /// `inputSchema`, or its `title`, `description` or `annotations` have the wrong types.
+    Malformed,
+    /// The served name (after the prefix) is not a valid tool name.
+    InvalidName,
+    /// The input schema does not compile under Tool Schema Profile 1.
+    InputSchema,
+    /// The output schema does not compile under Tool Schema Profile 1 as an object schema.
+    OutputSchema,
+    /// Another upstream's tool, or another tool of the same upstream, has the served name.
+    NameClash,
+}
+
+impl RefusalReason {
+    const fn description(self) -> &'static str {
+        match self {
+            Self::Malformed => "the tools/list entry is malformed",
+            Self::InvalidName => "the served name is not a valid tool name",
+            Self::InputSchema => "the input schema does not compile under Tool Schema Profile 1",
+            Self::OutputSchema => {
+                "the output schema does not compile under Tool Schema Profile 1 as an object schema"
+            }
+            Self::NameClash => "another tool is served under the same name",
+        }
+    }
+}
+
+/// An upstream tool left out of the gateway's catalog, and why: with the schema compiler's
+/// JSON Pointer and keyword when a schema is the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    upstream: String,
+    tool: String,
+    reason: RefusalReason,
+    pointer: Option<String>,
+    keyword: Option<String>,
+}
+
+impl Refusal {
+    pub(crate) fn new(upstream: &str, tool: &str, reason: RefusalReason) -> Self {
+        Self {
+            upstream: upstream.to_owned(),
+            tool: cut(tool),
+            reason,
+            pointer: None,
+            keyword: None,
+        }
+    }
+
+    /// The upstream's name.
+    pub fn upstream(&self) -> &str {
+        &self.upstream
+    }
+
+    /// The tool's name as the upstream lists it (its first 128 characters).
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Why it is left out.
+    pub fn reason(&self) -> RefusalReason {
+        self.reason
+    }
+
+    /// Where in the schema (a JSON Pointer from the schema's root), when a schema is the reason.
+    pub fn pointer(&self) -> Option<&str> {
+        self.pointer.as_deref()
+    }
+
+    /// The schema keyword refused, when the compiler named one (its first 128 characters).
+    pub fn keyword(&self) -> Option<&str> {
+        self.keyword.as_deref()
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: tool {:?} left out: {}",
+            self.upstream,
+            self.tool,
+            self.reason.description()
+        )?;
+        if let Some(pointer) = &self.pointer {
+            write!(f, " at {pointer:?}")?;
+        }
+        if let Some(keyword) = &self.keyword {
+            write!(f, " (keyword {keyword:?})")?;
+        }
+        Ok(())
+    }
+}
+
+fn cut(text: &str) -> String {
+    text.chars().take(MAX_REPEATED_CHARS).collect()
+}
+
+/// What the import of one tool needs: the upstream's client and name, its prefix and call
+/// bound, and the revisions the gateway serves.
+pub(crate) struct Source<'a> {
+    pub(crate) upstream: &'a str,
+    pub(crate) client: &'a Arc<Client>,
+    pub(crate) served_name: &'a dyn Fn(&str) -> String,
+    pub(crate) call_timeout: Duration,
+    pub(crate) revisions: &'a [ProtocolVersion],
+}
+
+/// The tool `entry` of `tools/list` made a registration, or the reason it cannot be.
+pub(crate) fn import_tool(
+    source: &Source<'_>,
+    entry: &JsonValue,
+) -> Result<ToolRegistration, Refusal> {
+    let listed = entry.get("name").and_then(JsonValue::as_str);
+    let malformed = || {
+        Refusal::new(
+            source.upstream,
+            listed.unwrap_or(""),
+            RefusalReason::Malformed,
+        )
+    };
+    let (Some(name), Some(input)) = (listed, entry.get("inputSchema")) else {
+        return Err(malformed());
+    };
+    let refused = |reason, error: &tollgate::BuildError| {
+        let mut refusal = Refusal::new(source.upstream, name, reason);
+        if let Some(schema) = error.schema_error() {
+            refusal.pointer = Some(schema.location().to_owned());
+            refusal.keyword = schema.keyword().map(cut);
+        }
+        refusal
+    };
+    let served = (source.served_name)(name);
+    // A tool mirroring arguments into headers exists on 2026-07-28 only.
+    let mirrors = mirrors_headers(input);
+    let revisions: tollgate::endpoint::ProtocolVersions = source
+        .revisions
+        .iter()
+        .copied()
+        .filter(|r| !mirrors || *r == ProtocolVersion::V2026_07_28)
+        .collect();
+    let mut stage = ToolRegistration::with_name(served.as_str(), revisions)
+        .input_schema(input)
+        .map_err(|e| refused(RefusalReason::InputSchema, &e))?;
+    if let Some(output) = entry.get("outputSchema") {
+        stage = stage
+            .output_schema(output)
+            .map_err(|e| refused(RefusalReason::OutputSchema, &e))?;
+    }
+    let forward = Forward {
+        client: Arc::clone(source.client),
+        name: Arc::from(name),
+        timeout: source.call_timeout,
+    };
+    let mut builder = stage.handler(
+        move |_: &RequestContext, arguments: ToolArguments<JsonObject>, _: &InvocationFeatures| {
+            forward.clone().call(arguments.raw().clone())
+        },
+    );
+    if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
+        builder = builder.title(title);
+    }
+    if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
+        builder = builder.description(description);
+    }
+    if let Some(annotations) = entry.get("annotations") {
+        builder = builder.annotations(annotations_of(annotations).ok_or_else(malformed)?);
+    }
+    builder.build().map_err(|e| {
+        let reason = match e.kind() {
+            BuildErrorKind::InvalidToolName => RefusalReason::InvalidName,
+            _ => RefusalReason::Malformed,
+        };
+        refused(reason, &e)
+    })
+}
+
+/// Whether an input schema declares `x-mcp-header` anywhere (then the tool is 2026-07-28 only).
+fn mirrors_headers(schema: &JsonValue) -> bool {
+    match schema {
+        JsonValue::Object(o) => o
+            .iter()
+            .any(|(k, v)| k.as_str() == "x-mcp-header" || mirrors_headers(v)),
+        JsonValue::Array(a) => a.iter().any(mirrors_headers),
+        _ => false,
+    }
+}
+
+/// An optional string member: `Ok(None)` when absent, `Err` when not a string.
+fn text(entry: &JsonValue, key: &str) -> Result<Option<String>, ()> {
+    match entry.get(key) {
+        None => Ok(None),
+        Some(JsonValue::String(s)) => Ok(Some(s.as_str().to_owned())),
+        Some(_) => Err(()),
+    }
+}
+
+/// The tool annotations the protocol defines (`title` and the four hints); another member is
+/// left out, a member of the wrong type refuses the tool.
+fn annotations_of(value: &JsonValue) -> Option<ToolAnnotations> {
+    let object = value.as_object()?;
+    let mut annotations = ToolAnnotations::new();
+    let flag = |key: &str| -> Option<Option<bool>> {
+        match object.get(key) {
+            None => Some(None),
+            Some(v) => v.as_bool().map(Some),
+        }
+    };
+    if let Some(title) = object.get("title") {
+        annotations = annotations.title(title.as_str()?.to_owned());
+    }
+    if let Some(v) = flag("readOnlyHint")? {
+        annotations = annotations.read_only_hint(v);
+    }
+    if let Some(v) = flag("destructiveHint")? {
+        annotations = annotations.destructive_hint(v);
+    }
+    if let Some(v) = flag("idempotentHint")? {
+        annotations = annotations.idempotent_hint(v);
+    }
+    if let Some(v) = flag("openWorldHint")? {
+        annotations = annotations.open_world_hint(v);
+    }
+    Some(annotations)
+}
+
+/// Forwards one validated call to the upstream and reads its result back.
+#[derive(Clone)]
+struct Forward {
+    client: Arc<Client>,
+    name: Arc<str>,
+    timeout: Duration,
+}
+
+impl Forward {
+    async fn call(self, arguments: JsonObject) -> Result<OperationResult, ForwardError> {
+        let called =
+            tokio::time::timeout(self.timeout, self.client.call_tool(&self.name, arguments));
+        let result = match called.await {
+            Err(_) => return Err(ForwardError::Timeout),
+            Ok(Err(_)) => return Err(ForwardError::Upstream),
+            Ok(Ok(result)) => result,
+        };
+        let object = result.as_object().ok_or(ForwardError::Malformed)?;
+        let complete = CompleteResult::from_wire(object).ok_or(ForwardError::Malformed)?;
+        Ok(complete.into())
+    }
+}

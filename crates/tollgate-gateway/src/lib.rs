@@ -1,0 +1,53 @@
+//! Tollgate's checks in front of any MCP server.
+//!
+//! A [`Gateway`] connects to the upstream servers of a [`GatewayConfig`] (Streamable HTTP or
+//! stdio, through `tollgate-client`), imports each one's tools through the rules a Tollgate
+//! application's tools obey, and adds them to an [`EndpointBuilder`](tollgate::endpoint::EndpointBuilder)
+//! the application serves like any other:
+//!
+//! - names (with the upstream's prefix) and text through the registration's constructors;
+//! - input and output schemas compiled as Tool Schema Profile 1; a tool whose schema does not
+//!   compile is left out and reported as a [`Refusal`] with its JSON Pointer;
+//! - arguments validated by the endpoint before anything is forwarded, so a bad call never
+//!   reaches the upstream;
+//! - the upstream's result read back through the content constructors and checked against the
+//!   output schema and the endpoint's output limits, so a bad answer becomes the fixed -32603
+//!   and never reaches the client;
+//! - a client's credentials are never passed upstream: each upstream gets the gateway's own
+//!   (`headers` in the configuration).
+//!
+//! This crate owns the configuration, the import and the forwarding; it knows nothing of HTTP
+//! serving (the endpoint does that) or of command lines (`tollgate gateway` in `tollgate-cli`).
+//!
+//! # Examples
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use tollgate::{Endpoint, Implementation, ProtocolVersion, Server};
+//! use tollgate_gateway::{Gateway, GatewayConfig};
+//!
+//! let config = GatewayConfig::from_file("gateway.toml".as_ref())?;
+//! let revisions = ProtocolVersion::ALL;
+//! let gateway = Gateway::connect(&config, &revisions).await?;
+//! for refusal in gateway.refusals() {
+//!     eprintln!("{refusal}");
+//! }
+//! let endpoint = gateway
+//!     .install(Endpoint::with_path("/mcp", revisions, Implementation::new("gateway", "1")))
+//!     .build()?;
+//! # let _ = endpoint;
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod error;
+mod gateway;
+mod import;
+
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
+    UpstreamConfig, UpstreamTransport,
+};
+pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
+pub use gateway::Gateway;
+pub use import::{Refusal, RefusalReason};

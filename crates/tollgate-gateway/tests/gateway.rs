@@ -1,0 +1,298 @@
+//! The gateway in front of a hostile upstream: a small hand-written 2025-06-18 server on
+//! loopback (raw HTTP/1.1, JSON answers) whose catalog holds a good tool, a tool outside
+//! Profile 1, a tool whose result breaks its own output schema, one whose content breaks the
+//! content rules and one that never answers. The gateway's endpoint is reached through the
+//! Tollgate client in process. Checked: what is imported and what is refused (with its JSON
+//! Pointer), that a call with bad arguments never reaches the upstream, that bad answers become
+//! the fixed internal error, that a hang is bounded, and that two upstreams serving one name
+//! without a prefix refuse to start.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "integration tests"
+)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
+use tollgate::{Endpoint, Implementation, ProtocolVersion};
+use tollgate_client::Client;
+use tollgate_gateway::{Gateway, GatewayConfig, GatewayErrorKind, RefusalReason};
+
+const TOOLS: &str = r#"{"tools":[
+ {"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}},
+ {"name":"patterned","inputSchema":{"type":"object","properties":{"q":{"type":"string","pattern":"^x"}}}},
+ {"name":"liar","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},
+ {"name":"broken","inputSchema":{"type":"object"}},
+ {"name":"slow","inputSchema":{"type":"object"}}
+]}"#;
+
+/// The upstream: counts the `tools/call` requests it receives.
+#[derive(Clone, Default)]
+struct Upstream {
+    calls: Arc<AtomicUsize>,
+}
+
+impl Upstream {
+    async fn start(&self) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let this = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(this.clone().serve(tcp));
+            }
+        });
+        addr
+    }
+
+    /// Answers the requests of one connection in turn.
+    async fn serve(self, mut tcp: TcpStream) {
+        let mut buffer = Vec::new();
+        loop {
+            let Some((method, body)) = read_request(&mut tcp, &mut buffer).await else {
+                return;
+            };
+            let Some((status, answer)) = self.answer(&method, &body) else {
+                // `slow`: never answers (the connection stays open).
+                std::future::pending::<()>().await;
+                return;
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            if tcp.write_all(head.as_bytes()).await.is_err()
+                || tcp.write_all(answer.as_bytes()).await.is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    fn answer(&self, http_method: &str, body: &str) -> Option<(&'static str, String)> {
+        if http_method != "POST" {
+            return Some(("405 Method Not Allowed", String::new()));
+        }
+        let request = from_str(body, &JsonLimits::default()).unwrap();
+        let id = request
+            .get("id")
+            .map(|id| tollgate::json::to_string(id, &Default::default()).unwrap());
+        let method = request
+            .get("method")
+            .and_then(JsonValue::as_str)
+            .unwrap_or("");
+        let result = match method {
+            "initialize" => r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}"#.to_owned(),
+            "notifications/initialized" => return Some(("202 Accepted", String::new())),
+            "tools/list" => TOOLS.to_owned(),
+            "tools/call" => {
+                self.calls.fetch_add(1, Ordering::SeqCst);
+                let params = request.get("params").unwrap();
+                let arguments = params.get("arguments").unwrap();
+                match params.get("name").and_then(JsonValue::as_str).unwrap() {
+                    "echo" => {
+                        let text = arguments.get("text").and_then(JsonValue::as_str).unwrap();
+                        format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#)
+                    }
+                    "liar" => r#"{"content":[{"type":"text","text":"n"}],"structuredContent":{"n":"not a number"}}"#.to_owned(),
+                    "broken" => r#"{"content":[{"type":"image","data":"not base64!","mimeType":"image/png"}]}"#.to_owned(),
+                    _ => return None,
+                }
+            }
+            // Not a 2026-07-28 server: the probe gets a plain 400.
+            _ => return Some(("400 Bad Request", r#"{"error":"unknown"}"#.to_owned())),
+        };
+        let id = id.unwrap_or_else(|| "null".to_owned());
+        Some((
+            "200 OK",
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+        ))
+    }
+}
+
+/// Reads one HTTP/1.1 request (head and `Content-Length` body): its method and body.
+async fn read_request(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(String, String)> {
+    loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
+            let length: usize = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse().ok())
+                .unwrap_or(0);
+            while buffer.len() < end + 4 + length {
+                let mut chunk = [0u8; 8192];
+                let n = tcp.read(&mut chunk).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buffer.extend_from_slice(&chunk[..n]);
+            }
+            let body = String::from_utf8_lossy(&buffer[end + 4..end + 4 + length]).into_owned();
+            buffer.drain(..end + 4 + length);
+            let method = head.split(' ').next().unwrap_or("").to_owned();
+            return Some((method, body));
+        }
+        let mut chunk = [0u8; 8192];
+        let n = tcp.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn config(upstreams: &[(&str, SocketAddr, Option<&str>)]) -> GatewayConfig {
+    let text: String = upstreams
+        .iter()
+        .map(|(name, addr, prefix)| {
+            let prefix = prefix.map(|p| format!("prefix = \"{p}\"\n")).unwrap_or_default();
+            format!("[[upstream]]\nname = \"{name}\"\nurl = \"http://{addr}/mcp\"\ntimeout_ms = 300\n{prefix}")
+        })
+        .collect();
+    GatewayConfig::from_toml(&text).unwrap()
+}
+
+const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+async fn gateway_client(gateway: &Gateway) -> Client {
+    let revisions = [
+        V26,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+    ];
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            revisions,
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    Client::builder()
+        .connect_in_process(endpoint)
+        .await
+        .unwrap()
+}
+
+fn object(text: &str) -> JsonObject {
+    from_str(text, &JsonLimits::default())
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_upstream_is_contained() {
+    let upstream = Upstream::default();
+    let addr = upstream.start().await;
+    let revisions = [
+        V26,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+    ];
+    let gateway = Gateway::connect(&config(&[("hostile", addr, Some("up"))]), &revisions)
+        .await
+        .unwrap();
+
+    // Imported: every tool but the one outside Profile 1, which is reported with its place.
+    let names: Vec<_> = gateway
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(names, ["up_echo", "up_liar", "up_broken", "up_slow"]);
+    let refusals = gateway.refusals();
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert_eq!(refusals[0].tool(), "patterned");
+    assert_eq!(refusals[0].reason(), RefusalReason::InputSchema);
+    assert_eq!(refusals[0].pointer(), Some("/properties/q"));
+    assert_eq!(refusals[0].keyword(), Some("pattern"));
+
+    let client = gateway_client(&gateway).await;
+    let listed = client.list_tools().await.unwrap();
+    assert_eq!(listed.len(), 4);
+
+    // A good call is forwarded and its result relayed.
+    let result = client
+        .call_tool("up_echo", object(r#"{"text":"hi"}"#))
+        .await
+        .unwrap();
+    let text = result
+        .get("content")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.first())
+        .and_then(|b| b.get("text"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(text, Some("hi"));
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
+
+    // Bad arguments never reach the upstream.
+    let refused = client
+        .call_tool("up_echo", object(r#"{"text":5}"#))
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.get("isError").and_then(JsonValue::as_bool),
+        Some(true)
+    );
+    assert_eq!(
+        upstream.calls.load(Ordering::SeqCst),
+        1,
+        "the bad call was forwarded"
+    );
+
+    // A result outside its own output schema, content that breaks the content rules and a
+    // hang are each the fixed internal error.
+    for tool in ["up_liar", "up_broken", "up_slow"] {
+        let error = client.call_tool(tool, JsonObject::new()).await.unwrap_err();
+        assert_eq!(error.code(), Some(-32603), "{tool}: {error}");
+    }
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 4);
+    client.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_upstreams_serving_one_name_without_a_prefix_refuse_to_start() {
+    let one = Upstream::default().start().await;
+    let two = Upstream::default().start().await;
+    let clash = Gateway::connect(&config(&[("one", one, None), ("two", two, None)]), &[V26])
+        .await
+        .unwrap_err();
+    assert_eq!(clash.kind(), GatewayErrorKind::NameClash);
+    assert_eq!(clash.upstream(), Some("two"));
+    // With a prefix each, both are served.
+    let both = Gateway::connect(
+        &config(&[("one", one, None), ("two", two, Some("b"))]),
+        &[V26],
+    )
+    .await
+    .unwrap();
+    assert_eq!(both.tools().len(), 8);
+    both.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_cannot_be_reached_is_a_start_up_error_naming_it() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let error = Gateway::connect(&config(&[("gone", addr, None)]), &[V26])
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), GatewayErrorKind::Upstream);
+    assert_eq!(error.upstream(), Some("gone"));
+}
