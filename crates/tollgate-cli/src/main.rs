@@ -3,6 +3,7 @@
 //!
 //! A thin shell over the library crates; it owns argument parsing and output formats only.
 
+mod gateway;
 mod locate;
 mod remote;
 
@@ -83,6 +84,9 @@ enum Command {
         #[command(flatten)]
         connect: remote::Connect,
     },
+    /// Put Tollgate's checks in front of the MCP servers a TOML file names:
+    /// `gateway --config gateway.toml [--addr HOST:PORT | --stdio | --check]`.
+    Gateway(gateway::GatewayArgs),
     /// Serve the catalog demo.
     ServeDemo {
         /// Where to listen.
@@ -379,6 +383,7 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             any_root,
         }) => validate(&schema, &instance, any_root)?,
         Command::Schema(SchemaCommand::Batch { any_root }) => batch(any_root)?,
+        Command::Gateway(args) => gateway::run(args).await?,
         Command::ServeDemo { addr, stdio } => {
             let tasks = tollgate::task::SqliteTaskStore::open(demo::task_database()).await?;
             // `catalog.reserve`'s state is single use, its used states beside the tasks.

@@ -52,17 +52,23 @@ pub(crate) fn name_source(method: &str) -> Option<&'static str> {
 
 /// The `Mcp-Param-*` headers a call with `arguments` carries under a tool's `inputSchema`.
 ///
-/// A schema outside Profile 1 is an error: the server would refuse the tool's calls anyway.
+/// A schema outside Profile 1 (as servers not built on Tollgate publish) needs no header when it
+/// declares no `x-mcp-header` anywhere; one that does is an error, since which values to mirror
+/// cannot be known for certain.
 pub(crate) fn param_headers(
     input_schema: &JsonValue,
     arguments: &JsonObject,
 ) -> Result<Vec<(String, String)>, Error> {
-    let compiled = CompiledSchema::compile_tool_input(input_schema).map_err(|_| {
-        Error::new(
-            ErrorKind::Schema,
-            "the tool's inputSchema is outside Profile 1",
-        )
-    })?;
+    let compiled = match CompiledSchema::compile_tool_input(input_schema) {
+        Ok(compiled) => compiled,
+        Err(_) if !declares_mirrors(input_schema) => return Ok(Vec::new()),
+        Err(_) => {
+            return Err(Error::new(
+                ErrorKind::Schema,
+                "the tool's inputSchema declares x-mcp-header outside Profile 1",
+            ));
+        }
+    };
     let mut headers = Vec::new();
     for declaration in compiled.mirrored_headers() {
         let mut value: Option<&JsonValue> = None;
@@ -76,6 +82,17 @@ pub(crate) fn param_headers(
         }
     }
     Ok(headers)
+}
+
+/// Whether a schema document has an `x-mcp-header` member anywhere.
+fn declares_mirrors(schema: &JsonValue) -> bool {
+    match schema {
+        JsonValue::Object(o) => o
+            .iter()
+            .any(|(k, v)| k.as_str() == "x-mcp-header" || declares_mirrors(v)),
+        JsonValue::Array(a) => a.iter().any(declares_mirrors),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +114,27 @@ mod tests {
         assert_eq!(
             encode(&JsonValue::Number(at)).as_deref(),
             Some("9007199254740991")
+        );
+    }
+
+    #[test]
+    fn a_schema_outside_profile_1_mirrors_nothing_unless_it_declares_headers() {
+        let limits = tollgate_json::JsonLimits::default();
+        let arguments = JsonObject::new();
+        let foreign = tollgate_json::from_str(
+            r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"q":{"pattern":"^x"}}}"#,
+            &limits,
+        )
+        .unwrap();
+        assert!(param_headers(&foreign, &arguments).unwrap().is_empty());
+        let declaring = tollgate_json::from_str(
+            r#"{"type":"object","properties":{"q":{"type":"string","pattern":"^x","x-mcp-header":"Q"}}}"#,
+            &limits,
+        )
+        .unwrap();
+        assert_eq!(
+            param_headers(&declaring, &arguments).unwrap_err().kind(),
+            ErrorKind::Schema
         );
     }
 }

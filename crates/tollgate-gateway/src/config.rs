@@ -50,6 +50,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
     upstreams: Vec<UpstreamConfig>,
+    profile1_only: bool,
 }
 
 /// One upstream server: its name, how it is reached, and the prefix of the names it serves.
@@ -106,6 +107,8 @@ impl std::fmt::Debug for UpstreamConfig {
 struct File {
     #[serde(default)]
     upstream: Vec<Table>,
+    #[serde(default)]
+    profile1_only: bool,
 }
 
 #[derive(Deserialize)]
@@ -158,7 +161,10 @@ impl GatewayConfig {
             }
             upstreams.push(upstream);
         }
-        Ok(Self { upstreams })
+        Ok(Self {
+            upstreams,
+            profile1_only: file.profile1_only,
+        })
     }
 
     /// Reads and checks the configuration file at `path` (at most [`MAX_CONFIG_BYTES`]).
@@ -175,6 +181,13 @@ impl GatewayConfig {
         }
         let text = std::fs::read_to_string(path).map_err(|_| unreadable())?;
         Self::from_toml(&text)
+    }
+
+    /// Whether only Tool Schema Profile 1 schemas are taken (`profile1_only = true`; default
+    /// `false`: a schema outside Profile 1 is validated by the complete JSON Schema validator
+    /// under Profile 1's budgets, and only what neither takes is left out).
+    pub fn profile1_only(&self) -> bool {
+        self.profile1_only
     }
 
     /// The upstreams, in file order.

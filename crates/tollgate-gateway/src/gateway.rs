@@ -84,6 +84,7 @@ impl Gateway {
                 served_name: &served_name,
                 call_timeout: upstream.call_timeout(),
                 revisions,
+                profile1_only: config.profile1_only(),
             };
             for entry in &listed {
                 let tool = match import_tool(&source, entry) {

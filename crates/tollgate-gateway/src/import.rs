@@ -15,8 +15,10 @@ use tollgate::{
     ToolRegistration,
 };
 use tollgate_client::Client;
+use tollgate_schema::CompiledSchema;
 
 use crate::error::ForwardError;
+use crate::fallback::{Fallback, Unsupported};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -132,6 +134,7 @@ pub(crate) struct Source<'a> {
     pub(crate) served_name: &'a dyn Fn(&str) -> String,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
+    pub(crate) profile1_only: bool,
 }
 
 /// The tool `entry` of `tools/list` made a registration, or the reason it cannot be.
@@ -167,13 +170,38 @@ pub(crate) fn import_tool(
         .copied()
         .filter(|r| !mirrors || *r == ProtocolVersion::V2026_07_28)
         .collect();
-    let mut stage = ToolRegistration::with_name(served.as_str(), revisions)
-        .input_schema(input)
-        .map_err(|e| refused(RefusalReason::InputSchema, &e))?;
+    let head = ToolRegistration::with_name(served.as_str(), revisions);
+    let mut stage = match CompiledSchema::compile_tool_input(input) {
+        Ok(_) => head
+            .input_schema(input)
+            .map_err(|e| refused(RefusalReason::InputSchema, &e))?,
+        Err(e) => {
+            let refusal = schema_refused(source, name, RefusalReason::InputSchema, &e);
+            if source.profile1_only {
+                return Err(refusal);
+            }
+            let fallback = Fallback::compile(input).map_err(|u| unsupported(refusal, u))?;
+            head.json_object_arguments()
+                .foreign_input_schema(fallback)
+                .map_err(|e| refused(RefusalReason::InputSchema, &e))?
+        }
+    };
     if let Some(output) = entry.get("outputSchema") {
-        stage = stage
-            .output_schema(output)
-            .map_err(|e| refused(RefusalReason::OutputSchema, &e))?;
+        stage = match CompiledSchema::compile_tool_input(output) {
+            Ok(_) => stage
+                .output_schema(output)
+                .map_err(|e| refused(RefusalReason::OutputSchema, &e))?,
+            Err(e) => {
+                let refusal = schema_refused(source, name, RefusalReason::OutputSchema, &e);
+                if source.profile1_only {
+                    return Err(refusal);
+                }
+                let fallback = Fallback::compile(output).map_err(|u| unsupported(refusal, u))?;
+                stage
+                    .foreign_output_schema(fallback)
+                    .map_err(|e| refused(RefusalReason::OutputSchema, &e))?
+            }
+        };
     }
     let forward = Forward {
         client: Arc::clone(source.client),
@@ -201,6 +229,31 @@ pub(crate) fn import_tool(
         };
         refused(reason, &e)
     })
+}
+
+/// A refusal for a schema Profile 1 does not take, at the compiler's place.
+fn schema_refused(
+    source: &Source<'_>,
+    name: &str,
+    reason: RefusalReason,
+    error: &tollgate_schema::CompileError,
+) -> Refusal {
+    let mut refusal = Refusal::new(source.upstream, name, reason);
+    refusal.pointer = Some(error.location().to_owned());
+    refusal.keyword = error.keyword().map(cut);
+    refusal
+}
+
+/// A refusal for a schema the complete validator did not take either.
+fn unsupported(mut refusal: Refusal, why: Unsupported) -> Refusal {
+    // The validator's place when it names one deeper than the root; Profile 1's otherwise.
+    if let Unsupported::Refused(pointer) = why
+        && !pointer.is_empty()
+    {
+        refusal.pointer = Some(cut(&pointer));
+        refusal.keyword = None;
+    }
+    refusal
 }
 
 /// Whether an input schema declares `x-mcp-header` anywhere (then the tool is 2026-07-28 only).

@@ -41,6 +41,7 @@
 
 mod config;
 mod error;
+mod fallback;
 mod gateway;
 mod import;
 

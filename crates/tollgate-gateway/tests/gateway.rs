@@ -27,7 +27,8 @@ use tollgate_gateway::{Gateway, GatewayConfig, GatewayErrorKind, RefusalReason};
 
 const TOOLS: &str = r#"{"tools":[
  {"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}},
- {"name":"patterned","inputSchema":{"type":"object","properties":{"q":{"type":"string","pattern":"^x"}}}},
+ {"name":"patterned","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"q":{"type":"string","pattern":"^x","minLength":2}},"required":["q"]}},
+ {"name":"remote","inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}},
  {"name":"liar","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},
  {"name":"broken","inputSchema":{"type":"object"}},
  {"name":"slow","inputSchema":{"type":"object"}}
@@ -104,6 +105,7 @@ impl Upstream {
                         let text = arguments.get("text").and_then(JsonValue::as_str).unwrap();
                         format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#)
                     }
+                    "patterned" => r#"{"content":[{"type":"text","text":"ok"}]}"#.to_owned(),
                     "liar" => r#"{"content":[{"type":"text","text":"n"}],"structuredContent":{"n":"not a number"}}"#.to_owned(),
                     "broken" => r#"{"content":[{"type":"image","data":"not base64!","mimeType":"image/png"}]}"#.to_owned(),
                     _ => return None,
@@ -154,14 +156,18 @@ async fn read_request(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(Stri
 }
 
 fn config(upstreams: &[(&str, SocketAddr, Option<&str>)]) -> GatewayConfig {
-    let text: String = upstreams
+    configured("", upstreams)
+}
+
+fn configured(head: &str, upstreams: &[(&str, SocketAddr, Option<&str>)]) -> GatewayConfig {
+    let tables: String = upstreams
         .iter()
         .map(|(name, addr, prefix)| {
             let prefix = prefix.map(|p| format!("prefix = \"{p}\"\n")).unwrap_or_default();
             format!("[[upstream]]\nname = \"{name}\"\nurl = \"http://{addr}/mcp\"\ntimeout_ms = 300\n{prefix}")
         })
         .collect();
-    GatewayConfig::from_toml(&text).unwrap()
+    GatewayConfig::from_toml(&format!("{head}{tables}")).unwrap()
 }
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -207,23 +213,38 @@ async fn a_hostile_upstream_is_contained() {
         .await
         .unwrap();
 
-    // Imported: every tool but the one outside Profile 1, which is reported with its place.
+    // Imported: every tool but the one with a remote reference, which neither Profile 1 nor the
+    // complete validator takes; it is reported with the validator's place.
     let names: Vec<_> = gateway
         .tools()
         .iter()
         .map(|t| t.name().to_owned())
         .collect();
-    assert_eq!(names, ["up_echo", "up_liar", "up_broken", "up_slow"]);
+    assert_eq!(
+        names,
+        ["up_echo", "up_patterned", "up_liar", "up_broken", "up_slow"]
+    );
     let refusals = gateway.refusals();
     assert_eq!(refusals.len(), 1, "{refusals:?}");
-    assert_eq!(refusals[0].tool(), "patterned");
+    assert_eq!(refusals[0].tool(), "remote");
     assert_eq!(refusals[0].reason(), RefusalReason::InputSchema);
-    assert_eq!(refusals[0].pointer(), Some("/properties/q"));
-    assert_eq!(refusals[0].keyword(), Some("pattern"));
+    assert_eq!(refusals[0].pointer(), Some("/properties/a"));
+    assert_eq!(refusals[0].keyword(), Some("$ref"));
 
     let client = gateway_client(&gateway).await;
     let listed = client.list_tools().await.unwrap();
-    assert_eq!(listed.len(), 4);
+    assert_eq!(listed.len(), 5);
+    // A schema outside Profile 1 is published as the upstream wrote it.
+    let patterned = listed
+        .iter()
+        .find(|t| t.get("name").and_then(JsonValue::as_str) == Some("up_patterned"))
+        .unwrap();
+    let minimum = patterned
+        .get("inputSchema")
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get("q"))
+        .and_then(|q| q.get("minLength"));
+    assert!(minimum.is_some(), "the published schema is the upstream's");
 
     // A good call is forwarded and its result relayed.
     let result = client
@@ -254,13 +275,34 @@ async fn a_hostile_upstream_is_contained() {
         "the bad call was forwarded"
     );
 
+    // The complete validator checks what Profile 1 leaves out, before forwarding.
+    for bad in [r#"{"q":"ab"}"#, r#"{"q":"x"}"#, "{}"] {
+        let refused = client.call_tool("up_patterned", object(bad)).await.unwrap();
+        assert_eq!(
+            refused.get("isError").and_then(JsonValue::as_bool),
+            Some(true),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        upstream.calls.load(Ordering::SeqCst),
+        1,
+        "a bad call was forwarded"
+    );
+    let good = client
+        .call_tool("up_patterned", object(r#"{"q":"xy"}"#))
+        .await
+        .unwrap();
+    assert_eq!(good.get("isError").and_then(JsonValue::as_bool), None);
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
+
     // A result outside its own output schema, content that breaks the content rules and a
     // hang are each the fixed internal error.
     for tool in ["up_liar", "up_broken", "up_slow"] {
         let error = client.call_tool(tool, JsonObject::new()).await.unwrap_err();
         assert_eq!(error.code(), Some(-32603), "{tool}: {error}");
     }
-    assert_eq!(upstream.calls.load(Ordering::SeqCst), 4);
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 5);
     client.close().await.unwrap();
     gateway.close().await;
 }
@@ -281,8 +323,43 @@ async fn two_upstreams_serving_one_name_without_a_prefix_refuse_to_start() {
     )
     .await
     .unwrap();
-    assert_eq!(both.tools().len(), 8);
+    assert_eq!(both.tools().len(), 10);
     both.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profile1_only_leaves_out_what_profile_1_does_not_take_with_its_place() {
+    let addr = Upstream::default().start().await;
+    let config = configured("profile1_only = true\n", &[("hostile", addr, None)]);
+    let gateway = Gateway::connect(&config, &[V26]).await.unwrap();
+    let refused: Vec<_> = gateway
+        .refusals()
+        .iter()
+        .map(|r| {
+            (
+                r.tool().to_owned(),
+                r.pointer().unwrap().to_owned(),
+                r.keyword().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (
+                "patterned".to_owned(),
+                String::new(),
+                Some("$schema".to_owned())
+            ),
+            (
+                "remote".to_owned(),
+                "/properties/a".to_owned(),
+                Some("$ref".to_owned())
+            ),
+        ]
+    );
+    assert_eq!(gateway.tools().len(), 4);
+    gateway.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

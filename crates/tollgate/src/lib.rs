@@ -147,6 +147,7 @@ pub mod tool {
         CompleteResult, CompleteResultBuilder, OperationResult, TaskCreated, ToolOutput,
         ToolOutputBuilder,
     };
+    pub use crate::model::tool::foreign::{ForeignCheck, ForeignSchema};
     pub use crate::model::tool::options::{
         InputRequestDeclaration, InputRequestKind, InputRequirement, RequestStateMode, TaskSupport,
         ToolAnnotations,

@@ -19,6 +19,7 @@ use crate::model::origin::Transport;
 use crate::model::projection::complete;
 use crate::model::result::{CompleteResult, OperationResult, ToolOutput};
 use crate::model::tool::check::{ArgumentCheck, Checked};
+use crate::model::tool::foreign::ForeignCheck;
 use crate::model::tool::options::{RequestStateMode, TaskSupport};
 use crate::model::tool::{Invocation, InvokeFailure, ToolRegistration};
 use crate::policy::rules::refusal_reply;
@@ -411,7 +412,7 @@ fn features_for(
             crate::tasks::runner::CreatingTool {
                 name: tool.inner.name.clone(),
                 declared: tool.inner.input_declarations.clone(),
-                typed: tool.inner.output.is_some(),
+                typed: tool.has_output(),
             },
             // Kept with the task only for the sanitizer, which sees them at `tasks/get`.
             endpoint
@@ -434,9 +435,19 @@ fn checked(
     limits: &crate::registry::EndpointLimits,
 ) -> Checked {
     match tool.inner.input.validate_in(arguments, limits.gate()) {
-        Ok(()) => Checked::Valid,
-        Err(e) if e.kind() == ValidationErrorKind::Busy => Checked::Busy,
-        Err(_) => Checked::Invalid,
+        Ok(()) => {}
+        Err(e) if e.kind() == ValidationErrorKind::Busy => return Checked::Busy,
+        Err(_) => return Checked::Invalid,
+    }
+    match tool
+        .inner
+        .foreign_input
+        .as_ref()
+        .map(|f| f.check(arguments))
+    {
+        None | Some(ForeignCheck::Valid) => Checked::Valid,
+        Some(ForeignCheck::Invalid) => Checked::Invalid,
+        Some(ForeignCheck::Busy) => Checked::Busy,
     }
 }
 
@@ -454,7 +465,7 @@ fn outcome(
     let limits = &endpoint.inner.limits;
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
-    let typed = tool.inner.output.is_some();
+    let typed = tool.has_output();
     let invocation = match ended {
         Ended::Output(invocation) => invocation,
         Ended::InvalidArguments => return invalid_arguments(endpoint, tool, call, context),
@@ -590,13 +601,7 @@ pub(crate) fn typed_output(
         Some(value) => value,
     };
     if !output.content().is_empty() || output.is_error() {
-        if let Some(schema) = &tool.inner.output {
-            match schema.validate_in(value, limits.gate()) {
-                Ok(()) => {}
-                Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(evaluation_budget()),
-                Err(_) => return Err(Fault::Internal),
-            }
-        }
+        output_valid(tool, value, limits)?;
         return Ok(result);
     }
     let mirrored = structured(tool, value.clone(), limits)?;
@@ -618,13 +623,7 @@ fn structured(
     limits: &crate::registry::EndpointLimits,
 ) -> Result<CompleteResult, Fault> {
     stage!(Output);
-    if let Some(schema) = &tool.inner.output {
-        match schema.validate_in(&value, limits.gate()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(evaluation_budget()),
-            Err(_) => return Err(Fault::Internal),
-        }
-    }
+    output_valid(tool, &value, limits)?;
     let mut output = ToolOutput::builder();
     if tool.inner.text_mirror {
         let text = tollgate_json::to_string(&value, &limits.output).map_err(|_| Fault::Internal)?;
@@ -639,4 +638,24 @@ fn structured(
 fn evaluation_budget() -> Fault {
     crate::wire::log::budget_reached(crate::wire::log::Budget::EvaluationSlots);
     Fault::Busy
+}
+
+/// Structured content against the tool's output schema (derived, authored or foreign).
+fn output_valid(
+    tool: &ToolRegistration,
+    value: &JsonValue,
+    limits: &crate::registry::EndpointLimits,
+) -> Result<(), Fault> {
+    if let Some(schema) = &tool.inner.output {
+        match schema.validate_in(value, limits.gate()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ValidationErrorKind::Busy => return Err(evaluation_budget()),
+            Err(_) => return Err(Fault::Internal),
+        }
+    }
+    match tool.inner.foreign_output.as_ref().map(|f| f.check(value)) {
+        None | Some(ForeignCheck::Valid) => Ok(()),
+        Some(ForeignCheck::Invalid) => Err(Fault::Internal),
+        Some(ForeignCheck::Busy) => Err(evaluation_budget()),
+    }
 }

@@ -16,6 +16,7 @@ use crate::facts::error::{BuildError, BuildErrorKind, ContentError, ContentError
 use crate::model::content::icon::Icon;
 use crate::model::handler::Handler;
 use crate::model::result::OperationResult;
+use crate::model::tool::foreign::{ForeignSchema, is_object_schema};
 use crate::model::tool::invoke::{
     ArgumentModel, Invoke, Operation, RawArguments, Structured, TypedArguments, boxed,
 };
@@ -108,6 +109,7 @@ impl ToolModelStage {
             head: self,
             input,
             output: None,
+            foreign: Foreign::default(),
             _types: PhantomData,
         }
     }
@@ -119,6 +121,7 @@ impl ToolModelStage {
             head: self,
             input,
             output: None,
+            foreign: Foreign::default(),
             _types: PhantomData,
         }
     }
@@ -143,6 +146,7 @@ impl ToolModelStage {
             head: self,
             input: Ok(input),
             output: None,
+            foreign: Foreign::default(),
             _types: PhantomData,
         })
     }
@@ -211,7 +215,15 @@ pub struct AdvancedStage<A, M> {
     head: ToolModelStage,
     input: Result<CompiledSchema, BuildError>,
     output: Option<CompiledSchema>,
+    foreign: Foreign,
     _types: PhantomData<fn() -> (A, M)>,
+}
+
+/// A tool's schemas outside Profile 1 (see [`ForeignSchema`]).
+#[derive(Clone, Default)]
+struct Foreign {
+    input: Option<Arc<dyn ForeignSchema>>,
+    output: Option<Arc<dyn ForeignSchema>>,
 }
 
 #[allow(private_bounds, reason = "the argument model is sealed: Typed or Raw")]
@@ -228,10 +240,29 @@ where
         E: 'static,
     {
         let invoker = boxed::<A, OperationResult, E, H, M, Operation>(handler);
-        let authored = self.output.is_some();
+        let authored = self.output.is_some() || self.foreign.output.is_some();
         let mut builder = ToolBuilder::new(self.head, self.input, self.output, invoker, false);
         builder.authored_output = authored;
+        builder.foreign = self.foreign;
         builder
+    }
+
+    /// An output schema outside Profile 1 with its own validator (see [`ForeignSchema`]),
+    /// published as the tool's `outputSchema` and held to as
+    /// [`output_schema`](Self::output_schema) holds: every completed result must carry
+    /// structured content it accepts. Replaces an authored Profile 1 output schema.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::OutputSchema`] when the document is not an object with `"type":
+    /// "object"`.
+    pub fn foreign_output_schema(mut self, schema: impl ForeignSchema) -> Result<Self, BuildError> {
+        if !is_object_schema(schema.document()) {
+            return Err(BuildError::new(BuildErrorKind::OutputSchema).tool_name(&self.head.name));
+        }
+        self.output = None;
+        self.foreign.output = Some(Arc::new(schema));
+        Ok(self)
     }
 
     /// An authored Profile 1 output schema (object root, as the protocol requires), compiled
@@ -277,6 +308,27 @@ where
     }
 }
 
+impl AdvancedStage<JsonObject, RawArguments> {
+    /// An input schema outside Profile 1 with its own validator (see [`ForeignSchema`]),
+    /// published as the tool's `inputSchema`: arguments must be a JSON object and pass its
+    /// check, else they get the revision's invalid-arguments answer, exactly as under a Profile
+    /// 1 schema. For tools whose shapes come from elsewhere (a gateway importing another
+    /// server's catalog); a Rust tool's schemas are Profile 1.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildErrorKind::InputSchema`] when the document is not an object with `"type":
+    /// "object"`.
+    pub fn foreign_input_schema(mut self, schema: impl ForeignSchema) -> Result<Self, BuildError> {
+        if !is_object_schema(schema.document()) {
+            return Err(BuildError::new(BuildErrorKind::InputSchema).tool_name(&self.head.name));
+        }
+        self.input = raw_object_schema();
+        self.foreign.input = Some(Arc::new(schema));
+        Ok(self)
+    }
+}
+
 /// The last stage: metadata, then [`build`](Self::build).
 #[must_use = "call build() to finish the registration"]
 pub struct ToolBuilder {
@@ -286,6 +338,7 @@ pub struct ToolBuilder {
     output: Option<CompiledSchema>,
     /// The output schema was authored on an advanced tool (not derived from a typed result).
     authored_output: bool,
+    foreign: Foreign,
     invoker: Box<dyn Invoke>,
     title: Option<Arc<str>>,
     description: Option<Arc<str>>,
@@ -317,6 +370,7 @@ impl ToolBuilder {
             input,
             output,
             authored_output: false,
+            foreign: Foreign::default(),
             invoker,
             title: None,
             description: None,
@@ -528,6 +582,8 @@ impl ToolBuilder {
                 icons: self.icons,
                 meta,
                 input,
+                foreign_input: self.foreign.input,
+                foreign_output: self.foreign.output,
                 output: self.output,
                 completes: self.completes,
                 input_declarations: self.input_declarations.into(),

@@ -18,6 +18,7 @@ use crate::version::{ProtocolVersion, ProtocolVersions};
 
 mod builder;
 pub(crate) mod check;
+pub(crate) mod foreign;
 mod invoke;
 pub(crate) mod options;
 
@@ -102,6 +103,11 @@ pub(crate) struct ToolInner {
     pub(crate) icons: Vec<Icon>,
     pub(crate) meta: Option<JsonObject>,
     pub(crate) input: CompiledSchema,
+    /// An input schema outside Profile 1 published instead of `input` (which is then the
+    /// permissive object schema) and checked after it.
+    pub(crate) foreign_input: Option<Arc<dyn foreign::ForeignSchema>>,
+    /// An output schema outside Profile 1, published and checked instead of `output`.
+    pub(crate) foreign_output: Option<Arc<dyn foreign::ForeignSchema>>,
     /// The derived output schema of a typed tool: its completed results' structured content,
     /// whether they come from the call or, for a typed task-required tool, from `tasks/get`.
     pub(crate) output: Option<CompiledSchema>,
@@ -169,13 +175,25 @@ impl ToolRegistration {
 
     /// The published input schema document.
     pub fn input_schema(&self) -> &JsonValue {
-        self.inner.input.document()
+        match &self.inner.foreign_input {
+            Some(foreign) => foreign.document(),
+            None => self.inner.input.document(),
+        }
     }
 
     /// The published output schema document, for typed tools (for a typed task-required tool,
     /// the schema of the result its task completes with).
     pub fn output_schema(&self) -> Option<&JsonValue> {
-        self.inner.output.as_ref().map(CompiledSchema::document)
+        match &self.inner.foreign_output {
+            Some(foreign) => Some(foreign.document()),
+            None => self.inner.output.as_ref().map(CompiledSchema::document),
+        }
+    }
+
+    /// Whether completed results must carry structured content valid against an output schema
+    /// (derived, authored or foreign).
+    pub(crate) fn has_output(&self) -> bool {
+        self.inner.output.is_some() || self.inner.foreign_output.is_some()
     }
 
     /// How the tool takes part in tasks.
@@ -248,9 +266,9 @@ impl ToolRegistration {
         if let Some(d) = &t.description {
             b.push("description", &**d);
         }
-        b.push("inputSchema", t.input.document().clone());
-        if let Some(o) = &t.output {
-            b.push("outputSchema", o.document().clone());
+        b.push("inputSchema", self.input_schema().clone());
+        if let Some(o) = self.output_schema() {
+            b.push("outputSchema", o.clone());
         }
         if let Some(a) = &t.annotations {
             b.push("annotations", a.render());
