@@ -39,6 +39,11 @@
 //! # Ok(()) }
 //! ```
 
+/// The gateway guide (`docs/guide/gateway.md`), its examples compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/gateway.md")]
+pub struct GatewayGuide;
+
 mod config;
 mod error;
 mod fallback;

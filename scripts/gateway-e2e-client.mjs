@@ -1,0 +1,40 @@
+// The gateway end to end with the official TypeScript MCP client (@modelcontextprotocol/client):
+// connects to `tollgate gateway` in front of @modelcontextprotocol/server-everything, on
+// 2026-07-28 and on 2025-11-25, lists the tools it serves (prefixed `ev_`) and calls some
+// through it: a good call relayed, a bad one refused by the gateway before forwarding, a
+// structured result held to its (non-Profile-1) output schema, an image relayed.
+// Usage: node gateway-client.mjs http://127.0.0.1:PORT/mcp
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+const url = new URL(process.argv[2]);
+for (const revision of ["2026-07-28", "2025-11-25"]) {
+  // Pinned to 2026-07-28; the client's default mode speaks 2025-11-25 (initialize, a session).
+  const options = revision === "2026-07-28" ? { versionNegotiation: { mode: { pin: revision } } } : {};
+  const client = new Client({ name: "tollgate-gateway-e2e", version: "1.0.0" }, options);
+  await client.connect(new StreamableHTTPClientTransport(url));
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  for (const expected of ["ev_echo", "ev_get-sum", "ev_get-structured-content", "ev_get-tiny-image"]) {
+    assert.ok(names.includes(expected), `${revision}: ${expected} in ${names}`);
+  }
+  assert.ok(names.every((n) => n.startsWith("ev_")), `${revision}: every name prefixed`);
+
+  const echo = await client.callTool({ name: "ev_echo", arguments: { message: "through the gateway" } });
+  assert.equal(echo.content[0].text, "Echo: through the gateway");
+
+  const sum = await client.callTool({ name: "ev_get-sum", arguments: { a: 2, b: 3 } });
+  assert.match(sum.content[0].text, /5/);
+
+  // Refused by the gateway's own validation: never forwarded.
+  const bad = await client.callTool({ name: "ev_get-sum", arguments: { a: "two", b: 3 } }).catch((e) => e);
+  assert.equal(bad.isError, true, `${revision}: a bad call is refused`);
+
+  const weather = await client.callTool({ name: "ev_get-structured-content", arguments: { location: "New York" } });
+  assert.equal(typeof weather.structuredContent.temperature, "number");
+
+  const image = await client.callTool({ name: "ev_get-tiny-image", arguments: {} });
+  assert.ok(image.content.some((c) => c.type === "image" && c.mimeType === "image/png"));
+  await client.close();
+  console.log(`gateway ${revision}: list and calls ok through the gateway`);
+}
