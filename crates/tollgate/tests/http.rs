@@ -6,7 +6,8 @@
 //! (`subscriptions`), live catalogs and their announcements (`live_catalogs`), server-to-client requests (`client_requests`), `input_required` and sealed
 //! request state (`input_required`, `single_use_state`), interception (`interception`), admission
 //! before everything (`admission_order`), session ownership (`session_security`), CORS (`cors`),
-//! the axum mount (`axum_mount`), the limits matrix (`limits_matrix`), no-echo (`no_echo`) and
+//! the axum mount (`axum_mount`), the limits matrix (`limits_matrix`), no-echo (`no_echo`),
+//! schemas outside Profile 1 (`foreign`) and
 //! what an operator sees through `tracing` (`observe`, `observe_lifecycle`).
 //! Each module's own doc says what it checks. The ignored PostgreSQL test of `single_use_state`
 //! runs beside a throwaway server: `scripts/with-postgres cargo test -p tollgate --all-features
@@ -26,6 +27,7 @@ mod http {
     mod client_requests;
     mod cors;
     mod edge;
+    mod foreign;
     mod health;
     #[cfg(feature = "request-state")]
     mod input_required;
