@@ -59,6 +59,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
             Implementation::new("tollgate-gateway", env!("CARGO_PKG_VERSION")),
         ))
         .build()?;
+    gateway.follow(&endpoint)?;
     if args.stdio {
         tollgate::transport::StdioServer::new(endpoint)
             .serve_stdio()

@@ -60,7 +60,11 @@ pub struct UpstreamConfig {
     prefix: Option<String>,
     transport: UpstreamTransport,
     call_timeout: Duration,
+    relist: Option<Duration>,
 }
+
+/// The shortest `relist_ms` taken (a re-list is a `tools/list` to the upstream).
+pub const MIN_RELIST: Duration = Duration::from_secs(1);
 
 /// How an upstream is reached.
 #[derive(Clone)]
@@ -126,6 +130,7 @@ struct Table {
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
     timeout_ms: Option<u64>,
+    relist_ms: Option<u64>,
 }
 
 impl GatewayConfig {
@@ -241,11 +246,16 @@ impl UpstreamConfig {
             Some(0) => return refuse(ConfigErrorKind::InvalidTimeout),
             Some(ms) => Duration::from_millis(ms),
         };
+        let relist = match t.relist_ms.map(Duration::from_millis) {
+            Some(every) if every < MIN_RELIST => return refuse(ConfigErrorKind::InvalidRelist),
+            relist => relist,
+        };
         Ok(Self {
             name: t.name,
             prefix: t.prefix,
             transport,
             call_timeout,
+            relist,
         })
     }
 
@@ -268,6 +278,13 @@ impl UpstreamConfig {
     /// How long a forwarded call may take (`timeout_ms`; default [`DEFAULT_CALL_TIMEOUT`]).
     pub fn call_timeout(&self) -> Duration {
         self.call_timeout
+    }
+
+    /// How often its tools are listed again (`relist_ms`, at least [`MIN_RELIST`]; default
+    /// none: the catalog follows the upstream's `notifications/tools/list_changed` only), for
+    /// upstreams that change without announcing it.
+    pub fn relist(&self) -> Option<Duration> {
+        self.relist
     }
 
     /// The name a tool of this upstream is served under.
@@ -336,6 +353,14 @@ mod tests {
             kind("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nunknown = 1\n"),
             ConfigErrorKind::Syntax
         );
+    }
+
+    #[test]
+    fn relist_is_at_least_a_second() {
+        let relist =
+            |ms: u64| format!("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nrelist_ms = {ms}\n");
+        assert!(GatewayConfig::from_toml(&relist(1000)).is_ok());
+        assert_eq!(kind(&relist(999)), ConfigErrorKind::InvalidRelist);
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub enum ConfigErrorKind {
     InvalidCommand,
     /// A `timeout_ms` of 0.
     InvalidTimeout,
+    /// A `relist_ms` under 1,000.
+    InvalidRelist,
 }
 
 impl ConfigErrorKind {
@@ -51,6 +53,7 @@ impl ConfigErrorKind {
             Self::InvalidUrl => "an upstream url must start with http:// or https://",
             Self::InvalidCommand => "an upstream command must not be empty",
             Self::InvalidTimeout => "timeout_ms must be at least 1",
+            Self::InvalidRelist => "relist_ms must be at least 1000",
         }
     }
 }

@@ -1,29 +1,62 @@
-//! The gateway itself: its upstreams connected, their tools imported (or refused), and the
-//! imported tools installed on an endpoint builder. Owns the start-up order (connect every
-//! upstream, list every catalog, then check names across upstreams) and the upstreams'
-//! lifetimes; knows nothing of the configuration's text or of serving.
+//! The gateway itself: its upstreams connected, their tools imported (or refused), the
+//! imported tools installed on an endpoint builder, and each upstream's catalog followed once
+//! the endpoint is built. Owns the start-up order (connect every upstream, list every catalog,
+//! check names across upstreams) and the upstreams' lifetimes; knows nothing of the
+//! configuration's text or of serving.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tollgate::endpoint::EndpointBuilder;
-use tollgate::{ProtocolVersion, ToolRegistration};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tollgate::endpoint::{Catalogs, EndpointBuilder};
+use tollgate::json::JsonValue;
+use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
 
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
 use crate::import::{Refusal, RefusalReason, Source, import_tool};
+use crate::live::{Watch, follow};
 
-/// Where an upstream process's standard error goes: `tollgate_gateway::upstream` events at
-/// `info`, with the upstream's name.
-const UPSTREAM: &str = "tollgate_gateway::upstream";
+/// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
+/// standard error (`info`, with the upstream's name), a catalog change applied or refused.
+pub(crate) const UPSTREAM: &str = "tollgate_gateway::upstream";
+
+/// Served name -> the upstream serving it.
+pub(crate) type Owners = Arc<Mutex<HashMap<String, String>>>;
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every update is whole (a name inserted or removed, a list replaced): a poisoned lock still
+    // holds a consistent value.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One connected upstream: its configuration, its client, the signal its `list_changed`
+/// raises, and the names it serves now.
+pub(crate) struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    pub(crate) client: Arc<Client>,
+    pub(crate) changed: Arc<Notify>,
+    pub(crate) served: Mutex<Vec<String>>,
+}
+
+/// What every import needs beside the upstream: the revisions served and the schema rule.
+#[derive(Clone)]
+pub(crate) struct Rules {
+    pub(crate) revisions: Vec<ProtocolVersion>,
+    pub(crate) profile1_only: bool,
+}
 
 /// A connected gateway: its upstreams' clients, the tools imported from them, and the tools
 /// left out.
 pub struct Gateway {
-    upstreams: Vec<(String, Arc<Client>)>,
+    upstreams: Vec<Arc<Upstream>>,
     tools: Vec<ToolRegistration>,
     refusals: Vec<Refusal>,
+    rules: Rules,
+    owners: Owners,
+    followers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -32,7 +65,7 @@ impl std::fmt::Debug for Gateway {
             .field("upstreams", &self.upstreams.len())
             .field("tools", &self.tools.len())
             .field("refusals", &self.refusals.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -53,124 +86,154 @@ impl Gateway {
             upstreams: Vec::new(),
             tools: Vec::new(),
             refusals: Vec::new(),
-        };
-        // Served name -> the upstream serving it.
-        let mut owners: HashMap<String, String> = HashMap::new();
-        for upstream in config.upstreams() {
-            let client = match connect(upstream).await {
-                Ok(client) => Arc::new(client),
-                Err(error) => {
-                    gateway.close().await;
-                    return Err(error);
-                }
-            };
-            gateway
-                .upstreams
-                .push((upstream.name().to_owned(), Arc::clone(&client)));
-            let listed = match client.list_tools().await {
-                Ok(listed) => listed,
-                Err(_) => {
-                    gateway.close().await;
-                    return Err(GatewayError::new(
-                        GatewayErrorKind::Upstream,
-                        Some(upstream.name()),
-                    ));
-                }
-            };
-            let served_name = |name: &str| upstream.served_name(name);
-            let source = Source {
-                upstream: upstream.name(),
-                client: &client,
-                served_name: &served_name,
-                call_timeout: upstream.call_timeout(),
-                revisions,
+            rules: Rules {
+                revisions: revisions.to_vec(),
                 profile1_only: config.profile1_only(),
-            };
-            for entry in &listed {
-                let tool = match import_tool(&source, entry) {
-                    Ok(tool) => tool,
-                    Err(refusal) => {
-                        gateway.refusals.push(refusal);
-                        continue;
-                    }
-                };
-                match owners.get(tool.name()) {
-                    Some(owner) if owner == upstream.name() => {
-                        // The upstream lists the name twice: the first one is served.
-                        let listed_name = entry
-                            .get("name")
-                            .and_then(tollgate::json::JsonValue::as_str)
-                            .unwrap_or("");
-                        gateway.refusals.push(Refusal::new(
-                            upstream.name(),
-                            listed_name,
-                            RefusalReason::NameClash,
-                        ));
-                    }
-                    Some(_) => {
-                        gateway.close().await;
-                        return Err(GatewayError::new(
-                            GatewayErrorKind::NameClash,
-                            Some(upstream.name()),
-                        ));
-                    }
-                    None => {
-                        owners.insert(tool.name().to_owned(), upstream.name().to_owned());
-                        gateway.tools.push(tool);
-                    }
-                }
+            },
+            owners: Owners::default(),
+            followers: Mutex::new(Vec::new()),
+        };
+        for upstream in config.upstreams() {
+            if let Err(error) = gateway.add(upstream).await {
+                gateway.close().await;
+                return Err(error);
             }
-            tracing::info!(
-                target: UPSTREAM,
-                upstream = upstream.name(),
-                tools = gateway.tools.iter().filter(|t| owners.get(t.name()).is_some_and(|o| o == upstream.name())).count(),
-                "upstream imported"
-            );
         }
         for refusal in &gateway.refusals {
-            tracing::warn!(
-                target: UPSTREAM,
-                upstream = refusal.upstream(),
-                pointer = refusal.pointer(),
-                "{refusal}"
-            );
+            tracing::warn!(target: UPSTREAM, upstream = refusal.upstream(), "{refusal}");
         }
         Ok(gateway)
     }
 
-    /// The tools imported, in upstream and list order.
+    /// Connects one upstream and imports its catalog.
+    async fn add(&mut self, config: &UpstreamConfig) -> Result<(), GatewayError> {
+        let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(config.name()));
+        let changed = Arc::new(Notify::new());
+        let client = Arc::new(connect(config, Watch::new(&changed)).await?);
+        let upstream = Arc::new(Upstream {
+            config: config.clone(),
+            client,
+            changed,
+            served: Mutex::new(Vec::new()),
+        });
+        self.upstreams.push(Arc::clone(&upstream));
+        let listed = upstream.client.list_tools().await.map_err(|_| failed())?;
+        let (tools, refusals) = import_all(&upstream, &listed, &self.rules);
+        self.refusals.extend(refusals);
+        let mut owners = lock(&self.owners);
+        if tools.iter().any(|t| owners.contains_key(t.name())) {
+            return Err(GatewayError::new(
+                GatewayErrorKind::NameClash,
+                Some(config.name()),
+            ));
+        }
+        let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+        for name in &names {
+            owners.insert(name.clone(), config.name().to_owned());
+        }
+        tracing::info!(target: UPSTREAM, upstream = config.name(), tools = names.len(), "upstream imported");
+        *lock(&upstream.served) = names;
+        self.tools.extend(tools);
+        Ok(())
+    }
+
+    /// The tools imported at start-up, in upstream and list order.
     pub fn tools(&self) -> &[ToolRegistration] {
         &self.tools
     }
 
-    /// The upstream tools left out, and why.
+    /// The upstream tools left out at start-up, and why.
     pub fn refusals(&self) -> &[Refusal] {
         &self.refusals
     }
 
-    /// Adds every imported tool to `builder`, and declares the gateway's forwarding error safe
-    /// to log (its text is fixed and carries no data).
+    /// Adds every imported tool to `builder` and turns its live catalogs on (so
+    /// [`follow`](Self::follow) can keep them current), and declares the gateway's forwarding
+    /// error safe to log (its text is fixed and carries no data).
     pub fn install(&self, builder: EndpointBuilder) -> EndpointBuilder {
-        self.tools
-            .iter()
-            .cloned()
-            .fold(builder.error_safe_to_log::<ForwardError>(), |b, tool| {
-                b.add_tool(tool)
-            })
+        self.tools.iter().cloned().fold(
+            builder.live_catalogs().error_safe_to_log::<ForwardError>(),
+            |b, tool| b.add_tool(tool),
+        )
     }
 
-    /// Closes every upstream (a stdio child is ended; a 2025 HTTP session deleted).
+    /// Keeps `endpoint`'s catalog current with the upstreams': on an upstream's
+    /// `notifications/tools/list_changed` (and every `relist_ms` where configured) its tools
+    /// are listed and imported again, and the difference applied as one catalog change
+    /// (announced to the endpoint's clients as live catalogs announce). A change that would
+    /// serve a name another upstream serves is refused whole and logged with the name.
+    ///
+    /// # Errors
+    ///
+    /// [`GatewayErrorKind::Build`] when `endpoint` was not built with live catalogs (build it
+    /// from [`install`](Self::install)).
+    pub fn follow(&self, endpoint: &Endpoint) -> Result<(), GatewayError> {
+        let catalogs: Catalogs = endpoint
+            .catalogs()
+            .ok_or_else(|| GatewayError::new(GatewayErrorKind::Build, None))?;
+        let mut followers = lock(&self.followers);
+        for upstream in &self.upstreams {
+            followers.push(tokio::spawn(follow(
+                Arc::clone(upstream),
+                catalogs.clone(),
+                Arc::clone(&self.owners),
+                self.rules.clone(),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Stops following and closes every upstream (a stdio child is ended; a 2025 HTTP session
+    /// deleted).
     pub async fn close(&self) {
-        for (_, client) in &self.upstreams {
-            let _ = client.close().await;
+        for follower in lock(&self.followers).drain(..) {
+            follower.abort();
+        }
+        for upstream in &self.upstreams {
+            let _ = upstream.client.close().await;
         }
     }
 }
 
+/// Every tool of `listed` imported, or refused (a name listed twice: the first one served).
+pub(crate) fn import_all(
+    upstream: &Upstream,
+    listed: &[JsonValue],
+    rules: &Rules,
+) -> (Vec<ToolRegistration>, Vec<Refusal>) {
+    let config = &upstream.config;
+    let served_name = |name: &str| config.served_name(name);
+    let source = Source {
+        upstream: config.name(),
+        client: &upstream.client,
+        served_name: &served_name,
+        call_timeout: config.call_timeout(),
+        revisions: &rules.revisions,
+        profile1_only: rules.profile1_only,
+    };
+    let mut tools: Vec<ToolRegistration> = Vec::new();
+    let mut refusals = Vec::new();
+    for entry in listed {
+        match import_tool(&source, entry) {
+            Ok(tool) if tools.iter().any(|t| t.name() == tool.name()) => {
+                let listed_name = entry.get("name").and_then(JsonValue::as_str).unwrap_or("");
+                refusals.push(Refusal::new(
+                    config.name(),
+                    listed_name,
+                    RefusalReason::NameClash,
+                ));
+            }
+            Ok(tool) => tools.push(tool),
+            Err(refusal) => refusals.push(refusal),
+        }
+    }
+    (tools, refusals)
+}
+
 /// Starts or connects to one upstream, with the gateway's own credentials.
-async fn connect(upstream: &UpstreamConfig) -> Result<Client, GatewayError> {
+async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, GatewayError> {
     let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(upstream.name()));
-    let builder = Client::builder().unchecked_output_schemas();
+    let builder = Client::builder().unchecked_output_schemas().handler(watch);
     match upstream.transport() {
         UpstreamTransport::Http { url, headers } => {
             let mut builder = builder;

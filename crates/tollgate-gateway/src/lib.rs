@@ -35,6 +35,8 @@
 //! let endpoint = gateway
 //!     .install(Endpoint::with_path("/mcp", revisions, Implementation::new("gateway", "1")))
 //!     .build()?;
+//! // Keep the catalog current with the upstreams' (their list_changed, or relist_ms).
+//! gateway.follow(&endpoint)?;
 //! # let _ = endpoint;
 //! # Ok(()) }
 //! ```
@@ -49,10 +51,11 @@ mod error;
 mod fallback;
 mod gateway;
 mod import;
+mod live;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
-    UpstreamConfig, UpstreamTransport,
+    MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::Gateway;

@@ -35,9 +35,20 @@ const TOOLS: &str = r#"{"tools":[
 ]}"#;
 
 /// The upstream: counts the `tools/call` requests it receives.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Upstream {
     calls: Arc<AtomicUsize>,
+    /// The `tools/list` result it answers now.
+    tools: Arc<std::sync::Mutex<String>>,
+}
+
+impl Default for Upstream {
+    fn default() -> Self {
+        Self {
+            calls: Arc::default(),
+            tools: Arc::new(std::sync::Mutex::new(TOOLS.to_owned())),
+        }
+    }
 }
 
 impl Upstream {
@@ -95,7 +106,7 @@ impl Upstream {
         let result = match method {
             "initialize" => r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}"#.to_owned(),
             "notifications/initialized" => return Some(("202 Accepted", String::new())),
-            "tools/list" => TOOLS.to_owned(),
+            "tools/list" => self.tools.lock().unwrap().clone(),
             "tools/call" => {
                 self.calls.fetch_add(1, Ordering::SeqCst);
                 let params = request.get("params").unwrap();
@@ -154,6 +165,9 @@ async fn read_request(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(Stri
         buffer.extend_from_slice(&chunk[..n]);
     }
 }
+
+/// Only `echo`.
+const ONE_TOOL: &str = r#"{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}"#;
 
 fn config(upstreams: &[(&str, SocketAddr, Option<&str>)]) -> GatewayConfig {
     configured("", upstreams)
@@ -372,4 +386,97 @@ async fn an_upstream_that_cannot_be_reached_is_a_start_up_error_naming_it() {
         .unwrap_err();
     assert_eq!(error.kind(), GatewayErrorKind::Upstream);
     assert_eq!(error.upstream(), Some("gone"));
+}
+
+/// The gateway's names as its client lists them, once they differ from `before` (a bounded
+/// wait: the re-list runs every second).
+async fn listed_after_change(client: &Client, before: &[String]) -> Vec<String> {
+    for _ in 0..100 {
+        let names: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t.get("name")
+                    .and_then(JsonValue::as_str)
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        if names != before {
+            return names;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the gateway's catalog did not follow the upstream's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_catalog_change_is_followed_live() {
+    let upstream = Upstream::default();
+    *upstream.tools.lock().unwrap() = ONE_TOOL.to_owned();
+    let addr = upstream.start().await;
+    // Re-listed every second (the upstream cannot announce over plain JSON responses).
+    let text = "[[upstream]]\nname = \"changing\"\nprefix = \"up\"\nrelist_ms = 1000\n";
+    let config = GatewayConfig::from_toml(&format!("{text}url = \"http://{addr}/mcp\"\n")).unwrap();
+    let revisions = [V26];
+    let gateway = Gateway::connect(&config, &revisions).await.unwrap();
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            revisions,
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    gateway.follow(&endpoint).unwrap();
+    let client = Client::builder()
+        .connect_in_process(endpoint)
+        .await
+        .unwrap();
+    let one = vec!["up_echo".to_owned()];
+    let listed: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t.get("name")
+                .and_then(JsonValue::as_str)
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(listed, one);
+
+    // Added upstream: served (the one outside both validators still left out).
+    *upstream.tools.lock().unwrap() = TOOLS.to_owned();
+    let grown = listed_after_change(&client, &one).await;
+    assert_eq!(
+        grown,
+        ["up_echo", "up_patterned", "up_liar", "up_broken", "up_slow"]
+    );
+    let called = client
+        .call_tool("up_patterned", object(r#"{"q":"xy"}"#))
+        .await
+        .unwrap();
+    assert_eq!(called.get("isError").and_then(JsonValue::as_bool), None);
+
+    // Removed upstream: gone, and its call answers as an unknown tool does.
+    *upstream.tools.lock().unwrap() = ONE_TOOL.to_owned();
+    let shrunk = listed_after_change(&client, &grown).await;
+    assert_eq!(shrunk, one);
+    let gone = client
+        .call_tool("up_patterned", object(r#"{"q":"xy"}"#))
+        .await
+        .unwrap_err();
+    let unknown = client
+        .call_tool("never_served", object(r#"{"q":"xy"}"#))
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), unknown.code());
+    assert!(gone.code().is_some());
+    client.close().await.unwrap();
+    gateway.close().await;
 }
