@@ -2,7 +2,8 @@
 // connects to `tollgate gateway` in front of @modelcontextprotocol/server-everything, on
 // 2026-07-28 and on 2025-11-25, lists the tools it serves (prefixed `ev_`) and calls some
 // through it: a good call relayed, a bad one refused by the gateway before forwarding, a
-// structured result held to its (non-Profile-1) output schema, an image relayed.
+// structured result held to its (non-Profile-1) output schema, an image relayed; then a prompt
+// and resources (static and from a template) through their prefixed names and URIs.
 // Usage: node gateway-client.mjs http://127.0.0.1:PORT/mcp
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -35,6 +36,20 @@ for (const revision of ["2026-07-28", "2025-11-25"]) {
 
   const image = await client.callTool({ name: "ev_get-tiny-image", arguments: {} });
   assert.ok(image.content.some((c) => c.type === "image" && c.mimeType === "image/png"));
+
+  // Prompts and resources: names prefixed, URIs as `ev+uri`, mapped back for the upstream.
+  const { prompts } = await client.listPrompts();
+  assert.ok(prompts.some((p) => p.name === "ev_args-prompt"), `${revision}: prompts`);
+  const prompt = await client.getPrompt({ name: "ev_args-prompt", arguments: { city: "Paris" } });
+  assert.match(prompt.messages[0].content.text, /Paris/);
+  const { resources } = await client.listResources();
+  const features = "ev+demo://resource/static/document/features.md";
+  assert.ok(resources.some((r) => r.uri === features), `${revision}: resources`);
+  const read = await client.readResource({ uri: features });
+  assert.equal(read.contents[0].uri, features);
+  assert.match(read.contents[0].text, /Features/);
+  const dynamic = await client.readResource({ uri: "ev+demo://resource/dynamic/text/3" });
+  assert.match(dynamic.contents[0].text, /Resource 3/);
   await client.close();
   console.log(`gateway ${revision}: list and calls ok through the gateway`);
 }

@@ -43,6 +43,15 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
         for tool in gateway.tools() {
             println!("served: {}", tool.name());
         }
+        for prompt in gateway.prompts() {
+            println!("served prompt: {}", prompt.name());
+        }
+        for resource in gateway.resources() {
+            println!("served resource: {}", resource.uri());
+        }
+        for template in gateway.resource_templates() {
+            println!("served resource template: {}", template.uri_template());
+        }
         for refusal in gateway.refusals() {
             println!("left out: {refusal}");
         }

@@ -11,12 +11,15 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tollgate::endpoint::{Catalogs, EndpointBuilder};
 use tollgate::json::JsonValue;
+use tollgate::prompt::PromptRegistration;
+use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
 
+use crate::catalog::{Naming, import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
-use crate::import::{Refusal, RefusalReason, Source, import_tool};
+use crate::import::{Kind, Refusal, RefusalReason, Source, import_tool};
 use crate::live::{Watch, follow};
 
 /// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
@@ -53,6 +56,9 @@ pub(crate) struct Rules {
 pub struct Gateway {
     upstreams: Vec<Arc<Upstream>>,
     tools: Vec<ToolRegistration>,
+    prompts: Vec<PromptRegistration>,
+    resources: Vec<ResourceRegistration>,
+    templates: Vec<ResourceTemplateRegistration>,
     refusals: Vec<Refusal>,
     rules: Rules,
     owners: Owners,
@@ -85,6 +91,9 @@ impl Gateway {
         let mut gateway = Self {
             upstreams: Vec::new(),
             tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
             refusals: Vec::new(),
             rules: Rules {
                 revisions: revisions.to_vec(),
@@ -134,7 +143,85 @@ impl Gateway {
         tracing::info!(target: UPSTREAM, upstream = config.name(), tools = names.len(), "upstream imported");
         *lock(&upstream.served) = names;
         self.tools.extend(tools);
+        drop(owners);
+        self.add_prompts_and_resources(&upstream).await
+    }
+
+    /// Imports the upstream's prompts, resources and templates, where its capabilities say it
+    /// has them (read once, at start-up).
+    async fn add_prompts_and_resources(&mut self, upstream: &Upstream) -> Result<(), GatewayError> {
+        let config = &upstream.config;
+        let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(config.name()));
+        let capabilities = upstream.client.server().get("capabilities");
+        let offers = |name: &str| capabilities.and_then(|c| c.get(name)).is_some();
+        let naming = Naming::new(config.prefix());
+        let source = crate::catalog::Source {
+            upstream: config.name(),
+            client: &upstream.client,
+            naming: &naming,
+            call_timeout: config.call_timeout(),
+            revisions: &self.rules.revisions,
+        };
+        if offers("prompts") {
+            let listed = upstream.client.list_prompts().await.map_err(|_| failed())?;
+            for entry in &listed {
+                match import_prompt(&source, entry) {
+                    Ok(prompt) => {
+                        self.claim(Kind::Prompt, prompt.name(), config.name())?;
+                        self.prompts.push(prompt);
+                    }
+                    Err(refusal) => self.refusals.push(refusal),
+                }
+            }
+        }
+        if offers("resources") {
+            let listed = upstream
+                .client
+                .list_resources()
+                .await
+                .map_err(|_| failed())?;
+            for entry in &listed {
+                match import_resource(&source, entry) {
+                    Ok(resource) => {
+                        self.claim(Kind::Resource, resource.uri(), config.name())?;
+                        self.resources.push(resource);
+                    }
+                    Err(refusal) => self.refusals.push(refusal),
+                }
+            }
+            let listed = upstream
+                .client
+                .list_resource_templates()
+                .await
+                .map_err(|_| failed())?;
+            for entry in &listed {
+                match import_template(&source, entry) {
+                    Ok(template) => {
+                        self.claim(Kind::Template, template.uri_template(), config.name())?;
+                        self.templates.push(template);
+                    }
+                    Err(refusal) => self.refusals.push(refusal),
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// Records that `upstream` serves the prompt, resource or template `name`; a clash with
+    /// another upstream refuses start-up.
+    fn claim(&self, kind: Kind, name: &str, upstream: &str) -> Result<(), GatewayError> {
+        let key = format!("{kind:?}:{name}");
+        let mut owners = lock(&self.owners);
+        match owners.get(&key) {
+            Some(owner) if owner != upstream => Err(GatewayError::new(
+                GatewayErrorKind::NameClash,
+                Some(upstream),
+            )),
+            _ => {
+                owners.insert(key, upstream.to_owned());
+                Ok(())
+            }
+        }
     }
 
     /// The tools imported at start-up, in upstream and list order.
@@ -142,19 +229,50 @@ impl Gateway {
         &self.tools
     }
 
-    /// The upstream tools left out at start-up, and why.
+    /// The prompts imported at start-up.
+    pub fn prompts(&self) -> &[PromptRegistration] {
+        &self.prompts
+    }
+
+    /// The resources imported at start-up.
+    pub fn resources(&self) -> &[ResourceRegistration] {
+        &self.resources
+    }
+
+    /// The resource templates imported at start-up.
+    pub fn resource_templates(&self) -> &[ResourceTemplateRegistration] {
+        &self.templates
+    }
+
+    /// The upstream tools, prompts, resources and templates left out at start-up, and why.
     pub fn refusals(&self) -> &[Refusal] {
         &self.refusals
     }
 
-    /// Adds every imported tool to `builder` and turns its live catalogs on (so
+    /// Adds every imported tool, prompt, resource and template to `builder`, turns its live catalogs on (so
     /// [`follow`](Self::follow) can keep them current), and declares the gateway's forwarding
     /// error safe to log (its text is fixed and carries no data).
     pub fn install(&self, builder: EndpointBuilder) -> EndpointBuilder {
-        self.tools.iter().cloned().fold(
-            builder.live_catalogs().error_safe_to_log::<ForwardError>(),
-            |b, tool| b.add_tool(tool),
-        )
+        let builder = builder.live_catalogs().error_safe_to_log::<ForwardError>();
+        let builder = self
+            .tools
+            .iter()
+            .cloned()
+            .fold(builder, |b, t| b.add_tool(t));
+        let builder = self
+            .prompts
+            .iter()
+            .cloned()
+            .fold(builder, |b, p| b.add_prompt(p));
+        let builder = self
+            .resources
+            .iter()
+            .cloned()
+            .fold(builder, |b, r| b.add_resource(r));
+        self.templates
+            .iter()
+            .cloned()
+            .fold(builder, |b, t| b.add_resource_template(t))
     }
 
     /// Keeps `endpoint`'s catalog current with the upstreams': on an upstream's

@@ -31,7 +31,8 @@ pub enum RefusalReason {
     /// The tools/list entry is not an object with a string `name` and an object
     /// `inputSchema`, or its `title`, `description` or `annotations` have the wrong types.
     Malformed,
-    /// The served name (after the prefix) is not a valid tool name.
+    /// The served name or URI (after the prefix) is not valid (a tool or prompt name, a
+    /// resource URI or URI template), or another field fails its registration's check.
     InvalidName,
     /// The input schema does not compile under Tool Schema Profile 1.
     InputSchema,
@@ -45,7 +46,9 @@ impl RefusalReason {
     const fn description(self) -> &'static str {
         match self {
             Self::Malformed => "the tools/list entry is malformed",
-            Self::InvalidName => "the served name is not a valid tool name",
+            Self::InvalidName => {
+                "the served name or URI, or another field, fails the registration's check"
+            }
             Self::InputSchema => "the input schema does not compile under Tool Schema Profile 1",
             Self::OutputSchema => {
                 "the output schema does not compile under Tool Schema Profile 1 as an object schema"
@@ -55,12 +58,38 @@ impl RefusalReason {
     }
 }
 
-/// An upstream tool left out of the gateway's catalog, and why: with the schema compiler's
-/// JSON Pointer and keyword when a schema is the reason.
+/// What kind of registration a refusal concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Kind {
+    /// A tool (by name).
+    Tool,
+    /// A prompt (by name).
+    Prompt,
+    /// A resource (by URI).
+    Resource,
+    /// A resource template (by URI template).
+    Template,
+}
+
+impl Kind {
+    const fn word(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Prompt => "prompt",
+            Self::Resource => "resource",
+            Self::Template => "resource template",
+        }
+    }
+}
+
+/// An upstream tool, prompt, resource or template left out of the gateway's catalog, and why:
+/// with the schema compiler's JSON Pointer and keyword when a schema is the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     upstream: String,
-    tool: String,
+    kind: Kind,
+    name: String,
     reason: RefusalReason,
     pointer: Option<String>,
     keyword: Option<String>,
@@ -68,9 +97,14 @@ pub struct Refusal {
 
 impl Refusal {
     pub(crate) fn new(upstream: &str, tool: &str, reason: RefusalReason) -> Self {
+        Self::of(Kind::Tool, upstream, tool, reason)
+    }
+
+    pub(crate) fn of(kind: Kind, upstream: &str, name: &str, reason: RefusalReason) -> Self {
         Self {
             upstream: upstream.to_owned(),
-            tool: cut(tool),
+            kind,
+            name: cut(name),
             reason,
             pointer: None,
             keyword: None,
@@ -82,9 +116,15 @@ impl Refusal {
         &self.upstream
     }
 
-    /// The tool's name as the upstream lists it (its first 128 characters).
-    pub fn tool(&self) -> &str {
-        &self.tool
+    /// What kind of registration it concerns.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Its name (a tool's or prompt's) or URI (a resource's or template's) as the upstream
+    /// lists it (its first 128 characters).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Why it is left out.
@@ -107,9 +147,10 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: tool {:?} left out: {}",
+            "{}: {} {:?} left out: {}",
             self.upstream,
-            self.tool,
+            self.kind.word(),
+            self.name,
             self.reason.description()
         )?;
         if let Some(pointer) = &self.pointer {

@@ -46,6 +46,7 @@
 #[doc = include_str!("../../../docs/guide/gateway.md")]
 pub struct GatewayGuide;
 
+mod catalog;
 mod config;
 mod error;
 mod fallback;
@@ -59,4 +60,4 @@ pub use config::{
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::Gateway;
-pub use import::{Refusal, RefusalReason};
+pub use import::{Kind, Refusal, RefusalReason};

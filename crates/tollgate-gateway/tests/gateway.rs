@@ -104,9 +104,29 @@ impl Upstream {
             .and_then(JsonValue::as_str)
             .unwrap_or("");
         let result = match method {
-            "initialize" => r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}"#.to_owned(),
+            "initialize" => r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"prompts":{},"resources":{}},"serverInfo":{"name":"hostile","version":"1"}}"#.to_owned(),
             "notifications/initialized" => return Some(("202 Accepted", String::new())),
             "tools/list" => self.tools.lock().unwrap().clone(),
+            "prompts/list" => r#"{"prompts":[{"name":"greet","arguments":[{"name":"who","required":true}]},{"name":"bad"}]}"#.to_owned(),
+            "prompts/get" => {
+                let params = request.get("params").unwrap();
+                match params.get("name").and_then(JsonValue::as_str).unwrap() {
+                    "greet" => {
+                        let who = params.get("arguments").and_then(|a| a.get("who")).and_then(JsonValue::as_str).unwrap();
+                        format!(r#"{{"messages":[{{"role":"user","content":{{"type":"text","text":"Hello, {who}"}}}}]}}"#)
+                    }
+                    _ => r#"{"messages":[{"role":"system","content":{"type":"text","text":"x"}}]}"#.to_owned(),
+                }
+            }
+            "resources/list" => r#"{"resources":[{"uri":"file:///a.txt","name":"a","mimeType":"text/plain"},{"uri":"file:///bad.bin","name":"bad"}]}"#.to_owned(),
+            "resources/templates/list" => r#"{"resourceTemplates":[{"uriTemplate":"file:///items/{id}","name":"item"}]}"#.to_owned(),
+            "resources/read" => {
+                let uri = request.get("params").and_then(|p| p.get("uri")).and_then(JsonValue::as_str).unwrap().to_owned();
+                match uri.as_str() {
+                    "file:///bad.bin" => r#"{"contents":[{"uri":"file:///bad.bin","blob":"not base64!"}]}"#.to_owned(),
+                    _ => format!(r#"{{"contents":[{{"uri":"{uri}","mimeType":"text/plain","text":"read {uri}"}}]}}"#),
+                }
+            }
             "tools/call" => {
                 self.calls.fetch_add(1, Ordering::SeqCst);
                 let params = request.get("params").unwrap();
@@ -240,7 +260,7 @@ async fn a_hostile_upstream_is_contained() {
     );
     let refusals = gateway.refusals();
     assert_eq!(refusals.len(), 1, "{refusals:?}");
-    assert_eq!(refusals[0].tool(), "remote");
+    assert_eq!(refusals[0].name(), "remote");
     assert_eq!(refusals[0].reason(), RefusalReason::InputSchema);
     assert_eq!(refusals[0].pointer(), Some("/properties/a"));
     assert_eq!(refusals[0].keyword(), Some("$ref"));
@@ -351,7 +371,7 @@ async fn profile1_only_leaves_out_what_profile_1_does_not_take_with_its_place() 
         .iter()
         .map(|r| {
             (
-                r.tool().to_owned(),
+                r.name().to_owned(),
                 r.pointer().unwrap().to_owned(),
                 r.keyword().map(str::to_owned),
             )
@@ -477,6 +497,103 @@ async fn an_upstream_catalog_change_is_followed_live() {
         .unwrap_err();
     assert_eq!(gone.code(), unknown.code());
     assert!(gone.code().is_some());
+    client.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_resources_and_templates_are_relayed_with_their_uris_mapped() {
+    let addr = Upstream::default().start().await;
+    let revisions = [
+        V26,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+    ];
+    let gateway = Gateway::connect(&config(&[("hostile", addr, Some("up"))]), &revisions)
+        .await
+        .unwrap();
+    let prompts: Vec<_> = gateway
+        .prompts()
+        .iter()
+        .map(|p| p.name().to_owned())
+        .collect();
+    assert_eq!(prompts, ["up_greet", "up_bad"]);
+    let uris: Vec<_> = gateway
+        .resources()
+        .iter()
+        .map(|r| r.uri().to_owned())
+        .collect();
+    assert_eq!(uris, ["up+file:///a.txt", "up+file:///bad.bin"]);
+    assert_eq!(
+        gateway.resource_templates()[0].uri_template(),
+        "up+file:///items/{id}"
+    );
+    let client = gateway_client(&gateway).await;
+
+    let greeting = client
+        .get_prompt("up_greet", object(r#"{"who":"Ada"}"#))
+        .await
+        .unwrap();
+    let text = greeting
+        .get("messages")
+        .and_then(|m| m.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.get("content"))
+        .and_then(|c| c.get("text"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(text, Some("Hello, Ada"));
+    // A missing required argument is refused by the gateway (the endpoint's own check).
+    assert!(
+        client
+            .get_prompt("up_greet", JsonObject::new())
+            .await
+            .is_err()
+    );
+    // A message the content rules refuse (role "system") is the fixed internal error.
+    assert_eq!(
+        client
+            .get_prompt("up_bad", JsonObject::new())
+            .await
+            .unwrap_err()
+            .code(),
+        Some(-32603)
+    );
+
+    // Reads go to the upstream's URI and come back under the served one.
+    let read = client.read_resource("up+file:///a.txt").await.unwrap();
+    let first = read
+        .get("contents")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.first())
+        .unwrap();
+    assert_eq!(
+        first.get("uri").and_then(JsonValue::as_str),
+        Some("up+file:///a.txt")
+    );
+    assert_eq!(
+        first.get("text").and_then(JsonValue::as_str),
+        Some("read file:///a.txt")
+    );
+    let item = client.read_resource("up+file:///items/7").await.unwrap();
+    let first = item
+        .get("contents")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.first())
+        .unwrap();
+    assert_eq!(
+        first.get("text").and_then(JsonValue::as_str),
+        Some("read file:///items/7")
+    );
+    assert_eq!(
+        client
+            .read_resource("up+file:///bad.bin")
+            .await
+            .unwrap_err()
+            .code(),
+        Some(-32603)
+    );
+    // The upstream's own URI is not served.
+    assert!(client.read_resource("file:///a.txt").await.is_err());
     client.close().await.unwrap();
     gateway.close().await;
 }

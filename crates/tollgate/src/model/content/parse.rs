@@ -1,7 +1,7 @@
-//! Content blocks and tool results read back from their wire form (2026-07-28), for a stored
-//! task result that must pass the sanitizer again when `tasks/get` returns it. Every value goes
-//! through the same constructors, and so the same checks, as an application's; anything that
-//! does not is `None`.
+//! Content blocks, tool results, prompt results and resource reads read back from their wire
+//! form: a stored task result that must pass the sanitizer again when `tasks/get` returns it,
+//! and another server's answers relayed by a gateway. Every value goes through the same
+//! constructors, and so the same checks, as an application's; anything that does not is `None`.
 
 use tollgate_json::{JsonObject, JsonValue};
 
@@ -13,6 +13,40 @@ use super::{
 };
 use crate::model::result::{CompleteResult, ToolOutput};
 use crate::wire::syntax::base64_decode;
+
+/// A `GetPromptResult` object: its messages (role and content block) and description.
+pub(crate) fn prompt_result(o: &JsonObject) -> Option<crate::model::prompt::PromptResult> {
+    use crate::model::prompt::{PromptMessage, PromptResult};
+    let mut messages = o.get("messages")?.as_array()?.iter();
+    let message = |m: &JsonValue| -> Option<PromptMessage> {
+        let m = m.as_object()?;
+        let block = block_of(m.get("content")?.as_object()?)?;
+        match text(m, "role")? {
+            "user" => Some(PromptMessage::user(block)),
+            "assistant" => Some(PromptMessage::assistant(block)),
+            _ => None,
+        }
+    };
+    let mut result = PromptResult::with_message(message(messages.next()?)?);
+    for m in messages {
+        result = result.add_message(message(m)?);
+    }
+    if let Some(d) = o.get("description") {
+        result = result.description(d.as_str()?);
+    }
+    Some(result)
+}
+
+/// A `ReadResourceResult` object: its contents, at least one.
+pub(crate) fn resource_output(o: &JsonObject) -> Option<crate::model::resource::ResourceOutput> {
+    use crate::model::resource::ResourceOutput;
+    let mut all = o.get("contents")?.as_array()?.iter();
+    let mut output = ResourceOutput::with_contents(contents(all.next()?.as_object()?)?);
+    for c in all {
+        output = output.add_contents(contents(c.as_object()?)?);
+    }
+    Some(output)
+}
 
 /// A `CallToolResult` object as Tollgate writes it.
 pub(crate) fn tool_result(o: &JsonObject) -> Option<CompleteResult> {

@@ -257,6 +257,26 @@ impl PromptResult {
         self
     }
 
+    /// A `GetPromptResult` read back from its wire form (messages with their role and content
+    /// block, description), every part through the same constructors, and so the same checks,
+    /// as an application's: `None` when any part fails one, or there is no message (a gateway
+    /// relaying another server's prompt answers that with the fixed internal error).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::json::{JsonLimits, from_str};
+    /// use tollgate::prompt::PromptResult;
+    ///
+    /// let wire = from_str(r#"{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}"#, &JsonLimits::default()).unwrap();
+    /// assert_eq!(PromptResult::from_wire(wire.as_object().unwrap()).unwrap().messages().len(), 1);
+    /// let bad = from_str(r#"{"messages":[{"role":"system","content":{"type":"text","text":"hi"}}]}"#, &JsonLimits::default()).unwrap();
+    /// assert!(PromptResult::from_wire(bad.as_object().unwrap()).is_none());
+    /// ```
+    pub fn from_wire(result: &tollgate_json::JsonObject) -> Option<Self> {
+        crate::model::content::parse::prompt_result(result)
+    }
+
     /// The messages.
     pub fn messages(&self) -> &[PromptMessage] {
         &self.messages

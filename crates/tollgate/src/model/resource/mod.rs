@@ -123,6 +123,26 @@ impl ResourceOutput {
         self.contents.is_empty()
     }
 
+    /// A `ReadResourceResult` read back from its wire form, every contents through the same
+    /// constructors, and so the same checks, as an application's: `None` when any fails one or
+    /// there are none (a gateway relaying another server's resource answers that with the
+    /// fixed internal error).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::json::{JsonLimits, from_str};
+    /// use tollgate::resource::ResourceOutput;
+    ///
+    /// let wire = from_str(r#"{"contents":[{"uri":"file:///a.txt","mimeType":"text/plain","text":"a"}]}"#, &JsonLimits::default()).unwrap();
+    /// assert_eq!(ResourceOutput::from_wire(wire.as_object().unwrap()).unwrap().contents().len(), 1);
+    /// let bad = from_str(r#"{"contents":[{"uri":"file:///a.bin","blob":"not base64!"}]}"#, &JsonLimits::default()).unwrap();
+    /// assert!(ResourceOutput::from_wire(bad.as_object().unwrap()).is_none());
+    /// ```
+    pub fn from_wire(result: &tollgate_json::JsonObject) -> Option<Self> {
+        crate::model::content::parse::resource_output(result)
+    }
+
     /// Appends contents.
     #[must_use]
     pub fn add_contents(mut self, contents: ResourceContents) -> Self {

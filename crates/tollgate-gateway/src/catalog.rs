@@ -1,0 +1,302 @@
+//! An upstream's prompts, resources and resource templates made Tollgate registrations, or the
+//! reason one cannot be: names (prefixed) and URIs (prefixed as `PREFIX+uri`, so two upstreams'
+//! URIs cannot collide, and mapped back before forwarding) through the registrations' own
+//! constructors; handlers that forward and read the upstream's answer back through the content
+//! constructors (a prompt's messages, a resource's contents, their URIs mapped again on the way
+//! up). Knows nothing of configuration files or of how the upstream is reached.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::prompt::{PromptArgument, PromptArguments, PromptRegistration, PromptResult};
+use tollgate::resource::{
+    ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
+};
+use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
+use tollgate_client::Client;
+
+use crate::error::ForwardError;
+use crate::import::{Kind, Refusal, RefusalReason};
+
+/// How an upstream's names and URIs are served: its prefix, if any.
+#[derive(Clone)]
+pub(crate) struct Naming {
+    prefix: Option<Arc<str>>,
+}
+
+impl Naming {
+    pub(crate) fn new(prefix: Option<&str>) -> Self {
+        Self {
+            prefix: prefix.map(Arc::from),
+        }
+    }
+
+    /// The served name of a prompt (or tool): `PREFIX_name`.
+    pub(crate) fn name(&self, name: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}_{name}"),
+            None => name.to_owned(),
+        }
+    }
+
+    /// The served URI (or URI template) of an upstream one: `PREFIX+uri`.
+    pub(crate) fn uri(&self, uri: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => format!("{prefix}+{uri}"),
+            None => uri.to_owned(),
+        }
+    }
+
+    /// The upstream's URI of a served one; `None` when it does not carry the prefix.
+    pub(crate) fn upstream_uri<'u>(&self, served: &'u str) -> Option<&'u str> {
+        match &self.prefix {
+            Some(prefix) => served.strip_prefix(&**prefix)?.strip_prefix('+'),
+            None => Some(served),
+        }
+    }
+}
+
+/// What the import of an upstream's prompts and resources needs.
+pub(crate) struct Source<'a> {
+    pub(crate) upstream: &'a str,
+    pub(crate) client: &'a Arc<Client>,
+    pub(crate) naming: &'a Naming,
+    pub(crate) call_timeout: Duration,
+    pub(crate) revisions: &'a [ProtocolVersion],
+}
+
+fn text(entry: &JsonValue, key: &str) -> Result<Option<String>, ()> {
+    match entry.get(key) {
+        None => Ok(None),
+        Some(JsonValue::String(s)) => Ok(Some(s.as_str().to_owned())),
+        Some(_) => Err(()),
+    }
+}
+
+/// The prompt `entry` of `prompts/list` made a registration, or the reason it cannot be.
+pub(crate) fn import_prompt(
+    source: &Source<'_>,
+    entry: &JsonValue,
+) -> Result<PromptRegistration, Refusal> {
+    let listed = entry.get("name").and_then(JsonValue::as_str);
+    let refuse = |reason| Refusal::of(Kind::Prompt, source.upstream, listed.unwrap_or(""), reason);
+    let name = listed.ok_or_else(|| refuse(RefusalReason::Malformed))?;
+    let forward = Forward {
+        client: Arc::clone(source.client),
+        timeout: source.call_timeout,
+        naming: source.naming.clone(),
+    };
+    let upstream_name: Arc<str> = Arc::from(name);
+    let mut builder = PromptRegistration::with_name(
+        source.naming.name(name),
+        source
+            .revisions
+            .iter()
+            .copied()
+            .collect::<tollgate::endpoint::ProtocolVersions>(),
+    )
+    .handler(
+        move |_: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
+            forward
+                .clone()
+                .prompt(Arc::clone(&upstream_name), arguments)
+        },
+    );
+    let malformed = || refuse(RefusalReason::Malformed);
+    if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
+        builder = builder.title(title);
+    }
+    if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
+        builder = builder.description(description);
+    }
+    if let Some(arguments) = entry.get("arguments") {
+        for argument in arguments.as_array().ok_or_else(malformed)? {
+            let name = argument
+                .get("name")
+                .and_then(JsonValue::as_str)
+                .ok_or_else(malformed)?;
+            let required = match argument.get("required") {
+                None => false,
+                Some(flag) => flag.as_bool().ok_or_else(malformed)?,
+            };
+            let mut declared = if required {
+                PromptArgument::required(name)
+            } else {
+                PromptArgument::optional(name)
+            };
+            if let Some(description) = text(argument, "description").map_err(|()| malformed())? {
+                declared = declared.description(description);
+            }
+            builder = builder.add_argument(declared);
+        }
+    }
+    builder
+        .build()
+        .map_err(|_| refuse(RefusalReason::InvalidName))
+}
+
+/// The resource `entry` of `resources/list` made a registration, or the reason it cannot be.
+pub(crate) fn import_resource(
+    source: &Source<'_>,
+    entry: &JsonValue,
+) -> Result<ResourceRegistration, Refusal> {
+    let listed = entry.get("uri").and_then(JsonValue::as_str);
+    let refuse = |reason| {
+        Refusal::of(
+            Kind::Resource,
+            source.upstream,
+            listed.unwrap_or(""),
+            reason,
+        )
+    };
+    let (Some(uri), Some(name)) = (listed, entry.get("name").and_then(JsonValue::as_str)) else {
+        return Err(refuse(RefusalReason::Malformed));
+    };
+    let forward = Forward {
+        client: Arc::clone(source.client),
+        timeout: source.call_timeout,
+        naming: source.naming.clone(),
+    };
+    let revisions: tollgate::endpoint::ProtocolVersions =
+        source.revisions.iter().copied().collect();
+    let mut builder =
+        ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions).handler(
+            move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
+                forward.clone().read(request.uri().to_owned())
+            },
+        );
+    let malformed = || refuse(RefusalReason::Malformed);
+    if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
+        builder = builder.title(title);
+    }
+    if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
+        builder = builder.description(description);
+    }
+    if let Some(mime) = text(entry, "mimeType").map_err(|()| malformed())? {
+        builder = builder.mime_type(mime);
+    }
+    builder
+        .build()
+        .map_err(|_| refuse(RefusalReason::InvalidName))
+}
+
+/// The template `entry` of `resources/templates/list` made a registration, or the reason it
+/// cannot be.
+pub(crate) fn import_template(
+    source: &Source<'_>,
+    entry: &JsonValue,
+) -> Result<ResourceTemplateRegistration, Refusal> {
+    let listed = entry.get("uriTemplate").and_then(JsonValue::as_str);
+    let refuse = |reason| {
+        Refusal::of(
+            Kind::Template,
+            source.upstream,
+            listed.unwrap_or(""),
+            reason,
+        )
+    };
+    let (Some(template), Some(name)) = (listed, entry.get("name").and_then(JsonValue::as_str))
+    else {
+        return Err(refuse(RefusalReason::Malformed));
+    };
+    let forward = Forward {
+        client: Arc::clone(source.client),
+        timeout: source.call_timeout,
+        naming: source.naming.clone(),
+    };
+    let revisions: tollgate::endpoint::ProtocolVersions =
+        source.revisions.iter().copied().collect();
+    let mut builder = ResourceTemplateRegistration::with_uri_template(
+        source.naming.uri(template).as_str(),
+        name,
+        revisions,
+    )
+    .handler(
+        move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
+            forward.clone().read(request.uri().to_owned())
+        },
+    );
+    let malformed = || refuse(RefusalReason::Malformed);
+    if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
+        builder = builder.title(title);
+    }
+    if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
+        builder = builder.description(description);
+    }
+    if let Some(mime) = text(entry, "mimeType").map_err(|()| malformed())? {
+        builder = builder.mime_type(mime);
+    }
+    builder
+        .build()
+        .map_err(|_| refuse(RefusalReason::InvalidName))
+}
+
+/// Forwards a prompt or a read to the upstream and reads its answer back.
+#[derive(Clone)]
+struct Forward {
+    client: Arc<Client>,
+    timeout: Duration,
+    naming: Naming,
+}
+
+impl Forward {
+    async fn prompt(
+        self,
+        name: Arc<str>,
+        arguments: PromptArguments,
+    ) -> Result<PromptResult, ForwardError> {
+        let mut object = JsonObject::builder();
+        for (key, value) in arguments.iter() {
+            object.push(key, value);
+        }
+        let called =
+            tokio::time::timeout(self.timeout, self.client.get_prompt(&name, object.build()));
+        let result = match called.await {
+            Err(_) => return Err(ForwardError::Timeout),
+            Ok(Err(_)) => return Err(ForwardError::Upstream),
+            Ok(Ok(result)) => result,
+        };
+        PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
+            .ok_or(ForwardError::Malformed)
+    }
+
+    async fn read(self, served: String) -> Result<ResourceOutput, ForwardError> {
+        let uri = self
+            .naming
+            .upstream_uri(&served)
+            .ok_or(ForwardError::Malformed)?;
+        let called = tokio::time::timeout(self.timeout, self.client.read_resource(uri));
+        let result = match called.await {
+            Err(_) => return Err(ForwardError::Timeout),
+            Ok(Err(_)) => return Err(ForwardError::Upstream),
+            Ok(Ok(result)) => result,
+        };
+        let contents = result
+            .get("contents")
+            .and_then(JsonValue::as_array)
+            .ok_or(ForwardError::Malformed)?;
+        // The contents' URIs as the client knows them.
+        let mapped: tollgate::json::JsonArray = contents
+            .iter()
+            .map(
+                |c| match (c.as_object(), c.get("uri").and_then(JsonValue::as_str)) {
+                    (Some(o), Some(uri)) => {
+                        let mut b = JsonObject::builder();
+                        for (k, v) in o.iter() {
+                            if k.as_str() == "uri" {
+                                b.push("uri", self.naming.uri(uri).as_str());
+                            } else {
+                                b.push(k.as_str(), v.clone());
+                            }
+                        }
+                        b.build().into()
+                    }
+                    _ => c.clone(),
+                },
+            )
+            .collect();
+        let mapped = JsonObject::builder().insert("contents", mapped).build();
+        ResourceOutput::from_wire(&mapped).ok_or(ForwardError::Malformed)
+    }
+}
