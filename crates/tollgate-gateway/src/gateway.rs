@@ -129,21 +129,22 @@ impl Gateway {
         let listed = upstream.client.list_tools().await.map_err(|_| failed())?;
         let (tools, refusals) = import_all(&upstream, &listed, &self.rules);
         self.refusals.extend(refusals);
-        let mut owners = lock(&self.owners);
-        if tools.iter().any(|t| owners.contains_key(t.name())) {
-            return Err(GatewayError::new(
-                GatewayErrorKind::NameClash,
-                Some(config.name()),
-            ));
-        }
         let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
-        for name in &names {
-            owners.insert(name.clone(), config.name().to_owned());
+        {
+            let mut owners = lock(&self.owners);
+            if names.iter().any(|n| owners.contains_key(n)) {
+                return Err(GatewayError::new(
+                    GatewayErrorKind::NameClash,
+                    Some(config.name()),
+                ));
+            }
+            for name in &names {
+                owners.insert(name.clone(), config.name().to_owned());
+            }
         }
         tracing::info!(target: UPSTREAM, upstream = config.name(), tools = names.len(), "upstream imported");
         *lock(&upstream.served) = names;
         self.tools.extend(tools);
-        drop(owners);
         self.add_prompts_and_resources(&upstream).await
     }
 
