@@ -14,10 +14,10 @@ use tollgate::resource::{
     ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
-use tollgate_client::Client;
 
 use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason};
+use crate::link::Link;
 
 /// How an upstream's names and URIs are served: its prefix, if any.
 #[derive(Clone)]
@@ -60,7 +60,7 @@ impl Naming {
 /// What the import of an upstream's prompts and resources needs.
 pub(crate) struct Source<'a> {
     pub(crate) upstream: &'a str,
-    pub(crate) client: &'a Arc<Client>,
+    pub(crate) link: &'a Arc<Link>,
     pub(crate) naming: &'a Naming,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
@@ -83,7 +83,7 @@ pub(crate) fn import_prompt(
     let refuse = |reason| Refusal::of(Kind::Prompt, source.upstream, listed.unwrap_or(""), reason);
     let name = listed.ok_or_else(|| refuse(RefusalReason::Malformed))?;
     let forward = Forward {
-        client: Arc::clone(source.client),
+        link: Arc::clone(source.link),
         timeout: source.call_timeout,
         naming: source.naming.clone(),
     };
@@ -154,7 +154,7 @@ pub(crate) fn import_resource(
         return Err(refuse(RefusalReason::Malformed));
     };
     let forward = Forward {
-        client: Arc::clone(source.client),
+        link: Arc::clone(source.link),
         timeout: source.call_timeout,
         naming: source.naming.clone(),
     };
@@ -201,7 +201,7 @@ pub(crate) fn import_template(
         return Err(refuse(RefusalReason::Malformed));
     };
     let forward = Forward {
-        client: Arc::clone(source.client),
+        link: Arc::clone(source.link),
         timeout: source.call_timeout,
         naming: source.naming.clone(),
     };
@@ -235,7 +235,7 @@ pub(crate) fn import_template(
 /// Forwards a prompt or a read to the upstream and reads its answer back.
 #[derive(Clone)]
 struct Forward {
-    client: Arc<Client>,
+    link: Arc<Link>,
     timeout: Duration,
     naming: Naming,
 }
@@ -250,11 +250,14 @@ impl Forward {
         for (key, value) in arguments.iter() {
             object.push(key, value);
         }
-        let called =
-            tokio::time::timeout(self.timeout, self.client.get_prompt(&name, object.build()));
+        let client = self.link.client();
+        let called = tokio::time::timeout(self.timeout, client.get_prompt(&name, object.build()));
         let result = match called.await {
             Err(_) => return Err(ForwardError::Timeout),
-            Ok(Err(_)) => return Err(ForwardError::Upstream),
+            Ok(Err(error)) => {
+                self.link.failed(&error);
+                return Err(ForwardError::Upstream);
+            }
             Ok(Ok(result)) => result,
         };
         PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
@@ -266,10 +269,14 @@ impl Forward {
             .naming
             .upstream_uri(&served)
             .ok_or(ForwardError::Malformed)?;
-        let called = tokio::time::timeout(self.timeout, self.client.read_resource(uri));
+        let client = self.link.client();
+        let called = tokio::time::timeout(self.timeout, client.read_resource(uri));
         let result = match called.await {
             Err(_) => return Err(ForwardError::Timeout),
-            Ok(Err(_)) => return Err(ForwardError::Upstream),
+            Ok(Err(error)) => {
+                self.link.failed(&error);
+                return Err(ForwardError::Upstream);
+            }
             Ok(Ok(result)) => result,
         };
         let contents = result

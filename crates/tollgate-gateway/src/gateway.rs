@@ -20,6 +20,7 @@ use crate::catalog::{Naming, import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
 use crate::import::{Kind, Refusal, RefusalReason, Source, import_tool};
+use crate::link::Link;
 use crate::live::{Watch, follow};
 
 /// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
@@ -39,7 +40,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// raises, and the names it serves now.
 pub(crate) struct Upstream {
     pub(crate) config: UpstreamConfig,
-    pub(crate) client: Arc<Client>,
+    pub(crate) link: Arc<Link>,
     pub(crate) changed: Arc<Notify>,
     pub(crate) served: Mutex<Vec<String>>,
 }
@@ -118,15 +119,20 @@ impl Gateway {
     async fn add(&mut self, config: &UpstreamConfig) -> Result<(), GatewayError> {
         let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(config.name()));
         let changed = Arc::new(Notify::new());
-        let client = Arc::new(connect(config, Watch::new(&changed)).await?);
+        let link = Link::new(connect(config, Watch::new(&changed)).await?);
         let upstream = Arc::new(Upstream {
             config: config.clone(),
-            client,
+            link,
             changed,
             served: Mutex::new(Vec::new()),
         });
         self.upstreams.push(Arc::clone(&upstream));
-        let listed = upstream.client.list_tools().await.map_err(|_| failed())?;
+        let listed = upstream
+            .link
+            .client()
+            .list_tools()
+            .await
+            .map_err(|_| failed())?;
         let (tools, refusals) = import_all(&upstream, &listed, &self.rules);
         self.refusals.extend(refusals);
         let names: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
@@ -153,18 +159,19 @@ impl Gateway {
     async fn add_prompts_and_resources(&mut self, upstream: &Upstream) -> Result<(), GatewayError> {
         let config = &upstream.config;
         let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(config.name()));
-        let capabilities = upstream.client.server().get("capabilities");
+        let client = upstream.link.client();
+        let capabilities = client.server().get("capabilities");
         let offers = |name: &str| capabilities.and_then(|c| c.get(name)).is_some();
         let naming = Naming::new(config.prefix());
         let source = crate::catalog::Source {
             upstream: config.name(),
-            client: &upstream.client,
+            link: &upstream.link,
             naming: &naming,
             call_timeout: config.call_timeout(),
             revisions: &self.rules.revisions,
         };
         if offers("prompts") {
-            let listed = upstream.client.list_prompts().await.map_err(|_| failed())?;
+            let listed = client.list_prompts().await.map_err(|_| failed())?;
             for entry in &listed {
                 match import_prompt(&source, entry) {
                     Ok(prompt) => {
@@ -176,11 +183,7 @@ impl Gateway {
             }
         }
         if offers("resources") {
-            let listed = upstream
-                .client
-                .list_resources()
-                .await
-                .map_err(|_| failed())?;
+            let listed = client.list_resources().await.map_err(|_| failed())?;
             for entry in &listed {
                 match import_resource(&source, entry) {
                     Ok(resource) => {
@@ -190,8 +193,7 @@ impl Gateway {
                     Err(refusal) => self.refusals.push(refusal),
                 }
             }
-            let listed = upstream
-                .client
+            let listed = client
                 .list_resource_templates()
                 .await
                 .map_err(|_| failed())?;
@@ -298,6 +300,7 @@ impl Gateway {
                 Arc::clone(&self.owners),
                 self.rules.clone(),
             )));
+            followers.push(tokio::spawn(revive(Arc::clone(upstream))));
         }
         Ok(())
     }
@@ -309,7 +312,7 @@ impl Gateway {
             follower.abort();
         }
         for upstream in &self.upstreams {
-            let _ = upstream.client.close().await;
+            let _ = upstream.link.client().close().await;
         }
     }
 }
@@ -324,7 +327,7 @@ pub(crate) fn import_all(
     let served_name = |name: &str| config.served_name(name);
     let source = Source {
         upstream: config.name(),
-        client: &upstream.client,
+        link: &upstream.link,
         served_name: &served_name,
         call_timeout: config.call_timeout(),
         revisions: &rules.revisions,
@@ -347,6 +350,40 @@ pub(crate) fn import_all(
         }
     }
     (tools, refusals)
+}
+
+/// The first wait before connecting again to an upstream found gone; it doubles after each
+/// failed attempt up to [`MAX_REVIVE_BACKOFF`].
+pub const FIRST_REVIVE_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The longest wait between two attempts to connect again.
+pub const MAX_REVIVE_BACKOFF: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Connects again to an upstream whenever a call finds it gone (a stdio child that exited, an
+/// HTTP server that refuses, a 2025 session lost), with backoff; meanwhile its registrations
+/// answer the fixed -32603 at once. Once connected, its catalog is listed again.
+async fn revive(upstream: Arc<Upstream>) {
+    let name = upstream.config.name();
+    loop {
+        upstream.link.gone().await;
+        tracing::warn!(target: UPSTREAM, upstream = name, "upstream gone: connecting again");
+        let mut backoff = FIRST_REVIVE_BACKOFF;
+        loop {
+            match connect(&upstream.config, Watch::new(&upstream.changed)).await {
+                Ok(client) => {
+                    let old = upstream.link.replace(client);
+                    let _ = old.close().await;
+                    tracing::info!(target: UPSTREAM, upstream = name, "upstream connected again");
+                    upstream.changed.notify_one();
+                    break;
+                }
+                Err(_) => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_REVIVE_BACKOFF);
+                }
+            }
+        }
+    }
 }
 
 /// Starts or connects to one upstream, with the gateway's own credentials.

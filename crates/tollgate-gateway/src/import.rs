@@ -14,11 +14,11 @@ use tollgate::{
     BuildErrorKind, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
     ToolRegistration,
 };
-use tollgate_client::Client;
 use tollgate_schema::CompiledSchema;
 
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
+use crate::link::Link;
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -171,7 +171,7 @@ fn cut(text: &str) -> String {
 /// bound, and the revisions the gateway serves.
 pub(crate) struct Source<'a> {
     pub(crate) upstream: &'a str,
-    pub(crate) client: &'a Arc<Client>,
+    pub(crate) link: &'a Arc<Link>,
     pub(crate) served_name: &'a dyn Fn(&str) -> String,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
@@ -245,7 +245,7 @@ pub(crate) fn import_tool(
         };
     }
     let forward = Forward {
-        client: Arc::clone(source.client),
+        link: Arc::clone(source.link),
         name: Arc::from(name),
         timeout: source.call_timeout,
     };
@@ -349,18 +349,21 @@ fn annotations_of(value: &JsonValue) -> Option<ToolAnnotations> {
 /// Forwards one validated call to the upstream and reads its result back.
 #[derive(Clone)]
 struct Forward {
-    client: Arc<Client>,
+    link: Arc<Link>,
     name: Arc<str>,
     timeout: Duration,
 }
 
 impl Forward {
     async fn call(self, arguments: JsonObject) -> Result<OperationResult, ForwardError> {
-        let called =
-            tokio::time::timeout(self.timeout, self.client.call_tool(&self.name, arguments));
+        let client = self.link.client();
+        let called = tokio::time::timeout(self.timeout, client.call_tool(&self.name, arguments));
         let result = match called.await {
             Err(_) => return Err(ForwardError::Timeout),
-            Ok(Err(_)) => return Err(ForwardError::Upstream),
+            Ok(Err(error)) => {
+                self.link.failed(&error);
+                return Err(ForwardError::Upstream);
+            }
             Ok(Ok(result)) => result,
         };
         let object = result.as_object().ok_or(ForwardError::Malformed)?;

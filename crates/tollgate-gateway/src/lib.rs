@@ -52,6 +52,7 @@ mod error;
 mod fallback;
 mod gateway;
 mod import;
+mod link;
 mod live;
 
 pub use config::{
@@ -59,5 +60,5 @@ pub use config::{
     MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
-pub use gateway::Gateway;
+pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};
 pub use import::{Kind, Refusal, RefusalReason};

@@ -59,8 +59,17 @@ pub(crate) async fn follow(
 /// Lists and imports the upstream's tools again and applies the difference.
 async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rules: &Rules) {
     let name = upstream.config.name();
-    let listed = tokio::time::timeout(upstream.config.call_timeout(), upstream.client.list_tools());
-    let Ok(Ok(listed)) = listed.await else {
+    let client = upstream.link.client();
+    let listed = tokio::time::timeout(upstream.config.call_timeout(), client.list_tools());
+    let listed = match listed.await {
+        Ok(Ok(listed)) => Some(listed),
+        Ok(Err(error)) => {
+            upstream.link.failed(&error);
+            None
+        }
+        Err(_) => None,
+    };
+    let Some(listed) = listed else {
         tracing::warn!(target: UPSTREAM, upstream = name, "re-list failed: the catalog is unchanged");
         return;
     };

@@ -40,6 +40,9 @@ struct Upstream {
     calls: Arc<AtomicUsize>,
     /// The `tools/list` result it answers now.
     tools: Arc<std::sync::Mutex<String>>,
+    /// The 2025 session id it gives and accepts: a new one each time it (re)starts, so a
+    /// restarted upstream does not know the sessions of the one before.
+    session: Arc<std::sync::Mutex<String>>,
 }
 
 impl Default for Upstream {
@@ -47,6 +50,7 @@ impl Default for Upstream {
         Self {
             calls: Arc::default(),
             tools: Arc::new(std::sync::Mutex::new(TOOLS.to_owned())),
+            session: Arc::default(),
         }
     }
 }
@@ -55,32 +59,53 @@ impl Upstream {
     async fn start(&self) -> SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        self.serve_on(listener);
+        addr
+    }
+
+    /// Serves on `listener` until the returned handle stops it (its listener and every
+    /// connection closed, as a crashed server's would be).
+    fn serve_on(&self, listener: TcpListener) -> Served {
+        static STARTS: AtomicUsize = AtomicUsize::new(0);
+        *self.session.lock().unwrap() = format!("s{}", STARTS.fetch_add(1, Ordering::SeqCst));
+        let served = Served::default();
+        let tasks = Arc::clone(&served.0);
         let this = self.clone();
-        tokio::spawn(async move {
+        let accept = tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
                     return;
                 };
-                tokio::spawn(this.clone().serve(tcp));
+                let task = tokio::spawn(this.clone().serve(tcp));
+                tasks.lock().unwrap().push(task.abort_handle());
             }
         });
-        addr
+        served.0.lock().unwrap().push(accept.abort_handle());
+        served
     }
 
     /// Answers the requests of one connection in turn.
     async fn serve(self, mut tcp: TcpStream) {
         let mut buffer = Vec::new();
         loop {
-            let Some((method, body)) = read_request(&mut tcp, &mut buffer).await else {
+            let Some((method, body, session)) = read_request(&mut tcp, &mut buffer).await else {
                 return;
             };
+            let current = self.session.lock().unwrap().clone();
+            if session.is_some_and(|s| s != current) {
+                let gone = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+                if tcp.write_all(gone.as_bytes()).await.is_err() {
+                    return;
+                }
+                continue;
+            }
             let Some((status, answer)) = self.answer(&method, &body) else {
                 // `slow`: never answers (the connection stays open).
                 std::future::pending::<()>().await;
                 return;
             };
             let head = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nMcp-Session-Id: {current}\r\nContent-Length: {}\r\n\r\n",
                 answer.len()
             );
             if tcp.write_all(head.as_bytes()).await.is_err()
@@ -153,8 +178,24 @@ impl Upstream {
     }
 }
 
-/// Reads one HTTP/1.1 request (head and `Content-Length` body): its method and body.
-async fn read_request(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(String, String)> {
+/// A running upstream's tasks.
+#[derive(Default)]
+struct Served(Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>);
+
+impl Served {
+    fn stop(&self) {
+        for task in self.0.lock().unwrap().drain(..) {
+            task.abort();
+        }
+    }
+}
+
+/// Reads one HTTP/1.1 request (head and `Content-Length` body): its method, body and
+/// `Mcp-Session-Id`.
+async fn read_request(
+    tcp: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+) -> Option<(String, String, Option<String>)> {
     loop {
         if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
@@ -175,7 +216,12 @@ async fn read_request(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(Stri
             let body = String::from_utf8_lossy(&buffer[end + 4..end + 4 + length]).into_owned();
             buffer.drain(..end + 4 + length);
             let method = head.split(' ').next().unwrap_or("").to_owned();
-            return Some((method, body));
+            let session = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(k, _)| k.trim().eq_ignore_ascii_case("mcp-session-id"))
+                .map(|(_, v)| v.trim().to_owned());
+            return Some((method, body, session));
         }
         let mut chunk = [0u8; 8192];
         let n = tcp.read(&mut chunk).await.ok()?;
@@ -594,6 +640,55 @@ async fn prompts_resources_and_templates_are_relayed_with_their_uris_mapped() {
     );
     // The upstream's own URI is not served.
     assert!(client.read_resource("file:///a.txt").await.is_err());
+    client.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_dies_answers_the_fixed_error_and_is_connected_again_when_back() {
+    let upstream = Upstream::default();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = upstream.serve_on(listener);
+    let revisions = [V26];
+    let gateway = Gateway::connect(&config(&[("mortal", addr, None)]), &revisions)
+        .await
+        .unwrap();
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            revisions,
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    gateway.follow(&endpoint).unwrap();
+    let client = Client::builder()
+        .connect_in_process(endpoint)
+        .await
+        .unwrap();
+    let hi = object(r#"{"text":"hi"}"#);
+    assert!(client.call_tool("echo", hi.clone()).await.is_ok());
+
+    // Gone: the fixed internal error, at once (never a hang).
+    served.stop();
+    let down = client.call_tool("echo", hi.clone()).await.unwrap_err();
+    assert_eq!(down.code(), Some(-32603));
+
+    // Back on the same address, knowing none of the old sessions: the old client's session is
+    // refused (404), so only connecting again (a new initialize) serves the call. A bounded
+    // wait; each try is a real call.
+    let listener = TcpListener::bind(addr).await.unwrap();
+    let _served = upstream.serve_on(listener);
+    let mut back = false;
+    for _ in 0..100 {
+        if client.call_tool("echo", hi.clone()).await.is_ok() {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(back, "the gateway did not connect to the upstream again");
     client.close().await.unwrap();
     gateway.close().await;
 }
