@@ -82,7 +82,10 @@ async fn seasonal(
     let catalogs = CATALOGS
         .get()
         .ok_or_else(|| NotChanged("the catalog cannot change here".to_owned()))?;
-    let payload: JsonValue = JsonObject::builder().insert("enabled", enabled).build().into();
+    let payload: JsonValue = JsonObject::builder()
+        .insert("enabled", enabled)
+        .build()
+        .into();
     // Applied here and (in a cluster) on every instance before this returns.
     catalogs
         .publish(EVENT, &payload)

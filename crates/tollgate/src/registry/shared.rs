@@ -524,10 +524,11 @@ async fn follow_log(weak: Weak<Live>) {
                     let _ = tokio::time::timeout(ROUND_BOUND, shared.catch_up(&live, events)).await;
                 }
                 drop(live);
-                match tokio::time::timeout(beat, listener.try_recv()).await {
-                    // Lost: open a new connection and catch up from it.
-                    Ok(Ok(None) | Err(_)) => break,
-                    Ok(Ok(Some(_))) | Err(_) => {}
+                // A notification or the heartbeat: another round. Lost: open a new connection
+                // and catch up from it.
+                if let Ok(Ok(None) | Err(_)) = tokio::time::timeout(beat, listener.try_recv()).await
+                {
+                    break;
                 }
             }
         }
