@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use tollgate_json::{JsonLimits, JsonValue, OutputLimits};
+use tollgate_json::{JsonValue, OutputLimits};
 
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::registry::live::{CatalogChange, Catalogs, Live};
@@ -194,7 +194,7 @@ impl Events {
         name: &str,
         text: &str,
     ) -> Result<(), CatalogEventError> {
-        let limits = JsonLimits::default()
+        let limits = tollgate_json::JsonLimits::default()
             .with_max_input_bytes(MAX_CATALOG_EVENT_BYTES_CEILING)
             .unwrap_or_default();
         let payload = tollgate_json::from_str(text, &limits)
