@@ -278,10 +278,8 @@ pub mod endpoint {
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
     };
     pub use crate::registry::builder::EndpointBuilder;
-    pub use crate::registry::events::{
-        CatalogEventError, CatalogEventErrorKind, MAX_CATALOG_EVENT_BYTES,
-        MAX_CATALOG_EVENT_BYTES_CEILING,
-    };
+    pub use crate::registry::event_error::{CatalogEventError, CatalogEventErrorKind};
+    pub use crate::registry::events::{MAX_CATALOG_EVENT_BYTES, MAX_CATALOG_EVENT_BYTES_CEILING};
     pub use crate::registry::live::{CatalogChange, Catalogs, LIST_CHANGED_WINDOW};
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

@@ -10,12 +10,12 @@
 //! applied by every instance, in log order. Knows nothing of requests, transports or SQL.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
 use tollgate_json::{JsonValue, OutputLimits};
 
-use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::facts::error::BuildError;
+use crate::registry::event_error::{CatalogEventError, CatalogEventErrorKind};
 use crate::registry::live::{CatalogChange, Catalogs, Live};
 
 /// The default bound on one catalog event's payload, as compact JSON text (16 KiB); see
@@ -84,11 +84,11 @@ impl EventSettings {
             #[cfg(feature = "postgres")]
             shared: self
                 .bus
-                .map(|bus| crate::registry::shared::Shared::new(bus, catalog)),
+                .map(|bus| Arc::new(crate::registry::shared::Shared::new(bus, catalog))),
         });
-        if live.events.set(events).is_ok() {
-            #[cfg(feature = "postgres")]
-            crate::registry::shared::follow(live);
+        let slot: Arc<dyn std::any::Any + Send + Sync> = Arc::clone(&events) as _;
+        if live.events.set(slot).is_ok() {
+            events.follow(live);
         }
     }
 }
@@ -128,7 +128,7 @@ impl crate::endpoint::EndpointBuilder {
     /// The bound on one catalog event's payload, as compact JSON text (default
     /// [`MAX_CATALOG_EVENT_BYTES`], 16 KiB; from 1 byte to
     /// [`MAX_CATALOG_EVENT_BYTES_CEILING`], else `build` fails with
-    /// [`BuildErrorKind::InvalidConfiguration`]). A larger payload is refused by
+    /// [`BuildErrorKind::InvalidConfiguration`](crate::BuildErrorKind::InvalidConfiguration)). A larger payload is refused by
     /// [`Catalogs::publish`] with [`CatalogEventErrorKind::TooLarge`].
     ///
     /// # Examples
@@ -155,10 +155,22 @@ pub(crate) struct Events {
     /// Without a bus: publishes here take turns; the count of events applied.
     local: tokio::sync::Mutex<u64>,
     #[cfg(feature = "postgres")]
-    pub(super) shared: Option<crate::registry::shared::Shared>,
+    shared: Option<Arc<crate::registry::shared::Shared>>,
 }
 
 impl Events {
+    /// With a bus, starts following its log for `live` (once; outside a runtime nothing starts,
+    /// and the next publish or sync starts it).
+    fn follow(self: &Arc<Self>, live: &Arc<Live>) {
+        #[cfg(feature = "postgres")]
+        if let Some(shared) = &self.shared {
+            let applier: Arc<dyn crate::registry::shared::Applier> = Arc::clone(self) as _;
+            shared.follow(live, &applier);
+        }
+        #[cfg(not(feature = "postgres"))]
+        let _ = live;
+    }
+
     /// The payload as the log keeps it: compact JSON of at most the bound.
     fn text(&self, payload: &JsonValue) -> Result<String, CatalogEventError> {
         let too_large = || CatalogEventError::new(CatalogEventErrorKind::TooLarge);
@@ -173,7 +185,7 @@ impl Events {
     }
 
     /// The change event `name` makes of the catalog published now, or why there is none.
-    pub(super) fn change(
+    fn change(
         &self,
         live: &Arc<Live>,
         name: &str,
@@ -184,36 +196,6 @@ impl Events {
             .get(name)
             .ok_or(CatalogEventError::new(CatalogEventErrorKind::UnknownEvent))?;
         handler(&Catalogs::new(Arc::clone(live)), payload).map_err(CatalogEventError::refused)
-    }
-
-    /// Applies event `name` with the payload `text` as logged (read back under the ceiling).
-    #[cfg(feature = "postgres")]
-    pub(super) fn apply_text(
-        &self,
-        live: &Arc<Live>,
-        name: &str,
-        text: &str,
-    ) -> Result<(), CatalogEventError> {
-        let limits = tollgate_json::JsonLimits::default()
-            .with_max_input_bytes(MAX_CATALOG_EVENT_BYTES_CEILING)
-            .unwrap_or_default();
-        let payload = tollgate_json::from_str(text, &limits)
-            .map_err(|_| CatalogEventError::new(CatalogEventErrorKind::TooLarge))?;
-        let change = self.change(live, name, &payload)?;
-        live.apply(change).map_err(CatalogEventError::refused)?;
-        Ok(())
-    }
-
-    /// Whether event `name` with `payload` would be accepted by the catalog published now.
-    #[cfg(feature = "postgres")]
-    pub(super) fn check(
-        &self,
-        live: &Arc<Live>,
-        name: &str,
-        payload: &JsonValue,
-    ) -> Result<(), CatalogEventError> {
-        let change = self.change(live, name, payload)?;
-        live.check(change).map_err(CatalogEventError::refused)
     }
 
     async fn publish(
@@ -239,12 +221,45 @@ impl Events {
     }
 }
 
+/// The bus applies and checks events through the endpoint's handlers.
+#[cfg(feature = "postgres")]
+impl crate::registry::shared::Applier for Events {
+    /// Applies event `name` with the payload `text` as logged (read back under the ceiling).
+    fn apply_text(
+        &self,
+        live: &Arc<Live>,
+        name: &str,
+        text: &str,
+    ) -> Result<(), CatalogEventError> {
+        let limits = tollgate_json::JsonLimits::default()
+            .with_max_input_bytes(MAX_CATALOG_EVENT_BYTES_CEILING)
+            .unwrap_or_default();
+        let payload = tollgate_json::from_str(text, &limits)
+            .map_err(|_| CatalogEventError::new(CatalogEventErrorKind::TooLarge))?;
+        let change = self.change(live, name, &payload)?;
+        live.apply(change).map_err(CatalogEventError::refused)?;
+        Ok(())
+    }
+
+    /// Whether event `name` with `payload` would be accepted by the catalog published now.
+    fn check(
+        &self,
+        live: &Arc<Live>,
+        name: &str,
+        payload: &JsonValue,
+    ) -> Result<(), CatalogEventError> {
+        let change = self.change(live, name, payload)?;
+        live.check(change).map_err(CatalogEventError::refused)
+    }
+}
+
 impl Catalogs {
-    /// The endpoint's events (set at build on every live endpoint).
-    fn events(&self) -> Result<&Arc<Events>, CatalogEventError> {
+    /// The endpoint's events (set at build on every live endpoint; `live.rs` keeps them opaque).
+    fn events(&self) -> Result<Arc<Events>, CatalogEventError> {
         self.live
             .events
             .get()
+            .and_then(|slot| Arc::clone(slot).downcast::<Events>().ok())
             .ok_or(CatalogEventError::new(CatalogEventErrorKind::UnknownEvent))
     }
 
@@ -296,7 +311,8 @@ impl Catalogs {
         event: &str,
         payload: &JsonValue,
     ) -> Result<u64, CatalogEventError> {
-        let events = Arc::clone(self.events()?);
+        let events = self.events()?;
+        events.follow(&self.live);
         events.publish(&self.live, event, payload).await
     }
 
@@ -323,129 +339,13 @@ impl Catalogs {
     /// # }).unwrap();
     /// ```
     pub async fn sync(&self) -> Result<u64, CatalogEventError> {
-        let events = Arc::clone(self.events()?);
+        let events = self.events()?;
+        events.follow(&self.live);
         #[cfg(feature = "postgres")]
         if let Some(shared) = &events.shared {
-            return shared.catch_up(&self.live, &events).await;
+            return shared.catch_up(&self.live, &*events).await;
         }
         Ok(*events.local.lock().await)
-    }
-}
-
-/// What went wrong publishing a catalog event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CatalogEventErrorKind {
-    /// No handler is registered under the event's name.
-    UnknownEvent,
-    /// The payload is over the bound, or could not be read back.
-    TooLarge,
-    /// The handler or the change's checks refused it; nothing changed.
-    Refused,
-    /// Live instances did not apply it within the acknowledgement timeout (it is logged, and
-    /// they apply it when they catch up).
-    NotAcknowledged,
-    /// Live instances refused it (their code differs from this instance's).
-    RefusedElsewhere,
-    /// PostgreSQL failed or did not answer in time.
-    Backend,
-}
-
-/// A catalog event's failure: its kind, the instances it concerns and, when refused, the rule
-/// broken; never the payload.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate::endpoint::{CatalogEventError, CatalogEventErrorKind};
-///
-/// let error = CatalogEventError::new(CatalogEventErrorKind::UnknownEvent);
-/// assert_eq!(error.to_string(), "no handler is registered for this catalog event");
-/// assert_eq!(error.count(), 0);
-/// ```
-#[derive(Clone, Debug)]
-pub struct CatalogEventError {
-    kind: CatalogEventErrorKind,
-    count: u64,
-    refused: Option<BuildError>,
-}
-
-impl CatalogEventError {
-    /// An error of `kind`.
-    pub const fn new(kind: CatalogEventErrorKind) -> Self {
-        Self {
-            kind,
-            count: 0,
-            refused: None,
-        }
-    }
-
-    fn refused(error: BuildError) -> Self {
-        Self {
-            kind: CatalogEventErrorKind::Refused,
-            count: 0,
-            refused: Some(error),
-        }
-    }
-
-    #[cfg(feature = "postgres")]
-    pub(super) fn with_count(mut self, count: u64) -> Self {
-        self.count = count;
-        self
-    }
-
-    /// What failed.
-    pub const fn kind(&self) -> CatalogEventErrorKind {
-        self.kind
-    }
-
-    /// For [`NotAcknowledged`](CatalogEventErrorKind::NotAcknowledged) and
-    /// [`RefusedElsewhere`](CatalogEventErrorKind::RefusedElsewhere), how many live instances
-    /// did not apply the event; else 0.
-    pub const fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// For [`Refused`](CatalogEventErrorKind::Refused), the rule the change broke (as
-    /// [`Catalogs::apply`] reports it), when a change was made.
-    pub fn build_error(&self) -> Option<&BuildError> {
-        self.refused.as_ref()
-    }
-
-    /// The kind of the broken rule, when refused by a check.
-    pub fn build_error_kind(&self) -> Option<BuildErrorKind> {
-        self.refused.as_ref().map(BuildError::kind)
-    }
-}
-
-impl fmt::Display for CatalogEventError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            CatalogEventErrorKind::UnknownEvent => {
-                f.write_str("no handler is registered for this catalog event")
-            }
-            CatalogEventErrorKind::TooLarge => f.write_str("catalog event payload is too large"),
-            CatalogEventErrorKind::Refused => f.write_str("catalog event refused"),
-            CatalogEventErrorKind::NotAcknowledged => write!(
-                f,
-                "catalog event not applied in time by {} live instance(s)",
-                self.count
-            ),
-            CatalogEventErrorKind::RefusedElsewhere => write!(
-                f,
-                "catalog event refused by {} live instance(s)",
-                self.count
-            ),
-            CatalogEventErrorKind::Backend => f.write_str("catalog event bus backend failed"),
-        }
-    }
-}
-
-impl std::error::Error for CatalogEventError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.refused
-            .as_ref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

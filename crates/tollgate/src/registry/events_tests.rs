@@ -9,6 +9,7 @@ use std::convert::Infallible;
 use tollgate_json::{JsonObject, JsonValue};
 
 use super::*;
+use crate::facts::error::BuildErrorKind;
 use crate::facts::context::RequestContext;
 use crate::model::features::InvocationFeatures;
 use crate::model::result::{CompleteResult, OperationResult};

@@ -236,8 +236,9 @@ pub(crate) struct Live {
     /// Changes are applied one at a time; the count of those accepted.
     writer: Mutex<u64>,
     announcer: Arc<Announcer>,
-    /// The named change events and their bus (`events.rs`), set once at build.
-    pub(super) events: std::sync::OnceLock<Arc<super::events::Events>>,
+    /// The named change events and their bus, set once at build: `events.rs`'s, opaque here
+    /// (the live catalog knows nothing of events).
+    pub(super) events: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

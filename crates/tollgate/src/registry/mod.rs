@@ -13,13 +13,14 @@
 //! - `live`: the [`Catalogs`](live::Catalogs) handle that changes a live endpoint's catalog and
 //!   announces the change;
 //! - `events`: named catalog events an application registers and publishes, applied here at
-//!   once or, through `shared` (PostgreSQL), by every instance.
+//!   once or, through `shared` (PostgreSQL), by every instance; `event_error`: their error.
 //!
 //! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
 pub(crate) mod compile;
+pub(crate) mod event_error;
 pub(crate) mod events;
 pub(crate) mod live;
 pub(crate) mod report;

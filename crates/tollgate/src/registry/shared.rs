@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use tollgate_json::JsonValue;
 
-use crate::registry::events::{CatalogEventError, CatalogEventErrorKind, Events};
+use crate::registry::event_error::{CatalogEventError, CatalogEventErrorKind};
 use crate::registry::live::Live;
 use crate::tasks::warm::Warm;
 
@@ -251,6 +251,22 @@ impl crate::endpoint::EndpointBuilder {
     }
 }
 
+/// How the bus applies an event's logged payload and checks one before it is logged
+/// (`events.rs` implements it with the endpoint's handlers).
+pub(crate) trait Applier: Send + Sync {
+    /// Applies event `name` with the logged payload `text` to `live`'s catalog.
+    fn apply_text(&self, live: &Arc<Live>, name: &str, text: &str)
+    -> Result<(), CatalogEventError>;
+
+    /// Whether event `name` with `payload` would be accepted by `live`'s catalog now.
+    fn check(
+        &self,
+        live: &Arc<Live>,
+        name: &str,
+        payload: &JsonValue,
+    ) -> Result<(), CatalogEventError>;
+}
+
 /// What this instance applied of the log.
 #[derive(Default)]
 struct Applied {
@@ -284,10 +300,20 @@ impl Shared {
         }
     }
 
+    /// Starts following the log for `live`, once (inside a runtime; else at the next call).
+    pub(crate) fn follow(self: &Arc<Self>, live: &Arc<Live>, applier: &Arc<dyn Applier>) {
+        let (live, shared, applier) = (
+            Arc::downgrade(live),
+            Arc::downgrade(self),
+            Arc::downgrade(applier),
+        );
+        crate::session::spawn_once(&self.following, || follow_log(live, shared, applier));
+    }
+
     /// Applies `rows` in order; a refused one is recorded as refused here and passed.
     fn apply_rows(
         live: &Arc<Live>,
-        events: &Events,
+        events: &dyn Applier,
         rows: Vec<(i64, String, String)>,
         applied: &mut Applied,
     ) {
@@ -308,7 +334,7 @@ impl Shared {
         &self,
         conn: &mut sqlx::PgConnection,
         live: &Arc<Live>,
-        events: &Events,
+        events: &dyn Applier,
         applied: &mut Applied,
     ) -> Result<(), sqlx::Error> {
         loop {
@@ -346,7 +372,7 @@ impl Shared {
     pub(crate) async fn catch_up(
         &self,
         live: &Arc<Live>,
-        events: &Events,
+        events: &dyn Applier,
     ) -> Result<u64, CatalogEventError> {
         let mut applied = self.applied.lock().await;
         let mut lent = self.bus.warm.lend().await.map_err(backend)?;
@@ -364,7 +390,7 @@ impl Shared {
     pub(crate) async fn publish(
         &self,
         live: &Arc<Live>,
-        events: &Events,
+        events: &dyn Applier,
         name: &str,
         payload: &JsonValue,
         text: &str,
@@ -471,35 +497,19 @@ impl Shared {
     }
 }
 
-/// The bus of `live`, if it has one.
-fn shared_of(live: &Live) -> Option<(&Events, &Shared)> {
-    let events = live.events.get()?;
-    Some((events, events.shared.as_ref()?))
-}
-
-/// Starts following the log for `live`, once (inside a runtime; else at the next call).
-pub(crate) fn follow(live: &Arc<Live>) {
-    let Some((_, shared)) = shared_of(live) else {
-        return;
-    };
-    let weak = Arc::downgrade(live);
-    crate::session::spawn_once(&shared.following, || follow_log(weak));
-}
-
 /// Follows the log while the endpoint lives: a `LISTEN` connection (named
 /// `tollgate-catalog-<instance>` in `pg_stat_activity`), a round at start, on every
 /// notification and every heartbeat; a lost connection is opened again and caught up from.
 /// When the endpoint is gone, its instance row is removed.
-async fn follow_log(weak: Weak<Live>) {
+async fn follow_log(live: Weak<Live>, shared: Weak<Shared>, applier: Weak<dyn Applier>) {
     loop {
-        let Some((pool, catalog, instance, beat)) = weak.upgrade().and_then(|live| {
-            let (_, shared) = shared_of(&live)?;
-            Some((
+        let Some((pool, catalog, instance, beat)) = shared.upgrade().map(|shared| {
+            (
                 shared.bus.warm.pool().clone(),
                 Arc::clone(&shared.catalog),
                 Arc::clone(&shared.instance),
                 shared.bus.heartbeat,
-            ))
+            )
         }) else {
             return;
         };
@@ -512,7 +522,9 @@ async fn follow_log(weak: Weak<Live>) {
             && listener.listen(CHANNEL).await.is_ok()
         {
             loop {
-                let Some(live) = weak.upgrade() else {
+                let (Some(live), Some(shared), Some(applier)) =
+                    (live.upgrade(), shared.upgrade(), applier.upgrade())
+                else {
                     let _ = sqlx::query(LEAVE)
                         .bind(&*catalog)
                         .bind(&*instance)
@@ -520,10 +532,8 @@ async fn follow_log(weak: Weak<Live>) {
                         .await;
                     return;
                 };
-                if let Some((events, shared)) = shared_of(&live) {
-                    let _ = tokio::time::timeout(ROUND_BOUND, shared.catch_up(&live, events)).await;
-                }
-                drop(live);
+                let _ = tokio::time::timeout(ROUND_BOUND, shared.catch_up(&live, &*applier)).await;
+                drop((live, shared, applier));
                 // A notification or the heartbeat: another round. Lost: open a new connection
                 // and catch up from it.
                 if let Ok(Ok(None) | Err(_)) = tokio::time::timeout(beat, listener.try_recv()).await
@@ -532,7 +542,7 @@ async fn follow_log(weak: Weak<Live>) {
                 }
             }
         }
-        if weak.strong_count() == 0 {
+        if live.strong_count() == 0 {
             return;
         }
         tokio::time::sleep(beat).await;
