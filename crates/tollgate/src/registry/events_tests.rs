@@ -9,8 +9,8 @@ use std::convert::Infallible;
 use tollgate_json::{JsonObject, JsonValue};
 
 use super::*;
-use crate::facts::error::BuildErrorKind;
 use crate::facts::context::RequestContext;
+use crate::facts::error::BuildErrorKind;
 use crate::model::features::InvocationFeatures;
 use crate::model::result::{CompleteResult, OperationResult};
 use crate::model::subscription::Event;
