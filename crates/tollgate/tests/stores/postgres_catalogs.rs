@@ -3,7 +3,8 @@
 //! `list_changed`); an instance started after the events catches up; a `LISTEN` connection
 //! killed is opened again and what it missed applied; a refused event changes no catalog and
 //! logs nothing; an instance with a fresh heartbeat that never acknowledges ends the publish
-//! with a typed error after the (short) acknowledgement timeout; the log's kept window at and
+//! with a typed error after the (short) acknowledgement timeout, one with a stale heartbeat is
+//! not waited for; the log's kept window at and
 //! one past its bound. Needs `TOLLGATE_TEST_POSTGRES_URL` (`scripts/with-postgres`); each test
 //! keeps its tables in a schema of its own.
 
@@ -290,6 +291,18 @@ async fn an_instance_that_never_acknowledges_ends_the_wait_with_a_typed_error() 
         .unwrap_err();
     assert_eq!(error.kind(), CatalogEventErrorKind::RefusedElsewhere);
     assert_eq!(error.count(), 1);
+
+    // A silent one whose heartbeat is stale (a minute old, past five heartbeats) is not waited
+    // for.
+    silent_instance(&pool, 0, 0).await;
+    sqlx::query(
+        "UPDATE tollgate_catalog_instances SET seen = now() - interval '1 minute' \
+         WHERE instance = 'silent'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    handle(&a).publish("offer", &offer(true)).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
