@@ -4,9 +4,9 @@
 //! killed is opened again and what it missed applied; a refused event changes no catalog and
 //! logs nothing; an instance with a fresh heartbeat that never acknowledges ends the publish
 //! with a typed error after the (short) acknowledgement timeout, one with a stale heartbeat is
-//! not waited for; the log's kept window at and
-//! one past its bound. Needs `TOLLGATE_TEST_POSTGRES_URL` (`scripts/with-postgres`); each test
-//! keeps its tables in a schema of its own.
+//! not waited for; the log's kept window at and one past its bound. Needs
+//! `TOLLGATE_TEST_POSTGRES_URL` (`scripts/with-postgres`); each test keeps its tables in a
+//! schema of its own.
 
 #![cfg(feature = "postgres")]
 #![allow(
