@@ -108,10 +108,14 @@ const noItem = await client.readResource({ uri: "catalog://items/NOPE-1" }).catc
 assert.equal(noItem.code, -32602);
 
 // The live catalog: catalog.seasonal adds catalog.gift_wrap, and a listen asking for tool list
-// changes hears of it before the list shows it. Behind the cluster's round robin a change reaches
-// only the instance that made it (no cross-instance change bus yet), so there it is left out
-// (TOLLGATE_E2E_CLUSTER); every wait is bounded, so a missing notification fails, never hangs.
-const live = !process.env.TOLLGATE_E2E_CLUSTER;
+// changes hears of it before the list shows it. Behind the cluster (TOLLGATE_E2E_CLUSTER) the
+// listener is pinned to one instance (TOLLGATE_E2E_LISTEN_URL) and the change made through
+// another (TOLLGATE_E2E_CHANGE_URL): the change travels through the catalog event bus, and ten
+// lists in a row through the one URL (round robin) all show it. Every wait is bounded, so a
+// missing notification fails, never hangs.
+const cluster = Boolean(process.env.TOLLGATE_E2E_CLUSTER);
+const listenUrl = new URL(process.env.TOLLGATE_E2E_LISTEN_URL ?? url);
+const changeUrl = new URL(process.env.TOLLGATE_E2E_CHANGE_URL ?? url);
 const within = (promise, what) => Promise.race([
   promise,
   new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${what} within 10 s`)), 10000)),
@@ -121,33 +125,45 @@ const toolsChanged = () => {
   const promise = new Promise((resolve) => { heard = resolve; });
   return { promise, heard };
 };
-if (live) {
+const modernAt = async (at) => {
+  const other = new Client({ name: "tollgate-e2e-live", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await other.connect(new StreamableHTTPClientTransport(at));
+  return other;
+};
+// Ten lists in a row through the one URL, each with (or each without) the gift wrap.
+const tenLists = async (lister, offered) => {
+  for (let i = 1; i <= 10; i++) {
+    const names = (await lister.listTools()).tools.map((t) => t.name);
+    assert.equal(names.includes("catalog.gift_wrap"), offered, `list ${i}: ${names}`);
+  }
+};
+const changer = cluster ? await modernAt(changeUrl) : client;
+{
+  const listener = cluster ? await modernAt(listenUrl) : client;
   let modernChange = toolsChanged();
-  client.setNotificationHandler("notifications/tools/list_changed", () => modernChange.heard());
-  const subscription = await client.listen({ toolsListChanged: true });
+  listener.setNotificationHandler("notifications/tools/list_changed", () => modernChange.heard());
+  const subscription = await listener.listen({ toolsListChanged: true });
   assert.equal(subscription.honoredFilter.toolsListChanged, true);
-  const season = await client.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
+  const season = await changer.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
   assert.equal(season.structuredContent.enabled, true);
   await within(modernChange.promise, "tools/list_changed on the listen");
-  const withGift = (await client.listTools()).tools.map((t) => t.name);
-  assert.ok(withGift.includes("catalog.gift_wrap"), String(withGift));
+  await tenLists(client, true);
   const wrapped = await client.callTool({ name: "catalog.gift_wrap", arguments: { sku: "TEA-001" } });
   assert.deepEqual(wrapped.structuredContent, { sku: "TEA-001", card: "Season's greetings", price_cents: 350 });
   modernChange = toolsChanged();
-  await client.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
+  await changer.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
   await within(modernChange.promise, "tools/list_changed on the listen");
-  assert.ok(!(await client.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
+  await tenLists(client, false);
   await subscription.close();
+  if (cluster) await listener.close();
 }
 
 await client.close();
-console.log(`official TypeScript client: list and call over 2026-07-28 ok${live ? " (live catalog through listen)" : ""}`);
+console.log(`official TypeScript client: list and call over 2026-07-28 ok (live catalog through listen${cluster ? ", changed on another instance" : ""})`);
 
 // The same client in its default mode speaks 2025-11-25: initialize, a session, JSON responses.
 const legacy = new Client({ name: "tollgate-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
 legacy.setRequestHandler("elicitation/create", answerQuantity);
-let legacyChange = toolsChanged();
-legacy.setNotificationHandler("notifications/tools/list_changed", () => legacyChange.heard());
 const transport = new StreamableHTTPClientTransport(url);
 await legacy.connect(transport);
 assert.equal(legacy.getNegotiatedProtocolVersion?.() ?? "2025-11-25", "2025-11-25");
@@ -181,16 +197,31 @@ const resumed = await legacy.callTool(
 );
 assert.deepEqual(resumed.structuredContent, { items: 4, units: 69 });
 assert.equal(resumedProgress.at(-1), 4);
-// The live catalog on 2025-11-25: list_changed arrives on the session's standalone GET stream.
-if (live) {
-  await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
+// The live catalog on 2025-11-25: list_changed arrives on the session's standalone GET stream
+// (in the cluster, a session on the listening instance, the change made through another).
+{
+  const listener = cluster
+    ? new Client({ name: "tollgate-e2e-live", version: "1.0.0" })
+    : legacy;
+  let legacyChange = toolsChanged();
+  listener.setNotificationHandler("notifications/tools/list_changed", () => legacyChange.heard());
+  const listening = cluster ? new StreamableHTTPClientTransport(listenUrl) : transport;
+  if (cluster) await listener.connect(listening);
+  const legacyChanger = cluster ? changer : legacy;
+  await legacyChanger.callTool({ name: "catalog.seasonal", arguments: { enabled: true } });
   await within(legacyChange.promise, "tools/list_changed on the session's stream");
-  assert.ok((await legacy.listTools()).tools.some((t) => t.name === "catalog.gift_wrap"));
+  await tenLists(legacy, true);
   const legacyWrapped = await legacy.callTool({ name: "catalog.gift_wrap", arguments: { sku: "MUG-001", card: "Enjoy" } });
   assert.equal(legacyWrapped.structuredContent.card, "Enjoy");
   legacyChange = toolsChanged();
-  await legacy.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
+  await legacyChanger.callTool({ name: "catalog.seasonal", arguments: { enabled: false } });
   await within(legacyChange.promise, "tools/list_changed on the session's stream");
+  await tenLists(legacy, false);
+  if (cluster) {
+    await listening.terminateSession();
+    await listener.close();
+    await changer.close();
+  }
 }
 await transport.terminateSession();
 await legacy.close();

@@ -279,7 +279,14 @@ pub mod endpoint {
         MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL, MAX_SUBSCRIPTION_ENTRIES,
     };
     pub use crate::registry::builder::EndpointBuilder;
+    pub use crate::registry::event_error::{CatalogEventError, CatalogEventErrorKind};
+    pub use crate::registry::events::{MAX_CATALOG_EVENT_BYTES, MAX_CATALOG_EVENT_BYTES_CEILING};
     pub use crate::registry::live::{CatalogChange, Catalogs, LIST_CHANGED_WINDOW};
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub use crate::registry::shared::{
+        CATALOG_ACK_TIMEOUT, CATALOG_HEARTBEAT, CATALOG_KEPT_EVENTS, PostgresCatalogBus,
+    };
     pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
     pub use crate::session::SessionConfig;
     pub use crate::session::memory::MemorySessionStore;

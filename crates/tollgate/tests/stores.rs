@@ -7,6 +7,8 @@
 //!   (`scripts/with-postgres`);
 //! - `postgres_sessions`: 2025 sessions shared through PostgreSQL (`scripts/with-postgres`, with
 //!   `--test-threads=1`, since one test kills the database);
+//! - `postgres_catalogs`: catalog events heard on every instance through PostgreSQL
+//!   (`scripts/with-postgres`);
 //! - `postgres_faults`: PostgreSQL killed under load (`scripts/with-postgres`);
 //! - `postgres_readiness`: the built-in server's `/readyz` while PostgreSQL is killed and
 //!   restarted (`scripts/with-postgres`);
@@ -24,6 +26,7 @@
 mod support;
 
 mod stores {
+    mod postgres_catalogs;
     mod postgres_faults;
     mod postgres_readiness;
     mod postgres_sessions;

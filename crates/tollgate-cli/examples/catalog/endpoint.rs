@@ -731,6 +731,7 @@ pub(crate) fn builder(
     .add_tool(restock)
     .add_tool(whoami)
     .add_tool(seasonal::offer_tool()?)
+    .catalog_event(seasonal::EVENT, seasonal::apply)
     .live_catalogs()
     .interceptor(maintenance)
     .tool_result_sanitizer(MaskEmails)

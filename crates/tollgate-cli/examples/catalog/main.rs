@@ -120,6 +120,10 @@ async fn serve(options: options::Options) -> Result<(), Box<dyn std::error::Erro
             .build()?,
     };
     endpoint::seasonal::attach(&endpoint);
+    // In a cluster: apply the catalog events logged before this instance started.
+    if let Some(catalogs) = endpoint.catalogs() {
+        catalogs.sync().await?;
+    }
     let mut service = McpService::builder()
         .endpoint(endpoint)
         .cors(CorsPolicy::allow_origins([page])?);

@@ -4,12 +4,18 @@
 //! `notifications/tools/list_changed` (a 2025 session on its `GET` stream, a 2026-07-28 client
 //! through `subscriptions/listen` with `toolsListChanged`). Calls already running finish on the
 //! catalog they started on.
+//!
+//! The change is the catalog event `catalog.seasonal` (payload `{"enabled": bool}`), published
+//! with `Catalogs::publish`: alone the demo applies it at once; in a cluster (a PostgreSQL
+//! store, `stores.rs`) every instance applies it through [`apply`] and the call answers once all
+//! of them have, so any instance behind the load balancer lists the change after it.
 
 use std::sync::OnceLock;
 
 use serde::Serialize;
-use tollgate::endpoint::Catalogs;
-use tollgate::{Endpoint, ToolRegistration, tool};
+use tollgate::endpoint::{CatalogChange, Catalogs};
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::{BuildError, Endpoint, ToolRegistration, tool};
 
 /// The catalog `catalog.seasonal` changes: the first demo endpoint of this process
 /// ([`attach`]).
@@ -25,6 +31,21 @@ pub(crate) fn attach(endpoint: &Endpoint) {
 /// The tool the offer adds.
 const GIFT_WRAP: &str = "catalog.gift_wrap";
 
+/// The catalog event that turns the offer on or off (payload `{"enabled": bool}`).
+pub(crate) const EVENT: &str = "catalog.seasonal";
+
+/// The change the event makes of the catalog now: adds or removes `catalog.gift_wrap` as
+/// asked (nothing when it is already as asked, or the payload asks nothing).
+pub(crate) fn apply(catalogs: &Catalogs, payload: &JsonValue) -> Result<CatalogChange, BuildError> {
+    let enabled = payload.get("enabled").and_then(JsonValue::as_bool);
+    let offered = catalogs.tool_names().iter().any(|t| t == GIFT_WRAP);
+    Ok(match (enabled, offered) {
+        (Some(true), false) => CatalogChange::new().add_tool(gift_wrap_tool()?),
+        (Some(false), true) => CatalogChange::new().remove_tool(GIFT_WRAP),
+        _ => CatalogChange::new(),
+    })
+}
+
 #[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct Season {
     /// Whether gift wrapping is offered now.
@@ -33,17 +54,18 @@ pub(crate) struct Season {
     tools: Vec<String>,
 }
 
-/// Why the offer could not be changed.
+/// Why the offer could not be changed (the catalog event's error, which never names the
+/// payload).
 #[derive(Debug)]
-pub(crate) struct NotLive;
+pub(crate) struct NotChanged(String);
 
-impl std::fmt::Display for NotLive {
+impl std::fmt::Display for NotChanged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the catalog cannot change here")
+        f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for NotLive {}
+impl std::error::Error for NotChanged {}
 
 /// Turns the seasonal offer on or off: adds or removes `catalog.gift_wrap`.
 #[tool(
@@ -56,17 +78,19 @@ impl std::error::Error for NotLive {}
 )]
 async fn seasonal(
     #[arg(description = "Whether gift wrapping is offered")] enabled: bool,
-) -> Result<Season, NotLive> {
-    let catalogs = CATALOGS.get().ok_or(NotLive)?;
-    let offered = catalogs.tool_names().iter().any(|t| t == GIFT_WRAP);
-    // Both outcomes leave the offer as asked; a concurrent call may have got there first.
-    let _ = match (enabled, offered) {
-        (true, false) => gift_wrap_tool()
-            .map_err(|_| NotLive)
-            .and_then(|tool| catalogs.add_tool(tool).map_err(|_| NotLive)),
-        (false, true) => catalogs.remove_tool(GIFT_WRAP).map_err(|_| NotLive),
-        _ => Ok(catalogs.version()),
-    };
+) -> Result<Season, NotChanged> {
+    let catalogs = CATALOGS
+        .get()
+        .ok_or_else(|| NotChanged("the catalog cannot change here".to_owned()))?;
+    let payload: JsonValue = JsonObject::builder()
+        .insert("enabled", enabled)
+        .build()
+        .into();
+    // Applied here and (in a cluster) on every instance before this returns.
+    catalogs
+        .publish(EVENT, &payload)
+        .await
+        .map_err(|e| NotChanged(e.to_string()))?;
     let tools = catalogs.tool_names();
     Ok(Season {
         enabled: tools.iter().any(|t| t == GIFT_WRAP),

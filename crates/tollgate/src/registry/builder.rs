@@ -61,6 +61,7 @@ impl Endpoint {
             sanitizer: None,
             failures: Default::default(),
             live: false,
+            events: crate::registry::events::EventSettings::default(),
             #[cfg(feature = "oauth")]
             bearer_resource: None,
         }
@@ -96,6 +97,8 @@ pub struct EndpointBuilder {
     pub(super) failures: crate::facts::report::Failures,
     /// Whether the catalog may change while serving.
     pub(super) live: bool,
+    /// Catalog event handlers, their payload bound and bus (`events.rs`, `shared.rs`).
+    pub(super) events: crate::registry::events::EventSettings,
     /// The resource a `BearerAuth` admission checks tokens for, when the controller is one.
     #[cfg(feature = "oauth")]
     pub(super) bearer_resource: Option<crate::policy::authorization::ProtectedResource>,
@@ -434,6 +437,11 @@ impl EndpointBuilder {
         if self.task_store.is_some() && !self.task_config.is_valid() {
             return Err(self.error(BuildErrorKind::TasksNotConfigured));
         }
+        if (self.events.is_set() && !self.live) || !self.events.is_valid() {
+            return Err(self
+                .error(BuildErrorKind::InvalidConfiguration)
+                .with_detail("catalog events need live catalogs and a payload bound in range"));
+        }
         Ok(Endpoint {
             inner: Arc::new(self.assemble()?),
         })
@@ -592,6 +600,9 @@ impl EndpointBuilder {
             ))),
             false => None,
         };
+        if let Some(live) = &live {
+            self.events.attach(live, &self.path);
+        }
         let catalog = compile(registrations, &rules)?;
         Ok(EndpointInner {
             path: self.path,

@@ -236,6 +236,9 @@ pub(crate) struct Live {
     /// Changes are applied one at a time; the count of those accepted.
     writer: Mutex<u64>,
     announcer: Arc<Announcer>,
+    /// The named change events and their bus, set once at build: `events.rs`'s, opaque here
+    /// (the live catalog knows nothing of events).
+    pub(super) events: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -263,6 +266,7 @@ impl Live {
             current: ArcSwap::new(catalog),
             rules,
             writer: Mutex::new(0),
+            events: std::sync::OnceLock::new(),
         }
     }
 
@@ -274,9 +278,26 @@ impl Live {
 
     /// Applies `change` to the catalog published now: the new version, or the first rule
     /// broken (and nothing published).
-    fn apply(self: &Arc<Self>, change: CatalogChange) -> Result<u64, BuildError> {
+    pub(super) fn apply(self: &Arc<Self>, change: CatalogChange) -> Result<u64, BuildError> {
         let mut version = lock(&self.writer);
-        let now = self.current.load_full();
+        let catalog = self.next(&self.current.load_full(), change)?;
+        self.current.store(Arc::new(catalog));
+        *version += 1;
+        let accepted = *version;
+        drop(version);
+        self.changed();
+        Ok(accepted)
+    }
+
+    /// Whether `change` would be accepted now (compiled, never published).
+    #[cfg(feature = "postgres")]
+    pub(super) fn check(&self, change: CatalogChange) -> Result<(), BuildError> {
+        let _writer = lock(&self.writer);
+        self.next(&self.current.load_full(), change).map(drop)
+    }
+
+    /// The catalog `change` makes of `now`, or the first rule it breaks.
+    fn next(&self, now: &Catalog, change: CatalogChange) -> Result<Catalog, BuildError> {
         let mut next = Registrations {
             tools: now.tools.clone(),
             prompts: now.prompts.clone(),
@@ -296,13 +317,7 @@ impl Live {
                 return Err(self.rules.error(BuildErrorKind::UnknownRegistration));
             }
         }
-        let catalog = compile(next, &self.rules)?;
-        self.current.store(Arc::new(catalog));
-        *version += 1;
-        let accepted = *version;
-        drop(version);
-        self.changed();
-        Ok(accepted)
+        compile(next, &self.rules)
     }
 
     /// A change was published: announce it at the end of the window (at once outside a
@@ -348,7 +363,7 @@ impl Live {
 /// ```
 #[derive(Clone)]
 pub struct Catalogs {
-    live: Arc<Live>,
+    pub(super) live: Arc<Live>,
 }
 
 impl std::fmt::Debug for Catalogs {

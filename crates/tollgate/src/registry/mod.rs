@@ -11,15 +11,21 @@
 //! - `catalog`: the pre-rendered `server/discover`/`initialize` results and list pages;
 //! - `snapshot`: one catalog as requests see it, and the handle a request holds on it;
 //! - `live`: the [`Catalogs`](live::Catalogs) handle that changes a live endpoint's catalog and
-//!   announces the change.
+//!   announces the change;
+//! - `events`: named catalog events an application registers and publishes, applied here at
+//!   once or, through `shared` (PostgreSQL), by every instance; `event_error`: their error.
 //!
 //! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
 pub(crate) mod compile;
+pub(crate) mod event_error;
+pub(crate) mod events;
 pub(crate) mod live;
 pub(crate) mod report;
+#[cfg(feature = "postgres")]
+pub(crate) mod shared;
 pub(crate) mod skills;
 pub(crate) mod snapshot;
 
