@@ -279,6 +279,7 @@ pub mod endpoint {
     };
     pub use crate::registry::builder::EndpointBuilder;
     pub use crate::registry::live::{CatalogChange, Catalogs, LIST_CHANGED_WINDOW};
+    pub use crate::registry::view::{DEFAULT_VIEWS_CACHED, MAX_VIEWS_CACHED, Registered};
     pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
     pub use crate::session::SessionConfig;
     pub use crate::session::memory::MemorySessionStore;

@@ -39,4 +39,5 @@ mod http {
     mod sse_streams;
     mod subscriptions;
     mod v2026;
+    mod views;
 }

@@ -133,11 +133,14 @@ pub(crate) async fn listen(
     // Every message on the stream names it: the listen request's id.
     let meta = JsonObject::builder().insert(SUBSCRIPTION_ID, request_id.to_json());
     let meta = meta.build();
-    // List changes are honoured where the catalog can change.
+    // List changes are honoured where the catalog can change (with views, those of the
+    // caller's view: its identity is this listen's).
     let lists: Vec<ListKind> = match endpoint.inner.live {
         Some(_) => lists,
         None => Vec::new(),
     };
+    let view = endpoint.list_view(&context.admission);
+    let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -171,6 +174,7 @@ pub(crate) async fn listen(
             }
             Ok(Event::TaskChanged(task_id)) => vec![task_id],
             Ok(Event::ListsChanged(changed)) => {
+                let changed = seen(changed);
                 lists_changed(
                     sink,
                     &lists,
@@ -182,7 +186,13 @@ pub(crate) async fn listen(
             // Events were lost: every list asked for may have changed, and every watched task's
             // current state is sent instead.
             Err(broadcast::error::RecvError::Lagged(_)) => {
-                lists_changed(sink, &lists, |_| true, &meta);
+                let changed = seen(u16::MAX);
+                lists_changed(
+                    sink,
+                    &lists,
+                    |list| changed & list_bit(revision, list) != 0,
+                    &meta,
+                );
                 tasks.iter().cloned().collect()
             }
             Err(broadcast::error::RecvError::Closed) => break,
@@ -246,7 +256,7 @@ fn lists_changed(
 /// subscriptions require).
 fn readable(endpoint: &Endpoint, context: &RequestContext, uri: &str) -> bool {
     match endpoint
-        .catalog()
+        .catalog_for(&context.admission)
         .route_resource(uri, context.protocol_version)
     {
         None => false,

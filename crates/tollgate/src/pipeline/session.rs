@@ -304,6 +304,10 @@ async fn initialize(
             crate::session::SessionConfig::default().get_idle_timeout(),
         )),
     };
+    // With per-principal views, the session is told of the list changes its view saw.
+    if let Some(view) = endpoint.list_view(&context.admission) {
+        let _ = streams.view.set(view);
+    }
     let session = Session {
         owner: context.admission.principal_name().map(Arc::from),
         revision,

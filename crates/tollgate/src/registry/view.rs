@@ -1,0 +1,363 @@
+//! Per-principal views: what one admitted identity sees of a catalog.
+//!
+//! Owns the view function an endpoint is built with
+//! ([`EndpointBuilder::view`](crate::endpoint::EndpointBuilder::view)), the catalogs rendered
+//! for views narrower than the whole (`Views::narrow`), the bounded cache of those renderings
+//! that each published catalog carries (`Rendered`: dropped with it when a live change is
+//! published), and what a listener's view changed between two announcements (`Watch`).
+//!
+//! A view is the set of registrations its identity sees, not the identity: two principals who
+//! see the same registrations share one rendering. A narrowed catalog is compiled exactly as the
+//! endpoint's own (`compile`), from the visible registrations alone, so an unseen registration
+//! is absent from every list and every lookup, and its call, get, read or completion answers
+//! as an unknown name does. Its cursors are bound to the view. An identity that sees everything
+//! reads the endpoint's own pre-rendered catalog.
+//!
+//! Knows nothing of requests, transports or how identities are admitted.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use crate::facts::identity::AdmissionIdentity;
+use crate::model::prompt::PromptRegistration;
+use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use crate::model::skill::SkillRegistration;
+use crate::model::subscription::ListView;
+use crate::model::tool::ToolRegistration;
+use crate::registry::catalog::Rules;
+use crate::registry::compile::{Registrations, compile_view};
+use crate::registry::live::{Live, differences};
+use crate::registry::snapshot::Catalog;
+
+/// How many distinct views' catalogs one published catalog keeps rendered, unless
+/// [`EndpointBuilder::views_cached`](crate::endpoint::EndpointBuilder::views_cached) says
+/// otherwise. Past it, the view used least recently is dropped (and rendered again when next
+/// used).
+///
+/// ```
+/// assert_eq!(tollgate::endpoint::DEFAULT_VIEWS_CACHED, 64);
+/// ```
+pub const DEFAULT_VIEWS_CACHED: usize = 64;
+
+/// The most [`EndpointBuilder::views_cached`](crate::endpoint::EndpointBuilder::views_cached)
+/// allows: each cached view holds a rendered catalog.
+///
+/// ```
+/// assert_eq!(tollgate::endpoint::MAX_VIEWS_CACHED, 4096);
+/// ```
+pub const MAX_VIEWS_CACHED: usize = 4096;
+
+/// One registration of an endpoint's catalog, as a view function is asked about it.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::endpoint::Registered;
+///
+/// // A view function: only principals with the `admin` scope see tools named `admin.*`.
+/// let view = |who: &tollgate::policy::AdmissionIdentity, item: Registered<'_>| match item {
+///     Registered::Tool(tool) => !tool.name().starts_with("admin.") || who.has_scope("admin"),
+///     _ => true,
+/// };
+/// # let _ = view;
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub enum Registered<'a> {
+    /// A tool.
+    Tool(&'a ToolRegistration),
+    /// A prompt.
+    Prompt(&'a PromptRegistration),
+    /// A resource at an exact URI.
+    Resource(&'a ResourceRegistration),
+    /// A URI-template resource.
+    ResourceTemplate(&'a ResourceTemplateRegistration),
+    /// A skill (2026-07-28).
+    Skill(&'a SkillRegistration),
+}
+
+impl Registered<'_> {
+    /// What names it in its list: a tool's, prompt's or skill's name, a resource's URI, a
+    /// template's URI template.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::endpoint::Registered;
+    ///
+    /// fn public(item: Registered<'_>) -> bool {
+    ///     !item.key().starts_with("internal.")
+    /// }
+    /// # let _ = public;
+    /// ```
+    pub fn key(&self) -> &str {
+        match self {
+            Self::Tool(t) => t.name(),
+            Self::Prompt(p) => p.name(),
+            Self::Resource(r) => r.uri(),
+            Self::ResourceTemplate(t) => t.uri_template(),
+            Self::Skill(s) => s.name(),
+        }
+    }
+}
+
+/// A view function: whether an identity sees a registration.
+pub(crate) type ViewFn = dyn Fn(&AdmissionIdentity, Registered<'_>) -> bool + Send + Sync;
+
+/// A view: one bit per registration of the catalog it was taken of (tools, prompts,
+/// resources, templates, skills, in that order), set where the registration is visible.
+type Key = Box<[u64]>;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Each guarded value is changed whole under the lock: a poisoned one is still consistent.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An endpoint's views: the function, the bound of each catalog's cache, and the rules its
+/// narrowed catalogs are compiled under (the endpoint's own).
+pub(crate) struct Views {
+    see: Arc<ViewFn>,
+    bound: usize,
+    rules: Rules,
+}
+
+impl Views {
+    pub(crate) fn new(see: Arc<ViewFn>, bound: usize, rules: Rules) -> Self {
+        Self { see, bound, rules }
+    }
+
+    /// The catalog `who` sees of `base`: `None` when it sees all of it (the caller then reads
+    /// `base` itself), else its view's catalog, from `base`'s cache or rendered now and cached.
+    pub(crate) fn narrow(&self, base: &Catalog, who: &AdmissionIdentity) -> Option<Arc<Catalog>> {
+        let key = self.key(base, who)?;
+        if let Some(hit) = base.views.get(&key) {
+            return Some(hit);
+        }
+        // Rendered outside the lock: two requests racing on a new view may both render it, and
+        // the first one cached is kept.
+        let rendered = Arc::new(self.render(base, &key));
+        Some(base.views.insert(key, rendered, self.bound))
+    }
+
+    /// The view of `who` on `base`, or `None` when every registration is visible.
+    fn key(&self, base: &Catalog, who: &AdmissionIdentity) -> Option<Key> {
+        let see = &*self.see;
+        let items = base
+            .tools
+            .iter()
+            .map(|t| see(who, Registered::Tool(t)))
+            .chain(base.prompts.iter().map(|p| see(who, Registered::Prompt(p))))
+            .chain(
+                base.resources
+                    .iter()
+                    .map(|r| see(who, Registered::Resource(r))),
+            )
+            .chain(
+                base.templates
+                    .iter()
+                    .map(|t| see(who, Registered::ResourceTemplate(t))),
+            )
+            .chain(
+                base.skill_registrations
+                    .iter()
+                    .map(|s| see(who, Registered::Skill(s))),
+            );
+        let mut key: Vec<u64> = Vec::new();
+        let mut all = true;
+        for (i, visible) in items.enumerate() {
+            if i % 64 == 0 {
+                key.push(0);
+            }
+            if visible {
+                if let Some(word) = key.last_mut() {
+                    *word |= 1 << (i % 64);
+                }
+            } else {
+                all = false;
+            }
+        }
+        (!all).then(|| key.into_boxed_slice())
+    }
+
+    /// `base` narrowed to the registrations `key` sets, compiled as the endpoint's own catalog
+    /// is, its cursors bound to the view. A narrowed catalog that does not compile (a subset of
+    /// one that did: not expected) withholds everything: its lists answer an internal error.
+    fn render(&self, base: &Catalog, key: &[u64]) -> Catalog {
+        let mut at = 0;
+        let mut pick = |n: usize| -> Vec<bool> {
+            let flags = (at..at + n)
+                .map(|i| key.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0))
+                .collect();
+            at += n;
+            flags
+        };
+        let tools = pick(base.tools.len());
+        let prompts = pick(base.prompts.len());
+        let resources = pick(base.resources.len());
+        let templates = pick(base.templates.len());
+        let skills = pick(base.skill_registrations.len());
+        let registrations = Registrations {
+            tools: subset(&base.tools, &tools),
+            prompts: subset(&base.prompts, &prompts),
+            resources: subset(&base.resources, &resources),
+            templates: subset(&base.templates, &templates),
+            skills: subset(&base.skill_registrations, &skills),
+        };
+        let mut hasher = DefaultHasher::new();
+        key.hash(&mut hasher);
+        // Never 0: that is the endpoint's own catalog.
+        let salt = hasher.finish() | 1;
+        let skills_served = base.skills.is_some();
+        compile_view(registrations, &self.rules, salt, skills_served)
+            .unwrap_or_else(|_| Catalog::withheld())
+    }
+}
+
+/// The items of `list` whose flag in `visible` is set.
+fn subset<T: Clone>(list: &[T], visible: &[bool]) -> Vec<T> {
+    list.iter()
+        .zip(visible)
+        .filter(|(_, seen)| **seen)
+        .map(|(item, _)| item.clone())
+        .collect()
+}
+
+/// The views rendered of one catalog, at most the endpoint's bound of them: past it, the one
+/// used least recently is dropped. Made empty with each catalog, so a live change published
+/// drops every view of the catalog before it (with that catalog, once no request holds it).
+#[derive(Default)]
+pub(crate) struct Rendered {
+    cache: Mutex<Lru>,
+}
+
+#[derive(Default)]
+struct Lru {
+    /// Each view's catalog, and when it was last used (`tick`).
+    entries: HashMap<Key, (Arc<Catalog>, u64)>,
+    tick: u64,
+}
+
+impl Rendered {
+    /// How many views are rendered now.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.cache).entries.len()
+    }
+
+    fn get(&self, key: &[u64]) -> Option<Arc<Catalog>> {
+        let mut lru = lock(&self.cache);
+        lru.tick += 1;
+        let tick = lru.tick;
+        let (catalog, used) = lru.entries.get_mut(key)?;
+        *used = tick;
+        Some(Arc::clone(catalog))
+    }
+
+    /// Caches `catalog` as `key`'s (keeping one cached meanwhile), dropping the view used
+    /// least recently when `bound` are cached already.
+    fn insert(&self, key: Key, catalog: Arc<Catalog>, bound: usize) -> Arc<Catalog> {
+        let mut lru = lock(&self.cache);
+        lru.tick += 1;
+        let tick = lru.tick;
+        if let Some((cached, used)) = lru.entries.get_mut(&key) {
+            *used = tick;
+            return Arc::clone(cached);
+        }
+        while lru.entries.len() >= bound.max(1) {
+            let oldest = lru
+                .entries
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(key, _)| key.clone());
+            match oldest {
+                Some(oldest) => lru.entries.remove(&oldest),
+                None => break,
+            };
+        }
+        lru.entries.insert(key, (Arc::clone(&catalog), tick));
+        catalog
+    }
+}
+
+/// One listener's view of a live catalog (a 2025 session's streams, a stdio session, a
+/// `subscriptions/listen` stream): its identity, recorded when it started, and its view's
+/// catalog as it was last announced to it.
+pub(crate) struct Watch {
+    identity: AdmissionIdentity,
+    views: Arc<Views>,
+    live: Weak<Live>,
+    seen: Mutex<Arc<Catalog>>,
+}
+
+impl Watch {
+    /// A watch of `identity`'s view of `live`'s catalog, from the one published now.
+    pub(crate) fn new(identity: AdmissionIdentity, views: Arc<Views>, live: &Arc<Live>) -> Self {
+        let seen = view_of(&views, &live.current(), &identity);
+        Self {
+            identity,
+            views,
+            live: Arc::downgrade(live),
+            seen: Mutex::new(seen),
+        }
+    }
+}
+
+/// `who`'s catalog of `now`: its view's, or `now` itself when it sees everything.
+fn view_of(views: &Views, now: &Arc<Catalog>, who: &AdmissionIdentity) -> Arc<Catalog> {
+    views.narrow(now, who).unwrap_or_else(|| Arc::clone(now))
+}
+
+impl ListView for Watch {
+    /// The lists of this view that differ, as rendered, between the catalog last announced to
+    /// it and the one published now (whatever the announcement said changed in the whole: a
+    /// change outside the view is no change of it).
+    fn changed(&self, _announced: u16) -> u16 {
+        let Some(live) = self.live.upgrade() else {
+            return 0;
+        };
+        let now = view_of(&self.views, &live.current(), &self.identity);
+        let mut seen = lock(&self.seen);
+        let lists = differences(&seen, &now);
+        *seen = now;
+        lists
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn rendered_with(n: u64, bound: usize, cache: &Rendered) {
+        let key: Key = vec![n].into_boxed_slice();
+        cache.insert(key, Arc::new(Catalog::withheld()), bound);
+    }
+
+    #[test]
+    fn the_cache_holds_its_bound_and_drops_the_least_recently_used_one_past_it() {
+        let cache = Rendered::default();
+        for n in 0..3 {
+            rendered_with(n, 3, &cache);
+        }
+        assert_eq!(cache.len(), 3, "at the bound, all are kept");
+        // View 0 is used again: view 1 is now the least recently used.
+        assert!(cache.get(&[0]).is_some());
+        rendered_with(3, 3, &cache);
+        assert_eq!(cache.len(), 3, "one past the bound evicts, never grows");
+        assert!(
+            cache.get(&[1]).is_none(),
+            "the least recently used view is dropped"
+        );
+        assert!(cache.get(&[0]).is_some() && cache.get(&[3]).is_some());
+    }
+
+    #[test]
+    fn a_view_cached_twice_keeps_the_first_rendering() {
+        let cache = Rendered::default();
+        let first = cache.insert(vec![7].into(), Arc::new(Catalog::withheld()), 2);
+        let second = cache.insert(vec![7].into(), Arc::new(Catalog::withheld()), 2);
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(cache.len(), 1);
+    }
+}
