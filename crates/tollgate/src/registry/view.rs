@@ -352,6 +352,99 @@ mod tests {
         assert!(cache.get(&[0]).is_some() && cache.get(&[3]).is_some());
     }
 
+    fn skill(name: &str) -> SkillRegistration {
+        let md = format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n");
+        SkillRegistration::builder(name)
+            .file("SKILL.md", md)
+            .build()
+            .unwrap()
+    }
+
+    fn tool(name: &str) -> ToolRegistration {
+        async fn answer(
+            _: &crate::facts::context::RequestContext,
+            _: crate::model::tool::ToolArguments<tollgate_json::JsonObject>,
+            _: &crate::model::features::InvocationFeatures,
+        ) -> Result<crate::model::result::OperationResult, std::convert::Infallible> {
+            Ok(crate::model::result::CompleteResult::from_tool_text("ok").into())
+        }
+        ToolRegistration::with_name(name, [V26])
+            .json_object_arguments()
+            .handler(answer)
+            .build()
+            .unwrap()
+    }
+
+    const V26: crate::version::ProtocolVersion = crate::version::ProtocolVersion::V2026_07_28;
+
+    /// Anonymous callers do not see `secret*`; principals see everything.
+    fn viewed() -> crate::registry::builder::EndpointBuilder {
+        crate::registry::Endpoint::with_path(
+            "/mcp",
+            [V26],
+            crate::registry::Implementation::new("views", "1"),
+        )
+        .view(|who, item| who.principal_name().is_some() || !item.key().starts_with("secret"))
+    }
+
+    fn page_text(page: Option<&Vec<u8>>) -> String {
+        String::from_utf8_lossy(page.map_or(&[][..], |p| &p[..])).into_owned()
+    }
+
+    #[test]
+    fn an_unseen_skill_is_absent_from_the_views_lists_and_lookups() {
+        let endpoint = viewed()
+            .add_skill(skill("pdf"))
+            .add_skill(skill("secret"))
+            .build()
+            .unwrap();
+        let secret = skill("secret");
+        let anonymous = AdmissionIdentity::anonymous();
+        let view = endpoint.catalog_for(&anonymous);
+        let skills = view.skills.as_ref().unwrap();
+        assert!(!skills.get.contains_key(secret.uri()));
+        assert!(!skills.files.contains_key(secret.uri()));
+        assert!(view.route_resource(secret.uri(), V26).is_none());
+        assert!(!page_text(skills.pages.first()).contains("secret"));
+        assert!(page_text(skills.pages.first()).contains("pdf"));
+        let slot = crate::registry::revision_slot(V26);
+        assert!(!page_text(view.resource_pages[slot].as_ref()).contains("secret"));
+        // Who sees everything reads the endpoint's own catalog, rendering nothing.
+        let principal = AdmissionIdentity::principal("p");
+        let full = endpoint.catalog_for(&principal);
+        assert!(full.skills.as_ref().unwrap().get.contains_key(secret.uri()));
+        assert_eq!(endpoint.rendered_views(), 1);
+        // A view seeing no skill still answers an (empty) skills list.
+        let none = viewed().add_skill(skill("secret")).build().unwrap();
+        let view = none.catalog_for(&anonymous);
+        let skills = view.skills.as_ref().unwrap();
+        assert!(skills.get.is_empty());
+        assert!(page_text(skills.pages.first()).contains(r#""skills":[]"#));
+    }
+
+    #[test]
+    fn a_live_change_drops_the_views_rendered_of_the_catalog_before_it() {
+        // Outside a runtime: the change is announced at once, and nobody listens.
+        let endpoint = viewed()
+            .add_tool(tool("open"))
+            .add_tool(tool("secret.reset"))
+            .live_catalogs()
+            .build()
+            .unwrap();
+        let anonymous = AdmissionIdentity::anonymous();
+        let names = |endpoint: &crate::registry::Endpoint| -> Vec<String> {
+            let view = endpoint.catalog_for(&anonymous);
+            view.tools.iter().map(|t| t.name().to_owned()).collect()
+        };
+        assert_eq!(names(&endpoint), ["open"]);
+        assert_eq!(endpoint.rendered_views(), 1);
+        let catalogs = endpoint.catalogs().unwrap();
+        catalogs.add_tool(tool("open2")).unwrap();
+        assert_eq!(endpoint.rendered_views(), 0, "dropped with the catalog");
+        assert_eq!(names(&endpoint), ["open", "open2"]);
+        assert_eq!(endpoint.rendered_views(), 1);
+    }
+
     #[test]
     fn a_view_cached_twice_keeps_the_first_rendering() {
         let cache = Rendered::default();
