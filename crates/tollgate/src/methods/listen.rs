@@ -18,6 +18,7 @@ use crate::model::subscription::{Event, ListKind, MAX_SUBSCRIPTION_ENTRIES, list
 use crate::registry::Endpoint;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
+use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail, result_reply_json};
 use crate::wire::stage::stage;
@@ -174,25 +175,13 @@ pub(crate) async fn listen(
             }
             Ok(Event::TaskChanged(task_id)) => vec![task_id],
             Ok(Event::ListsChanged(changed)) => {
-                let changed = seen(changed);
-                lists_changed(
-                    sink,
-                    &lists,
-                    |list| changed & list_bit(revision, list) != 0,
-                    &meta,
-                );
+                lists_changed(sink, &lists, revision, seen(changed), &meta);
                 continue;
             }
             // Events were lost: every list asked for may have changed, and every watched task's
             // current state is sent instead.
             Err(broadcast::error::RecvError::Lagged(_)) => {
-                let changed = seen(u16::MAX);
-                lists_changed(
-                    sink,
-                    &lists,
-                    |list| changed & list_bit(revision, list) != 0,
-                    &meta,
-                );
+                lists_changed(sink, &lists, revision, seen(u16::MAX), &meta);
                 tasks.iter().cloned().collect()
             }
             Err(broadcast::error::RecvError::Closed) => break,
@@ -239,14 +228,19 @@ fn acknowledgement(
     acknowledged.build()
 }
 
-/// `notifications/{tools,prompts,resources}/list_changed` for the lists asked for that `changed`.
+/// `notifications/{tools,prompts,resources}/list_changed` for the lists asked for that
+/// `changed` (a set of `list_bit`s) names on `revision`.
 fn lists_changed(
     sink: &NotificationSink,
     lists: &[ListKind],
-    changed: impl Fn(ListKind) -> bool,
+    revision: ProtocolVersion,
+    changed: u16,
     meta: &JsonObject,
 ) {
-    for list in lists.iter().filter(|list| changed(**list)) {
+    for list in lists
+        .iter()
+        .filter(|list| changed & list_bit(revision, **list) != 0)
+    {
         let params = JsonObject::builder().insert("_meta", meta.clone());
         sink.notify(list.notification(), params.build());
     }

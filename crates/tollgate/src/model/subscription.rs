@@ -41,15 +41,6 @@ pub(crate) enum Event {
     ListsChanged(u16),
 }
 
-/// What one listener sees of a live catalog's lists, when the endpoint has per-principal views
-/// (`registry/view.rs`): a listener whose view did not change is not told of a change.
-pub(crate) trait ListView: Send + Sync {
-    /// Of the lists `announced` (a set of [`list_bit`]s) changed in the whole catalog, those
-    /// that changed in this listener's view since it was last asked (its own comparison: a
-    /// change outside the view is none of its).
-    fn changed(&self, announced: u16) -> u16;
-}
-
 /// The lists a live catalog announces changes of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ListKind {

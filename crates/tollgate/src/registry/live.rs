@@ -439,7 +439,7 @@ pub(crate) fn announce_lines(
     endpoint: &crate::registry::Endpoint,
     revision: crate::version::ProtocolVersion,
     lines: tokio::sync::mpsc::Sender<Vec<u8>>,
-    view: Option<Arc<dyn crate::model::subscription::ListView>>,
+    view: Option<Arc<dyn crate::stream::ListView>>,
 ) -> Option<tokio::task::AbortHandle> {
     use tokio::sync::broadcast::error::RecvError;
     if !endpoint.inner.live.as_ref()?.rules.sessions {

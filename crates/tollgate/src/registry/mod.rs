@@ -13,7 +13,7 @@
 //! - `live`: the [`Catalogs`](live::Catalogs) handle that changes a live endpoint's catalog and
 //!   announces the change;
 //! - `view`: per-principal views, the catalogs rendered for them and what a listener's view
-//!   changed.
+//!   changed; `view_cache`: the bounded cache of those renderings each catalog carries.
 //!
 //! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
 
@@ -25,6 +25,7 @@ pub(crate) mod report;
 pub(crate) mod skills;
 pub(crate) mod snapshot;
 pub(crate) mod view;
+pub(crate) mod view_cache;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -366,7 +367,7 @@ impl Endpoint {
     pub(crate) fn list_view(
         &self,
         who: &crate::facts::identity::AdmissionIdentity,
-    ) -> Option<Arc<dyn crate::model::subscription::ListView>> {
+    ) -> Option<Arc<dyn crate::stream::ListView>> {
         let (live, views) = (self.inner.live.as_ref()?, self.inner.views.as_ref()?);
         Some(Arc::new(view::Watch::new(
             who.clone(),

@@ -8,7 +8,8 @@ use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration, Route};
 use crate::model::skill::SkillRegistration;
 use crate::model::tool::ToolRegistration;
-use crate::registry::{NameMap, skills, view};
+use crate::registry::view_cache::Rendered;
+use crate::registry::{NameMap, skills};
 use crate::version::ProtocolVersion;
 
 /// The registrations of one catalog and everything rendered from them.
@@ -36,7 +37,7 @@ pub(crate) struct Catalog {
     /// Binds `tools/list` cursors to this catalog: a cursor of another is refused.
     pub(crate) fingerprint: u64,
     /// The per-principal views rendered of this catalog (`view`), dropped with it.
-    pub(crate) views: view::Rendered,
+    pub(crate) views: Rendered<Catalog>,
 }
 
 impl Catalog {
@@ -58,7 +59,7 @@ impl Catalog {
             discover: Default::default(),
             tool_pages: Default::default(),
             fingerprint: 0,
-            views: view::Rendered::default(),
+            views: Rendered::default(),
         }
     }
 

@@ -2,9 +2,9 @@
 //!
 //! Owns the view function an endpoint is built with
 //! ([`EndpointBuilder::view`](crate::endpoint::EndpointBuilder::view)), the catalogs rendered
-//! for views narrower than the whole (`Views::narrow`), the bounded cache of those renderings
-//! that each published catalog carries (`Rendered`: dropped with it when a live change is
-//! published), and what a listener's view changed between two announcements (`Watch`).
+//! for views narrower than the whole (`Views::narrow`, kept in the bounded cache each published
+//! catalog carries, `view_cache`: dropped with it when a live change is published), and what a
+//! listener's view changed between two announcements (`Watch`).
 //!
 //! A view is the set of registrations its identity sees, not the identity: two principals who
 //! see the same registrations share one rendering. A narrowed catalog is compiled exactly as the
@@ -15,7 +15,6 @@
 //!
 //! Knows nothing of requests, transports or how identities are admitted.
 
-use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
@@ -23,12 +22,13 @@ use crate::facts::identity::AdmissionIdentity;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::skill::SkillRegistration;
-use crate::model::subscription::ListView;
 use crate::model::tool::ToolRegistration;
 use crate::registry::catalog::Rules;
 use crate::registry::compile::{Registrations, compile_view};
 use crate::registry::live::{Live, differences};
 use crate::registry::snapshot::Catalog;
+use crate::registry::view_cache::Key;
+use crate::stream::ListView;
 
 /// How many distinct views' catalogs one published catalog keeps rendered, unless
 /// [`EndpointBuilder::views_cached`](crate::endpoint::EndpointBuilder::views_cached) says
@@ -104,10 +104,6 @@ impl Registered<'_> {
 
 /// A view function: whether an identity sees a registration.
 pub(crate) type ViewFn = dyn Fn(&AdmissionIdentity, Registered<'_>) -> bool + Send + Sync;
-
-/// A view: one bit per registration of the catalog it was taken of (tools, prompts,
-/// resources, templates, skills, in that order), set where the registration is visible.
-type Key = Box<[u64]>;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Each guarded value is changed whole under the lock: a poisoned one is still consistent.
@@ -223,62 +219,6 @@ fn subset<T: Clone>(list: &[T], visible: &[bool]) -> Vec<T> {
         .collect()
 }
 
-/// The views rendered of one catalog, at most the endpoint's bound of them: past it, the one
-/// used least recently is dropped. Made empty with each catalog, so a live change published
-/// drops every view of the catalog before it (with that catalog, once no request holds it).
-#[derive(Default)]
-pub(crate) struct Rendered {
-    cache: Mutex<Lru>,
-}
-
-#[derive(Default)]
-struct Lru {
-    /// Each view's catalog, and when it was last used (`tick`).
-    entries: HashMap<Key, (Arc<Catalog>, u64)>,
-    tick: u64,
-}
-
-impl Rendered {
-    /// How many views are rendered now.
-    pub(crate) fn len(&self) -> usize {
-        lock(&self.cache).entries.len()
-    }
-
-    fn get(&self, key: &[u64]) -> Option<Arc<Catalog>> {
-        let mut lru = lock(&self.cache);
-        lru.tick += 1;
-        let tick = lru.tick;
-        let (catalog, used) = lru.entries.get_mut(key)?;
-        *used = tick;
-        Some(Arc::clone(catalog))
-    }
-
-    /// Caches `catalog` as `key`'s (keeping one cached meanwhile), dropping the view used
-    /// least recently when `bound` are cached already.
-    fn insert(&self, key: Key, catalog: Arc<Catalog>, bound: usize) -> Arc<Catalog> {
-        let mut lru = lock(&self.cache);
-        lru.tick += 1;
-        let tick = lru.tick;
-        if let Some((cached, used)) = lru.entries.get_mut(&key) {
-            *used = tick;
-            return Arc::clone(cached);
-        }
-        while lru.entries.len() >= bound.max(1) {
-            let oldest = lru
-                .entries
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(key, _)| key.clone());
-            match oldest {
-                Some(oldest) => lru.entries.remove(&oldest),
-                None => break,
-            };
-        }
-        lru.entries.insert(key, (Arc::clone(&catalog), tick));
-        catalog
-    }
-}
-
 /// One listener's view of a live catalog (a 2025 session's streams, a stdio session, a
 /// `subscriptions/listen` stream): its identity, recorded when it started, and its view's
 /// catalog as it was last announced to it.
@@ -328,29 +268,6 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
-
-    fn rendered_with(n: u64, bound: usize, cache: &Rendered) {
-        let key: Key = vec![n].into_boxed_slice();
-        cache.insert(key, Arc::new(Catalog::withheld()), bound);
-    }
-
-    #[test]
-    fn the_cache_holds_its_bound_and_drops_the_least_recently_used_one_past_it() {
-        let cache = Rendered::default();
-        for n in 0..3 {
-            rendered_with(n, 3, &cache);
-        }
-        assert_eq!(cache.len(), 3, "at the bound, all are kept");
-        // View 0 is used again: view 1 is now the least recently used.
-        assert!(cache.get(&[0]).is_some());
-        rendered_with(3, 3, &cache);
-        assert_eq!(cache.len(), 3, "one past the bound evicts, never grows");
-        assert!(
-            cache.get(&[1]).is_none(),
-            "the least recently used view is dropped"
-        );
-        assert!(cache.get(&[0]).is_some() && cache.get(&[3]).is_some());
-    }
 
     fn skill(name: &str) -> SkillRegistration {
         let md = format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n");
@@ -443,14 +360,5 @@ mod tests {
         assert_eq!(endpoint.rendered_views(), 0, "dropped with the catalog");
         assert_eq!(names(&endpoint), ["open", "open2"]);
         assert_eq!(endpoint.rendered_views(), 1);
-    }
-
-    #[test]
-    fn a_view_cached_twice_keeps_the_first_rendering() {
-        let cache = Rendered::default();
-        let first = cache.insert(vec![7].into(), Arc::new(Catalog::withheld()), 2);
-        let second = cache.insert(vec![7].into(), Arc::new(Catalog::withheld()), 2);
-        assert!(Arc::ptr_eq(&first, &second));
-        assert_eq!(cache.len(), 1);
     }
 }

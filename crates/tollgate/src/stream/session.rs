@@ -151,7 +151,7 @@ pub(crate) struct SessionStreams {
     pub(crate) running: AtomicUsize,
     /// Its view of a live catalog with per-principal views (set at `initialize`): which list
     /// changes it is told of.
-    pub(crate) view: std::sync::OnceLock<Arc<dyn crate::model::subscription::ListView>>,
+    pub(crate) view: std::sync::OnceLock<Arc<dyn crate::stream::ListView>>,
 }
 
 #[derive(Default)]
