@@ -151,6 +151,14 @@ async fn over_http(
         // revisions.
         return Err(fail(session.revision, id, Fault::InvalidRequest, None));
     }
+    // With per-principal views, a session adopted from the shared store has no view here until
+    // its first request here gives it one (the session's own principal's).
+    if endpoint.inner.views.is_some()
+        && session.streams.view.get().is_none()
+        && let Some(view) = endpoint.list_view(&context.admission)
+    {
+        let _ = session.streams.view.set(view);
+    }
     // A request counts against its session's and its principal's bounds while it runs.
     let Ok(running) = enter(endpoint, transport, head, message, &session) else {
         return Err(fail(session.revision, id, Fault::Busy, None));

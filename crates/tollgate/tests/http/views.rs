@@ -3,7 +3,8 @@
 //! everything served the catalog rendered at build (the same bytes as without views), one
 //! rendering shared by principals with the same view, the cache of views at its bound and one
 //! past it, cursors bound to their view, `cacheScope: "private"`, a public cache policy refused
-//! at build, and a listener not told of a change outside its view.
+//! at build, and a listener not told of a change outside its view (also a 2025 session adopted
+//! from a shared session store).
 
 #![allow(
     clippy::unwrap_used,
@@ -16,10 +17,13 @@ use crate::support;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use support::{Open, Response, post, post_request, start};
 use tollgate::content::{CachePolicy, CacheScope, ResourceContents, TextContent};
-use tollgate::endpoint::{EndpointBuilder, LIST_CHANGED_WINDOW, MAX_VIEWS_CACHED, Registered};
+use tollgate::endpoint::{
+    EndpointBuilder, LIST_CHANGED_WINDOW, MAX_VIEWS_CACHED, MemorySessionStore, Registered,
+};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest};
 use tollgate::prompt::{
@@ -480,4 +484,43 @@ async fn a_listener_is_not_told_of_a_change_outside_its_view() {
             .await
             .contains(&"open3".to_owned())
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_adopted_from_a_shared_store_is_told_only_of_its_views_changes() {
+    let shared = Arc::new(MemorySessionStore::new());
+    let build = || {
+        catalog(100)
+            .view(view)
+            .session_store(Arc::clone(&shared))
+            .live_catalogs()
+            .build()
+            .unwrap()
+    };
+    let (one, two) = (build(), build());
+    let catalogs = two.catalogs().unwrap();
+    let first = start(McpService::new(one)).await;
+    let second = start(McpService::new(two)).await;
+    let session = session_for(first, V1125, BOB).await;
+    // Its first request on the second instance adopts it there.
+    let list = ask(second, V1125, Some(&session), BOB, "tools/list", None, "").await;
+    assert_eq!(
+        names(&list, "tools", "name"),
+        ["open", "open2"],
+        "{}",
+        list.text()
+    );
+    let mut stream = standalone(second, V1125, &session, BOB).await;
+    let mut root = listen(second, ROOT).await;
+    // Outside bob's view: announced (root hears it), but not on bob's stream.
+    catalogs.add_tool(tool("admin.audit")).unwrap();
+    assert!(root.until("notifications/tools/list_changed").await);
+    catalogs.add_tool(tool("open3")).unwrap();
+    assert!(stream.until("notifications/tools/list_changed").await);
+    stream.read_for(LIST_CHANGED_WINDOW * 4).await;
+    let heard = stream
+        .text()
+        .matches("notifications/tools/list_changed")
+        .count();
+    assert_eq!(heard, 1, "{}", stream.text());
 }
