@@ -4,6 +4,11 @@
 //! `TOLLGATE_ADD_LIVE=1` builds the endpoint with live catalogs (every request loads the
 //! published catalog once).
 //!
+//! `TOLLGATE_ADD_VIEWS` gives the endpoint a per-principal view function: `all` (every caller
+//! sees everything: the function runs once per registration and the catalog rendered at build
+//! answers) or `some` (the filler tools ending in 7 are hidden: the caller's view is rendered
+//! once and read from the cache of views).
+//!
 //! `TOLLGATE_ADD_SESSIONS` keeps 2025 sessions: `memory` in this process, or (built with the
 //! `postgres` feature) a PostgreSQL URL whose database every instance shares.
 //!
@@ -151,6 +156,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if std::env::var_os("TOLLGATE_ADD_LIVE").is_some() {
         endpoint = endpoint.live_catalogs();
+    }
+    match std::env::var("TOLLGATE_ADD_VIEWS").as_deref() {
+        Ok("all") => endpoint = endpoint.view(|_, _| true),
+        Ok("some") => endpoint = endpoint.view(|_, item| !item.key().ends_with('7')),
+        _ => {}
     }
     if std::env::var_os("TOLLGATE_ADD_HOOKS").is_some() {
         endpoint = endpoint.interceptor(pass).tool_result_sanitizer(Identity);

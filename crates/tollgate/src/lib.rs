@@ -287,6 +287,7 @@ pub mod endpoint {
     pub use crate::registry::shared::{
         CATALOG_ACK_TIMEOUT, CATALOG_HEARTBEAT, CATALOG_KEPT_EVENTS, PostgresCatalogBus,
     };
+    pub use crate::registry::view::{DEFAULT_VIEWS_CACHED, MAX_VIEWS_CACHED, Registered};
     pub use crate::registry::{Endpoint, EndpointLimits, Implementation};
     pub use crate::session::SessionConfig;
     pub use crate::session::memory::MemorySessionStore;

@@ -43,4 +43,5 @@ mod http {
     mod sse_streams;
     mod subscriptions;
     mod v2026;
+    mod views;
 }

@@ -1,5 +1,5 @@
 //! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
-//! revision, framing limits and cancellation.
+//! revision, framing limits and cancellation, live catalogs and per-principal views.
 
 #![allow(
     clippy::unwrap_used,
@@ -432,4 +432,55 @@ async fn a_live_catalog_change_is_a_list_changed_line_for_a_2025_session() {
         })
         .unwrap_or_default();
     assert_eq!(names, ["echo", "gift"]);
+}
+
+/// With a per-principal view, a change outside the session's view is no line on its stream; a
+/// change inside it is. The window runs on tokio's paused clock.
+#[tokio::test(start_paused = true)]
+async fn a_change_outside_the_sessions_view_is_no_line() {
+    let legacy = [ProtocolVersion::V2025_11_25];
+    let tool = |name: &str| {
+        ToolRegistration::with_name(name, legacy)
+            .json_object_arguments()
+            .handler(echo)
+            .build()
+            .unwrap()
+    };
+    let endpoint = Endpoint::with_path("/mcp", legacy, Implementation::new("stdio-view", "1"))
+        .add_tool(tool("echo"))
+        // The local process is anonymous: it never sees `hidden.*`.
+        .view(|who, item| who.principal_name().is_some() || !item.key().starts_with("hidden."))
+        .live_catalogs()
+        .build()
+        .unwrap();
+    let catalogs = endpoint.catalogs().unwrap();
+    let (client_in, server_in) = tokio::io::duplex(1 << 20);
+    let (server_out, client_out) = tokio::io::duplex(1 << 20);
+    let server = tokio::spawn(StdioServer::new(endpoint).serve(server_in, server_out));
+    let mut pipe = Pipe {
+        input: client_in,
+        output: BufReader::new(client_out).lines(),
+        server,
+    };
+    pipe.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    assert!(pipe.receive().await.get("result").is_some());
+    catalogs.add_tool(tool("hidden.audit")).unwrap();
+    tokio::time::sleep(tollgate::endpoint::LIST_CHANGED_WINDOW * 4).await;
+    // The next line is the answer to this request: no notification came before it.
+    pipe.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    let list = pipe.receive().await;
+    assert_eq!(
+        list.get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(1)
+    );
+    assert!(!format!("{list:?}").contains("hidden.audit"));
+    catalogs.add_tool(tool("gift")).unwrap();
+    let line = pipe.receive().await;
+    assert_eq!(
+        line.get("method").and_then(JsonValue::as_str),
+        Some("notifications/tools/list_changed")
+    );
 }

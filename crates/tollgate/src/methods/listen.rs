@@ -18,6 +18,7 @@ use crate::model::subscription::{Event, ListKind, MAX_SUBSCRIPTION_ENTRIES, list
 use crate::registry::Endpoint;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
+use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
 use crate::wire::reply::{Reply, fail, result_reply_json};
 use crate::wire::stage::stage;
@@ -134,11 +135,14 @@ pub(crate) async fn listen(
     // Every message on the stream names it: the listen request's id.
     let meta = JsonObject::builder().insert(SUBSCRIPTION_ID, request_id.to_json());
     let meta = meta.build();
-    // List changes are honoured where the catalog can change.
+    // List changes are honoured where the catalog can change (with views, those of the
+    // caller's view: its identity is this listen's).
     let lists: Vec<ListKind> = match endpoint.inner.live {
         Some(_) => lists,
         None => Vec::new(),
     };
+    let view = endpoint.list_view(&context.admission);
+    let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -172,18 +176,13 @@ pub(crate) async fn listen(
             }
             Ok(Event::TaskChanged(task_id)) => vec![task_id],
             Ok(Event::ListsChanged(changed)) => {
-                lists_changed(
-                    sink,
-                    &lists,
-                    |list| changed & list_bit(revision, list) != 0,
-                    &meta,
-                );
+                lists_changed(sink, &lists, revision, seen(changed), &meta);
                 continue;
             }
             // Events were lost: every list asked for may have changed, and every watched task's
             // current state is sent instead.
             Err(broadcast::error::RecvError::Lagged(_)) => {
-                lists_changed(sink, &lists, |_| true, &meta);
+                lists_changed(sink, &lists, revision, seen(u16::MAX), &meta);
                 tasks.iter().cloned().collect()
             }
             Err(broadcast::error::RecvError::Closed) => break,
@@ -230,14 +229,19 @@ fn acknowledgement(
     acknowledged.build()
 }
 
-/// `notifications/{tools,prompts,resources}/list_changed` for the lists asked for that `changed`.
+/// `notifications/{tools,prompts,resources}/list_changed` for the lists asked for that
+/// `changed` (a set of `list_bit`s) names on `revision`.
 fn lists_changed(
     sink: &NotificationSink,
     lists: &[ListKind],
-    changed: impl Fn(ListKind) -> bool,
+    revision: ProtocolVersion,
+    changed: u16,
     meta: &JsonObject,
 ) {
-    for list in lists.iter().filter(|list| changed(**list)) {
+    for list in lists
+        .iter()
+        .filter(|list| changed & list_bit(revision, **list) != 0)
+    {
         let params = JsonObject::builder().insert("_meta", meta.clone());
         sink.notify(list.notification(), params.build());
     }
@@ -247,7 +251,7 @@ fn lists_changed(
 /// subscriptions require).
 fn readable(endpoint: &Endpoint, context: &RequestContext, uri: &str) -> bool {
     match endpoint
-        .catalog()
+        .catalog_for(&context.admission)
         .route_resource(uri, context.protocol_version)
     {
         None => false,

@@ -37,8 +37,8 @@ pub(crate) async fn get(
         Ok(retry) => retry,
         Err(fault) => return fail(revision, id, fault, None),
     };
-    // The catalog this request runs on to its end.
-    let catalog = endpoint.catalog();
+    // The catalog this request runs on to its end (as its caller sees it).
+    let catalog = endpoint.catalog_for(&context.admission);
     let Some(prompt) = catalog.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };
@@ -109,8 +109,8 @@ pub(crate) async fn complete(
     ) else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
-    // The catalog this request runs on to its end.
-    let catalog = endpoint.catalog();
+    // The catalog this request runs on to its end (as its caller sees it).
+    let catalog = endpoint.catalog_for(&context.admission);
     let Some(prompt) = catalog.prompt(name, revision) else {
         return fail(revision, id, Fault::UnknownPrompt, None);
     };

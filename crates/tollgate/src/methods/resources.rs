@@ -40,8 +40,8 @@ pub(crate) async fn read(
         Fault::ResourceNotFound
     };
     let inner = &endpoint.inner;
-    // The catalog this read runs on to its end.
-    let catalog = endpoint.catalog();
+    // The catalog this read runs on to its end (as its caller sees it).
+    let catalog = endpoint.catalog_for(&context.admission);
     let (registration, request) = match catalog.route_resource(uri, revision) {
         Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
         Some(Route::Template(t, variables)) => (&t.inner, ResourceRequest::routed(uri, variables)),
@@ -113,7 +113,7 @@ pub(crate) fn subscription(
     if uri.len() > crate::stream::MAX_SUBSCRIPTION_URI_BYTES {
         return fail(revision, id, Fault::InvalidParams, None);
     }
-    let catalog = endpoint.catalog();
+    let catalog = endpoint.catalog_for(&context.admission);
     let required = match catalog.route_resource(uri, revision) {
         None => return fail(revision, id, Fault::ResourceNotFound2025, None),
         Some(Route::Exact(r)) => &r.inner.required_scopes,

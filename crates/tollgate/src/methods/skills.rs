@@ -1,9 +1,11 @@
 //! `skills/list`, `skills/get` and `resources/directory/read`: the skills extension's methods
-//! (2026-07-28), answered from what `registry/skills.rs` rendered when the endpoint was built.
+//! (2026-07-28), answered from what `registry/skills.rs` rendered when the endpoint was built
+//! (the caller's view of it, with per-principal views).
 //! An unknown skill or directory is a fixed -32602 that does not repeat the URI.
 
 use tollgate_json::{JsonObject, JsonValue};
 
+use crate::facts::identity::AdmissionIdentity;
 use crate::methods::paged;
 use crate::registry::Endpoint;
 use crate::version::ProtocolVersion;
@@ -18,9 +20,10 @@ pub(crate) fn list(
     revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
+    who: &AdmissionIdentity,
 ) -> Reply {
     stage!(Lookup);
-    match endpoint.catalog().skills.as_ref() {
+    match endpoint.catalog_for(who).skills.as_ref() {
         Some(skills) => paged(revision, params, id, &skills.pages, skills.fingerprint),
         None => fail(revision, id, Fault::MethodNotFound, None),
     }
@@ -32,9 +35,10 @@ pub(crate) fn get(
     revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
+    who: &AdmissionIdentity,
 ) -> Reply {
     stage!(Lookup);
-    let catalog = endpoint.catalog();
+    let catalog = endpoint.catalog_for(who);
     let answers = catalog.skills.as_ref().map(|s| &s.get);
     by_uri(revision, params, id, answers, Fault::SkillNotFound)
 }
@@ -46,6 +50,7 @@ pub(crate) fn read_directory(
     revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
+    who: &AdmissionIdentity,
 ) -> Reply {
     stage!(Lookup);
     match params.get("cursor") {
@@ -53,7 +58,7 @@ pub(crate) fn read_directory(
         Some(JsonValue::String(_)) => return fail(revision, id, Fault::InvalidCursor, None),
         Some(_) => return fail(revision, id, Fault::InvalidParams, None),
     }
-    let catalog = endpoint.catalog();
+    let catalog = endpoint.catalog_for(who);
     let answers = catalog.skills.as_ref().map(|s| &s.directories);
     by_uri(revision, params, id, answers, Fault::NotADirectory)
 }

@@ -11,6 +11,7 @@ use tollgate_schema::ValidationErrorKind;
 
 use crate::facts::context::missing_capabilities;
 use crate::facts::context::{ClientCapability, RequestContext};
+use crate::facts::identity::AdmissionIdentity;
 use crate::model::content::TextContent;
 use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
@@ -38,15 +39,17 @@ use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, tree_reply};
 use crate::wire::stage::stage;
 
-/// `tools/list`: the page the cursor names (issued by this catalog), pre-rendered per revision.
+/// `tools/list`: the page the cursor names (issued by this catalog, as `who` sees it),
+/// pre-rendered per revision.
 pub(crate) fn list(
     endpoint: &Endpoint,
     revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
+    who: &AdmissionIdentity,
 ) -> Reply {
     stage!(Lookup);
-    let catalog = endpoint.catalog();
+    let catalog = endpoint.catalog_for(who);
     let pages = &catalog.tool_pages[revision_slot(revision)];
     crate::methods::paged(revision, params, id, pages, catalog.fingerprint)
 }
@@ -98,8 +101,8 @@ pub(crate) fn call(
             Ok(call) => call,
             Err(fault) => return fail(revision, id, fault, None),
         };
-        // The catalog this call runs on to its end.
-        let catalog = endpoint.catalog();
+        // The catalog this call runs on to its end (as its caller sees it).
+        let catalog = endpoint.catalog_for(&context.admission);
         let (tool, tasks) = match select(endpoint, &catalog, transport, &call, &context) {
             Ok(selected) => selected,
             Err(reply) => return reply,

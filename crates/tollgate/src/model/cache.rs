@@ -26,6 +26,11 @@ impl CachePolicy {
         Self { ttl_ms, scope }
     }
 
+    /// Whether results under it may be cached across callers.
+    pub(crate) fn is_public(self) -> bool {
+        self.scope == CacheScope::Public
+    }
+
     pub(crate) fn push_into(self, b: &mut tollgate_json::JsonObjectBuilder) {
         b.push("ttlMs", self.ttl_ms);
         b.push(

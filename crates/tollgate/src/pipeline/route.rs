@@ -84,31 +84,46 @@ pub(crate) fn dispatch(
         match method {
             Method::Discover => methods::discover::discover(endpoint, revision, id),
             Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
-            Method::ToolsList => methods::tools::list(endpoint, revision, params, id),
-            Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
-            Method::PromptsList => {
-                methods::one_page(revision, params, id, &endpoint.catalog().prompt_pages)
+            Method::ToolsList => {
+                methods::tools::list(endpoint, revision, params, id, &context.admission)
             }
+            Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
+            Method::PromptsList => methods::one_page(
+                revision,
+                params,
+                id,
+                &endpoint.catalog_for(&context.admission).prompt_pages,
+            ),
             Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
             Method::Complete => {
                 Box::pin(methods::prompts::complete(endpoint, params, context)).await
             }
-            Method::ResourcesList => {
-                methods::one_page(revision, params, id, &endpoint.catalog().resource_pages)
-            }
-            Method::ResourcesTemplatesList => {
-                methods::one_page(revision, params, id, &endpoint.catalog().template_pages)
-            }
+            Method::ResourcesList => methods::one_page(
+                revision,
+                params,
+                id,
+                &endpoint.catalog_for(&context.admission).resource_pages,
+            ),
+            Method::ResourcesTemplatesList => methods::one_page(
+                revision,
+                params,
+                id,
+                &endpoint.catalog_for(&context.admission).template_pages,
+            ),
             Method::ResourcesRead => {
                 Box::pin(methods::resources::read(endpoint, params, context)).await
             }
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
                 methods::resources::subscription(endpoint, method, params, &context, session)
             }
-            Method::SkillsList => methods::skills::list(endpoint, revision, params, id),
-            Method::SkillsGet => methods::skills::get(endpoint, revision, params, id),
+            Method::SkillsList => {
+                methods::skills::list(endpoint, revision, params, id, &context.admission)
+            }
+            Method::SkillsGet => {
+                methods::skills::get(endpoint, revision, params, id, &context.admission)
+            }
             Method::ResourcesDirectoryRead => {
-                methods::skills::read_directory(endpoint, revision, params, id)
+                methods::skills::read_directory(endpoint, revision, params, id, &context.admission)
             }
             Method::SubscriptionsListen => {
                 Box::pin(crate::methods::listen::listen(

@@ -151,6 +151,14 @@ async fn over_http(
         // revisions.
         return Err(fail(session.revision, id, Fault::InvalidRequest, None));
     }
+    // With per-principal views, a session adopted from the shared store has no view here until
+    // its first request here gives it one (the session's own principal's).
+    if endpoint.inner.views.is_some()
+        && session.streams.view.get().is_none()
+        && let Some(view) = endpoint.list_view(&context.admission)
+    {
+        let _ = session.streams.view.set(view);
+    }
     // A request counts against its session's and its principal's bounds while it runs.
     let Ok(running) = enter(endpoint, transport, head, message, &session) else {
         crate::wire::log::budget_reached(crate::wire::log::Budget::SessionRequests);
@@ -305,6 +313,10 @@ async fn initialize(
             crate::session::SessionConfig::default().get_idle_timeout(),
         )),
     };
+    // With per-principal views, the session is told of the list changes its view saw.
+    if let Some(view) = endpoint.list_view(&context.admission) {
+        let _ = streams.view.set(view);
+    }
     let session = Session {
         owner: context.admission.principal_name().map(Arc::from),
         revision,

@@ -62,6 +62,8 @@ impl Endpoint {
             failures: Default::default(),
             live: false,
             events: crate::registry::events::EventSettings::default(),
+            view: None,
+            views_cached: crate::registry::view::DEFAULT_VIEWS_CACHED,
             #[cfg(feature = "oauth")]
             bearer_resource: None,
         }
@@ -99,6 +101,8 @@ pub struct EndpointBuilder {
     pub(super) live: bool,
     /// Catalog event handlers, their payload bound and bus (`events.rs`, `shared.rs`).
     pub(super) events: crate::registry::events::EventSettings,
+    pub(super) view: Option<Arc<crate::registry::view::ViewFn>>,
+    pub(super) views_cached: usize,
     /// The resource a `BearerAuth` admission checks tokens for, when the controller is one.
     #[cfg(feature = "oauth")]
     pub(super) bearer_resource: Option<crate::policy::authorization::ProtectedResource>,
@@ -413,6 +417,76 @@ impl EndpointBuilder {
         self
     }
 
+    /// Gives each caller its own view of the catalog (default: none, every caller sees all
+    /// of it): `view(identity, registration)` says whether the admitted identity sees a tool,
+    /// prompt, resource, resource template or skill. What it does not see is absent from every
+    /// list, and calling, getting, reading or completing it answers exactly as an unknown name
+    /// does. Works with fixed and [live](Self::live_catalogs) catalogs; on a live one, a
+    /// listener (a 2025 session's stream, a `subscriptions/listen` stream) is told of a change
+    /// only when its view's lists changed.
+    ///
+    /// The function is called for every registration on every request that reads the
+    /// catalog, so it should be quick (scope and principal checks, not I/O); its answers must
+    /// depend on the identity and the registration alone. A caller who sees everything reads the
+    /// catalog rendered at build; each other distinct view (the set of registrations seen, not
+    /// the principal) is rendered once and cached ([`views_cached`](Self::views_cached)). Lists
+    /// that vary by caller must not be cached across callers, so an endpoint with a view and a
+    /// public [`cache_policy`](Self::cache_policy) refuses to build.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::endpoint::Registered;
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///     Implementation::new("demo", "1.0.0"))
+    ///     // Tools named `admin.*` only for identities granted the `admin` scope.
+    ///     .view(|who, item| match item {
+    ///         Registered::Tool(tool) => !tool.name().starts_with("admin.") || who.has_scope("admin"),
+    ///         _ => true,
+    ///     })
+    ///     .build()?;
+    /// # let _ = endpoint;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn view<F>(mut self, view: F) -> Self
+    where
+        F: Fn(&crate::policy::AdmissionIdentity, crate::registry::view::Registered<'_>) -> bool
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.view = Some(Arc::new(view));
+        self
+    }
+
+    /// How many distinct views' catalogs are kept rendered per published catalog (default
+    /// [`DEFAULT_VIEWS_CACHED`](crate::endpoint::DEFAULT_VIEWS_CACHED), 64; from 1 to
+    /// [`MAX_VIEWS_CACHED`](crate::endpoint::MAX_VIEWS_CACHED), else the endpoint refuses to
+    /// build with [`BuildErrorKind::InvalidConfiguration`]). Past it, the view used least
+    /// recently is dropped and rendered again when next used; a live change published drops
+    /// them all. Each holds a rendered catalog: raise it when more distinct views are in use at
+    /// once than it holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///     Implementation::new("demo", "1.0.0"))
+    ///     .view(|who, _item| who.has_scope("catalog:read"))
+    ///     .views_cached(8)
+    ///     .build()?;
+    /// # let _ = endpoint;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn views_cached(mut self, views: usize) -> Self {
+        self.views_cached = views;
+        self
+    }
+
     /// Request and response bounds.
     pub fn limits(mut self, limits: EndpointLimits) -> Self {
         self.limits = limits;
@@ -514,6 +588,16 @@ impl EndpointBuilder {
         if !self.limits.within_ceilings() {
             return Err(self.error(BuildErrorKind::LimitAboveCeiling));
         }
+        if !(1..=crate::registry::view::MAX_VIEWS_CACHED).contains(&self.views_cached) {
+            return Err(self.error(BuildErrorKind::InvalidConfiguration));
+        }
+        if self.view.is_some() && self.cache.is_public() {
+            return Err(self
+                .error(BuildErrorKind::InvalidConfiguration)
+                .with_detail(
+                    "lists vary by caller with a view function: the cache policy must be private",
+                ));
+        }
         if self
             .implementation
             .website_url
@@ -597,18 +681,27 @@ impl EndpointBuilder {
                 rules.clone(),
                 listeners.publisher(),
                 sessions.clone(),
+                self.view.is_some(),
             ))),
             false => None,
         };
         if let Some(live) = &live {
             self.events.attach(live, &self.path);
         }
+        let views = self.view.map(|see| {
+            Arc::new(crate::registry::view::Views::new(
+                see,
+                self.views_cached,
+                rules.clone(),
+            ))
+        });
         let catalog = compile(registrations, &rules)?;
         Ok(EndpointInner {
             path: self.path,
             revisions: self.revisions,
             catalog,
             live,
+            views,
             cache: self.cache,
             limits: self.limits,
             supported_json,

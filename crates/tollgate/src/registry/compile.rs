@@ -37,22 +37,39 @@ pub(crate) struct Registrations {
 /// What [`EndpointBuilder::build`](crate::endpoint::EndpointBuilder::build) documents for
 /// registrations.
 pub(crate) fn compile(registrations: Registrations, rules: &Rules) -> Result<Catalog, BuildError> {
+    compile_view(registrations, rules, 0, false)
+}
+
+/// [`compile`] for a per-principal view (`view`): `salt` (0 for the endpoint's own catalog)
+/// binds the lists' cursors to the view, and `skills_served` renders an empty skills list when
+/// the endpoint serves skills but none is visible.
+///
+/// # Errors
+///
+/// As [`compile`].
+pub(crate) fn compile_view(
+    registrations: Registrations,
+    rules: &Rules,
+    salt: u64,
+    skills_served: bool,
+) -> Result<Catalog, BuildError> {
     let by_name = index_tools(&registrations, rules)?;
     let prompt_by_name = index_prompts(&registrations, rules)?;
     check_resources(&registrations, rules)?;
     check_scopes(&registrations, rules)?;
-    let skills = index_skills(&registrations, rules)?;
-    let fingerprint = catalog::fingerprint(
-        &rules.path,
-        rules.page_size,
-        rules.revisions,
-        &registrations.tools,
-    )
-    .map_err(|tool| {
-        rules
-            .error(BuildErrorKind::InvalidConfiguration)
-            .tool_name(&tool)
-    })?;
+    let skills = index_skills(&registrations, rules, salt, skills_served)?;
+    let fingerprint = salt
+        ^ catalog::fingerprint(
+            &rules.path,
+            rules.page_size,
+            rules.revisions,
+            &registrations.tools,
+        )
+        .map_err(|tool| {
+            rules
+                .error(BuildErrorKind::InvalidConfiguration)
+                .tool_name(&tool)
+        })?;
     let mut catalog = Catalog {
         tools: registrations.tools,
         by_name,
@@ -68,6 +85,7 @@ pub(crate) fn compile(registrations: Registrations, rules: &Rules) -> Result<Cat
         discover: Default::default(),
         tool_pages: Default::default(),
         fingerprint,
+        views: Default::default(),
     };
     catalog::render(&mut catalog, rules)
         .map_err(|()| rules.error(BuildErrorKind::InvalidConfiguration))?;
@@ -214,6 +232,8 @@ fn check_scopes(registrations: &Registrations, rules: &Rules) -> Result<(), Buil
 fn index_skills(
     registrations: &Registrations,
     rules: &Rules,
+    salt: u64,
+    served: bool,
 ) -> Result<Option<skills::Skills>, BuildError> {
     if !registrations.skills.is_empty() && !rules.revisions.contains(ProtocolVersion::V2026_07_28) {
         return Err(rules
@@ -226,6 +246,8 @@ fn index_skills(
         page_size: rules.page_size,
         path: &rules.path,
         resources: &registrations.resources,
+        salt,
+        keep_empty: served,
     };
     skills::index(&registrations.skills, &setting)
 }

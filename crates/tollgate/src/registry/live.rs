@@ -252,6 +252,7 @@ impl Live {
         rules: Rules,
         publisher: Publisher,
         sessions: Option<Arc<SessionTable>>,
+        viewed: bool,
     ) -> Self {
         let catalog = Arc::new(catalog);
         Self {
@@ -262,6 +263,7 @@ impl Live {
                 }),
                 publisher,
                 sessions,
+                viewed,
             }),
             current: ArcSwap::new(catalog),
             rules,
@@ -446,11 +448,13 @@ impl Catalogs {
 /// Relays a live endpoint's list changes on `revision` as notification lines to `lines` (a
 /// stdio 2025 session, whose one stream is its output) until the output closes; `None` on a
 /// fixed endpoint, or where the 2025 revisions keep no sessions (discovery then says
-/// `listChanged: false`). Lost events (a lagging receiver) announce every list.
+/// `listChanged: false`). Lost events (a lagging receiver) announce every list. With
+/// per-principal views, `view` (the session's) keeps the lists its view did not change.
 pub(crate) fn announce_lines(
     endpoint: &crate::registry::Endpoint,
     revision: crate::version::ProtocolVersion,
     lines: tokio::sync::mpsc::Sender<Vec<u8>>,
+    view: Option<Arc<dyn crate::stream::ListView>>,
 ) -> Option<tokio::task::AbortHandle> {
     use tokio::sync::broadcast::error::RecvError;
     if !endpoint.inner.live.as_ref()?.rules.sessions {
@@ -465,6 +469,7 @@ pub(crate) fn announce_lines(
                 Err(RecvError::Lagged(_)) => u16::MAX,
                 Err(RecvError::Closed) => return,
             };
+            let lists = view.as_ref().map_or(lists, |view| view.changed(lists));
             for list in ListKind::ALL {
                 if lists & list_bit(revision, list) == 0 {
                     continue;
@@ -490,6 +495,10 @@ struct Announcer {
     state: Mutex<Announced>,
     publisher: Publisher,
     sessions: Option<Arc<SessionTable>>,
+    /// Whether listeners have per-principal views: each then compares its own view, which a
+    /// change may alter without altering the whole catalog's pages (a registration the view
+    /// function judges by more than its descriptor), so every window is announced.
+    viewed: bool,
 }
 
 impl Announcer {
@@ -512,7 +521,7 @@ impl Announcer {
             state.catalog = now;
             lists
         };
-        if lists == 0 {
+        if lists == 0 && !self.viewed {
             return;
         }
         self.publisher.publish_here(Event::ListsChanged(lists));

@@ -14,6 +14,8 @@
 //!   announces the change;
 //! - `events`: named catalog events an application registers and publishes, applied here at
 //!   once or, through `shared` (PostgreSQL), by every instance; `event_error`: their error.
+//! - `view`: per-principal views, the catalogs rendered for them and what a listener's view
+//!   changed; `view_cache`: the bounded cache of those renderings each catalog carries.
 //!
 //! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
 
@@ -28,6 +30,8 @@ pub(crate) mod report;
 pub(crate) mod shared;
 pub(crate) mod skills;
 pub(crate) mod snapshot;
+pub(crate) mod view;
+pub(crate) mod view_cache;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -255,6 +259,9 @@ pub(crate) struct EndpointInner {
     /// The live catalog and its announcements, when built with
     /// [`live_catalogs`](builder::EndpointBuilder::live_catalogs).
     pub(crate) live: Option<Arc<live::Live>>,
+    /// Per-principal views, when built with a [`view`](builder::EndpointBuilder::view)
+    /// function (`None`: every caller reads the whole catalog).
+    pub(crate) views: Option<Arc<view::Views>>,
     /// The endpoint's caching hints, for reads whose resource sets none.
     pub(crate) cache: CachePolicy,
     /// Admission and rate limits.
@@ -341,6 +348,59 @@ impl Endpoint {
             None => Snapshot::Fixed(&self.inner.catalog),
             Some(live) => Snapshot::Live(live.current()),
         }
+    }
+
+    /// The catalog `who` sees, from a request's start to its end: [`catalog`](Self::catalog)
+    /// itself without views or when `who` sees all of it, else its view's.
+    #[inline]
+    pub(crate) fn catalog_for(
+        &self,
+        who: &crate::facts::identity::AdmissionIdentity,
+    ) -> Snapshot<'_> {
+        let catalog = self.catalog();
+        match &self.inner.views {
+            None => catalog,
+            Some(views) => match views.narrow(&catalog, who) {
+                None => catalog,
+                Some(view) => Snapshot::Live(view),
+            },
+        }
+    }
+
+    /// What a listener admitted as `who` sees of the live catalog's changes: `Some` on a live
+    /// endpoint with views (a listener is then told only of changes its view saw), `None`
+    /// otherwise (every change is told).
+    pub(crate) fn list_view(
+        &self,
+        who: &crate::facts::identity::AdmissionIdentity,
+    ) -> Option<Arc<dyn crate::stream::ListView>> {
+        let (live, views) = (self.inner.live.as_ref()?, self.inner.views.as_ref()?);
+        Some(Arc::new(view::Watch::new(
+            who.clone(),
+            Arc::clone(views),
+            live,
+        )))
+    }
+
+    /// How many per-principal views of the catalog published now are rendered and cached (0
+    /// without a [`view`](builder::EndpointBuilder::view) function, or while every caller has
+    /// seen all of it): a gauge for monitoring, never above
+    /// [`views_cached`](builder::EndpointBuilder::views_cached).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{Endpoint, Implementation, ProtocolVersion};
+    ///
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///     Implementation::new("demo", "1.0.0"))
+    ///     .view(|who, _item| who.principal_name().is_some())
+    ///     .build()?;
+    /// assert_eq!(endpoint.rendered_views(), 0);
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn rendered_views(&self) -> usize {
+        self.catalog().views.len()
     }
 
     /// The handle that changes this endpoint's catalog while it serves: `Some` when it was

@@ -45,9 +45,13 @@ pub(crate) struct Setting<'a> {
     pub(crate) page_size: usize,
     pub(crate) path: &'a str,
     pub(crate) resources: &'a [ResourceRegistration],
+    /// Mixed into the list's fingerprint for a per-principal view (0: the endpoint's own).
+    pub(crate) salt: u64,
+    /// Index an empty list too (a view that sees none of the endpoint's skills).
+    pub(crate) keep_empty: bool,
 }
 
-/// Indexes `skills`: `None` when there are none.
+/// Indexes `skills`: `None` when there are none (unless `setting.keep_empty`).
 ///
 /// # Errors
 ///
@@ -58,7 +62,7 @@ pub(crate) fn index(
     skills: &[SkillRegistration],
     setting: &Setting<'_>,
 ) -> Result<Option<Skills>, BuildError> {
-    if skills.is_empty() {
+    if skills.is_empty() && !setting.keep_empty {
         return Ok(None);
     }
     check_roots(skills, setting)?;
@@ -81,6 +85,10 @@ pub(crate) fn index(
     setting.page_size.hash(&mut hasher);
     // Where pages split depends on the output limit too.
     setting.output.max_output_bytes().hash(&mut hasher);
+    if setting.salt != 0 {
+        // A view's list: its cursors page through no other view's.
+        setting.salt.hash(&mut hasher);
+    }
     let mut listed_bytes: usize = 0;
     for skill in skills {
         let inner = &*skill.inner;
@@ -437,6 +445,8 @@ mod tests {
             page_size: 100,
             path: "/mcp",
             resources: &[],
+            salt: 0,
+            keep_empty: false,
         };
         index(skills, &setting)
     }

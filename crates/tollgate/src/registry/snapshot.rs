@@ -8,6 +8,7 @@ use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration, Route};
 use crate::model::skill::SkillRegistration;
 use crate::model::tool::ToolRegistration;
+use crate::registry::view_cache::Rendered;
 use crate::registry::{NameMap, skills};
 use crate::version::ProtocolVersion;
 
@@ -35,9 +36,33 @@ pub(crate) struct Catalog {
     pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
     /// Binds `tools/list` cursors to this catalog: a cursor of another is refused.
     pub(crate) fingerprint: u64,
+    /// The per-principal views rendered of this catalog (`view`), dropped with it.
+    pub(crate) views: Rendered<Catalog>,
 }
 
 impl Catalog {
+    /// A catalog holding nothing and no page (its lists answer an internal error): what a view
+    /// is given when its catalog cannot be rendered.
+    pub(crate) fn withheld() -> Self {
+        Self {
+            tools: Vec::new(),
+            by_name: NameMap::default(),
+            prompts: Vec::new(),
+            prompt_by_name: NameMap::default(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            skill_registrations: Vec::new(),
+            skills: None,
+            resource_pages: Default::default(),
+            template_pages: Default::default(),
+            prompt_pages: Default::default(),
+            discover: Default::default(),
+            tool_pages: Default::default(),
+            fingerprint: 0,
+            views: Rendered::default(),
+        }
+    }
+
     /// The tool `name` on `revision`.
     pub(crate) fn tool(&self, name: &str, revision: ProtocolVersion) -> Option<&ToolRegistration> {
         let tool = self.tools.get(*self.by_name.get(name)?)?;
@@ -101,7 +126,8 @@ impl Catalog {
 pub(crate) enum Snapshot<'e> {
     /// The endpoint's fixed catalog, borrowed.
     Fixed(&'e Catalog),
-    /// The live catalog as it was when the request loaded it.
+    /// The live catalog as it was when the request loaded it, or the caller's view of the
+    /// catalog (either one's).
     Live(std::sync::Arc<Catalog>),
 }
 

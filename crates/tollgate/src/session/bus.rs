@@ -214,6 +214,8 @@ impl SessionTable {
             }
         }
         for streams in self.all_streams() {
+            // With per-principal views, only the lists the session's view changed.
+            let lists = streams.view.get().map_or(lists, |view| view.changed(lists));
             let due = rendered
                 .iter()
                 .filter(|(list, _)| lists & list_bit(streams.revision, *list) != 0);

@@ -18,7 +18,9 @@
 //!   buffer and the connection that carries it, and the handler's
 //!   [`ResponseStream`](event::ResponseStream);
 //! - `session`: a 2025 session's streams, its in-flight requests, its server-to-client requests
-//!   waiting for answers, and its resource subscriptions, each bounded.
+//!   waiting for answers, and its resource subscriptions, each bounded;
+//! - this module: [`StreamConfig`], and `ListView`, what a listener's per-principal view lets
+//!   through of a live catalog's list changes.
 
 pub(crate) mod event;
 pub(crate) mod session;
@@ -27,6 +29,15 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
+
+/// What one listener sees of a live catalog's lists, when the endpoint has per-principal views
+/// (`registry/view.rs`): a listener whose view did not change is not told of a change.
+pub(crate) trait ListView: Send + Sync {
+    /// Of the lists `announced` (a set of `model::subscription::list_bit`s) changed in the
+    /// whole catalog, those that changed in this listener's view since it was last asked (its
+    /// own comparison: a change outside the view is none of its).
+    fn changed(&self, announced: u16) -> u16;
+}
 
 /// Settings of server-sent event streams.
 ///

@@ -149,6 +149,9 @@ pub(crate) struct SessionStreams {
     pub(crate) budget: std::sync::OnceLock<Budget>,
     /// Its requests running now.
     pub(crate) running: AtomicUsize,
+    /// Its view of a live catalog with per-principal views (set at `initialize`): which list
+    /// changes it is told of.
+    pub(crate) view: std::sync::OnceLock<Arc<dyn crate::stream::ListView>>,
 }
 
 #[derive(Default)]
@@ -213,6 +216,7 @@ impl SessionStreams {
             route: std::sync::OnceLock::new(),
             budget: std::sync::OnceLock::new(),
             running: AtomicUsize::new(0),
+            view: std::sync::OnceLock::new(),
         }
     }
 

@@ -172,7 +172,11 @@ impl Lines {
             {
                 // A live catalog's changes travel on the line stream of the new session.
                 let tx = self.tx.clone();
-                let lines = crate::registry::live::announce_lines(endpoint, revision, tx);
+                let view = self
+                    .local
+                    .session()
+                    .and_then(|session| session.streams.view.get().cloned());
+                let lines = crate::registry::live::announce_lines(endpoint, revision, tx, view);
                 self.listens.extend(lines);
             }
             send(&self.tx, reply).await;
