@@ -155,7 +155,23 @@ impl CompleteResult {
     /// assert!(CompleteResult::from_wire(bad.as_object().unwrap()).is_none());
     /// ```
     pub fn from_wire(result: &JsonObject) -> Option<Self> {
-        crate::model::content::parse::tool_result(result)
+        use crate::model::content::parse::block_of;
+        let mut output = ToolOutput::builder();
+        for block in result.get("content")?.as_array()? {
+            output = output.add_content(block_of(block.as_object()?)?);
+        }
+        if let Some(structured) = result.get("structuredContent") {
+            output = output.structured_content(structured.clone());
+        }
+        if let Some(flag) = result.get("isError") {
+            output = output.error(flag.as_bool()?);
+        }
+        let builder = Self::with_tool_output(output.build());
+        let builder = match result.get("_meta") {
+            Some(meta) => builder.meta(meta.as_object()?.clone()).ok()?,
+            None => builder,
+        };
+        Some(builder.build())
     }
 
     /// A builder around `output`, with no `_meta`.

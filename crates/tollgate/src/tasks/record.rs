@@ -86,7 +86,7 @@ impl TaskRecord {
     pub(crate) fn stored_result(&self) -> Option<crate::model::result::CompleteResult> {
         let text = self.result.as_deref()?;
         let stored = from_str(text, &stored_text_limits()).ok()?;
-        crate::model::content::parse::tool_result(stored.as_object()?)
+        crate::model::result::CompleteResult::from_wire(stored.as_object()?)
     }
 
     pub(crate) fn expires_at_ms(&self) -> u64 {

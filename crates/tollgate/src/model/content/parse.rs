@@ -1,7 +1,9 @@
-//! Content blocks, tool results, prompt results and resource reads read back from their wire
-//! form: a stored task result that must pass the sanitizer again when `tasks/get` returns it,
-//! and another server's answers relayed by a gateway. Every value goes through the same
-//! constructors, and so the same checks, as an application's; anything that does not is `None`.
+//! Content blocks and resource contents read back from their wire form, for the results built
+//! from them (`CompleteResult::from_wire`, `PromptResult::from_wire`,
+//! `ResourceOutput::from_wire`): a stored task result that must pass the sanitizer again when
+//! `tasks/get` returns it, and another server's answers relayed by a gateway. Every value goes
+//! through the same constructors, and so the same checks, as an application's; anything that
+//! does not is `None`. Knows nothing of the results themselves.
 
 use tollgate_json::{JsonObject, JsonValue};
 
@@ -11,62 +13,7 @@ use super::{
     Annotations, AudioContent, ContentBlock, EmbeddedResource, ImageContent, ResourceContents,
     ResourceLink, Role, TextContent,
 };
-use crate::model::result::{CompleteResult, ToolOutput};
 use crate::wire::syntax::base64_decode;
-
-/// A `GetPromptResult` object: its messages (role and content block) and description.
-pub(crate) fn prompt_result(o: &JsonObject) -> Option<crate::model::prompt::PromptResult> {
-    use crate::model::prompt::{PromptMessage, PromptResult};
-    let mut messages = o.get("messages")?.as_array()?.iter();
-    let message = |m: &JsonValue| -> Option<PromptMessage> {
-        let m = m.as_object()?;
-        let block = block_of(m.get("content")?.as_object()?)?;
-        match text(m, "role")? {
-            "user" => Some(PromptMessage::user(block)),
-            "assistant" => Some(PromptMessage::assistant(block)),
-            _ => None,
-        }
-    };
-    let mut result = PromptResult::with_message(message(messages.next()?)?);
-    for m in messages {
-        result = result.add_message(message(m)?);
-    }
-    if let Some(d) = o.get("description") {
-        result = result.description(d.as_str()?);
-    }
-    Some(result)
-}
-
-/// A `ReadResourceResult` object: its contents, at least one.
-pub(crate) fn resource_output(o: &JsonObject) -> Option<crate::model::resource::ResourceOutput> {
-    use crate::model::resource::ResourceOutput;
-    let mut all = o.get("contents")?.as_array()?.iter();
-    let mut output = ResourceOutput::with_contents(contents(all.next()?.as_object()?)?);
-    for c in all {
-        output = output.add_contents(contents(c.as_object()?)?);
-    }
-    Some(output)
-}
-
-/// A `CallToolResult` object as Tollgate writes it.
-pub(crate) fn tool_result(o: &JsonObject) -> Option<CompleteResult> {
-    let mut output = ToolOutput::builder();
-    for block in o.get("content")?.as_array()? {
-        output = output.add_content(block_of(block.as_object()?)?);
-    }
-    if let Some(structured) = o.get("structuredContent") {
-        output = output.structured_content(structured.clone());
-    }
-    if let Some(flag) = o.get("isError") {
-        output = output.error(flag.as_bool()?);
-    }
-    let builder = CompleteResult::with_tool_output(output.build());
-    let builder = match o.get("_meta") {
-        Some(meta) => builder.meta(meta.as_object()?.clone()).ok()?,
-        None => builder,
-    };
-    Some(builder.build())
-}
 
 fn text<'o>(o: &'o JsonObject, key: &str) -> Option<&'o str> {
     o.get(key)?.as_str()
@@ -76,7 +23,8 @@ fn bytes(o: &JsonObject, key: &str) -> Option<Vec<u8>> {
     base64_decode(text(o, key)?.as_bytes(), MAX_INLINE_BYTES)
 }
 
-fn block_of(o: &JsonObject) -> Option<ContentBlock> {
+/// A content block, through its constructor's checks.
+pub(crate) fn block_of(o: &JsonObject) -> Option<ContentBlock> {
     let block: ContentBlock = match text(o, "type")? {
         "text" => TextContent::new(text(o, "text")?).into(),
         "image" => ImageContent::new(&bytes(o, "data")?, text(o, "mimeType")?)
@@ -132,7 +80,8 @@ fn icon_of(o: &JsonObject) -> Option<Icon> {
     Some(icon)
 }
 
-fn contents(o: &JsonObject) -> Option<ResourceContents> {
+/// Resource contents (text or blob), through their constructors' checks.
+pub(crate) fn contents(o: &JsonObject) -> Option<ResourceContents> {
     let uri = text(o, "uri")?;
     let mime = match o.get("mimeType") {
         Some(m) => Some(m.as_str()?),
@@ -203,6 +152,7 @@ fn annotations_of(o: &JsonObject) -> Option<Annotations> {
 mod tests {
     use super::*;
     use crate::model::projection::render_tool_result;
+    use crate::model::result::{CompleteResult, ToolOutput};
     use crate::version::ProtocolVersion;
     use tollgate_json::{JsonLimits, OutputLimits, from_slice};
 
@@ -241,7 +191,9 @@ mod tests {
         let text = render_tool_result(&limits, ProtocolVersion::V2026_07_28, &result);
         let text = text.as_deref().unwrap_or_default();
         let value = from_slice(text.as_bytes(), &JsonLimits::default());
-        let parsed = value.ok().and_then(|v| tool_result(v.as_object()?));
+        let parsed = value
+            .ok()
+            .and_then(|v| CompleteResult::from_wire(v.as_object()?));
         assert_eq!(parsed.as_ref(), Some(&result));
         Ok(())
     }
@@ -255,7 +207,7 @@ mod tests {
         assert!(
             value
                 .ok()
-                .and_then(|v| tool_result(v.as_object()?))
+                .and_then(|v| CompleteResult::from_wire(v.as_object()?))
                 .is_none()
         );
     }

@@ -274,7 +274,24 @@ impl PromptResult {
     /// assert!(PromptResult::from_wire(bad.as_object().unwrap()).is_none());
     /// ```
     pub fn from_wire(result: &tollgate_json::JsonObject) -> Option<Self> {
-        crate::model::content::parse::prompt_result(result)
+        let message = |m: &tollgate_json::JsonValue| -> Option<PromptMessage> {
+            let m = m.as_object()?;
+            let block = crate::model::content::parse::block_of(m.get("content")?.as_object()?)?;
+            match m.get("role")?.as_str()? {
+                "user" => Some(PromptMessage::user(block)),
+                "assistant" => Some(PromptMessage::assistant(block)),
+                _ => None,
+            }
+        };
+        let mut messages = result.get("messages")?.as_array()?.iter();
+        let mut prompt = Self::with_message(message(messages.next()?)?);
+        for m in messages {
+            prompt = prompt.add_message(message(m)?);
+        }
+        if let Some(d) = result.get("description") {
+            prompt = prompt.description(d.as_str()?);
+        }
+        Some(prompt)
     }
 
     /// The messages.

@@ -140,7 +140,13 @@ impl ResourceOutput {
     /// assert!(ResourceOutput::from_wire(bad.as_object().unwrap()).is_none());
     /// ```
     pub fn from_wire(result: &tollgate_json::JsonObject) -> Option<Self> {
-        crate::model::content::parse::resource_output(result)
+        use crate::model::content::parse::contents;
+        let mut all = result.get("contents")?.as_array()?.iter();
+        let mut output = Self::with_contents(contents(all.next()?.as_object()?)?);
+        for c in all {
+            output = output.add_contents(contents(c.as_object()?)?);
+        }
+        Some(output)
     }
 
     /// Appends contents.
