@@ -65,9 +65,9 @@ enum Command {
         #[command(flatten)]
         connect: remote::Connect,
     },
-    /// Print the server's notifications until it ends: `listen [URL] [FILTER-JSON]`
-    /// (2026-07-28: `subscriptions/listen` with the filter; 2025: the session's stream, until
-    /// Ctrl-C).
+    /// Print the server's notifications, one JSON line each, until it ends the listen or
+    /// Ctrl-C: `listen [URL] [FILTER-JSON]` (2026-07-28: `subscriptions/listen` with the
+    /// filter, such as `{"toolsListChanged":true}`; 2025: the session's stream).
     Listen {
         /// [URL] [FILTER-JSON].
         #[arg(value_name = "URL FILTER")]
@@ -342,14 +342,10 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
         Command::Listen { words, connect } => {
             let (url, rest) = connect.target(&words)?;
             let filter = remote::object(rest.first())?;
-            let client = connect.connect(url).await?;
-            if client.revision().is_stateless() {
-                println!("{}", remote::json(&client.listen(filter).await?));
-            } else {
-                // The session's stream prints through the handler until Ctrl-C.
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            let client = connect.connect_printing(url, false).await?;
+            let listened = remote::listen(&client, filter).await;
             client.close().await?;
+            listened?;
             true
         }
         Command::Tasks { words, connect } => {

@@ -58,6 +58,12 @@ impl Connect {
     }
 
     pub(crate) async fn connect(&self, url: Option<&str>) -> Result<Client> {
+        self.connect_printing(url, true).await
+    }
+
+    /// Connects; with `print`, notifications are printed to stderr as they come (`listen`
+    /// prints its stream's own to stdout instead).
+    pub(crate) async fn connect_printing(&self, url: Option<&str>, print: bool) -> Result<Client> {
         let mut builder = Client::builder().client_info(tollgate_client::ClientInfo::new(
             "tollgate-cli",
             env!("CARGO_PKG_VERSION"),
@@ -73,7 +79,9 @@ impl Connect {
         if let Some(token) = &self.token {
             builder = builder.bearer_token(token)?;
         }
-        builder = builder.handler(Print);
+        if print {
+            builder = builder.handler(Print);
+        }
         match url {
             Some(url) => Ok(builder.connect_http(url).await?),
             None => {
@@ -87,6 +95,32 @@ impl Connect {
             }
         }
     }
+}
+
+/// Prints each notification of a listen as a JSON line (`{"method":...,"params":...}`) until
+/// the server ends it (then its result, when there is one) or Ctrl-C.
+pub(crate) async fn listen(client: &Client, filter: JsonObject) -> Result<()> {
+    let mut listen = client.listen(filter)?;
+    loop {
+        tokio::select! {
+            item = listen.next() => match item {
+                Some(notification) => {
+                    let notification = notification?;
+                    let line = JsonObject::builder()
+                        .insert("method", notification.method())
+                        .insert("params", notification.params().clone())
+                        .build();
+                    println!("{}", json(&line.into()));
+                }
+                None => break,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    if let Some(result) = listen.result() {
+        println!("{}", json(result));
+    }
+    Ok(())
 }
 
 /// `ARGS-JSON` must be an object.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tollgate_client::handler::Handler;
 use tollgate_client::json::{JsonLimits, JsonObject, JsonValue, from_str};
-use tollgate_client::{Client, ClientBuilder, Revision};
+use tollgate_client::{CallOptions, Client, ClientBuilder, Revision};
 
 /// A failed check: what was expected, and what came instead.
 pub(crate) type Failure = String;
@@ -274,45 +274,40 @@ async fn read_resource(client: &Client, profile: &Profile) -> Result<(), Failure
     holds("resources/read", &read, expected)
 }
 
-/// The progress call's `_meta`: its token and, on 2026-07-28 (where log delivery is a
-/// per-request opt-in), the lowest log level wanted.
-fn progress_meta(revision: Revision, token: &str) -> JsonObject {
-    let meta = JsonObject::builder().insert("progressToken", token);
-    if revision.is_stateless() {
-        meta.insert("io.modelcontextprotocol/logLevel", "debug")
-            .build()
-    } else {
-        meta.build()
-    }
-}
-
 async fn progress_and_log(
     client: &Client,
     recorder: &Recorder,
     profile: &Profile,
 ) -> Result<(), Failure> {
     let (tool, arguments, fewest) = profile.progress;
-    let token = format!("interop-{}", client.revision());
-    let params = JsonObject::builder()
-        .insert("name", tool)
-        .insert("arguments", json(arguments)?)
-        .insert("_meta", progress_meta(client.revision(), &token))
-        .build();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    // Logs asked for per request (the 2026-07-28 opt-in; a 2025 session sends them anyway).
+    let options = CallOptions::new()
+        .on_progress(move |p| {
+            if let Ok(mut seen) = sink.lock() {
+                seen.push(p.progress());
+            }
+        })
+        .log_level("debug")
+        .map_err(failed("log level"))?;
     let result = client
-        .request("tools/call", Some(params))
+        .call_tool_with(tool, json(arguments)?, options)
         .await
         .map_err(failed("tools/call with progress"))?;
     if result.get("isError") == Some(&JsonValue::Bool(true)) {
         return Err(format!("tools/call with progress: {}", text(&result)));
     }
-    let mine = |method: &str, params: &JsonObject| {
-        method == "notifications/progress"
-            && params.get("progressToken").and_then(JsonValue::as_str) == Some(token.as_str())
-    };
-    if !recorder.wait_for(fewest, mine).await {
+    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    if seen.len() < fewest || seen.windows(2).any(|w| w[0] >= w[1]) {
         return Err(format!(
-            "progress: fewer than {fewest} notifications for {token}"
+            "progress: {seen:?}, not {fewest} or more increasing values"
         ));
+    }
+    // The handler saw none of the call's progress: it went to the call's callback.
+    let stray = |method: &str, _: &JsonObject| method == "notifications/progress";
+    if recorder.count(stray) > 0 {
+        return Err("progress: notifications reached the handler".to_owned());
     }
     let logged = |method: &str, _: &JsonObject| method == "notifications/message";
     match profile.log {
