@@ -4,6 +4,7 @@
 //! A thin shell over the library crates; it owns argument parsing and output formats only.
 
 mod locate;
+mod login;
 mod remote;
 
 use std::io::{BufRead, Write};
@@ -82,6 +83,16 @@ enum Command {
         words: Vec<String>,
         #[command(flatten)]
         connect: remote::Connect,
+    },
+    /// Log in to a protected server (OAuth, a browser and a loopback redirect) and keep its
+    /// tokens in the user's config directory (`TOLLGATE_TOKEN_FILE` overrides) for the other
+    /// commands: `login URL`.
+    Login {
+        /// The server URL.
+        url: String,
+        /// An extra HTTP header, `Name: value` (repeatable).
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
     },
     /// Serve the catalog demo.
     ServeDemo {
@@ -337,6 +348,10 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             let result = client.get_prompt(name, arguments).await;
             client.close().await?;
             remote::print_prompt(&result?);
+            true
+        }
+        Command::Login { url, headers } => {
+            login::login(&url, &headers).await?;
             true
         }
         Command::Listen { words, connect } => {

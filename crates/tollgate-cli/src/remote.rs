@@ -19,7 +19,8 @@ pub(crate) struct Connect {
     /// An extra HTTP header, `Name: value` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
-    /// A bearer token sent on every HTTP request.
+    /// A bearer token sent on every HTTP request (default: the tokens `tollgate login` kept
+    /// for the URL, if any).
     #[arg(long)]
     token: Option<String>,
     /// Start the server as a child and speak stdio to it: the command and its arguments follow
@@ -78,12 +79,23 @@ impl Connect {
         }
         if let Some(token) = &self.token {
             builder = builder.bearer_token(token)?;
+        } else if url.is_some()
+            && let Some(oauth) = crate::login::stored()
+        {
+            // Tokens from `tollgate login`, when there are some for this URL.
+            builder = builder.authorizer(oauth);
         }
         if print {
             builder = builder.handler(Print);
         }
         match url {
-            Some(url) => Ok(builder.connect_http(url).await?),
+            Some(url) => match builder.connect_http(url).await {
+                Ok(client) => Ok(client),
+                Err(e) if e.kind() == tollgate_client::ErrorKind::Auth => {
+                    Err(format!("{e} (log in with `tollgate login {url}`, or pass --token)").into())
+                }
+                Err(e) => Err(e.into()),
+            },
             None => {
                 let (program, args) = self
                     .command
