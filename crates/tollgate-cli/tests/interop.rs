@@ -1,6 +1,7 @@
 //! tollgate-client against the catalog demo in-process (the third transport of
 //! `scripts/interop`, which runs the same checks over HTTP and stdio): every revision offered
-//! and the one negotiation picks, then each revision alone.
+//! and the one negotiation picks, then each revision alone (a listen hearing `catalog.seasonal`
+//! change the tool list included).
 
 #![allow(
     clippy::unwrap_used,
@@ -24,8 +25,8 @@ use std::sync::Arc;
 use tollgate::task::InMemoryTaskStore;
 use tollgate_client::Revision;
 
-async fn check(offer: Option<Revision>, expected: Revision) {
-    let endpoint = demo::endpoint(Arc::new(InMemoryTaskStore::with_capacity(64)), None).unwrap();
+async fn check(endpoint: &tollgate::Endpoint, offer: Option<Revision>, expected: Revision) {
+    let endpoint = endpoint.clone();
     let recorder = checks::Recorder::default();
     let client = checks::builder(offer, &recorder)
         .connect_in_process(endpoint)
@@ -39,8 +40,11 @@ async fn check(offer: Option<Revision>, expected: Revision) {
 
 #[tokio::test]
 async fn the_catalog_in_process_on_every_revision() {
-    check(None, Revision::V2026_07_28).await;
+    // One endpoint for every run: `catalog.seasonal` changes the first demo endpoint of the
+    // process (a process-wide handle, as in the demo binary).
+    let endpoint = demo::endpoint(Arc::new(InMemoryTaskStore::with_capacity(64)), None).unwrap();
+    check(&endpoint, None, Revision::V2026_07_28).await;
     for revision in Revision::ALL {
-        check(Some(revision), revision).await;
+        check(&endpoint, Some(revision), revision).await;
     }
 }

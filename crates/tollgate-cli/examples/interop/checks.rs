@@ -41,6 +41,9 @@ pub(crate) struct Profile {
     pub(crate) progress: (&'static str, &'static str, usize),
     /// How log notifications are caused.
     pub(crate) log: Log,
+    /// A tool that changes the tool list, with the arguments that change it and those that
+    /// change it back: a listen for `toolsListChanged` must hear it.
+    pub(crate) list_change: Option<(&'static str, &'static str, &'static str)>,
 }
 
 /// The official TypeScript SDK's reference server, `@modelcontextprotocol/server-everything`.
@@ -65,6 +68,7 @@ pub(crate) const EVERYTHING: Profile = Profile {
         3,
     ),
     log: Log::Toggle("toggle-simulated-logging"),
+    list_change: None,
 };
 
 /// The Python SDK server of `scripts/interop-server.py`.
@@ -81,6 +85,7 @@ pub(crate) const PYTHON: Profile = Profile {
     ),
     progress: ("count", r#"{"steps":3}"#, 3),
     log: Log::WithProgress,
+    list_change: None,
 };
 
 /// The catalog demo (`crates/tollgate-cli/examples/catalog`).
@@ -101,6 +106,11 @@ pub(crate) const CATALOG: Profile = Profile {
     ),
     progress: ("catalog.inventory", "{}", 4),
     log: Log::Never,
+    list_change: Some((
+        "catalog.seasonal",
+        r#"{"enabled":true}"#,
+        r#"{"enabled":false}"#,
+    )),
 };
 
 /// The profile named on the command line.
@@ -230,16 +240,61 @@ pub(crate) async fn run(
         &format!("\"{expected}\""),
     )?;
     progress_and_log(client, recorder, profile).await?;
+    if let Some(change) = profile.list_change {
+        listen(client, change).await?;
+    }
+    let log = match profile.log {
+        Log::Never => "",
+        _ => " and log",
+    };
+    let listened = match profile.list_change {
+        Some(_) => ", listened",
+        None => "",
+    };
     println!(
-        "  {}: listed, called {tool}, read, prompted, completed, progress{} ok",
+        "  {}: listed, called {tool}, read, prompted, completed, progress{log}{listened} ok",
         client.revision(),
-        if matches!(profile.log, Log::Never) {
-            ""
-        } else {
-            " and log"
-        }
     );
     client.close().await.map_err(failed("close"))
+}
+
+/// A listen for tool-list changes hears the change `tool` makes; the change is undone after.
+async fn listen(
+    client: &Client,
+    (tool, change, undo): (&'static str, &'static str, &'static str),
+) -> Result<(), Failure> {
+    let filter = JsonObject::builder()
+        .insert("toolsListChanged", true)
+        .build();
+    let mut listen = client.listen(filter).map_err(failed("listen"))?;
+    let bounded = Duration::from_secs(10);
+    if client.revision().is_stateless() {
+        let first = tokio::time::timeout(bounded, listen.next()).await;
+        match first {
+            Ok(Some(Ok(n))) if n.method() == "notifications/subscriptions/acknowledged" => {}
+            _ => return Err("listen: no acknowledgement".to_owned()),
+        }
+    }
+    let changed = client
+        .call_tool(tool, json(change)?)
+        .await
+        .map_err(failed("list change"))?;
+    if changed.get("isError") == Some(&JsonValue::Bool(true)) {
+        return Err(format!("list change: {}", text(&changed)));
+    }
+    // A generous bound so a lost notification fails rather than hangs (not a timing check).
+    let heard = tokio::time::timeout(bounded, listen.next()).await;
+    drop(listen);
+    client
+        .call_tool(tool, json(undo)?)
+        .await
+        .map_err(failed("list change undone"))?;
+    match heard {
+        Ok(Some(Ok(n))) if n.method() == "notifications/tools/list_changed" => Ok(()),
+        Ok(Some(Ok(n))) => Err(format!("listen: {} instead of a list change", n.method())),
+        Ok(Some(Err(e))) => Err(format!("listen: {e}")),
+        _ => Err("listen: no notifications/tools/list_changed".to_owned()),
+    }
 }
 
 async fn read_resource(client: &Client, profile: &Profile) -> Result<(), Failure> {
