@@ -92,7 +92,7 @@ impl Connect {
             Some(url) => match builder.connect_http(url).await {
                 Ok(client) => Ok(client),
                 Err(e) if e.kind() == tollgate_client::ErrorKind::Auth => {
-                    Err(format!("{e} (log in with `tollgate login {url}`, or pass --token)").into())
+                    Err(format!("{e} (log in with `tollgate login URL`, or pass --token)").into())
                 }
                 Err(e) => Err(e.into()),
             },
