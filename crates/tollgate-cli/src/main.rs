@@ -5,6 +5,7 @@
 
 mod gateway;
 mod locate;
+mod login;
 mod remote;
 
 use std::io::{BufRead, Write};
@@ -66,9 +67,9 @@ enum Command {
         #[command(flatten)]
         connect: remote::Connect,
     },
-    /// Print the server's notifications until it ends: `listen [URL] [FILTER-JSON]`
-    /// (2026-07-28: `subscriptions/listen` with the filter; 2025: the session's stream, until
-    /// Ctrl-C).
+    /// Print the server's notifications, one JSON line each, until it ends the listen or
+    /// Ctrl-C: `listen [URL] [FILTER-JSON]` (2026-07-28: `subscriptions/listen` with the
+    /// filter, such as `{"toolsListChanged":true}`; 2025: the session's stream).
     Listen {
         /// [URL] [FILTER-JSON].
         #[arg(value_name = "URL FILTER")]
@@ -87,6 +88,16 @@ enum Command {
     /// Put Tollgate's checks in front of the MCP servers a TOML file names:
     /// `gateway --config gateway.toml [--addr HOST:PORT | --stdio | --check]`.
     Gateway(gateway::GatewayArgs),
+    /// Log in to a protected server (OAuth, a browser and a loopback redirect) and keep its
+    /// tokens in the user's config directory (`TOLLGATE_TOKEN_FILE` overrides) for the other
+    /// commands: `login URL`.
+    Login {
+        /// The server URL.
+        url: String,
+        /// An extra HTTP header, `Name: value` (repeatable).
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+    },
     /// Serve the catalog demo.
     ServeDemo {
         /// Where to listen.
@@ -343,17 +354,17 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             remote::print_prompt(&result?);
             true
         }
+        Command::Login { url, headers } => {
+            login::login(&url, &headers).await?;
+            true
+        }
         Command::Listen { words, connect } => {
             let (url, rest) = connect.target(&words)?;
             let filter = remote::object(rest.first())?;
-            let client = connect.connect(url).await?;
-            if client.revision().is_stateless() {
-                println!("{}", remote::json(&client.listen(filter).await?));
-            } else {
-                // The session's stream prints through the handler until Ctrl-C.
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            let client = connect.connect_printing(url, false).await?;
+            let listened = remote::listen(&client, filter).await;
             client.close().await?;
+            listened?;
             true
         }
         Command::Tasks { words, connect } => {

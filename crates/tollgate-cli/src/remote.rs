@@ -19,7 +19,8 @@ pub(crate) struct Connect {
     /// An extra HTTP header, `Name: value` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
-    /// A bearer token sent on every HTTP request.
+    /// A bearer token sent on every HTTP request (default: the tokens `tollgate login` kept
+    /// for the URL, if any).
     #[arg(long)]
     token: Option<String>,
     /// Start the server as a child and speak stdio to it: the command and its arguments follow
@@ -58,6 +59,12 @@ impl Connect {
     }
 
     pub(crate) async fn connect(&self, url: Option<&str>) -> Result<Client> {
+        self.connect_printing(url, true).await
+    }
+
+    /// Connects; with `print`, notifications are printed to stderr as they come (`listen`
+    /// prints its stream's own to stdout instead).
+    pub(crate) async fn connect_printing(&self, url: Option<&str>, print: bool) -> Result<Client> {
         let mut builder = Client::builder().client_info(tollgate_client::ClientInfo::new(
             "tollgate-cli",
             env!("CARGO_PKG_VERSION"),
@@ -72,10 +79,23 @@ impl Connect {
         }
         if let Some(token) = &self.token {
             builder = builder.bearer_token(token)?;
+        } else if url.is_some()
+            && let Some(oauth) = crate::login::stored()
+        {
+            // Tokens from `tollgate login`, when there are some for this URL.
+            builder = builder.authorizer(oauth);
         }
-        builder = builder.handler(Print);
+        if print {
+            builder = builder.handler(Print);
+        }
         match url {
-            Some(url) => Ok(builder.connect_http(url).await?),
+            Some(url) => match builder.connect_http(url).await {
+                Ok(client) => Ok(client),
+                Err(e) if e.kind() == tollgate_client::ErrorKind::Auth => {
+                    Err(format!("{e} (log in with `tollgate login URL`, or pass --token)").into())
+                }
+                Err(e) => Err(e.into()),
+            },
             None => {
                 let (program, args) = self
                     .command
@@ -87,6 +107,32 @@ impl Connect {
             }
         }
     }
+}
+
+/// Prints each notification of a listen as a JSON line (`{"method":...,"params":...}`) until
+/// the server ends it (then its result, when there is one) or Ctrl-C.
+pub(crate) async fn listen(client: &Client, filter: JsonObject) -> Result<()> {
+    let mut listen = client.listen(filter)?;
+    loop {
+        tokio::select! {
+            item = listen.next() => match item {
+                Some(notification) => {
+                    let notification = notification?;
+                    let line = JsonObject::builder()
+                        .insert("method", notification.method())
+                        .insert("params", notification.params().clone())
+                        .build();
+                    println!("{}", json(&line.into()));
+                }
+                None => break,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    if let Some(result) = listen.result() {
+        println!("{}", json(result));
+    }
+    Ok(())
 }
 
 /// `ARGS-JSON` must be an object.

@@ -180,3 +180,69 @@ fn the_remote_commands_over_stdio() {
     assert!(out.contains("POT-001"), "{out}");
     assert_eq!(with(&["call"]).0, 2);
 }
+
+/// The `Authorization` header of the first request `tollgate list URL ARGS` sends to a
+/// one-shot server on `listener`, with `TOLLGATE_TOKEN_FILE` set to `token_file`. The server
+/// answers 400 (the command then fails, which is not what is checked).
+fn authorization_sent(
+    listener: std::net::TcpListener,
+    args: &[&str],
+    token_file: &str,
+) -> Option<String> {
+    use std::io::Read;
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap() == 1 {
+            head.push(byte[0]);
+        }
+        let answer = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+        let _ = stream.write_all(answer);
+        String::from_utf8_lossy(&head)
+            .lines()
+            .find_map(|l| l.strip_prefix("authorization: ").map(str::to_owned))
+    });
+    let mut full = vec!["list", url.as_str(), "--revision", "2026-07-28"];
+    full.extend_from_slice(args);
+    let _ = Command::new(BIN)
+        .args(&full)
+        .env("TOLLGATE_TOKEN_FILE", token_file)
+        .output()
+        .unwrap();
+    server.join().unwrap()
+}
+
+#[test]
+fn stored_tokens_are_sent_and_token_overrides_them() {
+    use tollgate_client::oauth::{FileTokenStore, Tokens};
+    let dir = std::env::temp_dir().join(format!("tollgate-cli-tokens-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("tokens.json");
+    let file = path.to_string_lossy().into_owned();
+    let listener = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // No tokens kept: nothing is sent.
+    assert_eq!(authorization_sent(listener(), &[], &file), None);
+    // Tokens kept for this server's URL (as `tollgate login` keeps them) are sent.
+    let server = listener();
+    let url = format!("http://{}/mcp", server.local_addr().unwrap());
+    let kept = Tokens::new("https://as.example", "kept-token".to_owned());
+    FileTokenStore::new(&path).try_save(&url, kept).unwrap();
+    assert_eq!(
+        authorization_sent(server, &[], &file).as_deref(),
+        Some("Bearer kept-token")
+    );
+    // Another server's URL gets none of them.
+    assert_eq!(authorization_sent(listener(), &[], &file), None);
+    // --token still wins.
+    let server = listener();
+    let url = format!("http://{}/mcp", server.local_addr().unwrap());
+    let kept = Tokens::new("https://as.example", "kept-token".to_owned());
+    FileTokenStore::new(&path).try_save(&url, kept).unwrap();
+    assert_eq!(
+        authorization_sent(server, &["--token", "given-token"], &file).as_deref(),
+        Some("Bearer given-token")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

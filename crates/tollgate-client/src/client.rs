@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tollgate_json::{BindLimits, JsonObject, JsonValue};
+use tollgate_json::{JsonObject, JsonValue};
 
 use crate::auth::Authorizer;
 use crate::cache::{Invalidating, ListCache, ttl_of};
@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind};
 use crate::handler::{Handler, NoHandler};
 use crate::limits::ClientLimits;
 use crate::mirror;
-use crate::output::check_output;
+use crate::notify::{Router, Routing};
 use crate::revision::{ClientInfo, Revision, with_meta};
 use crate::transport::{Outgoing, Transport};
 
@@ -34,6 +34,7 @@ pub struct ClientBuilder {
     pub(crate) check_output: bool,
     pub(crate) stderr: Option<crate::transport::stdio::StderrSink>,
     cache: Arc<ListCache>,
+    router: Arc<Router>,
 }
 
 impl Default for ClientBuilder {
@@ -49,6 +50,7 @@ impl Default for ClientBuilder {
             check_output: true,
             stderr: None,
             cache: Arc::default(),
+            router: Arc::default(),
         }
     }
 }
@@ -211,10 +213,13 @@ impl ClientBuilder {
     }
 
     /// What the transport hands server messages to: the application's handler, behind the
-    /// list cache's invalidation.
+    /// list cache's invalidation and the routing of progress and listens.
     fn transport_handler(&self) -> Arc<dyn Handler> {
         Arc::new(Invalidating {
-            inner: Arc::clone(&self.handler),
+            inner: Arc::new(Routing {
+                router: Arc::clone(&self.router),
+                inner: Arc::clone(&self.handler),
+            }),
             cache: Arc::clone(&self.cache),
         })
     }
@@ -227,6 +232,7 @@ impl ClientBuilder {
             handler: self.handler,
             check_output: self.check_output,
             cache: self.cache,
+            router: self.router,
         }
     }
 }
@@ -236,8 +242,9 @@ pub(crate) struct Parts {
     capabilities: JsonObject,
     limits: ClientLimits,
     pub(crate) handler: Arc<dyn Handler>,
-    check_output: bool,
+    pub(crate) check_output: bool,
     cache: Arc<ListCache>,
+    pub(crate) router: Arc<Router>,
 }
 
 /// One page of a list.
@@ -256,7 +263,7 @@ pub struct Client {
     transport: Arc<dyn Transport>,
     revision: Revision,
     server: JsonValue,
-    parts: Parts,
+    pub(crate) parts: Parts,
     /// Tools seen in `tools/list`: their input and output schemas, by name.
     tools: Mutex<HashMap<String, JsonValue>>,
 }
@@ -356,12 +363,11 @@ impl Client {
             .insert("clientInfo", self.parts.info.to_json())
             .build();
         let result = self
-            .transport
-            .request(Outgoing {
+            .timed(self.transport.request(Outgoing {
                 method: "initialize".to_owned(),
                 params: Some(params),
                 ..Outgoing::default()
-            })
+            }))
             .await?;
         let chosen = result
             .get("protocolVersion")
@@ -415,7 +421,19 @@ impl Client {
         self.send(method, params, Vec::new()).await
     }
 
-    async fn send(
+    /// `request` bounded by [`ClientLimits::request_timeout`]: past it the request's future is
+    /// dropped, which cancels it as its transport and revision say.
+    async fn timed(
+        &self,
+        request: impl Future<Output = Result<JsonValue, Error>>,
+    ) -> Result<JsonValue, Error> {
+        tokio::time::timeout(self.parts.limits.request_timeout(), request)
+            .await
+            .unwrap_or(Err(Error::new(ErrorKind::TimedOut, "")))
+    }
+
+    /// Sends one request (every one but `subscriptions/listen` under the request timeout).
+    pub(crate) async fn send(
         &self,
         method: &str,
         params: Option<JsonObject>,
@@ -433,20 +451,23 @@ impl Client {
         } else {
             params
         };
-        self.transport
-            .request(Outgoing {
-                method: method.to_owned(),
-                params,
-                name,
-                headers,
-            })
-            .await
+        let request = self.transport.request(Outgoing {
+            method: method.to_owned(),
+            params,
+            name,
+            headers,
+        });
+        if method == "subscriptions/listen" {
+            request.await
+        } else {
+            self.timed(request).await
+        }
     }
 
     /// Sends a request and answers the server's `input_required` results (2026-07-28) with
     /// the handler, retrying with `inputResponses` and the `requestState`, up to
     /// [`ClientLimits::max_input_rounds`] rounds.
-    async fn send_answering(
+    pub(crate) async fn send_answering(
         &self,
         method: &str,
         params: JsonObject,
@@ -608,85 +629,12 @@ impl Client {
         }
     }
 
-    fn known_tool(&self, name: &str) -> Option<JsonValue> {
+    pub(crate) fn known_tool(&self, name: &str) -> Option<JsonValue> {
         let known = self
             .tools
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         known.get(name).cloned()
-    }
-
-    /// Calls a tool with JSON arguments and returns its result. On 2026-07-28 the tool's
-    /// `x-mcp-header` values are mirrored (the tool list is read once if the tool is not yet
-    /// known) and `input_required` results are answered by the handler. A `structuredContent`
-    /// is checked against the tool's `outputSchema` (see
-    /// [`ClientBuilder::unchecked_output_schemas`]).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Schema`] for a structured result outside the output schema, or a schema
-    /// outside Profile 1; the transport's errors or the server's. A tool's own failure is a
-    /// result with `isError: true`, not an error.
-    pub async fn call_tool(&self, name: &str, arguments: JsonObject) -> Result<JsonValue, Error> {
-        let mut tool = self.known_tool(name);
-        let mirrors_needed = self.revision.is_stateless() || self.parts.check_output;
-        if tool.is_none() && mirrors_needed {
-            let _ = self.list_tools().await;
-            tool = self.known_tool(name);
-        }
-        let headers = match (&tool, self.revision.is_stateless()) {
-            (Some(tool), true) => match tool.get("inputSchema") {
-                Some(schema) => mirror::param_headers(schema, &arguments)?,
-                None => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        let params = JsonObject::builder()
-            .insert("name", name)
-            .insert("arguments", arguments)
-            .build();
-        let result = self.send_answering("tools/call", params, headers).await?;
-        if self.parts.check_output {
-            check_output(tool.as_ref(), &result)?;
-        }
-        Ok(result)
-    }
-
-    /// Calls a tool with serde arguments and binds its `structuredContent` to `R` (under the
-    /// JSON crate's default binding limits).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Argument`] when the arguments are not an object; [`ErrorKind::Rpc`]-free
-    /// tool errors (`isError: true`) and a missing or unbindable `structuredContent` are
-    /// [`ErrorKind::Protocol`]; otherwise as [`Client::call_tool`].
-    pub async fn call_tool_as<A, R>(&self, name: &str, arguments: &A) -> Result<R, Error>
-    where
-        A: serde::Serialize + ?Sized,
-        R: serde::de::DeserializeOwned,
-    {
-        let JsonValue::Object(arguments) = tollgate_json::to_value(arguments).map_err(|_| {
-            Error::new(ErrorKind::Argument, "the arguments could not be serialised")
-        })?
-        else {
-            return Err(Error::new(
-                ErrorKind::Argument,
-                "the arguments are not an object",
-            ));
-        };
-        let result = self.call_tool(name, arguments).await?;
-        if result.get("isError") == Some(&JsonValue::Bool(true)) {
-            return Err(Error::new(
-                ErrorKind::Protocol,
-                "the tool answered an error",
-            ));
-        }
-        let structured = result.get("structuredContent").ok_or(Error::new(
-            ErrorKind::Protocol,
-            "the result has no structuredContent",
-        ))?;
-        tollgate_json::from_value(structured, &BindLimits::default())
-            .map_err(|_| Error::new(ErrorKind::Protocol, "structuredContent does not bind"))
     }
 
     /// Every prompt, page by page.

@@ -35,6 +35,10 @@ pub enum ErrorKind {
     /// The application's [`Handler`](crate::handler::Handler) refused a request the call
     /// needed answered (an `input_required` round).
     Refused,
+    /// The request got no answer within
+    /// [`ClientLimits::request_timeout`](crate::ClientLimits::request_timeout); it was
+    /// cancelled.
+    TimedOut,
     /// A local argument could not be used (for example arguments that are not a JSON object, a
     /// header name or value HTTP refuses).
     Argument,
@@ -55,6 +59,7 @@ impl ErrorKind {
             Self::Auth => "authorization failed",
             Self::Closed => "the transport is closed",
             Self::Refused => "the handler refused a server request",
+            Self::TimedOut => "the request timed out",
             Self::Argument => "an argument could not be used",
         }
     }

@@ -21,7 +21,10 @@
 //!   `input_required` rounds all have limits ([`ClientLimits`]).
 //! - **Errors carry a kind, never what you sent** ([`Error`]).
 //! - **Handlers** answer what the server sends ([`handler::Handler`]): progress and log
-//!   notifications, elicitation, sampling, roots.
+//!   notifications, elicitation, sampling, roots. A call can take its own progress
+//!   ([`CallOptions`]); [`Client::listen`] is a stream of notifications ([`Listen`]).
+//! - **Every request bounded in time** ([`ClientLimits::request_timeout`], 60 s), a timed-out
+//!   call cancelled as its revision says.
 //!
 //! # Features
 //!
@@ -53,12 +56,14 @@ struct ClientGuideExamples;
 
 pub mod auth;
 mod cache;
+mod call;
 mod client;
 mod error;
 pub mod handler;
 mod limits;
 mod message;
 mod mirror;
+mod notify;
 #[cfg(feature = "oauth")]
 #[doc = include_str!("../../../docs/guide/client-oauth.md")]
 pub mod oauth;
@@ -69,9 +74,11 @@ pub mod sse;
 mod tasks;
 mod transport;
 
+pub use call::CallOptions;
 pub use client::{Client, ClientBuilder, Page};
 pub use error::{Error, ErrorKind};
 pub use limits::ClientLimits;
+pub use notify::{Listen, Notification, Progress};
 pub use revision::{ClientInfo, Revision};
 pub use skills::LoadedSkill;
 

@@ -30,6 +30,8 @@ pub struct ClientLimits {
     max_reconnects: u32,
     max_retry_delay: Duration,
     max_input_rounds: u32,
+    request_timeout: Duration,
+    max_listen_buffer: usize,
 }
 
 impl Default for ClientLimits {
@@ -41,6 +43,8 @@ impl Default for ClientLimits {
             max_reconnects: Self::DEFAULT_MAX_RECONNECTS,
             max_retry_delay: Self::DEFAULT_MAX_RETRY_DELAY,
             max_input_rounds: Self::DEFAULT_MAX_INPUT_ROUNDS,
+            request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            max_listen_buffer: Self::DEFAULT_MAX_LISTEN_BUFFER,
         }
     }
 }
@@ -59,6 +63,11 @@ impl ClientLimits {
     pub const DEFAULT_MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
     /// Default number of `input_required` rounds one call answers (10, the server's own bound).
     pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 10;
+    /// Default time one request waits for its answer (60 s, as the official SDKs wait).
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+    /// Default number of notifications a listen stream holds before its reader takes them
+    /// (1,024).
+    pub const DEFAULT_MAX_LISTEN_BUFFER: usize = 1_024;
 
     /// The limits the JSON reader applies to every message (default: `JsonLimits::default()`).
     pub fn json(&self) -> &JsonLimits {
@@ -88,6 +97,17 @@ impl ClientLimits {
     /// `input_required` rounds one call answers at most (default 10).
     pub fn max_input_rounds(&self) -> u32 {
         self.max_input_rounds
+    }
+
+    /// How long one request waits for its answer (default 60 s); `subscriptions/listen` is
+    /// exempt (it lasts until the server or the caller ends it).
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Notifications a listen stream holds unread at most (default 1,024).
+    pub fn max_listen_buffer(&self) -> usize {
+        self.max_listen_buffer
     }
 
     /// Replaces the JSON reader's limits (default `JsonLimits::default()`: 10 MiB, depth 128,
@@ -135,6 +155,34 @@ impl ClientLimits {
     /// Sets how many `input_required` rounds one call answers (default 10).
     pub fn with_max_input_rounds(mut self, rounds: u32) -> Self {
         self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Sets how long one request waits for its answer (default 60 s). A request past it fails
+    /// with [`ErrorKind::TimedOut`] and is cancelled as its revision says: over stdio and on a
+    /// 2025 session `notifications/cancelled` goes to the server; a 2026-07-28 HTTP request is
+    /// closed. Every request but `subscriptions/listen` is bounded; a task's wait is bounded
+    /// per poll.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tollgate_client::ClientLimits;
+    ///
+    /// let limits = ClientLimits::default().with_request_timeout(Duration::from_secs(5));
+    /// assert_eq!(limits.request_timeout(), Duration::from_secs(5));
+    /// ```
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets how many notifications a listen stream holds unread (default 1,024; at least 1). A
+    /// reader that falls further behind gets what was held, then [`ErrorKind::Limit`], and the
+    /// stream ends: nothing is dropped silently.
+    pub fn with_max_listen_buffer(mut self, notifications: usize) -> Self {
+        self.max_listen_buffer = notifications.max(1);
         self
     }
 }

@@ -1,13 +1,12 @@
-//! Tasks (2026-07-28) and `subscriptions/listen` as the client drives them: get, update,
-//! cancel, wait by polling at the server's `pollInterval`, and a listen whose notifications go
-//! to the handler. It owns the polling rule; it must not know transports.
+//! Tasks (2026-07-28) as the client drives them: get, update, cancel, wait by polling at the
+//! server's `pollInterval`. It owns the polling rule; it must not know transports.
 
 use std::time::Duration;
 
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::client::Client;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// The poll interval used when the server names none (1 s).
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -87,24 +86,6 @@ impl Client {
             }
             tokio::time::sleep(poll_interval(&task, self.limits().max_retry_delay())).await;
         }
-    }
-
-    /// `subscriptions/listen` (2026-07-28) with a filter such as
-    /// `{"resourceSubscriptions":["file:///a"]}`: the notifications it carries go to the
-    /// handler, and this returns the listen's final result when the server ends it.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Argument`] on a 2025 revision (there the session's own stream carries
-    /// notifications to the handler); the transport's errors or the server's.
-    pub async fn listen(&self, filter: JsonObject) -> Result<JsonValue, Error> {
-        if !self.revision().is_stateless() {
-            return Err(Error::new(
-                ErrorKind::Argument,
-                "subscriptions/listen is a 2026-07-28 method",
-            ));
-        }
-        self.request("subscriptions/listen", Some(filter)).await
     }
 }
 

@@ -149,3 +149,35 @@ async fn a_dropped_2025_call_is_cancelled_on_the_server() {
             .is_ok()
     );
 }
+
+#[tokio::test]
+async fn a_timed_out_call_is_cancelled_on_the_server_on_every_revision() {
+    for revision in Revision::ALL {
+        let cancelled = Arc::new(AtomicUsize::new(0));
+        let addr = start(endpoint(&ALL, Arc::clone(&cancelled))).await;
+        // Long enough for the tool to start on a loaded machine; nothing here measures it.
+        let client = Client::builder()
+            .revisions([revision])
+            .limits(ClientLimits::default().with_request_timeout(Duration::from_secs(2)))
+            .connect_http(&format!("http://{addr}/mcp"))
+            .await
+            .unwrap();
+        client.list_tools().await.unwrap();
+        let timed_out = client.call_tool("wait", JsonObject::new()).await;
+        assert_eq!(
+            timed_out.unwrap_err().kind(),
+            ErrorKind::TimedOut,
+            "{revision}"
+        );
+        // 2025: notifications/cancelled; 2026-07-28: the request closed. Either ends the call.
+        let ended = async {
+            while cancelled.load(Ordering::SeqCst) < 2 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        // A generous bound so a lost cancellation fails rather than hangs (not a timing check).
+        let ended = tokio::time::timeout(Duration::from_secs(30), ended).await;
+        assert!(ended.is_ok(), "{revision}");
+        client.close().await.unwrap();
+    }
+}

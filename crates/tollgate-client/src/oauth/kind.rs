@@ -63,3 +63,7 @@ pub(crate) const EXCHANGE: &str = "identity assertion exchange refused";
 pub(crate) const BAD_TOKEN: &str = "access token unusable";
 /// A client credential could not be used (an invalid key, a header it cannot form).
 pub(crate) const CREDENTIAL: &str = "client credential unusable";
+/// The token file could not be read or is not a token file (it is left as it is).
+pub(crate) const TOKEN_FILE_UNREADABLE: &str = "token file unreadable";
+/// The token file could not be written (the previous file, if any, is unchanged).
+pub(crate) const TOKEN_FILE_WRITE: &str = "token file could not be written";

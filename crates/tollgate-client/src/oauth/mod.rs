@@ -13,6 +13,7 @@ mod assertion;
 mod challenge;
 mod discovery;
 mod fetch;
+mod file_store;
 mod flow;
 mod jwt;
 mod kind;
@@ -33,6 +34,7 @@ use url::Url;
 use crate::auth::{AuthError, AuthFuture, Authorizer, Retry};
 
 pub use assertion::{Assertion, IdJagExchange, WorkloadIdentity};
+pub use file_store::FileTokenStore;
 pub use jwt::KeyAlgorithm;
 pub use redirect::{FollowRedirect, LoopbackRedirect, Opener, Redirect, RedirectQuery};
 pub use store::{MemoryTokenStore, TokenStore, Tokens};

@@ -1,0 +1,208 @@
+//! Calling tools: JSON and serde arguments, the `x-mcp-header` mirrors, a call's own progress
+//! callback ([`CallOptions`]), and the output-schema check of the result. It owns what a
+//! `tools/call` carries and checks; it must not know transports.
+
+use std::sync::Arc;
+
+use tollgate_json::{BindLimits, JsonObject, JsonValue};
+
+use crate::client::Client;
+use crate::error::{Error, ErrorKind};
+use crate::mirror;
+use crate::notify::{Progress, ProgressFn};
+use crate::output::check_output;
+
+/// Options of one call ([`Client::call_tool_with`]).
+///
+/// # Examples
+///
+/// ```no_run
+/// use tollgate_client::{CallOptions, Client, json::JsonObject};
+///
+/// # async fn run(client: &Client) -> Result<(), tollgate_client::Error> {
+/// let options = CallOptions::new().on_progress(|p| println!("{} of {:?}", p.progress(), p.total()));
+/// let result = client.call_tool_with("catalog.inventory", JsonObject::new(), options).await?;
+/// # let _ = result;
+/// # Ok(()) }
+/// ```
+#[derive(Default, Clone)]
+pub struct CallOptions {
+    progress: Option<ProgressFn>,
+    log_level: Option<&'static str>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("progress", &self.progress.is_some())
+            .field("log_level", &self.log_level)
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// No options: a plain call.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for progress: the call carries a fresh `progressToken`, and each
+    /// `notifications/progress` with that token goes to `callback` (not to the handler) while
+    /// the call lasts. The callback runs on the transport's reading task: keep it short.
+    pub fn on_progress(mut self, callback: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Asks for the call's log messages at `level` and above (`debug`, `info`, `notice`,
+    /// `warning`, `error`, `critical`, `alert`, `emergency`; default: none asked). On
+    /// 2026-07-28 log delivery is a per-request opt-in (`_meta`
+    /// `io.modelcontextprotocol/logLevel`): without it the server sends none. On 2025 the level
+    /// is the session's (`logging/setLevel` through [`Client::request`]) and this is not sent.
+    /// The messages go to the handler as `notifications/message`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Argument`] for a level the protocol does not name.
+    pub fn log_level(mut self, level: &str) -> Result<Self, Error> {
+        const LEVELS: [&str; 8] = [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ];
+        let level = LEVELS
+            .into_iter()
+            .find(|l| *l == level)
+            .ok_or(Error::new(ErrorKind::Argument, "not a log level"))?;
+        self.log_level = Some(level);
+        Ok(self)
+    }
+}
+
+impl Client {
+    /// Calls a tool with JSON arguments and returns its result. On 2026-07-28 the tool's
+    /// `x-mcp-header` values are mirrored (the tool list is read once if the tool is not yet
+    /// known) and `input_required` results are answered by the handler. A `structuredContent`
+    /// is checked against the tool's `outputSchema` (see
+    /// [`ClientBuilder::unchecked_output_schemas`](crate::ClientBuilder::unchecked_output_schemas)).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Schema`] for a structured result outside the output schema, or a schema
+    /// outside Profile 1; [`ErrorKind::TimedOut`] past the request timeout; the transport's
+    /// errors or the server's. A tool's own failure is a result with `isError: true`, not an
+    /// error.
+    pub async fn call_tool(&self, name: &str, arguments: JsonObject) -> Result<JsonValue, Error> {
+        self.call_tool_with(name, arguments, CallOptions::new())
+            .await
+    }
+
+    /// [`Client::call_tool`] with options: a progress callback ([`CallOptions::on_progress`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call_tool`].
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        options: CallOptions,
+    ) -> Result<JsonValue, Error> {
+        let mut tool = self.known_tool(name);
+        let stateless = self.revision().is_stateless();
+        if tool.is_none() && (stateless || self.parts.check_output) {
+            let _ = self.list_tools().await;
+            tool = self.known_tool(name);
+        }
+        let headers = match (&tool, stateless) {
+            (Some(tool), true) => match tool.get("inputSchema") {
+                Some(schema) => mirror::param_headers(schema, &arguments)?,
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        // The token is withdrawn when this call ends (or its future is dropped).
+        let token = options.progress.map(|f| self.parts.router.progress(f));
+        let mut meta = JsonObject::builder();
+        if let Some(token) = &token {
+            meta.push("progressToken", token.as_str());
+        }
+        if let Some(level) = options.log_level.filter(|_| stateless) {
+            meta.push("io.modelcontextprotocol/logLevel", level);
+        }
+        let meta = meta.build();
+        let mut params = JsonObject::builder()
+            .insert("name", name)
+            .insert("arguments", arguments);
+        if !meta.is_empty() {
+            params.push("_meta", meta);
+        }
+        let result = self
+            .send_answering("tools/call", params.build(), headers)
+            .await?;
+        drop(token);
+        if self.parts.check_output {
+            check_output(tool.as_ref(), &result)?;
+        }
+        Ok(result)
+    }
+
+    /// Calls a tool with serde arguments and binds its `structuredContent` to `R` (under the
+    /// JSON crate's default binding limits).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Argument`] when the arguments are not an object; [`ErrorKind::Rpc`]-free
+    /// tool errors (`isError: true`) and a missing or unbindable `structuredContent` are
+    /// [`ErrorKind::Protocol`]; otherwise as [`Client::call_tool`].
+    pub async fn call_tool_as<A, R>(&self, name: &str, arguments: &A) -> Result<R, Error>
+    where
+        A: serde::Serialize + ?Sized,
+        R: serde::de::DeserializeOwned,
+    {
+        let JsonValue::Object(arguments) = tollgate_json::to_value(arguments).map_err(|_| {
+            Error::new(ErrorKind::Argument, "the arguments could not be serialised")
+        })?
+        else {
+            return Err(Error::new(
+                ErrorKind::Argument,
+                "the arguments are not an object",
+            ));
+        };
+        let result = self.call_tool(name, arguments).await?;
+        if result.get("isError") == Some(&JsonValue::Bool(true)) {
+            return Err(Error::new(
+                ErrorKind::Protocol,
+                "the tool answered an error",
+            ));
+        }
+        let structured = result.get("structuredContent").ok_or(Error::new(
+            ErrorKind::Protocol,
+            "the result has no structuredContent",
+        ))?;
+        tollgate_json::from_value(structured, &BindLimits::default())
+            .map_err(|_| Error::new(ErrorKind::Protocol, "structuredContent does not bind"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_levels_are_the_protocol_s_eight() {
+        assert!(CallOptions::new().log_level("debug").is_ok());
+        assert!(CallOptions::new().log_level("emergency").is_ok());
+        let wrong = CallOptions::new().log_level("verbose");
+        assert_eq!(wrong.map(|_| ()).unwrap_err().kind(), ErrorKind::Argument);
+        assert_eq!(
+            format!("{:?}", CallOptions::new().log_level("info").map_err(|_| ())),
+            r#"Ok(CallOptions { progress: false, log_level: Some("info") })"#
+        );
+    }
+}
