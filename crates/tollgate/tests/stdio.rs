@@ -115,9 +115,13 @@ struct Pipe {
 }
 
 fn start(max_bytes: usize) -> Pipe {
+    serve(endpoint(max_bytes))
+}
+
+fn serve(endpoint: Endpoint) -> Pipe {
     let (client_in, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, client_out) = tokio::io::duplex(1 << 20);
-    let server = tokio::spawn(StdioServer::new(endpoint(max_bytes)).serve(server_in, server_out));
+    let server = tokio::spawn(StdioServer::new(endpoint).serve(server_in, server_out));
     Pipe {
         input: client_in,
         output: BufReader::new(client_out).lines(),
@@ -432,4 +436,109 @@ async fn a_live_catalog_change_is_a_list_changed_line_for_a_2025_session() {
         })
         .unwrap_or_default();
     assert_eq!(names, ["echo", "gift"]);
+}
+
+async fn suggest(
+    _: &RequestContext,
+    _: tollgate::prompt::CompletionRequest,
+) -> Result<tollgate::prompt::Completion, Infallible> {
+    Ok(tollgate::prompt::Completion::from_values(["one"]))
+}
+
+async fn greet(
+    _: &RequestContext,
+    _: tollgate::prompt::PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<tollgate::prompt::PromptResult, Infallible> {
+    Ok(tollgate::prompt::PromptResult::with_message(
+        tollgate::prompt::PromptMessage::user(tollgate::content::TextContent::new("hi")),
+    ))
+}
+
+/// Every revision, with a titled, annotated tool and a prompt that completes its argument.
+fn older_endpoint() -> Endpoint {
+    let all = ProtocolVersion::ALL;
+    Endpoint::with_path("/mcp", all, Implementation::new("stdio-older", "1"))
+        .add_tool(
+            ToolRegistration::with_name("echo", all)
+                .json_object_arguments()
+                .handler(echo)
+                .title("Echo")
+                .annotations(tollgate::tool::ToolAnnotations::new().read_only_hint(true))
+                .build()
+                .unwrap(),
+        )
+        .add_prompt(
+            tollgate::prompt::PromptRegistration::with_name("greet", all)
+                .handler(greet)
+                .add_argument(tollgate::prompt::PromptArgument::optional("who"))
+                .completion(suggest)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+/// `initialize` for `revision` on a fresh connection, its `notifications/initialized` sent.
+async fn opened(revision: &str) -> (Pipe, JsonValue) {
+    let mut pipe = serve(older_endpoint());
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{revision}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    ))
+    .await;
+    let result = pipe.receive().await.get("result").unwrap().clone();
+    pipe.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    (pipe, result)
+}
+
+/// 2024-11-05 over stdio: negotiated, with no `completions` capability (while
+/// `completion/complete` answers) and tools without annotations; 2025-03-26 beside it has both,
+/// its tool's title in the annotations.
+#[tokio::test]
+async fn the_older_revisions_over_stdio() {
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    let complete = r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"o"}}}"#;
+    let (mut pipe, result) = opened("2024-11-05").await;
+    assert_eq!(
+        result.get("protocolVersion").and_then(JsonValue::as_str),
+        Some("2024-11-05")
+    );
+    let capabilities = result.get("capabilities").unwrap();
+    assert!(capabilities.get("completions").is_none());
+    assert!(capabilities.get("prompts").is_some());
+    pipe.send(list).await;
+    let tools = pipe.receive().await;
+    assert_eq!(
+        tollgate::json::to_string(&tools, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#
+    );
+    pipe.send(complete).await;
+    let values = pipe.receive().await;
+    assert!(
+        values
+            .get("result")
+            .and_then(|r| r.get("completion"))
+            .is_some()
+    );
+
+    let (mut pipe, result) = opened("2025-03-26").await;
+    assert_eq!(
+        result.get("protocolVersion").and_then(JsonValue::as_str),
+        Some("2025-03-26")
+    );
+    assert!(
+        result
+            .get("capabilities")
+            .unwrap()
+            .get("completions")
+            .is_some()
+    );
+    pipe.send(list).await;
+    let tools = pipe.receive().await;
+    assert_eq!(
+        tollgate::json::to_string(&tools, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"annotations":{"title":"Echo","readOnlyHint":true}}]}}"#
+    );
 }

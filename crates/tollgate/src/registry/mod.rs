@@ -51,7 +51,12 @@ pub(crate) type NameMap<V> = HashMap<Arc<str>, V, foldhash::fast::RandomState>;
 pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty()
     .with(ProtocolVersion::V2026_07_28)
     .with(ProtocolVersion::V2025_11_25)
-    .with(ProtocolVersion::V2025_06_18);
+    .with(ProtocolVersion::V2025_06_18)
+    .with(ProtocolVersion::V2025_03_26)
+    .with(ProtocolVersion::V2024_11_05);
+
+/// How many revisions there are: the length of the per-revision arrays a catalog keeps.
+pub(crate) const REVISIONS: usize = ProtocolVersion::ALL.len();
 
 /// The server's self-description (`io.modelcontextprotocol/serverInfo`).
 ///
@@ -120,14 +125,18 @@ impl Implementation {
     }
 
     /// The implementation as `revision` describes it: 2025-06-18 knows only name, title and
-    /// version.
+    /// version, the revisions before it only name and version.
     pub(crate) fn render(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder().insert("name", &*self.name);
-        if let Some(t) = &self.title {
+        if let Some(t) = self
+            .title
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("title", &**t);
         }
         b.push("version", &*self.version);
-        if revision != ProtocolVersion::V2025_06_18 {
+        if revision.carries_icons() {
             if let Some(d) = &self.description {
                 b.push("description", &**d);
             }
@@ -292,11 +301,7 @@ pub(crate) fn cursor_text(fingerprint: u64, page: usize) -> String {
 }
 
 pub(crate) const fn revision_slot(version: ProtocolVersion) -> usize {
-    match version {
-        ProtocolVersion::V2025_06_18 => 0,
-        ProtocolVersion::V2025_11_25 => 1,
-        ProtocolVersion::V2026_07_28 => 2,
-    }
+    version.rank()
 }
 
 impl std::fmt::Debug for Endpoint {

@@ -24,7 +24,7 @@ use crate::model::tool::options::{
 };
 use crate::model::tool::{ToolArguments, ToolInner, ToolRegistration};
 use crate::policy::authorization::Scopes;
-use crate::version::{ProtocolVersion, ProtocolVersions};
+use crate::version::ProtocolVersions;
 use crate::wire::syntax;
 
 /// The first stage: choose the argument and result model.
@@ -435,8 +435,7 @@ impl ToolBuilder {
             return fail(BuildErrorKind::InvalidToolName);
         }
         let input = self.input.map_err(|e| e.tool_name(&self.name))?;
-        let legacy = self.revisions.contains(ProtocolVersion::V2025_06_18)
-            || self.revisions.contains(ProtocolVersion::V2025_11_25);
+        let legacy = self.revisions.iter().any(crate::version::is_legacy);
         // A typed-complete tool always completes; a typed task-required one always requires
         // a task; required tasks exist only on 2026-07-28.
         let typed_operation = self.output.is_some() && !self.completes;

@@ -218,9 +218,7 @@ impl ToolRegistration {
     /// handler asks inside the call through `ClientRequests`.
     pub(crate) fn legacy_refusal(&self) -> Option<BuildErrorKind> {
         let t = &self.inner;
-        if !(t.revisions.contains(ProtocolVersion::V2025_06_18)
-            || t.revisions.contains(ProtocolVersion::V2025_11_25))
-        {
+        if !t.revisions.iter().any(crate::version::is_legacy) {
             return None;
         }
         if !t.input.mirrored_headers().is_empty() {
@@ -238,27 +236,36 @@ impl ToolRegistration {
         None
     }
 
-    /// The tool's descriptor as `tools/list` publishes it on `revision`.
+    /// The tool's descriptor as `tools/list` publishes it on `revision`: 2025-03-26 has no
+    /// `title`, `outputSchema`, `icons` or `_meta` (the title travels as the annotations'
+    /// `title`); 2024-11-05 has no annotations either.
     pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
         let t = &self.inner;
+        let full = revision.carries_titles_and_structure();
         let mut b = JsonObject::builder().insert("name", &*t.name);
-        if let Some(title) = &t.title {
+        if let Some(title) = t.title.as_ref().filter(|_| full) {
             b.push("title", &**title);
         }
         if let Some(d) = &t.description {
             b.push("description", &**d);
         }
         b.push("inputSchema", t.input.document().clone());
-        if let Some(o) = &t.output {
+        if let Some(o) = t.output.as_ref().filter(|_| full) {
             b.push("outputSchema", o.document().clone());
         }
-        if let Some(a) = &t.annotations {
-            b.push("annotations", a.render());
+        if revision.carries_annotations_and_audio() {
+            match (&t.annotations, t.title.as_ref().filter(|_| !full)) {
+                (Some(a), title) => b.push("annotations", a.render(title)),
+                (None, Some(title)) => {
+                    b.push("annotations", ToolAnnotations::new().render(Some(title)))
+                }
+                (None, None) => {}
+            }
         }
-        if !t.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+        if !t.icons.is_empty() && revision.carries_icons() {
             b.push("icons", render_icons(&t.icons));
         }
-        if let Some(m) = &t.meta {
+        if let Some(m) = t.meta.as_ref().filter(|_| full) {
             b.push("_meta", m.clone());
         }
         b.build().into()

@@ -58,8 +58,9 @@ pub(crate) fn gate(
     // Read once: checked against the served revisions here, then with the other headers.
     let header_version = transport.head().map(|h| (h, h.protocol_version.single()));
     if let Some((_, Ok(Some(version)))) = header_version {
+        // A header is HTTP's: 2024-11-05 is not served there.
         let served = ProtocolVersion::from_wire(version)
-            .is_some_and(|v| endpoint.inner.revisions.contains(v));
+            .is_some_and(|v| v.on_http() && endpoint.inner.revisions.contains(v));
         if !served {
             return Err(unsupported_version(endpoint, id, version));
         }
