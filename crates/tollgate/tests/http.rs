@@ -2,7 +2,7 @@
 //! ephemeral loopback ports through the shared `support` harness and writes raw bytes to them.
 //!
 //! It gathers the 2026-07-28 endpoint (`v2026`), the 2025 revisions beside it (`legacy`), the
-//! older revisions (`older`), the
+//! older revisions (`older`) and their batches (`batches`), the
 //! built-in server's edge (`edge`), the 2025 event streams (`sse_streams`), `subscriptions/listen`
 //! (`subscriptions`), live catalogs and their announcements (`live_catalogs`), server-to-client requests (`client_requests`), `input_required` and sealed
 //! request state (`input_required`, `single_use_state`), interception (`interception`), admission
@@ -23,6 +23,7 @@ mod support;
 mod http {
     mod admission_order;
     mod axum_mount;
+    mod batches;
     mod client_requests;
     mod cors;
     mod edge;

@@ -542,3 +542,33 @@ async fn the_older_revisions_over_stdio() {
         r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"annotations":{"title":"Echo","readOnlyHint":true}}]}}"#
     );
 }
+
+/// Batches on stdio: one line of answers in a 2025-03-26 session (each element through the
+/// pipeline, the bad one answered alone, the empty batch one error with `id: null`); in a
+/// 2024-11-05 session an array stays the invalid request it is.
+#[tokio::test]
+async fn batches_in_a_2025_03_26_session_only() {
+    let (mut pipe, _) = opened("2025-03-26").await;
+    pipe.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping","params":7},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]"#)
+        .await;
+    let answers = pipe.receive().await;
+    assert_eq!(
+        tollgate::json::to_string(&answers, &Default::default()).unwrap(),
+        concat!(
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}},"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request"}}]"#
+        )
+    );
+    pipe.send("[]").await;
+    assert_eq!(
+        tollgate::json::to_string(&pipe.receive().await, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
+    );
+    let (mut pipe, _) = opened("2024-11-05").await;
+    pipe.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await;
+    assert_eq!(
+        tollgate::json::to_string(&pipe.receive().await, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}"#
+    );
+}

@@ -152,12 +152,25 @@ impl Implementation {
 }
 
 /// The bounds one endpoint enforces on requests and responses.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct EndpointLimits {
     pub(crate) json: JsonLimits,
     pub(crate) output: OutputLimits,
     pub(crate) bind: BindLimits,
     pub(crate) gate: Option<Arc<EvaluationGate>>,
+    pub(crate) max_batch_elements: usize,
+}
+
+impl Default for EndpointLimits {
+    fn default() -> Self {
+        Self {
+            json: JsonLimits::default(),
+            output: OutputLimits::default(),
+            bind: BindLimits::default(),
+            gate: None,
+            max_batch_elements: Self::DEFAULT_MAX_BATCH_ELEMENTS,
+        }
+    }
 }
 
 impl EndpointLimits {
@@ -168,6 +181,20 @@ impl EndpointLimits {
     /// value and for its escaped spelling, in requests and in responses: 1,048,576. Lower
     /// limits are allowed; an endpoint whose limits are above it refuses to build.
     pub const MAX_STRING_UNITS: usize = 1024 * 1024;
+    /// The default bound on a JSON-RPC batch's elements (2025-03-26, the one revision with
+    /// batches): 32. A longer batch is refused whole (400, -32600 `Batch too large`) before any
+    /// element runs; its bytes are bounded by the body limit like any request's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::endpoint::EndpointLimits;
+    ///
+    /// assert_eq!(EndpointLimits::DEFAULT_MAX_BATCH_ELEMENTS, 32);
+    /// let limits = EndpointLimits::new().max_batch_elements(8);
+    /// assert_eq!(limits.batch_elements(), 8);
+    /// ```
+    pub const DEFAULT_MAX_BATCH_ELEMENTS: usize = 32;
 
     /// The production defaults: 10 MiB request bodies, depth 128, 100,000 values, 4 MiB
     /// responses, the binding limits of [`BindLimits`], and the process-wide evaluation gate
@@ -228,6 +255,21 @@ impl EndpointLimits {
     /// The request body byte limit.
     pub fn max_body_bytes(&self) -> usize {
         self.json.max_input_bytes()
+    }
+
+    /// Bounds a JSON-RPC batch's elements (default
+    /// [`DEFAULT_MAX_BATCH_ELEMENTS`](Self::DEFAULT_MAX_BATCH_ELEMENTS), 32). Every element
+    /// runs through admission, the request limiter and its method's budgets as a message of its
+    /// own, so this bounds the work one body can ask for; 0 refuses every batch.
+    #[must_use]
+    pub fn max_batch_elements(mut self, elements: usize) -> Self {
+        self.max_batch_elements = elements;
+        self
+    }
+
+    /// The bound on a JSON-RPC batch's elements.
+    pub fn batch_elements(&self) -> usize {
+        self.max_batch_elements
     }
 }
 

@@ -33,6 +33,19 @@ use crate::wire::id::RequestId;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, fault_reply};
 
+/// Whether an HTTP body that is a JSON array is a batch: the endpoint serves 2025-03-26 (the one
+/// revision with batches) and the revision header is absent or names it. Elsewhere an array stays
+/// the invalid request it is on the later revisions. Each element then passes this gate as a
+/// message of its own.
+pub(crate) fn takes_batches(endpoint: &Endpoint, head: &Head<'_>) -> bool {
+    served_over_http(endpoint).contains(ProtocolVersion::V2025_03_26)
+        && match head.protocol_version.single() {
+            Ok(None) => true,
+            Ok(Some(v)) => v == ProtocolVersion::V2025_03_26.as_str(),
+            Err(_) => false,
+        }
+}
+
 /// How a 2025 request was recognised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Selection {

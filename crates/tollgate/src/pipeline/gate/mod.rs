@@ -109,6 +109,12 @@ pub(crate) fn stdio(
     modern::gate(endpoint, transport, message)
 }
 
+/// Whether a line that is a JSON array is a batch: inside a 2025-03-26 session (the one revision
+/// with batches); elsewhere it stays the invalid request it is.
+pub(crate) fn stdio_takes_batches(local: &LocalSession) -> bool {
+    local.revision() == Some(ProtocolVersion::V2025_03_26)
+}
+
 /// Whether the body's `_meta` names a revision (as a 2026-07-28 request's must).
 fn names_modern(message: &Envelope) -> bool {
     let meta = message.params.as_ref().and_then(|p| p.get("_meta"));
