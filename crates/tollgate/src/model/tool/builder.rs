@@ -24,7 +24,7 @@ use crate::model::tool::options::{
 };
 use crate::model::tool::{ToolArguments, ToolInner, ToolRegistration};
 use crate::policy::authorization::Scopes;
-use crate::version::ProtocolVersions;
+use crate::version::{ProtocolVersion, ProtocolVersions};
 use crate::wire::syntax;
 
 /// The first stage: choose the argument and result model.
@@ -33,6 +33,8 @@ use crate::wire::syntax;
 pub struct ToolModelStage {
     pub(super) name: Arc<str>,
     pub(super) revisions: ProtocolVersions,
+    /// Whether the revisions are the default: every one the tool can be represented on.
+    pub(super) every: bool,
 }
 
 fn derive_schema<T: JsonSchema>() -> JsonValue {
@@ -233,6 +235,7 @@ where
 pub struct ToolBuilder {
     name: Arc<str>,
     revisions: ProtocolVersions,
+    every: bool,
     input: Result<CompiledSchema, BuildError>,
     output: Option<CompiledSchema>,
     invoker: Box<dyn Invoke>,
@@ -263,6 +266,7 @@ impl ToolBuilder {
         Self {
             name: head.name,
             revisions: head.revisions,
+            every: head.every,
             input,
             output,
             invoker,
@@ -422,7 +426,11 @@ impl ToolBuilder {
     /// [`BuildErrorKind::InvalidConfiguration`] for a `_meta` key that breaks the naming rules.
     /// What a 2025 revision cannot serve (mirrored headers, a non-object output, input requests
     /// or request state) is refused when the endpoint is built, naming the endpoint.
-    pub fn build(self) -> Result<ToolRegistration, BuildError> {
+    pub fn build(mut self) -> Result<ToolRegistration, BuildError> {
+        if self.every && self.modern_only() {
+            // What only 2026-07-28 can carry narrows a tool on every revision to it.
+            self.revisions = ProtocolVersion::V2026_07_28.into();
+        }
         let fail = |kind| {
             Err(BuildError::new(kind)
                 .tool_name(&self.name)
@@ -469,6 +477,7 @@ impl ToolBuilder {
             inner: Arc::new(ToolInner {
                 name: self.name,
                 revisions: self.revisions,
+                every: self.every,
                 title: self.title,
                 description: self.description,
                 annotations: self.annotations,
@@ -487,6 +496,26 @@ impl ToolBuilder {
                 invoker: self.invoker,
             }),
         })
+    }
+}
+
+impl ToolBuilder {
+    /// Whether the tool uses what only 2026-07-28 carries: mirrored headers, input requests or
+    /// request state, tasks, or a structured output that is not an object.
+    fn modern_only(&self) -> bool {
+        let mirrored = self
+            .input
+            .as_ref()
+            .is_ok_and(|i| !i.mirrored_headers().is_empty());
+        let object_output = self
+            .output
+            .as_ref()
+            .is_none_or(|o| o.document().get("type").and_then(JsonValue::as_str) == Some("object"));
+        mirrored
+            || !object_output
+            || !self.input_declarations.is_empty()
+            || self.state_mode != RequestStateMode::None
+            || self.task_support != TaskSupport::Forbidden
     }
 }
 

@@ -96,6 +96,9 @@ pub struct ToolRegistration {
 pub(crate) struct ToolInner {
     pub(crate) name: Arc<str>,
     pub(crate) revisions: ProtocolVersions,
+    /// Registered on every revision it can be represented on ([`ToolRegistration::named`]):
+    /// its endpoint serves it on those of them it serves.
+    pub(crate) every: bool,
     pub(crate) title: Option<Arc<str>>,
     pub(crate) description: Option<Arc<str>>,
     pub(crate) annotations: Option<ToolAnnotations>,
@@ -134,7 +137,9 @@ impl std::fmt::Debug for ToolRegistration {
 
 impl ToolRegistration {
     /// Starts a registration. `revisions` is the exact, nonempty set of revisions the tool
-    /// serves (checked when the registration is built).
+    /// serves (checked when the registration is built; a revision that cannot carry the tool,
+    /// such as a 2025 revision for a tool with mirrored headers, fails its endpoint's build,
+    /// naming the revisions and the tool).
     pub fn with_name(
         name: impl Into<Arc<str>>,
         revisions: impl Into<ProtocolVersions>,
@@ -142,6 +147,44 @@ impl ToolRegistration {
         ToolModelStage {
             name: name.into(),
             revisions: revisions.into(),
+            every: false,
+        }
+    }
+
+    /// Starts a registration on every revision the tool can be represented on (the default of
+    /// `#[tool]`): all five, unless the tool uses what only 2026-07-28 carries (mirrored
+    /// headers, input requests or request state, tasks, a structured output that is not an
+    /// object), which narrows it to 2026-07-28. Its endpoint serves it on those of them the
+    /// endpoint serves (at least one, else the endpoint's build fails).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{
+    ///     tool::{CompleteResult, OperationResult}, Endpoint, Implementation, InvocationFeatures,
+    ///     ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    /// };
+    /// use tollgate_json::JsonObject;
+    ///
+    /// async fn ping(_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures)
+    ///     -> Result<OperationResult, std::convert::Infallible> {
+    ///     Ok(CompleteResult::from_tool_text("pong").into())
+    /// }
+    ///
+    /// let tool = ToolRegistration::named("ping").json_object_arguments().handler(ping).build()?;
+    /// assert!(tool.revisions().contains(ProtocolVersion::V2025_03_26));
+    /// // An endpoint serving only 2026-07-28 serves it there.
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///         Implementation::new("demo", "1"))
+    ///     .add_tool(tool)
+    ///     .build()?;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn named(name: impl Into<Arc<str>>) -> ToolModelStage {
+        ToolModelStage {
+            name: name.into(),
+            revisions: ProtocolVersion::ALL.into(),
+            every: true,
         }
     }
 
@@ -162,7 +205,8 @@ impl ToolRegistration {
         self.inner.rate_limiter.as_deref()
     }
 
-    /// The revisions the tool serves.
+    /// The revisions the tool serves (for a tool registered with [`named`](Self::named), every
+    /// revision it can be represented on; its endpoint serves it on those it serves).
     pub fn revisions(&self) -> ProtocolVersions {
         self.inner.revisions
     }
