@@ -313,6 +313,8 @@ pub(crate) struct EndpointInner {
     pub(crate) limits: EndpointLimits,
     /// `supported` for the unsupported-version error, pre-rendered.
     pub(crate) supported_json: JsonValue,
+    /// The same over HTTP, where 2024-11-05 is not served.
+    pub(crate) supported_http_json: JsonValue,
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
     /// all).
     pub(crate) sessions: Option<Arc<SessionTable>>,

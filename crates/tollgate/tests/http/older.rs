@@ -131,6 +131,17 @@ async fn initialize_negotiates_the_older_revisions_over_http() {
     )
     .await;
     assert_eq!((refused.status, refused.code()), (400, -32022));
+    // The revisions to retry with over HTTP leave 2024-11-05 out.
+    let supported = refused.json();
+    let supported = supported
+        .get("error")
+        .and_then(|e| e.get("data"))
+        .and_then(|d| d.get("supported"))
+        .unwrap();
+    assert_eq!(
+        tollgate::json::to_string(supported, &Default::default()).unwrap(),
+        r#"["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]"#
+    );
 }
 
 /// The same typed tool on 2025-03-26 and 2025-06-18: the descriptor's title moves into the

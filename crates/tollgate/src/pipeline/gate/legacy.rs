@@ -123,7 +123,7 @@ pub(crate) fn selects(
 
 fn unsupported(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
     let data = JsonObject::builder()
-        .insert("supported", endpoint.inner.supported_json.clone())
+        .insert("supported", endpoint.inner.supported_http_json.clone())
         .insert("requested", "")
         .build();
     fail(revision, id, Fault::UnsupportedVersion, Some(data.into()))
