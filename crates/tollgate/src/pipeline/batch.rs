@@ -6,8 +6,7 @@
 //! Owns the batch's own rules: an empty array is one -32600 with `id: null` (HTTP 400); more
 //! elements than `EndpointLimits::max_batch_elements` is refused whole before any element runs;
 //! `initialize` inside a batch is refused (2025-03-26: it MUST NOT be part of one); an element's
-//! admission or rate-limit refusal (a reply carrying `WWW-Authenticate` or `Retry-After`) answers
-//! the whole batch; the answers together stay within the output byte limit (past it, the
+//! admission, scope or rate-limit refusal (401, 403, 429) answers the whole batch; the answers together stay within the output byte limit (past it, the
 //! element that overflowed and every later request are answered -32603 without running). Which
 //! messages may be batches is the gates' question (`gate::legacy::takes_batches`). Knows nothing
 //! of sockets or line framing.
@@ -66,9 +65,9 @@ where
         } else {
             one(element).await
         };
-        if reply.extra.is_some() {
-            // Admission or a rate limit refused the caller: that answer, with its header, is
-            // the batch's.
+        if refuses_caller(&reply) {
+            // Admission, a scope check or a rate limit refused the caller: that answer, with
+            // its status and header, is the batch's.
             return reply;
         }
         let Some(mut body) = reply.body else {
@@ -93,6 +92,16 @@ where
     }
     answers.push(b']');
     Reply::json(StatusCode::OK, answers)
+}
+
+/// Whether a reply refuses the caller rather than the element: 401, 403 or 429 (with its
+/// `WWW-Authenticate` or `Retry-After`, when it has one).
+fn refuses_caller(reply: &Reply) -> bool {
+    reply.extra.is_some()
+        || matches!(
+            reply.status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS
+        )
 }
 
 /// Whether an element is an `initialize` request or notification.

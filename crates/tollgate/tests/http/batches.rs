@@ -179,6 +179,47 @@ async fn batch_elements_are_bound_to_the_session() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
 
+/// Every element is admitted: a caller admission refuses gets its 401 for the whole batch, and
+/// nothing runs.
+#[tokio::test]
+async fn an_unadmitted_caller_gets_the_refusal_for_the_whole_batch() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let count = move |_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<OperationResult, Infallible>(CompleteResult::from_tool_text("ran").into()) }
+    };
+    let admit = |request: &tollgate::policy::AdmissionRequest<'_>| match request.header("x-api-key")
+    {
+        Some("k") => tollgate::policy::AdmissionDecision::admit(
+            tollgate::policy::AdmissionIdentity::principal("team"),
+        ),
+        _ => tollgate::policy::AdmissionDecision::unauthorized(),
+    };
+    let endpoint = Endpoint::with_path("/mcp", MARCH, Implementation::new("batches", "1"))
+        .legacy_sessions(None)
+        .admission(admit)
+        .refused_admission_limiter(None)
+        .add_tool(
+            ToolRegistration::with_name("count", MARCH)
+                .json_object_arguments()
+                .handler(count)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let body = batch(&[call(1), call(2)]);
+    let refused = post(addr, &[], body.as_bytes()).await;
+    assert_eq!(refused.status, 401);
+    assert!(!refused.text().starts_with('['));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    let admitted = post(addr, &[("x-api-key", "k")], body.as_bytes()).await;
+    assert_eq!(admitted.status, 200);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
+
 /// Where 2025-03-26 is not the revision, an array is refused exactly as before batches existed.
 #[tokio::test]
 async fn later_revisions_refuse_an_array_as_before() {
