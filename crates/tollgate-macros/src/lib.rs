@@ -24,7 +24,11 @@ use syn::{Attribute, FnArg, ItemFn, LitStr, Meta, Pat, ReturnType, Token, Type};
 ///
 /// - `name = "..."` (default: the fn name), `title = "..."`, `description = "..."` (default: the
 ///   doc comment), `icons = ["https://...", ...]` (absolute URIs, checked at build);
-/// - `revisions = [V2026_07_28, V2025_11_25, V2025_06_18]` (default: `[V2026_07_28]`);
+/// - `revisions = [V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05]` (default:
+///   every revision the tool can be represented on, `ToolRegistration::named`: all five, or
+///   2026-07-28 alone for a tool with `#[header]` arguments, `may_ask`, `request_state` or
+///   `task_output`; its endpoint serves it on those it serves). Naming a revision that cannot
+///   carry the tool is a compile error naming the revision;
 /// - `rate_limiter = "..."`: an endpoint's named limiter (see `EndpointBuilder::add_rate_limiter`);
 /// - the hints `read_only`, `destructive`, `idempotent`, `open_world` (each alone for true, or
 ///   `= true` / `= false`);
@@ -246,11 +250,12 @@ fn parts(
         .unwrap_or_else(|| LitStr::new(&fn_name.to_string(), fn_name.span()));
 
     let (fields, bindings, call) = fields_and_call(&params);
-    let revisions = if options.revisions.is_empty() {
-        quote!([::tollgate::ProtocolVersion::V2026_07_28])
+    refuse_old_revisions(options, &params)?;
+    let start = if options.revisions.is_empty() {
+        quote!(::tollgate::ToolRegistration::named(#tool_name))
     } else {
         let r = &options.revisions;
-        quote!([#(::tollgate::ProtocolVersion::#r),*])
+        quote!(::tollgate::ToolRegistration::with_name(#tool_name, [#(::tollgate::ProtocolVersion::#r),*]))
     };
     if !advanced
         && (options.task_output.is_some()
@@ -289,7 +294,7 @@ fn parts(
         }
     };
     let registration = quote! {
-        ::tollgate::ToolRegistration::with_name(#tool_name, #revisions)
+        #start
             #stage
             #install
             #(#metadata)*
@@ -305,6 +310,40 @@ fn parts(
         error,
         registration,
     })
+}
+
+/// An explicit `revisions` list naming an `initialize` revision for a tool only 2026-07-28 can
+/// carry: a compile error naming the revision and what to do.
+fn refuse_old_revisions(options: &ToolOptions, params: &[Param]) -> syn::Result<()> {
+    let feature = if params.iter().any(|p| {
+        matches!(
+            p,
+            Param::Argument {
+                header: Some(_),
+                ..
+            }
+        )
+    }) {
+        "`#[header]` arguments"
+    } else if !options.may_ask.is_empty() {
+        "`may_ask`"
+    } else if options.request_state.as_ref().is_some_and(|s| s != "none") {
+        "`request_state`"
+    } else if options.task_output.is_some() {
+        "`task_output`"
+    } else {
+        return Ok(());
+    };
+    match options.revisions.iter().find(|r| *r != "V2026_07_28") {
+        Some(old) => Err(syn::Error::new(
+            old.span(),
+            format!(
+                "revision {old} cannot carry a tool with {feature}: only V2026_07_28 can; \
+                 remove {old} from `revisions` (or drop `revisions` for the default)"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The arguments struct's fields (with their rename, title, description and header

@@ -207,8 +207,17 @@ fn icons(value: &Expr) -> syn::Result<Vec<LitStr>> {
     array.elems.iter().map(string).collect()
 }
 
-/// The revisions of `revisions = [...]`, each one of `V2026_07_28`, `V2025_11_25`,
-/// `V2025_06_18` (an empty list is the caller's to refuse).
+/// The revision names `revisions = [...]` takes, newest first.
+pub(crate) const REVISION_NAMES: [&str; 5] = [
+    "V2026_07_28",
+    "V2025_11_25",
+    "V2025_06_18",
+    "V2025_03_26",
+    "V2024_11_05",
+];
+
+/// The revisions of `revisions = [...]`, each one of [`REVISION_NAMES`] (an empty list is the
+/// caller's to refuse).
 fn revisions(value: &Expr) -> syn::Result<Vec<syn::Ident>> {
     let Expr::Array(array) = value else {
         return Err(syn::Error::new_spanned(
@@ -220,16 +229,17 @@ fn revisions(value: &Expr) -> syn::Result<Vec<syn::Ident>> {
     for element in &array.elems {
         match element {
             Expr::Path(p)
-                if p.path.get_ident().is_some_and(|i| {
-                    ["V2026_07_28", "V2025_11_25", "V2025_06_18"].contains(&i.to_string().as_str())
-                }) =>
+                if p.path
+                    .get_ident()
+                    .is_some_and(|i| REVISION_NAMES.contains(&i.to_string().as_str())) =>
             {
                 list.extend(p.path.get_ident().cloned());
             }
             other => {
                 return Err(syn::Error::new_spanned(
                     other,
-                    "unknown revision; expected V2026_07_28, V2025_11_25 or V2025_06_18",
+                    "unknown revision; expected V2026_07_28, V2025_11_25, V2025_06_18, \
+                     V2025_03_26 or V2024_11_05",
                 ));
             }
         }

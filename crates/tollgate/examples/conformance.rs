@@ -41,11 +41,13 @@ use tollgate::{
 };
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
-/// Every revision: the content tools serve all three.
-const ALL: [ProtocolVersion; 3] = [
+/// Every revision served over HTTP: the content tools serve all four (2025-03-26 for the
+/// suite's session lifecycle at that revision, `scripts/older-clients`).
+const ALL: [ProtocolVersion; 4] = [
     ProtocolVersion::V2026_07_28,
     ProtocolVersion::V2025_11_25,
     ProtocolVersion::V2025_06_18,
+    ProtocolVersion::V2025_03_26,
 ];
 
 /// A 1x1 red PNG.

@@ -21,6 +21,11 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ProtocolVersion {
+    /// `2024-11-05`: `initialize` and sessions, served over stdio only (its HTTP+SSE transport
+    /// is deprecated and not served).
+    V2024_11_05,
+    /// `2025-03-26`: the first Streamable HTTP revision, with JSON-RPC batches.
+    V2025_03_26,
     /// `2025-06-18`.
     V2025_06_18,
     /// `2025-11-25`.
@@ -31,11 +36,19 @@ pub enum ProtocolVersion {
 
 impl ProtocolVersion {
     /// Every revision Tollgate knows, oldest first.
-    pub const ALL: [ProtocolVersion; 3] = [Self::V2025_06_18, Self::V2025_11_25, Self::V2026_07_28];
+    pub const ALL: [ProtocolVersion; 5] = [
+        Self::V2024_11_05,
+        Self::V2025_03_26,
+        Self::V2025_06_18,
+        Self::V2025_11_25,
+        Self::V2026_07_28,
+    ];
 
     /// The wire spelling, e.g. `"2026-07-28"`.
     pub const fn as_str(self) -> &'static str {
         match self {
+            Self::V2024_11_05 => "2024-11-05",
+            Self::V2025_03_26 => "2025-03-26",
             Self::V2025_06_18 => "2025-06-18",
             Self::V2025_11_25 => "2025-11-25",
             Self::V2026_07_28 => "2026-07-28",
@@ -48,11 +61,49 @@ impl ProtocolVersion {
     }
 
     const fn bit(self) -> u8 {
+        1 << self.rank()
+    }
+
+    /// The revision's place, oldest first (its index in [`Self::ALL`]).
+    pub(crate) const fn rank(self) -> usize {
         match self {
-            Self::V2025_06_18 => 1,
-            Self::V2025_11_25 => 2,
+            Self::V2024_11_05 => 0,
+            Self::V2025_03_26 => 1,
+            Self::V2025_06_18 => 2,
+            Self::V2025_11_25 => 3,
             Self::V2026_07_28 => 4,
         }
+    }
+
+    /// Whether the revision is served over Streamable HTTP (every one but 2024-11-05, whose
+    /// HTTP+SSE transport is deprecated and not served).
+    pub(crate) const fn on_http(self) -> bool {
+        !matches!(self, Self::V2024_11_05)
+    }
+
+    /// Whether the revision carries `title` fields, `_meta` on descriptors and content blocks,
+    /// `lastModified` annotations, structured tool output with output schemas, resource links
+    /// and elicitation (2025-06-18 on).
+    pub(crate) const fn carries_titles_and_structure(self) -> bool {
+        self.rank() >= Self::V2025_06_18.rank()
+    }
+
+    /// Whether the revision carries icons and an implementation's description and website
+    /// (2025-11-25 on).
+    pub(crate) const fn carries_icons(self) -> bool {
+        self.rank() >= Self::V2025_11_25.rank()
+    }
+
+    /// Whether the revision carries tool annotations, audio content and the `completions`
+    /// capability (2025-03-26 on).
+    pub(crate) const fn carries_annotations_and_audio(self) -> bool {
+        self.rank() >= Self::V2025_03_26.rank()
+    }
+
+    /// Whether invalid tool arguments are a JSON-RPC -32602 error rather than a tool error
+    /// result (up to 2025-06-18).
+    pub(crate) const fn arguments_error_is_protocol_error(self) -> bool {
+        self.rank() <= Self::V2025_06_18.rank()
     }
 }
 

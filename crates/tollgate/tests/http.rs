@@ -2,6 +2,7 @@
 //! ephemeral loopback ports through the shared `support` harness and writes raw bytes to them.
 //!
 //! It gathers the 2026-07-28 endpoint (`v2026`), the 2025 revisions beside it (`legacy`), the
+//! older revisions (`older`) and their batches (`batches`), the
 //! built-in server's edge (`edge`), the 2025 event streams (`sse_streams`), `subscriptions/listen`
 //! (`subscriptions`), live catalogs and their announcements (`live_catalogs`), server-to-client requests (`client_requests`), `input_required` and sealed
 //! request state (`input_required`, `single_use_state`), interception (`interception`), admission
@@ -24,6 +25,7 @@ mod support;
 mod http {
     mod admission_order;
     mod axum_mount;
+    mod batches;
     mod client_requests;
     mod cors;
     mod edge;
@@ -38,6 +40,7 @@ mod http {
     mod no_echo;
     mod observe;
     mod observe_lifecycle;
+    mod older;
     mod session_security;
     mod single_use_state;
     mod sse_streams;

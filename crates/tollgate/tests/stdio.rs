@@ -115,9 +115,13 @@ struct Pipe {
 }
 
 fn start(max_bytes: usize) -> Pipe {
+    serve(endpoint(max_bytes))
+}
+
+fn serve(endpoint: Endpoint) -> Pipe {
     let (client_in, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, client_out) = tokio::io::duplex(1 << 20);
-    let server = tokio::spawn(StdioServer::new(endpoint(max_bytes)).serve(server_in, server_out));
+    let server = tokio::spawn(StdioServer::new(endpoint).serve(server_in, server_out));
     Pipe {
         input: client_in,
         output: BufReader::new(client_out).lines(),
@@ -482,5 +486,140 @@ async fn a_change_outside_the_sessions_view_is_no_line() {
     assert_eq!(
         line.get("method").and_then(JsonValue::as_str),
         Some("notifications/tools/list_changed")
+    );
+}
+
+async fn suggest(
+    _: &RequestContext,
+    _: tollgate::prompt::CompletionRequest,
+) -> Result<tollgate::prompt::Completion, Infallible> {
+    Ok(tollgate::prompt::Completion::from_values(["one"]))
+}
+
+async fn greet(
+    _: &RequestContext,
+    _: tollgate::prompt::PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<tollgate::prompt::PromptResult, Infallible> {
+    Ok(tollgate::prompt::PromptResult::with_message(
+        tollgate::prompt::PromptMessage::user(tollgate::content::TextContent::new("hi")),
+    ))
+}
+
+/// Every revision, with a titled, annotated tool and a prompt that completes its argument.
+fn older_endpoint() -> Endpoint {
+    let all = ProtocolVersion::ALL;
+    Endpoint::with_path("/mcp", all, Implementation::new("stdio-older", "1"))
+        .add_tool(
+            ToolRegistration::with_name("echo", all)
+                .json_object_arguments()
+                .handler(echo)
+                .title("Echo")
+                .annotations(tollgate::tool::ToolAnnotations::new().read_only_hint(true))
+                .build()
+                .unwrap(),
+        )
+        .add_prompt(
+            tollgate::prompt::PromptRegistration::with_name("greet", all)
+                .handler(greet)
+                .add_argument(tollgate::prompt::PromptArgument::optional("who"))
+                .completion(suggest)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+/// `initialize` for `revision` on a fresh connection, its `notifications/initialized` sent.
+async fn opened(revision: &str) -> (Pipe, JsonValue) {
+    let mut pipe = serve(older_endpoint());
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{revision}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    ))
+    .await;
+    let result = pipe.receive().await.get("result").unwrap().clone();
+    pipe.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    (pipe, result)
+}
+
+/// 2024-11-05 over stdio: negotiated, with no `completions` capability (while
+/// `completion/complete` answers) and tools without annotations; 2025-03-26 beside it has both,
+/// its tool's title in the annotations.
+#[tokio::test]
+async fn the_older_revisions_over_stdio() {
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    let complete = r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"o"}}}"#;
+    let (mut pipe, result) = opened("2024-11-05").await;
+    assert_eq!(
+        result.get("protocolVersion").and_then(JsonValue::as_str),
+        Some("2024-11-05")
+    );
+    let capabilities = result.get("capabilities").unwrap();
+    assert!(capabilities.get("completions").is_none());
+    assert!(capabilities.get("prompts").is_some());
+    pipe.send(list).await;
+    let tools = pipe.receive().await;
+    assert_eq!(
+        tollgate::json::to_string(&tools, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#
+    );
+    pipe.send(complete).await;
+    let values = pipe.receive().await;
+    assert!(
+        values
+            .get("result")
+            .and_then(|r| r.get("completion"))
+            .is_some()
+    );
+
+    let (mut pipe, result) = opened("2025-03-26").await;
+    assert_eq!(
+        result.get("protocolVersion").and_then(JsonValue::as_str),
+        Some("2025-03-26")
+    );
+    assert!(
+        result
+            .get("capabilities")
+            .unwrap()
+            .get("completions")
+            .is_some()
+    );
+    pipe.send(list).await;
+    let tools = pipe.receive().await;
+    assert_eq!(
+        tollgate::json::to_string(&tools, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"annotations":{"title":"Echo","readOnlyHint":true}}]}}"#
+    );
+}
+
+/// Batches on stdio: one line of answers in a 2025-03-26 session (each element through the
+/// pipeline, the bad one answered alone, the empty batch one error with `id: null`); in a
+/// 2024-11-05 session an array stays the invalid request it is.
+#[tokio::test]
+async fn batches_in_a_2025_03_26_session_only() {
+    let (mut pipe, _) = opened("2025-03-26").await;
+    pipe.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping","params":7},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]"#)
+        .await;
+    let answers = pipe.receive().await;
+    assert_eq!(
+        tollgate::json::to_string(&answers, &Default::default()).unwrap(),
+        concat!(
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}},"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"Invalid Request"}}]"#
+        )
+    );
+    pipe.send("[]").await;
+    assert_eq!(
+        tollgate::json::to_string(&pipe.receive().await, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#
+    );
+    let (mut pipe, _) = opened("2024-11-05").await;
+    pipe.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await;
+    assert_eq!(
+        tollgate::json::to_string(&pipe.receive().await, &Default::default()).unwrap(),
+        r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}"#
     );
 }

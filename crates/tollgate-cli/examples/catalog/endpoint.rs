@@ -46,12 +46,14 @@ const SKILLS_DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/examples/catalog/skills/tea-shop-assistant"
 );
-/// The revisions the demo serves on its one URL. `catalog.stock` mirrors an argument into a
+/// The revisions the demo serves on its one URL (2024-11-05 over stdio only). `catalog.stock` mirrors an argument into a
 /// header, which only 2026-07-28 can do, so it selects that revision alone.
-const ALL: [ProtocolVersion; 3] = [
+const ALL: [ProtocolVersion; 5] = [
     ProtocolVersion::V2026_07_28,
     ProtocolVersion::V2025_11_25,
     ProtocolVersion::V2025_06_18,
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2024_11_05,
 ];
 
 struct Item {
@@ -113,7 +115,7 @@ struct SearchResult {
 #[tool(
     name = "catalog.search",
     title = "Catalog search",
-    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05],
     read_only,
     idempotent,
     open_world = false
@@ -228,7 +230,7 @@ struct InventoryTotals {
     name = "catalog.inventory",
     title = "Inventory count",
     description = "Counts units in stock item by item, reporting progress as it goes",
-    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05],
     read_only
 )]
 async fn inventory(
@@ -543,7 +545,8 @@ async fn price_list(
     )?))
 }
 
-/// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25 and 2025-06-18.
+/// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26 and (over
+/// stdio) 2024-11-05.
 /// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
 /// directory.
 /// Reports what the server knows about this call, read from the request context: the client's

@@ -1,7 +1,8 @@
 //! The catalog demo: a small product catalog served over MCP on 127.0.0.1.
 //!
-//! It serves MCP 2026-07-28 and, on the same URL, 2025-11-25 and 2025-06-18 for clients that
-//! still `initialize`. Run it with `cargo run --release --example catalog` (or pass
+//! It serves MCP 2026-07-28 and, on the same URL, 2025-11-25, 2025-06-18 and 2025-03-26 for
+//! clients that still `initialize` (and 2024-11-05 over stdio). Run it with
+//! `cargo run --release --example catalog` (or pass
 //! `--addr HOST:PORT` or set `TOLLGATE_ADDR`, or `--stdio` to serve a desktop client over stdin
 //! and stdout; `--allowed-host`/`TOLLGATE_ALLOWED_HOSTS` and
 //! `--allowed-origin`/`TOLLGATE_ALLOWED_ORIGINS` widen the Host and Origin checks; `RUST_LOG`
@@ -99,7 +100,9 @@ async fn serve(options: options::Options) -> Result<(), Box<dyn std::error::Erro
     let addr = match options.listen {
         Listen::Stdio => {
             // Desktop clients start the demo as a subprocess; stdout carries only JSON-RPC.
-            eprintln!("Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18)");
+            eprintln!(
+                "Tollgate catalog demo on stdio (MCP 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)"
+            );
             return Ok(StdioServer::new(endpoint::endpoint(tasks, uses)?)
                 .serve_stdio()
                 .await?);
@@ -141,7 +144,7 @@ async fn serve(options: options::Options) -> Result<(), Box<dyn std::error::Erro
     let service = service.build()?;
     let server = Server::bind(addr, service).await?;
     println!(
-        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18; {}); Ctrl-C stops it",
+        "Tollgate catalog demo: http://{}/mcp (MCP 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26; {}); Ctrl-C stops it",
         server.local_addr()?,
         stores.describe()
     );

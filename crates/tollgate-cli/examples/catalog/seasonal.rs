@@ -72,7 +72,7 @@ impl std::error::Error for NotChanged {}
     name = "catalog.seasonal",
     title = "Seasonal offer",
     description = "Turns the seasonal gift wrapping offer (the catalog.gift_wrap tool) on or off",
-    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05],
     idempotent,
     open_world = false
 )]
@@ -112,7 +112,7 @@ pub(crate) struct Wrapped {
     name = "catalog.gift_wrap",
     title = "Gift wrap",
     description = "Gift-wraps an item with a card (a seasonal offer)",
-    revisions = [V2026_07_28, V2025_11_25, V2025_06_18],
+    revisions = [V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05],
     idempotent,
     open_world = false
 )]

@@ -151,13 +151,16 @@ impl BuildErrorKind {
             }
             Self::DerivedSchema => "derived schema does not compile under Tool Schema Profile 1",
             Self::LegacyOutputNotObject => {
-                "output schema must be object-shaped for a 2025 revision"
+                "output schema must be object-shaped for an initialize revision (2025-11-25 to \
+                 2024-11-05): make the output an object, or select only 2026-07-28"
             }
             Self::MirroredHeaderOnLegacyRevision => {
-                "a tool with x-mcp-header properties may select only 2026-07-28"
+                "a tool with x-mcp-header properties may select only 2026-07-28: remove the \
+                 other revisions from its revisions (or leave them to the default)"
             }
             Self::RequestStateOnLegacyRevision => {
-                "a tool with request state may select only 2026-07-28"
+                "a tool with request state may select only 2026-07-28: remove the other \
+                 revisions from its revisions (or leave them to the default)"
             }
             Self::InvalidInputDeclarations => {
                 "input declarations and request state need an advanced or task-required handler"

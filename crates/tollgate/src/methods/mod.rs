@@ -26,7 +26,7 @@ pub(crate) fn one_page(
     revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
-    pages: &[Option<Vec<u8>>; 3],
+    pages: &[Option<Vec<u8>>; crate::registry::REVISIONS],
 ) -> Reply {
     stage!(Lookup);
     match params.get("cursor") {

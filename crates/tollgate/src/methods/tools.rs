@@ -264,7 +264,7 @@ async fn intercepted(
                     ),
                     Invocation::Operation(result) => result,
                 })),
-                Ended::InvalidArguments if revision == ProtocolVersion::V2025_06_18 => {
+                Ended::InvalidArguments if revision.arguments_error_is_protocol_error() => {
                     Err(HandlerFailure::of(FailureKind::InvalidParams))
                 }
                 Ended::InvalidArguments => {
@@ -567,7 +567,7 @@ fn sanitized(
 }
 
 /// Arguments that fail the schema, its budget or binding: the fixed `isError` result (through
-/// the sanitizer, like any result), except on 2025-06-18, which keeps its JSON-RPC -32602.
+/// the sanitizer, like any result), except up to 2025-06-18, which keep their JSON-RPC -32602.
 fn invalid_arguments(
     endpoint: &Endpoint,
     tool: &ToolRegistration,
@@ -576,7 +576,7 @@ fn invalid_arguments(
 ) -> Reply {
     let revision = context.protocol_version;
     let id = context.request_id.as_ref();
-    if revision == ProtocolVersion::V2025_06_18 {
+    if revision.arguments_error_is_protocol_error() {
         return fail(revision, id, Fault::InvalidParams, None);
     }
     crate::wire::log::refused_arguments();

@@ -75,7 +75,12 @@ fn write_result_object(
     } else {
         br#"{"resultType":"complete","content":["#
     });
-    for (i, block) in output.content().iter().enumerate() {
+    // A block the revision has no type for is left out (as icons are), never rewritten.
+    let shown = output
+        .content()
+        .iter()
+        .filter(|b| b.representable(revision));
+    for (i, block) in shown.enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -86,8 +91,23 @@ fn write_result_object(
             return Err(Overflow);
         }
     }
+    let structured = output.structured_content();
+    // Before 2025-06-18 there is no structured output: the structured content travels as its
+    // text mirror alone (written here when the result carries no content of its own).
+    let structured = match structured {
+        Some(value) if !revision.carries_titles_and_structure() => {
+            if !output.content().iter().any(|b| b.representable(revision)) {
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                let text = tollgate_json::to_string(value, limits).map_err(|_| Overflow)?;
+                tollgate_json::write_str_into(&text, out, limits).map_err(|_| Overflow)?;
+                out.push(b'}');
+            }
+            None
+        }
+        other => other,
+    };
     out.push(b']');
-    if let Some(structured) = output.structured_content() {
+    if let Some(structured) = structured {
         // The 2025 revisions can only carry an object: anything else fails the projection,
         // never wrapped or dropped.
         if legacy && structured.as_object().is_none() {

@@ -74,12 +74,7 @@ impl ListKind {
 
 /// The bit of `list` on `revision` in an [`Event::ListsChanged`] set.
 pub(crate) const fn list_bit(revision: ProtocolVersion, list: ListKind) -> u16 {
-    let slot = match revision {
-        ProtocolVersion::V2025_06_18 => 0,
-        ProtocolVersion::V2025_11_25 => 1,
-        ProtocolVersion::V2026_07_28 => 2,
-    };
-    1 << (slot * 3 + list as usize)
+    1 << (revision.rank() * 3 + list as usize)
 }
 
 /// Where an event published here also goes (the other instances, through `session/`).

@@ -10,7 +10,7 @@ use tollgate_json::JsonObject;
 
 use crate::facts::context::RequestContext;
 use crate::pipeline::admission::admit;
-use crate::pipeline::gate::legacy::newest_legacy;
+use crate::pipeline::gate::legacy::newest_legacy_http;
 use crate::policy::rules::Caller;
 use crate::registry::Endpoint;
 use crate::stream::event::Connection;
@@ -26,8 +26,8 @@ fn named_revision(endpoint: &Endpoint, headers: Option<&HeaderMap>) -> ProtocolV
     headers
         .and_then(|h| headers::single(h, headers::PROTOCOL_VERSION).ok().flatten())
         .and_then(ProtocolVersion::from_wire)
-        .filter(|r| is_legacy(*r) && endpoint.inner.revisions.contains(*r))
-        .or_else(|| newest_legacy(endpoint))
+        .filter(|r| is_legacy(*r) && r.on_http() && endpoint.inner.revisions.contains(*r))
+        .or_else(|| newest_legacy_http(endpoint))
         .unwrap_or(ProtocolVersion::V2025_11_25)
 }
 

@@ -23,6 +23,7 @@
 
 pub(crate) mod admission;
 pub(crate) mod bare;
+pub(crate) mod batch;
 pub(crate) mod envelope;
 pub(crate) mod gate;
 pub(crate) mod order;
@@ -56,9 +57,28 @@ pub(crate) struct Arrival<'a> {
     pub(crate) local: Option<&'a LocalSession>,
 }
 
-/// An HTTP body, parsed: a client's response to a server-to-client request (2025 sessions only;
-/// elsewhere a response is an invalid request), or a message for [`handle`].
+/// An HTTP body, parsed: a batch where its revision takes them (2025-03-26: each element as a
+/// message of its own, `batch.rs`), a client's response to a server-to-client request (2025
+/// sessions only; elsewhere a response is an invalid request), or a message for [`handle`].
 pub(crate) async fn receive(
+    endpoint: &Endpoint,
+    origin: &Arc<OriginatingRequest>,
+    head: &Head<'_>,
+    value: &JsonValue,
+    sink: Option<&NotificationSink>,
+) -> Reply {
+    if let Some(elements) = value.as_array()
+        && gate::legacy::takes_batches(endpoint, head)
+    {
+        // A batch is answered as one array: nothing of it streams.
+        let one = |element| one(endpoint, origin, head, element, None);
+        return batch::run(endpoint, elements.as_slice(), one).await;
+    }
+    one(endpoint, origin, head, value, sink).await
+}
+
+/// One HTTP message (a body, or one element of a batch).
+async fn one(
     endpoint: &Endpoint,
     origin: &Arc<OriginatingRequest>,
     head: &Head<'_>,

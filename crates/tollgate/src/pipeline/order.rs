@@ -167,6 +167,13 @@ pub(crate) const ORDER: &[Check] = &[
         F(Fault::InvalidRequest, "(id when readable)"),
     ),
     row(
+        "9a",
+        Envelope,
+        "A JSON array is a batch only on 2025-03-26 (served over HTTP, and no revision header or one naming it; on stdio, in a 2025-03-26 session), else row 9 refuses it: not empty (400, -32600 with `id: null`), at most `EndpointLimits::max_batch_elements` elements (default 32); then `initialize` inside it is -32600 with its id, and every other element runs this table as a message of its own; the answers are one array (202, empty, when no element answers; an element's admission or rate-limit refusal answers the whole batch)",
+        "too many",
+        F(Fault::BatchTooLarge, "(no id)"),
+    ),
+    row(
         "9b",
         Revision,
         "On an endpoint serving a 2025 revision: `initialize`, a header naming a served 2025 revision, or `Mcp-Session-Id` without a revision header, takes the 2025 path (below)",

@@ -124,7 +124,7 @@ async fn over_http(
         }
         return route(message, None, None, context);
     };
-    let newest = legacy::newest_legacy(endpoint).unwrap_or(context.protocol_version);
+    let newest = legacy::newest_legacy_http(endpoint).unwrap_or(context.protocol_version);
     let Ok(Some(session_id)) = head.session_id.single() else {
         return Err(fail(newest, id, Fault::SessionRequired, None));
     };
@@ -145,10 +145,13 @@ async fn over_http(
         return Err(fail(newest, id, Fault::SessionNotFound, None));
     };
     crate::facts::telemetry::session(session_id);
-    if header != Some(session.revision) {
+    let named = header.map_or(session.revision == ProtocolVersion::V2025_03_26, |h| {
+        h == session.revision
+    });
+    if !named {
         // After `initialize` every request names its session's revision in
-        // `MCP-Protocol-Version` (a client MUST on both 2025 revisions); a request may not mix
-        // revisions.
+        // `MCP-Protocol-Version` (a client MUST from 2025-06-18 on; 2025-03-26 has no such
+        // header, so its sessions take requests without it); a request may not mix revisions.
         return Err(fail(session.revision, id, Fault::InvalidRequest, None));
     }
     // With per-principal views, a session adopted from the shared store has no view here until

@@ -627,6 +627,13 @@ impl EndpointBuilder {
             .map(|v| JsonValue::from(v.as_str()))
             .collect::<JsonArray>()
             .into();
+        let supported_http_json: JsonValue = self
+            .revisions
+            .iter()
+            .filter(|v| v.on_http())
+            .map(|v| JsonValue::from(v.as_str()))
+            .collect::<JsonArray>()
+            .into();
         let config = self.sessions;
         let table = |config, store| {
             Arc::new(
@@ -705,6 +712,7 @@ impl EndpointBuilder {
             cache: self.cache,
             limits: self.limits,
             supported_json,
+            supported_http_json,
             sessions,
             cluster,
             logging: self.logging,

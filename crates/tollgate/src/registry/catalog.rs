@@ -236,7 +236,8 @@ fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Js
         resources.push("subscribe", !legacy || rules.sessions);
         capabilities.push("resources", resources.build());
     }
-    if inner.offers_completions(revision) {
+    // 2024-11-05 has `completion/complete` but no `completions` capability.
+    if inner.offers_completions(revision) && revision.carries_annotations_and_audio() {
         capabilities.push("completions", JsonObject::new());
     }
     let mut extensions = JsonObject::builder();

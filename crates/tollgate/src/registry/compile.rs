@@ -98,7 +98,16 @@ fn index_tools(registrations: &Registrations, rules: &Rules) -> Result<NameMap<u
     let tools = &registrations.tools;
     let mut by_name = NameMap::with_capacity_and_hasher(tools.len(), Default::default());
     for (i, tool) in tools.iter().enumerate() {
-        if !tool.revisions().is_subset_of(rules.revisions) {
+        // A tool on every revision it can be represented on is served on those the endpoint
+        // serves (at least one); any other names its revisions exactly.
+        let outside = if tool.inner.every {
+            tool.revisions()
+                .iter()
+                .all(|r| !rules.revisions.contains(r))
+        } else {
+            !tool.revisions().is_subset_of(rules.revisions)
+        };
+        if outside {
             return Err(BuildError::new(BuildErrorKind::RevisionOutsideEndpoint)
                 .tool_name(tool.name())
                 .at_path(&rules.path)

@@ -61,7 +61,12 @@ pub(crate) type NameMap<V> = HashMap<Arc<str>, V, foldhash::fast::RandomState>;
 pub(crate) const IMPLEMENTED: ProtocolVersions = ProtocolVersions::empty()
     .with(ProtocolVersion::V2026_07_28)
     .with(ProtocolVersion::V2025_11_25)
-    .with(ProtocolVersion::V2025_06_18);
+    .with(ProtocolVersion::V2025_06_18)
+    .with(ProtocolVersion::V2025_03_26)
+    .with(ProtocolVersion::V2024_11_05);
+
+/// How many revisions there are: the length of the per-revision arrays a catalog keeps.
+pub(crate) const REVISIONS: usize = ProtocolVersion::ALL.len();
 
 /// The server's self-description (`io.modelcontextprotocol/serverInfo`).
 ///
@@ -130,14 +135,18 @@ impl Implementation {
     }
 
     /// The implementation as `revision` describes it: 2025-06-18 knows only name, title and
-    /// version.
+    /// version, the revisions before it only name and version.
     pub(crate) fn render(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder().insert("name", &*self.name);
-        if let Some(t) = &self.title {
+        if let Some(t) = self
+            .title
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("title", &**t);
         }
         b.push("version", &*self.version);
-        if revision != ProtocolVersion::V2025_06_18 {
+        if revision.carries_icons() {
             if let Some(d) = &self.description {
                 b.push("description", &**d);
             }
@@ -153,12 +162,25 @@ impl Implementation {
 }
 
 /// The bounds one endpoint enforces on requests and responses.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct EndpointLimits {
     pub(crate) json: JsonLimits,
     pub(crate) output: OutputLimits,
     pub(crate) bind: BindLimits,
     pub(crate) gate: Option<Arc<EvaluationGate>>,
+    pub(crate) max_batch_elements: usize,
+}
+
+impl Default for EndpointLimits {
+    fn default() -> Self {
+        Self {
+            json: JsonLimits::default(),
+            output: OutputLimits::default(),
+            bind: BindLimits::default(),
+            gate: None,
+            max_batch_elements: Self::DEFAULT_MAX_BATCH_ELEMENTS,
+        }
+    }
 }
 
 impl EndpointLimits {
@@ -169,6 +191,20 @@ impl EndpointLimits {
     /// value and for its escaped spelling, in requests and in responses: 1,048,576. Lower
     /// limits are allowed; an endpoint whose limits are above it refuses to build.
     pub const MAX_STRING_UNITS: usize = 1024 * 1024;
+    /// The default bound on a JSON-RPC batch's elements (2025-03-26, the one revision with
+    /// batches): 32. A longer batch is refused whole (400, -32600 `Batch too large`) before any
+    /// element runs; its bytes are bounded by the body limit like any request's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::endpoint::EndpointLimits;
+    ///
+    /// assert_eq!(EndpointLimits::DEFAULT_MAX_BATCH_ELEMENTS, 32);
+    /// let limits = EndpointLimits::new().max_batch_elements(8);
+    /// assert_eq!(limits.batch_elements(), 8);
+    /// ```
+    pub const DEFAULT_MAX_BATCH_ELEMENTS: usize = 32;
 
     /// The production defaults: 10 MiB request bodies, depth 128, 100,000 values, 4 MiB
     /// responses, the binding limits of [`BindLimits`], and the process-wide evaluation gate
@@ -230,6 +266,21 @@ impl EndpointLimits {
     pub fn max_body_bytes(&self) -> usize {
         self.json.max_input_bytes()
     }
+
+    /// Bounds a JSON-RPC batch's elements (default
+    /// [`DEFAULT_MAX_BATCH_ELEMENTS`](Self::DEFAULT_MAX_BATCH_ELEMENTS), 32). Every element
+    /// runs through admission, the request limiter and its method's budgets as a message of its
+    /// own, so this bounds the work one body can ask for; 0 refuses every batch.
+    #[must_use]
+    pub fn max_batch_elements(mut self, elements: usize) -> Self {
+        self.max_batch_elements = elements;
+        self
+    }
+
+    /// The bound on a JSON-RPC batch's elements.
+    pub fn batch_elements(&self) -> usize {
+        self.max_batch_elements
+    }
 }
 
 /// One MCP endpoint: an exact path, the revisions it serves, and its registrations.
@@ -275,6 +326,8 @@ pub(crate) struct EndpointInner {
     pub(crate) limits: EndpointLimits,
     /// `supported` for the unsupported-version error, pre-rendered.
     pub(crate) supported_json: JsonValue,
+    /// The same over HTTP, where 2024-11-05 is not served.
+    pub(crate) supported_http_json: JsonValue,
     /// Sessions for the 2025 revisions; `None` when those are served statelessly (or not at
     /// all).
     pub(crate) sessions: Option<Arc<SessionTable>>,
@@ -305,11 +358,7 @@ pub(crate) fn cursor_text(fingerprint: u64, page: usize) -> String {
 }
 
 pub(crate) const fn revision_slot(version: ProtocolVersion) -> usize {
-    match version {
-        ProtocolVersion::V2025_06_18 => 0,
-        ProtocolVersion::V2025_11_25 => 1,
-        ProtocolVersion::V2026_07_28 => 2,
-    }
+    version.rank()
 }
 
 impl std::fmt::Debug for Endpoint {

@@ -9,7 +9,7 @@ use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration,
 use crate::model::skill::SkillRegistration;
 use crate::model::tool::ToolRegistration;
 use crate::registry::view_cache::Rendered;
-use crate::registry::{NameMap, skills};
+use crate::registry::{NameMap, REVISIONS, skills};
 use crate::version::ProtocolVersion;
 
 /// The registrations of one catalog and everything rendered from them.
@@ -26,14 +26,14 @@ pub(crate) struct Catalog {
     pub(crate) skills: Option<skills::Skills>,
     /// Per served revision: the one-page `resources/list` and `resources/templates/list`
     /// results.
-    pub(crate) resource_pages: [Option<Vec<u8>>; 3],
-    pub(crate) template_pages: [Option<Vec<u8>>; 3],
+    pub(crate) resource_pages: [Option<Vec<u8>>; REVISIONS],
+    pub(crate) template_pages: [Option<Vec<u8>>; REVISIONS],
     /// Per served revision: the one-page `prompts/list` result (a present cursor is refused).
-    pub(crate) prompt_pages: [Option<Vec<u8>>; 3],
+    pub(crate) prompt_pages: [Option<Vec<u8>>; REVISIONS],
     /// Per served revision (index by `revision_slot`): the `server/discover` result (2026-07-28)
     /// or the `initialize` result (2025 revisions), then the tools/list result pages.
-    pub(crate) discover: [Option<Vec<u8>>; 3],
-    pub(crate) tool_pages: [Vec<Vec<u8>>; 3],
+    pub(crate) discover: [Option<Vec<u8>>; REVISIONS],
+    pub(crate) tool_pages: [Vec<Vec<u8>>; REVISIONS],
     /// Binds `tools/list` cursors to this catalog: a cursor of another is refused.
     pub(crate) fingerprint: u64,
     /// The per-principal views rendered of this catalog (`view`), dropped with it.

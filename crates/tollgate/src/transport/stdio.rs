@@ -7,6 +7,8 @@
 //! (`pipeline::handle`), minus what only HTTP has (headers, statuses): on 2026-07-28 every
 //! request names its revision in `_meta`; the 2025 revisions `initialize` once per connection,
 //! whose session (and requests in flight, for `notifications/cancelled`) the connection keeps.
+//! In a 2025-03-26 session a line may be a JSON-RPC batch, answered as one line
+//! (`pipeline/batch.rs`).
 
 use std::io;
 use std::sync::Arc;
@@ -146,6 +148,9 @@ impl Lines {
                 return true;
             }
         };
+        if value.as_array().is_some() && crate::pipeline::gate::stdio_takes_batches(&self.local) {
+            return self.batch(value).await;
+        }
         let message = match read(&value) {
             Ok(m) => m,
             Err(reply) => {
@@ -184,6 +189,40 @@ impl Lines {
         }
         let key = value.get("id").map(id_key).unwrap_or_default();
         self.spawn(key, message).await
+    }
+
+    /// Answers a batch (2025-03-26) in a task of its own: each element through the pipeline in
+    /// turn, the answers in one line. False when no more requests can be taken.
+    async fn batch(&mut self, value: tollgate_json::JsonValue) -> bool {
+        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+            return false;
+        };
+        let (endpoint, tx) = (self.endpoint.clone(), self.tx.clone());
+        let local = Arc::clone(&self.local);
+        tokio::spawn(async move {
+            let elements = value
+                .as_array()
+                .map(tollgate_json::JsonArray::as_slice)
+                .unwrap_or_default();
+            let arrival = Arrival {
+                transport: Transport::stdio(None),
+                local: Some(&local),
+            };
+            let endpoint = &endpoint;
+            let one = |element| {
+                let message = read(element);
+                async move {
+                    match message {
+                        Ok(message) => crate::pipeline::handle(endpoint, arrival, message).await,
+                        Err(reply) => reply,
+                    }
+                }
+            };
+            let reply = crate::pipeline::batch::run(endpoint, elements, one).await;
+            send(&tx, reply).await;
+            drop(permit);
+        });
+        true
     }
 
     /// Answers a request in a task of its own, registered so `notifications/cancelled` can

@@ -94,6 +94,8 @@ pub(crate) enum Fault {
     SessionRequired,
     /// A 2025-revision request naming an unknown, ended or expired session.
     SessionNotFound,
+    /// A JSON-RPC batch (2025-03-26) with more elements than the endpoint takes.
+    BatchTooLarge,
 }
 
 impl Fault {
@@ -113,7 +115,9 @@ impl Fault {
             | Self::TaskNotFound => code::INVALID_PARAMS,
             Self::ResourceNotFound2025 => code::RESOURCE_NOT_FOUND_2025,
             Self::HeaderMismatch => code::HEADER_MISMATCH,
-            Self::SessionRequired | Self::SessionNotFound => code::INVALID_REQUEST,
+            Self::SessionRequired | Self::SessionNotFound | Self::BatchTooLarge => {
+                code::INVALID_REQUEST
+            }
             Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
             Self::MissingCapability => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::Internal | Self::Busy => code::INTERNAL_ERROR,
@@ -147,6 +151,7 @@ impl Fault {
             Self::RateLimited => "Rate limit exceeded",
             Self::SessionRequired => "Session required",
             Self::SessionNotFound => "Session not found",
+            Self::BatchTooLarge => "Batch too large",
         }
     }
 
@@ -173,7 +178,7 @@ impl Fault {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
-            Self::SessionRequired => StatusCode::BAD_REQUEST,
+            Self::SessionRequired | Self::BatchTooLarge => StatusCode::BAD_REQUEST,
             Self::SessionNotFound => StatusCode::NOT_FOUND,
         }
     }
@@ -191,7 +196,8 @@ impl Fault {
             | Self::Forbidden
             | Self::RateLimited
             | Self::SessionRequired
-            | Self::SessionNotFound => self.status(),
+            | Self::SessionNotFound
+            | Self::BatchTooLarge => self.status(),
             Self::MethodNotFound
             | Self::InvalidParams
             | Self::UnknownTool

@@ -129,7 +129,7 @@ pub(crate) const fn refusal_kind(fault: Fault) -> Option<&'static str> {
     Some(match fault {
         Fault::Unauthorized | Fault::Forbidden => "admission",
         Fault::RateLimited => "rate_limit",
-        Fault::Parse => "limits",
+        Fault::Parse | Fault::BatchTooLarge => "limits",
         Fault::Busy => "busy",
         Fault::HeaderMismatch => "header_mismatch",
         Fault::InvalidParams | Fault::InvalidRequest | Fault::InvalidRequestState => {

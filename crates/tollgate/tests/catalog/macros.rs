@@ -144,26 +144,43 @@ fn greet_tool_or_panic() -> tollgate::ToolRegistration {
     greet_person_tool().unwrap()
 }
 
-/// A mirrored tool may not select a 2025 revision: its endpoint says so when built.
-#[tool(revisions = [V2026_07_28, V2025_11_25])]
+/// A mirrored tool lands on 2026-07-28 alone by default (naming a 2025 revision for it is a
+/// compile error: `tests/ui/header_on_old_revision.rs`); a plain one on every revision.
+#[tool]
 async fn legacy_mirror(#[header("Region")] region: String) -> Result<OperationResult, Infallible> {
     Ok(CompleteResult::from_tool_text(region).into())
 }
 
 #[test]
-fn build_rules_still_apply() {
-    let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
-    let err =
-        tollgate::Endpoint::with_path("/mcp", revisions, tollgate::Implementation::new("m", "1"))
-            .add_tool(legacy_mirror_tool().unwrap())
-            .build()
-            .unwrap_err();
+fn defaults_narrow_to_what_a_tool_can_be_represented_on() {
+    let mirrored = legacy_mirror_tool().unwrap();
+    assert_eq!(mirrored.revisions(), ProtocolVersion::V2026_07_28.into());
+    let plain = add_tool().unwrap();
+    assert_eq!(plain.revisions(), ProtocolVersion::ALL.into());
     assert_eq!(
-        (err.kind(), err.path()),
-        (
-            tollgate::BuildErrorKind::MirroredHeaderOnLegacyRevision,
-            Some("/mcp")
-        )
+        greet_person_tool().unwrap().revisions(),
+        ProtocolVersion::V2026_07_28.into()
+    );
+    // Both are served by an endpoint serving 2026-07-28 and 2025-11-25, each where it can be.
+    let revisions = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let endpoint =
+        tollgate::Endpoint::with_path("/mcp", revisions, tollgate::Implementation::new("m", "1"))
+            .add_tool(mirrored)
+            .add_tool(plain)
+            .build();
+    assert!(endpoint.is_ok());
+    // An endpoint serving none of a default tool's revisions refuses it.
+    let err = tollgate::Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2025_11_25],
+        tollgate::Implementation::new("m", "1"),
+    )
+    .add_tool(legacy_mirror_tool().unwrap())
+    .build()
+    .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        tollgate::BuildErrorKind::RevisionOutsideEndpoint
     );
 }
 

@@ -105,7 +105,7 @@ impl Annotations {
         self.priority
     }
 
-    fn render(&self) -> JsonValue {
+    fn render(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder();
         if let Some(audience) = &self.audience {
             b.push(
@@ -119,7 +119,11 @@ impl Annotations {
         if let Some(p) = self.priority.and_then(JsonNumber::from_f64) {
             b.push("priority", p);
         }
-        if let Some(t) = &self.last_modified {
+        if let Some(t) = self
+            .last_modified
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("lastModified", &**t);
         }
         b.build().into()
@@ -134,11 +138,17 @@ struct Extras {
 }
 
 impl Extras {
-    fn render_into(&self, b: &mut JsonObjectBuilder) {
+    /// The annotations and `_meta` as `revision` carries them (`lastModified` and `_meta` from
+    /// 2025-06-18 on).
+    fn render_into(&self, b: &mut JsonObjectBuilder, revision: ProtocolVersion) {
         if let Some(a) = &self.annotations {
-            b.push("annotations", a.render());
+            b.push("annotations", a.render(revision));
         }
-        if let Some(m) = &self.meta {
+        if let Some(m) = self
+            .meta
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("_meta", m.clone());
         }
     }
@@ -515,7 +525,23 @@ impl ContentBlock {
         tollgate_json::write_into(&value, out, limits).map_err(|_| RenderError)
     }
 
+    /// Whether `revision` has a type for the block (audio from 2025-03-26 on, resource links
+    /// from 2025-06-18 on). A tool result leaves out the blocks its revision cannot carry, as it
+    /// leaves out icons; a prompt message, which has exactly one block, fails instead.
+    pub(crate) fn representable(&self, revision: ProtocolVersion) -> bool {
+        match self {
+            Self::Audio(_) => revision.carries_annotations_and_audio(),
+            Self::ResourceLink(_) => revision.carries_titles_and_structure(),
+            _ => true,
+        }
+    }
+
+    /// The block as `revision` carries it; a block the revision has no type for fails the
+    /// rendering (see [`Self::representable`]).
     pub(crate) fn render(&self, revision: ProtocolVersion) -> Result<JsonValue, RenderError> {
+        if !self.representable(revision) {
+            return Err(RenderError);
+        }
         let mut b = JsonObject::builder();
         let extras = match self {
             Self::Text(t) => {
@@ -551,7 +577,7 @@ impl ContentBlock {
                 if let Some(s) = l.size {
                     b.push("size", s);
                 }
-                if !l.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+                if !l.icons.is_empty() && revision.carries_icons() {
                     b.push("icons", render_icons(&l.icons));
                 }
                 &l.extras
@@ -562,7 +588,7 @@ impl ContentBlock {
                 &r.extras
             }
         };
-        extras.render_into(&mut b);
+        extras.render_into(&mut b, revision);
         Ok(b.build().into())
     }
 }
@@ -588,6 +614,40 @@ mod tests {
     fn wire(block: impl Into<ContentBlock>, revision: ProtocolVersion) -> String {
         let v = block.into().render(revision).unwrap_or(JsonValue::Null);
         to_string(&v, &OutputLimits::default()).unwrap_or_default()
+    }
+
+    #[test]
+    fn the_older_revisions_carry_what_their_schemas_have() -> Result<(), ContentError> {
+        let (nov, march, june) = (
+            ProtocolVersion::V2024_11_05,
+            ProtocolVersion::V2025_03_26,
+            ProtocolVersion::V2025_06_18,
+        );
+        let audio = AudioContent::new(b"foo", "audio/wav")?;
+        assert_eq!(wire(audio.clone(), nov), "null");
+        assert_eq!(
+            wire(audio, march),
+            r#"{"type":"audio","data":"Zm9v","mimeType":"audio/wav"}"#
+        );
+        let link = ResourceLink::new("https://example.com/a", "a")?;
+        assert!(!ContentBlock::from(link.clone()).representable(march));
+        assert!(ContentBlock::from(link).representable(june));
+        let text = TextContent::new("x")
+            .with_annotations(
+                Annotations::new()
+                    .priority(0.5)?
+                    .last_modified("2025-01-01T00:00:00Z")?,
+            )
+            .with_meta(JsonObject::builder().insert("k", 1).build())?;
+        assert_eq!(
+            wire(text.clone(), march),
+            r#"{"type":"text","text":"x","annotations":{"priority":0.5}}"#
+        );
+        assert_eq!(
+            wire(text, june),
+            r#"{"type":"text","text":"x","annotations":{"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"},"_meta":{"k":1}}"#
+        );
+        Ok(())
     }
 
     #[test]

@@ -86,9 +86,13 @@ impl PromptArgument {
         self.required
     }
 
-    fn render(&self) -> JsonValue {
+    fn render(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder().insert("name", &*self.name);
-        if let Some(t) = &self.title {
+        if let Some(t) = self
+            .title
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("title", &**t);
         }
         if let Some(d) = &self.description {
@@ -415,17 +419,21 @@ impl PromptRegistration {
     pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
         let inner = &self.inner;
         let mut b = JsonObject::builder().insert("name", &*inner.name);
-        if let Some(t) = &inner.title {
+        if let Some(t) = inner
+            .title
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("title", &**t);
         }
         if let Some(d) = &inner.description {
             b.push("description", &**d);
         }
         if !inner.arguments.is_empty() {
-            let args: JsonArray = inner.arguments.iter().map(PromptArgument::render).collect();
+            let args: JsonArray = inner.arguments.iter().map(|a| a.render(revision)).collect();
             b.push("arguments", args);
         }
-        if !inner.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+        if !inner.icons.is_empty() && revision.carries_icons() {
             b.push("icons", render_icons(&inner.icons));
         }
         b.build().into()
@@ -583,8 +591,9 @@ pub(crate) fn render_messages(
     let mut out = Vec::with_capacity(messages.len());
     for m in messages {
         // 2025-06-18 has no icons: a resource link carrying some cannot be shown faithfully
-        // there, so the prompt fails rather than silently losing them.
-        if revision == ProtocolVersion::V2025_06_18
+        // there, so the prompt fails rather than silently losing them (the revisions before it
+        // have no resource links at all: their rendering fails below).
+        if !revision.carries_icons()
             && let ContentBlock::ResourceLink(link) = &m.content
             && link.has_icons()
         {

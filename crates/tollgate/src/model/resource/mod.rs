@@ -185,7 +185,11 @@ struct Metadata {
 
 impl Metadata {
     fn render_into(&self, b: &mut tollgate_json::JsonObjectBuilder, revision: ProtocolVersion) {
-        if let Some(t) = &self.title {
+        if let Some(t) = self
+            .title
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
             b.push("title", &**t);
         }
         if let Some(d) = &self.description {
@@ -197,7 +201,7 @@ impl Metadata {
         if let Some(s) = self.size {
             b.push("size", s);
         }
-        if !self.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+        if !self.icons.is_empty() && revision.carries_icons() {
             b.push("icons", render_icons(&self.icons));
         }
     }

@@ -34,6 +34,8 @@ use crate::wire::syntax;
 pub struct ToolModelStage {
     pub(super) name: Arc<str>,
     pub(super) revisions: ProtocolVersions,
+    /// Whether the revisions are the default: every one the tool can be represented on.
+    pub(super) every: bool,
 }
 
 fn derive_schema<T: JsonSchema>() -> JsonValue {
@@ -334,6 +336,7 @@ impl AdvancedStage<JsonObject, RawArguments> {
 pub struct ToolBuilder {
     name: Arc<str>,
     revisions: ProtocolVersions,
+    every: bool,
     input: Result<CompiledSchema, BuildError>,
     output: Option<CompiledSchema>,
     /// The output schema was authored on an advanced tool (not derived from a typed result).
@@ -367,6 +370,7 @@ impl ToolBuilder {
         Self {
             name: head.name,
             revisions: head.revisions,
+            every: head.every,
             input,
             output,
             authored_output: false,
@@ -528,7 +532,11 @@ impl ToolBuilder {
     /// [`BuildErrorKind::InvalidConfiguration`] for a `_meta` key that breaks the naming rules.
     /// What a 2025 revision cannot serve (mirrored headers, a non-object output, input requests
     /// or request state) is refused when the endpoint is built, naming the endpoint.
-    pub fn build(self) -> Result<ToolRegistration, BuildError> {
+    pub fn build(mut self) -> Result<ToolRegistration, BuildError> {
+        if self.every && self.modern_only() {
+            // What only 2026-07-28 can carry narrows a tool on every revision to it.
+            self.revisions = ProtocolVersion::V2026_07_28.into();
+        }
         let fail = |kind| {
             Err(BuildError::new(kind)
                 .tool_name(&self.name)
@@ -541,8 +549,7 @@ impl ToolBuilder {
             return fail(BuildErrorKind::InvalidToolName);
         }
         let input = self.input.map_err(|e| e.tool_name(&self.name))?;
-        let legacy = self.revisions.contains(ProtocolVersion::V2025_06_18)
-            || self.revisions.contains(ProtocolVersion::V2025_11_25);
+        let legacy = self.revisions.iter().any(crate::version::is_legacy);
         // A typed-complete tool always completes; a typed task-required one always requires
         // a task; required tasks exist only on 2026-07-28.
         let typed_operation = self.output.is_some() && !self.completes && !self.authored_output;
@@ -576,6 +583,7 @@ impl ToolBuilder {
             inner: Arc::new(ToolInner {
                 name: self.name,
                 revisions: self.revisions,
+                every: self.every,
                 title: self.title,
                 description: self.description,
                 annotations: self.annotations,
@@ -596,6 +604,26 @@ impl ToolBuilder {
                 invoker: self.invoker,
             }),
         })
+    }
+}
+
+impl ToolBuilder {
+    /// Whether the tool uses what only 2026-07-28 carries: mirrored headers, input requests or
+    /// request state, tasks, or a structured output that is not an object.
+    fn modern_only(&self) -> bool {
+        let mirrored = self
+            .input
+            .as_ref()
+            .is_ok_and(|i| !i.mirrored_headers().is_empty());
+        let object_output = self
+            .output
+            .as_ref()
+            .is_none_or(|o| o.document().get("type").and_then(JsonValue::as_str) == Some("object"));
+        mirrored
+            || !object_output
+            || !self.input_declarations.is_empty()
+            || self.state_mode != RequestStateMode::None
+            || self.task_support != TaskSupport::Forbidden
     }
 }
 

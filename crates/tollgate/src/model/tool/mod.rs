@@ -97,6 +97,9 @@ pub struct ToolRegistration {
 pub(crate) struct ToolInner {
     pub(crate) name: Arc<str>,
     pub(crate) revisions: ProtocolVersions,
+    /// Registered on every revision it can be represented on ([`ToolRegistration::named`]):
+    /// its endpoint serves it on those of them it serves.
+    pub(crate) every: bool,
     pub(crate) title: Option<Arc<str>>,
     pub(crate) description: Option<Arc<str>>,
     pub(crate) annotations: Option<ToolAnnotations>,
@@ -140,7 +143,9 @@ impl std::fmt::Debug for ToolRegistration {
 
 impl ToolRegistration {
     /// Starts a registration. `revisions` is the exact, nonempty set of revisions the tool
-    /// serves (checked when the registration is built).
+    /// serves (checked when the registration is built; a revision that cannot carry the tool,
+    /// such as a 2025 revision for a tool with mirrored headers, fails its endpoint's build,
+    /// naming the revisions and the tool).
     pub fn with_name(
         name: impl Into<Arc<str>>,
         revisions: impl Into<ProtocolVersions>,
@@ -148,6 +153,44 @@ impl ToolRegistration {
         ToolModelStage {
             name: name.into(),
             revisions: revisions.into(),
+            every: false,
+        }
+    }
+
+    /// Starts a registration on every revision the tool can be represented on (the default of
+    /// `#[tool]`): all five, unless the tool uses what only 2026-07-28 carries (mirrored
+    /// headers, input requests or request state, tasks, a structured output that is not an
+    /// object), which narrows it to 2026-07-28. Its endpoint serves it on those of them the
+    /// endpoint serves (at least one, else the endpoint's build fails).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{
+    ///     tool::{CompleteResult, OperationResult}, Endpoint, Implementation, InvocationFeatures,
+    ///     ProtocolVersion, RequestContext, ToolArguments, ToolRegistration,
+    /// };
+    /// use tollgate_json::JsonObject;
+    ///
+    /// async fn ping(_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures)
+    ///     -> Result<OperationResult, std::convert::Infallible> {
+    ///     Ok(CompleteResult::from_tool_text("pong").into())
+    /// }
+    ///
+    /// let tool = ToolRegistration::named("ping").json_object_arguments().handler(ping).build()?;
+    /// assert!(tool.revisions().contains(ProtocolVersion::V2025_03_26));
+    /// // An endpoint serving only 2026-07-28 serves it there.
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///         Implementation::new("demo", "1"))
+    ///     .add_tool(tool)
+    ///     .build()?;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn named(name: impl Into<Arc<str>>) -> ToolModelStage {
+        ToolModelStage {
+            name: name.into(),
+            revisions: ProtocolVersion::ALL.into(),
+            every: true,
         }
     }
 
@@ -168,7 +211,8 @@ impl ToolRegistration {
         self.inner.rate_limiter.as_deref()
     }
 
-    /// The revisions the tool serves.
+    /// The revisions the tool serves (for a tool registered with [`named`](Self::named), every
+    /// revision it can be represented on; its endpoint serves it on those it serves).
     pub fn revisions(&self) -> ProtocolVersions {
         self.inner.revisions
     }
@@ -236,9 +280,7 @@ impl ToolRegistration {
     /// handler asks inside the call through `ClientRequests`.
     pub(crate) fn legacy_refusal(&self) -> Option<BuildErrorKind> {
         let t = &self.inner;
-        if !(t.revisions.contains(ProtocolVersion::V2025_06_18)
-            || t.revisions.contains(ProtocolVersion::V2025_11_25))
-        {
+        if !t.revisions.iter().any(crate::version::is_legacy) {
             return None;
         }
         if !t.input.mirrored_headers().is_empty() {
@@ -256,27 +298,36 @@ impl ToolRegistration {
         None
     }
 
-    /// The tool's descriptor as `tools/list` publishes it on `revision`.
+    /// The tool's descriptor as `tools/list` publishes it on `revision`: 2025-03-26 has no
+    /// `title`, `outputSchema`, `icons` or `_meta` (the title travels as the annotations'
+    /// `title`); 2024-11-05 has no annotations either.
     pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
         let t = &self.inner;
+        let full = revision.carries_titles_and_structure();
         let mut b = JsonObject::builder().insert("name", &*t.name);
-        if let Some(title) = &t.title {
+        if let Some(title) = t.title.as_ref().filter(|_| full) {
             b.push("title", &**title);
         }
         if let Some(d) = &t.description {
             b.push("description", &**d);
         }
         b.push("inputSchema", self.input_schema().clone());
-        if let Some(o) = self.output_schema() {
+        if let Some(o) = self.output_schema().filter(|_| full) {
             b.push("outputSchema", o.clone());
         }
-        if let Some(a) = &t.annotations {
-            b.push("annotations", a.render());
+        if revision.carries_annotations_and_audio() {
+            match (&t.annotations, t.title.as_ref().filter(|_| !full)) {
+                (Some(a), title) => b.push("annotations", a.render(title)),
+                (None, Some(title)) => {
+                    b.push("annotations", ToolAnnotations::new().render(Some(title)))
+                }
+                (None, None) => {}
+            }
         }
-        if !t.icons.is_empty() && revision != ProtocolVersion::V2025_06_18 {
+        if !t.icons.is_empty() && revision.carries_icons() {
             b.push("icons", render_icons(&t.icons));
         }
-        if let Some(m) = &t.meta {
+        if let Some(m) = t.meta.as_ref().filter(|_| full) {
             b.push("_meta", m.clone());
         }
         b.build().into()

@@ -87,9 +87,11 @@ impl ToolAnnotations {
         self
     }
 
-    pub(crate) fn render(&self) -> JsonValue {
+    /// The hints as a `Tool`'s `annotations`; `title` replaces the hints' own title (2025-03-26
+    /// carries a tool's title there, having no `title` field on the tool).
+    pub(crate) fn render(&self, title: Option<&Arc<str>>) -> JsonValue {
         let mut b = JsonObject::builder();
-        if let Some(t) = &self.title {
+        if let Some(t) = title.or(self.title.as_ref()) {
             b.push("title", &**t);
         }
         for (name, value) in [

@@ -1,4 +1,5 @@
-//! The 2025-11-25 and 2025-06-18 gate: what a message must carry before admission (`initialize`'s
+//! The gate of the `initialize` revisions (2025-11-25, 2025-06-18, 2025-03-26 and, over stdio
+//! only, 2024-11-05): what a message must carry before admission (`initialize`'s
 //! parameters and the revision it negotiates; after it, the revision header and the session id).
 //! The session itself is found after admission (`pipeline/session.rs`), by the admitted
 //! principal.
@@ -8,9 +9,13 @@
 //! The rule: on an endpoint that serves a 2025 revision, a request is a 2025 request when its
 //! method is `initialize` (unless its header names 2026-07-28), when its `MCP-Protocol-Version`
 //! header names a served 2025 revision,
-//! when it has no such header but carries `Mcp-Session-Id`, or when the endpoint serves no
-//! 2026-07-28 at all. Everything else takes the 2026-07-28 path. Inside a session, a request
-//! without the header is then refused (400 -32600): clients must send it after `initialize`.
+//! when it has no such header but carries `Mcp-Session-Id`, when it has neither and its body names
+//! no revision while the endpoint serves 2025-03-26 (taken as 2025-03-26, as the later
+//! transports say a server SHOULD assume), or when the endpoint serves no 2026-07-28 at all.
+//! Everything else takes the 2026-07-28 path. Inside a session, a request without the header is
+//! then refused (400 -32600): clients must send it after `initialize` (2025-03-26 clients,
+//! whose revision has no such header, excepted). 2024-11-05 is not served over HTTP (its
+//! HTTP+SSE transport is deprecated): over HTTP it is a revision this endpoint does not serve.
 
 use http::StatusCode;
 use tollgate_json::JsonObject;
@@ -21,12 +26,25 @@ use crate::model::origin::Transport;
 use crate::pipeline::envelope::Envelope;
 use crate::pipeline::gate::{Gated, Opening, Route};
 use crate::registry::{Endpoint, revision_slot};
-use crate::version::{ProtocolVersion, is_legacy};
+use crate::version::{ProtocolVersion, ProtocolVersions, is_legacy};
 use crate::wire::fault::Fault;
 use crate::wire::head::Head;
 use crate::wire::id::RequestId;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, fault_reply};
+
+/// Whether an HTTP body that is a JSON array is a batch: the endpoint serves 2025-03-26 (the one
+/// revision with batches) and the revision header is absent or names it. Elsewhere an array stays
+/// the invalid request it is on the later revisions. Each element then passes this gate as a
+/// message of its own.
+pub(crate) fn takes_batches(endpoint: &Endpoint, head: &Head<'_>) -> bool {
+    served_over_http(endpoint).contains(ProtocolVersion::V2025_03_26)
+        && match head.protocol_version.single() {
+            Ok(None) => true,
+            Ok(Some(v)) => v == ProtocolVersion::V2025_03_26.as_str(),
+            Err(_) => false,
+        }
+}
 
 /// How a 2025 request was recognised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,13 +52,31 @@ pub(crate) enum Selection {
     Initialize,
     Header(ProtocolVersion),
     Implicit,
+    /// Neither a revision header nor a session id, nor a revision in the body: 2025-03-26.
+    Assumed,
     /// The header names a 2025 revision while the body's `_meta` names another revision: the
     /// 2026-07-28 transport's header mismatch (400, -32020), before anything else.
     Mismatch,
 }
 
+/// The newest `initialize` revision the endpoint serves on any transport (stdio).
 pub(crate) fn newest_legacy(endpoint: &Endpoint) -> Option<ProtocolVersion> {
     endpoint.inner.revisions.iter().find(|r| is_legacy(*r))
+}
+
+/// The revisions the endpoint serves over HTTP: all it serves but 2024-11-05.
+pub(crate) fn served_over_http(endpoint: &Endpoint) -> ProtocolVersions {
+    endpoint
+        .inner
+        .revisions
+        .iter()
+        .filter(|r| r.on_http())
+        .collect()
+}
+
+/// The newest `initialize` revision the endpoint serves over HTTP.
+pub(crate) fn newest_legacy_http(endpoint: &Endpoint) -> Option<ProtocolVersion> {
+    served_over_http(endpoint).iter().find(|r| is_legacy(*r))
 }
 
 /// Whether the message belongs to a 2025 revision on this endpoint (see the module rule).
@@ -49,8 +85,8 @@ pub(crate) fn selects(
     head: &Head<'_>,
     message: &Envelope,
 ) -> Option<Selection> {
-    newest_legacy(endpoint)?;
-    let served = endpoint.inner.revisions;
+    newest_legacy_http(endpoint)?;
+    let served = served_over_http(endpoint);
     // A request that names 2026-07-28 in its header is a 2026 request, whatever its method:
     // `initialize` then gets that revision's 404.
     let version = head.protocol_version.single();
@@ -74,6 +110,12 @@ pub(crate) fn selects(
             _ => None,
         },
         Ok(None) if head.session_id.is_present() => Some(Selection::Implicit),
+        Ok(None)
+            if served.contains(ProtocolVersion::V2025_03_26)
+                && super::body_revision(message).is_none() =>
+        {
+            Some(Selection::Assumed)
+        }
         _ if !served.contains(ProtocolVersion::V2026_07_28) => Some(Selection::Implicit),
         _ => None,
     }
@@ -81,7 +123,7 @@ pub(crate) fn selects(
 
 fn unsupported(endpoint: &Endpoint, revision: ProtocolVersion, id: Option<&RequestId>) -> Reply {
     let data = JsonObject::builder()
-        .insert("supported", endpoint.inner.supported_json.clone())
+        .insert("supported", endpoint.inner.supported_http_json.clone())
         .insert("requested", "")
         .build();
     fail(revision, id, Fault::UnsupportedVersion, Some(data.into()))
@@ -125,7 +167,7 @@ pub(crate) fn gate(
     message: &Envelope,
     selection: Selection,
 ) -> Result<Gated, Reply> {
-    let Some(newest) = newest_legacy(endpoint) else {
+    let Some(newest) = newest_legacy_http(endpoint) else {
         return Err(fault_reply(message.id.as_ref(), Fault::Internal, None));
     };
     let id = message.id.as_ref();
@@ -136,11 +178,14 @@ pub(crate) fn gate(
                 None => Reply::empty(StatusCode::BAD_REQUEST),
             });
         }
-        Selection::Initialize => return initialize(endpoint, transport, message, newest),
-        Selection::Header(_) | Selection::Implicit => {}
+        Selection::Initialize => {
+            return initialize(endpoint, transport, message, served_over_http(endpoint));
+        }
+        Selection::Header(_) | Selection::Implicit | Selection::Assumed => {}
     }
     let header = match selection {
         Selection::Header(r) => Some(r),
+        Selection::Assumed => None,
         _ => match head.protocol_version.single() {
             Ok(None) => None,
             // A header naming anything this endpoint does not serve as a 2025 revision.
@@ -153,9 +198,10 @@ pub(crate) fn gate(
         }
         header.unwrap_or(newest)
     } else {
-        match header {
-            Some(r) => r,
-            None => return Err(unsupported(endpoint, newest, id)),
+        match (header, selection) {
+            (Some(r), _) => r,
+            (None, Selection::Assumed) => ProtocolVersion::V2025_03_26,
+            (None, _) => return Err(unsupported(endpoint, newest, id)),
         }
     };
     Ok(Gated {
@@ -165,13 +211,17 @@ pub(crate) fn gate(
 }
 
 /// `initialize`'s gate: its parameters (`protocolVersion`, `capabilities`, `clientInfo`), and the
-/// revision it negotiates (the client's when served, else the newest 2025 revision served).
+/// revision it negotiates among `served` (the revisions of the message's transport): the
+/// client's when served, else the newest `initialize` revision served (never 2026-07-28).
 pub(crate) fn initialize(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     message: &Envelope,
-    newest: ProtocolVersion,
+    served: ProtocolVersions,
 ) -> Result<Gated, Reply> {
+    let Some(newest) = served.iter().find(|r| is_legacy(*r)) else {
+        return Err(fault_reply(message.id.as_ref(), Fault::Internal, None));
+    };
     let Some(id) = message.id.as_ref() else {
         return Err(Reply::empty(StatusCode::BAD_REQUEST));
     };
@@ -195,7 +245,7 @@ pub(crate) fn initialize(
         return Err(invalid());
     };
     let revision = match ProtocolVersion::from_wire(requested) {
-        Some(r) if is_legacy(r) && endpoint.inner.revisions.contains(r) => r,
+        Some(r) if is_legacy(r) && served.contains(r) => r,
         _ => newest,
     };
     if endpoint.catalog().discover[revision_slot(revision)].is_none() {

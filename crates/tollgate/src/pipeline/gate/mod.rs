@@ -1,7 +1,7 @@
 //! The revisions' gates, the pipeline's first stage after the envelope: which revision a message
 //! belongs to on an endpoint serving several, and what that revision requires before admission.
-//! 2026-07-28 is stateless (`modern`); 2025-11-25 and 2025-06-18 have `initialize` and sessions
-//! (`legacy`).
+//! 2026-07-28 is stateless (`modern`); 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05 (stdio
+//! only) have `initialize` and sessions (`legacy`).
 //!
 //! A gate checks and returns facts ([`Gated`]: the route the message takes and its context, not
 //! yet admitted); it never admits, looks up a session or dispatches. Owns the rule that tells the
@@ -94,10 +94,8 @@ pub(crate) fn stdio(
             context,
         });
     }
-    if message.kind == Some(Method::Initialize)
-        && let Some(newest) = legacy::newest_legacy(endpoint)
-    {
-        return legacy::initialize(endpoint, transport, message, newest);
+    if message.kind == Some(Method::Initialize) && legacy::newest_legacy(endpoint).is_some() {
+        return legacy::initialize(endpoint, transport, message, endpoint.inner.revisions);
     }
     if let Some(revision) = session
         && (message.kind == Some(Method::LoggingSetLevel) || !names_modern(message))
@@ -109,6 +107,12 @@ pub(crate) fn stdio(
         });
     }
     modern::gate(endpoint, transport, message)
+}
+
+/// Whether a line that is a JSON array is a batch: inside a 2025-03-26 session (the one revision
+/// with batches); elsewhere it stays the invalid request it is.
+pub(crate) fn stdio_takes_batches(local: &LocalSession) -> bool {
+    local.revision() == Some(ProtocolVersion::V2025_03_26)
 }
 
 /// Whether the body's `_meta` names a revision (as a 2026-07-28 request's must).

@@ -38,9 +38,20 @@ fn requested_version(value: &str) -> &str {
 }
 
 /// 400 / -32022 with the revisions to retry from and the requested one (when plain).
-fn unsupported_version(endpoint: &Endpoint, id: Option<&RequestId>, requested: &str) -> Reply {
+fn unsupported_version(
+    endpoint: &Endpoint,
+    http: bool,
+    id: Option<&RequestId>,
+    requested: &str,
+) -> Reply {
+    // Over HTTP, 2024-11-05 is not offered: it is served on stdio only.
+    let supported = if http {
+        &endpoint.inner.supported_http_json
+    } else {
+        &endpoint.inner.supported_json
+    };
     let data = JsonObject::builder()
-        .insert("supported", endpoint.inner.supported_json.clone())
+        .insert("supported", supported.clone())
         .insert("requested", requested_version(requested))
         .build();
     fault_reply(id, Fault::UnsupportedVersion, Some(data.into()))
@@ -58,10 +69,11 @@ pub(crate) fn gate(
     // Read once: checked against the served revisions here, then with the other headers.
     let header_version = transport.head().map(|h| (h, h.protocol_version.single()));
     if let Some((_, Ok(Some(version)))) = header_version {
+        // A header is HTTP's: 2024-11-05 is not served there.
         let served = ProtocolVersion::from_wire(version)
-            .is_some_and(|v| endpoint.inner.revisions.contains(v));
+            .is_some_and(|v| v.on_http() && endpoint.inner.revisions.contains(v));
         if !served {
-            return Err(unsupported_version(endpoint, id, version));
+            return Err(unsupported_version(endpoint, true, id, version));
         }
     }
     let on_this_revision = |m: &Method| m.exists_on(ProtocolVersion::V2026_07_28);
@@ -95,7 +107,10 @@ pub(crate) fn gate(
     };
     facts.protocol_version = match ProtocolVersion::from_wire(requested) {
         Some(v) if endpoint.inner.revisions.contains(v) && !is_legacy(v) => v,
-        _ => return Err(unsupported_version(endpoint, id, requested)),
+        _ => {
+            let http = transport.head().is_some();
+            return Err(unsupported_version(endpoint, http, id, requested));
+        }
     };
     let mut context = RequestContext::for_operation(
         endpoint.inner.path.clone(),
