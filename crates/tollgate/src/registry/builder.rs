@@ -621,19 +621,8 @@ impl EndpointBuilder {
             ))),
             _ => None,
         };
-        let supported_json: JsonValue = self
-            .revisions
-            .iter()
-            .map(|v| JsonValue::from(v.as_str()))
-            .collect::<JsonArray>()
-            .into();
-        let supported_http_json: JsonValue = self
-            .revisions
-            .iter()
-            .filter(|v| v.on_http())
-            .map(|v| JsonValue::from(v.as_str()))
-            .collect::<JsonArray>()
-            .into();
+        let supported_json = supported(self.revisions, |_| true);
+        let supported_http_json = supported(self.revisions, ProtocolVersion::on_http);
         let config = self.sessions;
         let table = |config, store| {
             Arc::new(
@@ -731,4 +720,15 @@ impl EndpointBuilder {
             failures: self.failures,
         })
     }
+}
+
+/// The `supported` array of an unsupported-version answer: the revisions `keep` keeps, in the
+/// set's order.
+fn supported(revisions: ProtocolVersions, keep: impl Fn(ProtocolVersion) -> bool) -> JsonValue {
+    revisions
+        .iter()
+        .filter(|v| keep(*v))
+        .map(|v| JsonValue::from(v.as_str()))
+        .collect::<JsonArray>()
+        .into()
 }
