@@ -81,7 +81,7 @@ impl CatalogEventError {
     }
 
     /// For [`Refused`](CatalogEventErrorKind::Refused), the rule the change broke (as
-    /// [`Catalogs::apply`] reports it), when a change was made.
+    /// [`Catalogs::apply`](crate::endpoint::Catalogs::apply) reports it), when a change was made.
     pub fn build_error(&self) -> Option<&BuildError> {
         self.refused.as_ref()
     }
