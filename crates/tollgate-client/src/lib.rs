@@ -65,8 +65,13 @@ mod message;
 mod mirror;
 mod notify;
 #[cfg(feature = "oauth")]
-#[doc = include_str!("../../../docs/guide/client-oauth.md")]
 pub mod oauth;
+
+/// The client OAuth guide's examples, compiled as doc tests (the guide lives in the repository,
+/// not in the package).
+#[cfg(all(doctest, feature = "oauth"))]
+#[doc = include_str!("../../../docs/guide/client-oauth.md")]
+struct ClientOAuthGuideExamples;
 mod output;
 mod revision;
 mod skills;
