@@ -1,9 +1,9 @@
 //! The OAuth 2.1 client of the MCP authorization specification (feature `oauth`):
-//! [`OAuthClient`](crate::oauth::OAuthClient) implements [`Authorizer`](crate::auth::Authorizer) for the HTTP transport. On a 401 it discovers the
+//! [`OAuthClient`] implements [`Authorizer`] for the HTTP transport. On a 401 it discovers the
 //! protected resource's metadata and its authorization server's, checks the resource and the
 //! issuer, identifies the client (pre-registered, client ID metadata document, or dynamic
-//! registration), runs the authorization-code flow with PKCE S256 through a [`Redirect`](crate::oauth::Redirect), and
-//! keeps the tokens in a [`TokenStore`](crate::oauth::TokenStore); it refreshes before it re-authorizes, and steps up on
+//! registration), runs the authorization-code flow with PKCE S256 through a [`Redirect`], and
+//! keeps the tokens in a [`TokenStore`]; it refreshes before it re-authorizes, and steps up on
 //! a 403 `insufficient_scope` a bounded number of times. It owns the flow's order; it must not
 //! know the MCP messages the tokens authorize.
 //!
