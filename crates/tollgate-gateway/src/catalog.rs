@@ -11,7 +11,8 @@ use std::time::Duration;
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{PromptArgument, PromptArguments, PromptRegistration, PromptResult};
 use tollgate::resource::{
-    ResourceOutput, ResourceRegistration, ResourceRequest, ResourceTemplateRegistration,
+    ResourceBuilder, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 
@@ -160,23 +161,14 @@ pub(crate) fn import_resource(
     };
     let revisions: tollgate::endpoint::ProtocolVersions =
         source.revisions.iter().copied().collect();
-    let mut builder =
-        ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions).handler(
+    let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
+        .handler(
             move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
                 forward.clone().read(request.uri().to_owned())
             },
         );
-    let malformed = || refuse(RefusalReason::Malformed);
-    if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
-        builder = builder.title(title);
-    }
-    if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
-        builder = builder.description(description);
-    }
-    if let Some(mime) = text(entry, "mimeType").map_err(|()| malformed())? {
-        builder = builder.mime_type(mime);
-    }
-    builder
+    described(builder, entry)
+        .ok_or_else(|| refuse(RefusalReason::Malformed))?
         .build()
         .map_err(|_| refuse(RefusalReason::InvalidName))
 }
@@ -207,7 +199,7 @@ pub(crate) fn import_template(
     };
     let revisions: tollgate::endpoint::ProtocolVersions =
         source.revisions.iter().copied().collect();
-    let mut builder = ResourceTemplateRegistration::with_uri_template(
+    let builder = ResourceTemplateRegistration::with_uri_template(
         source.naming.uri(template).as_str(),
         name,
         revisions,
@@ -217,19 +209,25 @@ pub(crate) fn import_template(
             forward.clone().read(request.uri().to_owned())
         },
     );
-    let malformed = || refuse(RefusalReason::Malformed);
-    if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
-        builder = builder.title(title);
-    }
-    if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
-        builder = builder.description(description);
-    }
-    if let Some(mime) = text(entry, "mimeType").map_err(|()| malformed())? {
-        builder = builder.mime_type(mime);
-    }
-    builder
+    described(builder, entry)
+        .ok_or_else(|| refuse(RefusalReason::Malformed))?
         .build()
         .map_err(|_| refuse(RefusalReason::InvalidName))
+}
+
+/// A resource's or template's `title`, `description` and `mimeType` from its list entry;
+/// `None` when one is not a string.
+fn described<K>(mut builder: ResourceBuilder<K>, entry: &JsonValue) -> Option<ResourceBuilder<K>> {
+    if let Some(title) = text(entry, "title").ok()? {
+        builder = builder.title(title);
+    }
+    if let Some(description) = text(entry, "description").ok()? {
+        builder = builder.description(description);
+    }
+    if let Some(mime) = text(entry, "mimeType").ok()? {
+        builder = builder.mime_type(mime);
+    }
+    Some(builder)
 }
 
 /// Forwards a prompt or a read to the upstream and reads its answer back.
