@@ -17,7 +17,7 @@ use tollgate::resource::{
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 
 use crate::error::ForwardError;
-use crate::import::{Kind, Refusal, RefusalReason};
+use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
 
 /// How an upstream's names and URIs are served: its prefix, if any.
@@ -67,14 +67,6 @@ pub(crate) struct Source<'a> {
     pub(crate) revisions: &'a [ProtocolVersion],
 }
 
-fn text(entry: &JsonValue, key: &str) -> Result<Option<String>, ()> {
-    match entry.get(key) {
-        None => Ok(None),
-        Some(JsonValue::String(s)) => Ok(Some(s.as_str().to_owned())),
-        Some(_) => Err(()),
-    }
-}
-
 /// The prompt `entry` of `prompts/list` made a registration, or the reason it cannot be.
 pub(crate) fn import_prompt(
     source: &Source<'_>,
@@ -83,27 +75,16 @@ pub(crate) fn import_prompt(
     let listed = entry.get("name").and_then(JsonValue::as_str);
     let refuse = |reason| Refusal::of(Kind::Prompt, source.upstream, listed.unwrap_or(""), reason);
     let name = listed.ok_or_else(|| refuse(RefusalReason::Malformed))?;
-    let forward = Forward {
-        link: Arc::clone(source.link),
-        timeout: source.call_timeout,
-        naming: source.naming.clone(),
-    };
+    let forward = source.forward();
     let upstream_name: Arc<str> = Arc::from(name);
-    let mut builder = PromptRegistration::with_name(
-        source.naming.name(name),
-        source
-            .revisions
-            .iter()
-            .copied()
-            .collect::<tollgate::endpoint::ProtocolVersions>(),
-    )
-    .handler(
-        move |_: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
-            forward
-                .clone()
-                .prompt(Arc::clone(&upstream_name), arguments)
-        },
-    );
+    let mut builder = PromptRegistration::with_name(source.naming.name(name), source.revisions())
+        .handler(
+            move |_: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
+                forward
+                    .clone()
+                    .prompt(Arc::clone(&upstream_name), arguments)
+            },
+        );
     let malformed = || refuse(RefusalReason::Malformed);
     if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
         builder = builder.title(title);
@@ -154,13 +135,8 @@ pub(crate) fn import_resource(
     let (Some(uri), Some(name)) = (listed, entry.get("name").and_then(JsonValue::as_str)) else {
         return Err(refuse(RefusalReason::Malformed));
     };
-    let forward = Forward {
-        link: Arc::clone(source.link),
-        timeout: source.call_timeout,
-        naming: source.naming.clone(),
-    };
-    let revisions: tollgate::endpoint::ProtocolVersions =
-        source.revisions.iter().copied().collect();
+    let forward = source.forward();
+    let revisions = source.revisions();
     let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
         .handler(
             move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
@@ -192,13 +168,8 @@ pub(crate) fn import_template(
     else {
         return Err(refuse(RefusalReason::Malformed));
     };
-    let forward = Forward {
-        link: Arc::clone(source.link),
-        timeout: source.call_timeout,
-        naming: source.naming.clone(),
-    };
-    let revisions: tollgate::endpoint::ProtocolVersions =
-        source.revisions.iter().copied().collect();
+    let forward = source.forward();
+    let revisions = source.revisions();
     let builder = ResourceTemplateRegistration::with_uri_template(
         source.naming.uri(template).as_str(),
         name,
@@ -213,6 +184,22 @@ pub(crate) fn import_template(
         .ok_or_else(|| refuse(RefusalReason::Malformed))?
         .build()
         .map_err(|_| refuse(RefusalReason::InvalidName))
+}
+
+impl Source<'_> {
+    /// The forwarder of this upstream's prompts and reads.
+    fn forward(&self) -> Forward {
+        Forward {
+            link: Arc::clone(self.link),
+            timeout: self.call_timeout,
+            naming: self.naming.clone(),
+        }
+    }
+
+    /// The revisions a registration of this upstream serves.
+    fn revisions(&self) -> tollgate::endpoint::ProtocolVersions {
+        self.revisions.iter().copied().collect()
+    }
 }
 
 /// A resource's or template's `title`, `description` and `mimeType` from its list entry;
@@ -249,15 +236,8 @@ impl Forward {
             object.push(key, value);
         }
         let client = self.link.client();
-        let called = tokio::time::timeout(self.timeout, client.get_prompt(&name, object.build()));
-        let result = match called.await {
-            Err(_) => return Err(ForwardError::Timeout),
-            Ok(Err(error)) => {
-                self.link.failed(&error);
-                return Err(ForwardError::Upstream);
-            }
-            Ok(Ok(result)) => result,
-        };
+        let call = client.get_prompt(&name, object.build());
+        let result = self.link.bounded(self.timeout, call).await?;
         PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
             .ok_or(ForwardError::Malformed)
     }
@@ -268,15 +248,10 @@ impl Forward {
             .upstream_uri(&served)
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
-        let called = tokio::time::timeout(self.timeout, client.read_resource(uri));
-        let result = match called.await {
-            Err(_) => return Err(ForwardError::Timeout),
-            Ok(Err(error)) => {
-                self.link.failed(&error);
-                return Err(ForwardError::Upstream);
-            }
-            Ok(Ok(result)) => result,
-        };
+        let result = self
+            .link
+            .bounded(self.timeout, client.read_resource(uri))
+            .await?;
         let contents = result
             .get("contents")
             .and_then(JsonValue::as_array)

@@ -286,14 +286,6 @@ impl UpstreamConfig {
     pub fn relist(&self) -> Option<Duration> {
         self.relist
     }
-
-    /// The name a tool of this upstream is served under.
-    pub(crate) fn served_name(&self, upstream_name: &str) -> String {
-        match &self.prefix {
-            Some(prefix) => format!("{prefix}_{upstream_name}"),
-            None => upstream_name.to_owned(),
-        }
-    }
 }
 
 /// 1 to 64 bytes of `A-Z a-z 0-9 _ -`: an upstream's name or prefix (a prefix then keeps every

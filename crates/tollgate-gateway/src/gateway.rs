@@ -324,11 +324,11 @@ pub(crate) fn import_all(
     rules: &Rules,
 ) -> (Vec<ToolRegistration>, Vec<Refusal>) {
     let config = &upstream.config;
-    let served_name = |name: &str| config.served_name(name);
+    let naming = Naming::new(config.prefix());
     let source = Source {
         upstream: config.name(),
         link: &upstream.link,
-        served_name: &served_name,
+        naming: &naming,
         call_timeout: config.call_timeout(),
         revisions: &rules.revisions,
         profile1_only: rules.profile1_only,

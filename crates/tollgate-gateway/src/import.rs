@@ -16,6 +16,7 @@ use tollgate::{
 };
 use tollgate_schema::CompiledSchema;
 
+use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
@@ -172,7 +173,7 @@ fn cut(text: &str) -> String {
 pub(crate) struct Source<'a> {
     pub(crate) upstream: &'a str,
     pub(crate) link: &'a Arc<Link>,
-    pub(crate) served_name: &'a dyn Fn(&str) -> String,
+    pub(crate) naming: &'a Naming,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
     pub(crate) profile1_only: bool,
@@ -202,7 +203,7 @@ pub(crate) fn import_tool(
         }
         refusal
     };
-    let served = (source.served_name)(name);
+    let served = source.naming.name(name);
     // A tool mirroring arguments into headers exists on 2026-07-28 only.
     let mirrors = mirrors_headers(input);
     let revisions: tollgate::endpoint::ProtocolVersions = source
@@ -309,7 +310,7 @@ fn mirrors_headers(schema: &JsonValue) -> bool {
 }
 
 /// An optional string member: `Ok(None)` when absent, `Err` when not a string.
-fn text(entry: &JsonValue, key: &str) -> Result<Option<String>, ()> {
+pub(crate) fn text(entry: &JsonValue, key: &str) -> Result<Option<String>, ()> {
     match entry.get(key) {
         None => Ok(None),
         Some(JsonValue::String(s)) => Ok(Some(s.as_str().to_owned())),
@@ -357,15 +358,8 @@ struct Forward {
 impl Forward {
     async fn call(self, arguments: JsonObject) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let called = tokio::time::timeout(self.timeout, client.call_tool(&self.name, arguments));
-        let result = match called.await {
-            Err(_) => return Err(ForwardError::Timeout),
-            Ok(Err(error)) => {
-                self.link.failed(&error);
-                return Err(ForwardError::Upstream);
-            }
-            Ok(Ok(result)) => result,
-        };
+        let call = client.call_tool(&self.name, arguments);
+        let result = self.link.bounded(self.timeout, call).await?;
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
         let complete = CompleteResult::from_wire(object).ok_or(ForwardError::Malformed)?;
         Ok(complete.into())

@@ -4,11 +4,15 @@
 //! session lost), which the gateway's reviver answers by connecting again with backoff. Knows
 //! nothing of tools, catalogs or configuration.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 use tollgate_client::{Client, Error, ErrorKind};
+
+use crate::error::ForwardError;
 
 /// One upstream's connection.
 pub(crate) struct Link {
@@ -43,6 +47,23 @@ impl Link {
     /// Waits until a call found the upstream gone.
     pub(crate) async fn gone(&self) {
         self.gone.notified().await;
+    }
+
+    /// Awaits `call` (made on [`client`](Self::client)) within `timeout`: its answer, or why
+    /// not; a failure saying the upstream is gone wakes the reviver.
+    pub(crate) async fn bounded<T>(
+        &self,
+        timeout: Duration,
+        call: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, ForwardError> {
+        match tokio::time::timeout(timeout, call).await {
+            Err(_) => Err(ForwardError::Timeout),
+            Ok(Err(error)) => {
+                self.failed(&error);
+                Err(ForwardError::Upstream)
+            }
+            Ok(Ok(answer)) => Ok(answer),
+        }
     }
 
     /// Puts `client` in use; returns the one it replaces.
