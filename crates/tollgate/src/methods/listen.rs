@@ -454,4 +454,53 @@ mod tests {
         }
         assert_eq!(endpoint.inner.listeners.open.load(Ordering::Acquire), 0);
     }
+
+    /// A bound set on the endpoint's limits is the one a listen meets: two streams open, the
+    /// third is refused (503 / -32603).
+    #[tokio::test]
+    async fn the_configured_bound_is_enforced() {
+        let endpoint = Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("bound", "1"),
+        )
+        .limits(crate::endpoint::EndpointLimits::new().max_listen_streams(2))
+        .build()
+        .unwrap_or_else(|_| unreachable!("a valid endpoint"));
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        let params = JsonObject::builder()
+            .insert("notifications", JsonObject::new())
+            .build();
+        let mut open = Vec::new();
+        for n in 0..2 {
+            let (endpoint, params, tx) = (endpoint.clone(), params.clone(), tx.clone());
+            open.push(tokio::spawn(async move {
+                let sink = NotificationSink::Lines(tx);
+                listen(
+                    &endpoint,
+                    Transport::stdio(Some(&sink)),
+                    &params,
+                    &context(n),
+                )
+                .await
+            }));
+            assert!(rx.recv().await.is_some(), "acknowledged");
+        }
+        let sink = NotificationSink::Lines(tx.clone());
+        let past = listen(
+            &endpoint,
+            Transport::stdio(Some(&sink)),
+            &params,
+            &context(3),
+        )
+        .await;
+        assert_eq!(past.status, http::StatusCode::SERVICE_UNAVAILABLE);
+        endpoint.inner.listeners.close_all();
+        for stream in open {
+            let reply = stream
+                .await
+                .unwrap_or_else(|_| unreachable!("the stream ends"));
+            assert_eq!(reply.status, http::StatusCode::OK);
+        }
+    }
 }

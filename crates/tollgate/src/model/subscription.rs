@@ -11,14 +11,19 @@ use tokio::sync::broadcast;
 use crate::model::features::CancellationToken;
 use crate::version::ProtocolVersion;
 
-/// The most streams one endpoint keeps open at once (past it: 503 / -32603 `Server busy`).
+/// The default bound on the streams one endpoint keeps open at once (past it: 503 / -32603
+/// `Server busy`); [`EndpointLimits::max_listen_streams`](crate::endpoint::EndpointLimits::max_listen_streams)
+/// sets another.
 ///
 /// ```
 /// assert_eq!(tollgate::endpoint::MAX_LISTEN_STREAMS, 1024);
 /// ```
 pub const MAX_LISTEN_STREAMS: usize = 1024;
-/// The most `subscriptions/listen` streams one admitted principal may hold open on an endpoint
-/// (anonymous callers cannot be told apart: they are bounded by [`MAX_LISTEN_STREAMS`] alone).
+/// The default bound on the `subscriptions/listen` streams one admitted principal may hold open
+/// on an endpoint (anonymous callers cannot be told apart: they are bounded by the endpoint's
+/// bound alone);
+/// [`EndpointLimits::max_listen_streams_per_principal`](crate::endpoint::EndpointLimits::max_listen_streams_per_principal)
+/// sets another.
 ///
 /// ```
 /// assert_eq!(tollgate::endpoint::MAX_LISTEN_STREAMS_PER_PRINCIPAL, 64);
@@ -113,6 +118,9 @@ pub(crate) struct Listeners {
     /// Open streams per admitted principal.
     owned: std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>,
     pub(crate) closing: CancellationToken,
+    /// The bound on open streams, and on one principal's.
+    max_open: usize,
+    max_per_principal: usize,
 }
 
 impl std::fmt::Debug for Listeners {
@@ -125,17 +133,24 @@ impl std::fmt::Debug for Listeners {
 
 impl Default for Listeners {
     fn default() -> Self {
+        Self::new(MAX_LISTEN_STREAMS, MAX_LISTEN_STREAMS_PER_PRINCIPAL)
+    }
+}
+
+impl Listeners {
+    /// No stream open yet; at most `max_open` at once, `max_per_principal` of one principal.
+    pub(crate) fn new(max_open: usize, max_per_principal: usize) -> Self {
         Self {
             events: broadcast::channel(1024).0,
             hook: Arc::default(),
             open: AtomicUsize::new(0),
             owned: std::sync::Mutex::default(),
             closing: CancellationToken::new(),
+            max_open,
+            max_per_principal,
         }
     }
-}
 
-impl Listeners {
     /// Publishes an event to every open stream (none open: dropped), and to the other
     /// instances when the endpoint shares its sessions.
     pub(crate) fn publish(&self, event: Event) {
@@ -171,7 +186,7 @@ impl Listeners {
     /// Takes a place for one more stream of `principal`, within the endpoint's bound and the
     /// principal's; `None` past either.
     pub(crate) fn open_for(&self, principal: Option<&str>) -> Option<OpenGuard<'_>> {
-        if self.open.fetch_add(1, Ordering::AcqRel) >= MAX_LISTEN_STREAMS {
+        if self.open.fetch_add(1, Ordering::AcqRel) >= self.max_open {
             self.open.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
@@ -182,7 +197,7 @@ impl Listeners {
         if let Some(principal) = principal {
             let mut owned = self.owned();
             let count = owned.entry(Arc::from(principal)).or_insert(0);
-            if *count >= MAX_LISTEN_STREAMS_PER_PRINCIPAL {
+            if *count >= self.max_per_principal {
                 return None;
             }
             *count += 1;
@@ -249,5 +264,31 @@ mod tests {
         drop((alice, bob, anonymous));
         assert_eq!(listeners.open.load(Ordering::Acquire), 0);
         assert!(listeners.owned().is_empty());
+    }
+
+    /// Bounds set lower than the defaults hold at the bound and one past it, for the endpoint
+    /// and for one principal.
+    #[test]
+    fn configured_bounds_hold_at_the_bound_and_one_past() {
+        let listeners = Listeners::new(3, 2);
+        let alice: Vec<_> = (0..2).map(|_| listeners.open_for(Some("alice"))).collect();
+        assert!(
+            alice.iter().all(Option::is_some),
+            "at the principal's bound"
+        );
+        assert!(listeners.open_for(Some("alice")).is_none(), "one past it");
+        let anonymous = listeners.open_for(None);
+        assert!(anonymous.is_some(), "at the endpoint's bound");
+        assert!(listeners.open_for(None).is_none(), "one past it");
+        assert!(
+            listeners.open_for(Some("bob")).is_none(),
+            "full for everyone"
+        );
+        assert_eq!(listeners.open.load(Ordering::Acquire), 3);
+        drop(anonymous);
+        assert!(
+            listeners.open_for(Some("bob")).is_some(),
+            "a place given back"
+        );
     }
 }

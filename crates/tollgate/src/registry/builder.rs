@@ -611,7 +611,10 @@ impl EndpointBuilder {
 
     /// The endpoint's state, its catalog checked and rendered.
     fn assemble(self) -> Result<EndpointInner, BuildError> {
-        let listeners = Listeners::default();
+        let listeners = Listeners::new(
+            self.limits.max_listen_streams,
+            self.limits.max_listen_streams_per_principal,
+        );
         let modern = self.revisions.contains(ProtocolVersion::V2026_07_28);
         let tasks = match (&self.task_store, modern) {
             (Some(store), true) => Some(Arc::new(Tasks::new(

@@ -169,6 +169,8 @@ pub struct EndpointLimits {
     pub(crate) bind: BindLimits,
     pub(crate) gate: Option<Arc<EvaluationGate>>,
     pub(crate) max_batch_elements: usize,
+    pub(crate) max_listen_streams: usize,
+    pub(crate) max_listen_streams_per_principal: usize,
 }
 
 impl Default for EndpointLimits {
@@ -179,6 +181,9 @@ impl Default for EndpointLimits {
             bind: BindLimits::default(),
             gate: None,
             max_batch_elements: Self::DEFAULT_MAX_BATCH_ELEMENTS,
+            max_listen_streams: crate::model::subscription::MAX_LISTEN_STREAMS,
+            max_listen_streams_per_principal:
+                crate::model::subscription::MAX_LISTEN_STREAMS_PER_PRINCIPAL,
         }
     }
 }
@@ -280,6 +285,56 @@ impl EndpointLimits {
     /// The bound on a JSON-RPC batch's elements.
     pub fn batch_elements(&self) -> usize {
         self.max_batch_elements
+    }
+
+    /// Bounds the `subscriptions/listen` streams (2026-07-28) the endpoint keeps open at once
+    /// (default [`MAX_LISTEN_STREAMS`](crate::endpoint::MAX_LISTEN_STREAMS), 1,024). One past it
+    /// is answered 503 with -32603 `Server busy`; 0 refuses every listen. Each idle stream holds
+    /// a connection, so raise [`ServerLimits::max_connections`](crate::transport::ServerLimits::max_connections)
+    /// with it (and the process's descriptor limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::endpoint::EndpointLimits;
+    ///
+    /// let limits = EndpointLimits::new().max_listen_streams(20_000);
+    /// assert_eq!(limits.listen_streams(), 20_000);
+    /// assert_eq!(EndpointLimits::new().listen_streams(), 1024);
+    /// ```
+    #[must_use]
+    pub fn max_listen_streams(mut self, streams: usize) -> Self {
+        self.max_listen_streams = streams;
+        self
+    }
+
+    /// The bound on open `subscriptions/listen` streams.
+    pub fn listen_streams(&self) -> usize {
+        self.max_listen_streams
+    }
+
+    /// Bounds the `subscriptions/listen` streams one admitted principal holds open at once
+    /// (default [`MAX_LISTEN_STREAMS_PER_PRINCIPAL`](crate::endpoint::MAX_LISTEN_STREAMS_PER_PRINCIPAL),
+    /// 64); anonymous callers cannot be told apart and are bounded by
+    /// [`max_listen_streams`](Self::max_listen_streams) alone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::endpoint::EndpointLimits;
+    ///
+    /// let limits = EndpointLimits::new().max_listen_streams_per_principal(4);
+    /// assert_eq!(limits.listen_streams_per_principal(), 4);
+    /// ```
+    #[must_use]
+    pub fn max_listen_streams_per_principal(mut self, streams: usize) -> Self {
+        self.max_listen_streams_per_principal = streams;
+        self
+    }
+
+    /// The bound on one principal's open `subscriptions/listen` streams.
+    pub fn listen_streams_per_principal(&self) -> usize {
+        self.max_listen_streams_per_principal
     }
 }
 
