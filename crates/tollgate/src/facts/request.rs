@@ -9,7 +9,7 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, LazyLock};
 
-use http::header::{AUTHORIZATION, COOKIE, HeaderName, PROXY_AUTHORIZATION};
+use http::header::{AUTHORIZATION, COOKIE, HeaderName, HeaderValue, PROXY_AUTHORIZATION};
 use http::{Extensions, HeaderMap, Method, Uri, Version};
 
 /// The request a message arrived in, as the transport received it (the body aside, which
@@ -78,6 +78,35 @@ impl OriginatingRequest {
             extensions: parts.extensions,
             peer,
         }
+    }
+
+    /// The same request with its head copied out of the buffers it was parsed from. hyper's
+    /// header values and target share the connection's read buffer, so a request kept for as
+    /// long as a stream lasts would hold that whole buffer (8 KiB or more) for the stream's life.
+    /// A value that cannot be copied (none can: each was valid when received) is kept shared,
+    /// and so is a request another holder shares.
+    pub(crate) fn detached(self: Arc<Self>) -> Arc<Self> {
+        let this = match Arc::try_unwrap(self) {
+            Ok(this) => this,
+            Err(shared) => return shared,
+        };
+        let http = this.http.map(|(method, uri, version)| {
+            let copied = Uri::try_from(uri.to_string()).unwrap_or(uri);
+            (method, copied, version)
+        });
+        let mut headers = HeaderMap::with_capacity(this.headers.len());
+        for (name, value) in &this.headers {
+            let name = HeaderName::from_bytes(name.as_str().as_bytes()).unwrap_or(name.clone());
+            let mut copy = HeaderValue::from_bytes(value.as_bytes()).unwrap_or(value.clone());
+            copy.set_sensitive(value.is_sensitive());
+            headers.append(name, copy);
+        }
+        Arc::new(Self {
+            http,
+            headers,
+            extensions: this.extensions,
+            peer: this.peer,
+        })
     }
 
     /// The shared empty view of a message with no HTTP request (stdio).
@@ -167,5 +196,60 @@ mod tests {
         let printed = format!("{ctx:?}");
         assert!(!printed.contains("SECRETMARK"), "{printed}");
         assert!(printed.contains("Sensitive"), "{printed}");
+    }
+
+    /// A detached request reads as the original did (target, repeated fields in order, the
+    /// credential marking, peer, extensions), and none of its values points into the buffer
+    /// the original's were parsed from.
+    #[test]
+    fn a_detached_request_reads_the_same_and_shares_no_buffer() {
+        let buffer = bytes::Bytes::from_static(b"Bearer SECRETMARK-1 x-one x-two /mcp?x=1");
+        let value = |from: usize, to: usize| {
+            http::HeaderValue::from_maybe_shared(buffer.slice(from..to))
+                .unwrap_or_else(|_| unreachable!("a valid value"))
+        };
+        let mut request = http::Request::post("/mcp?x=1").body(()).unwrap_or_default();
+        request.headers_mut().insert(AUTHORIZATION, value(0, 19));
+        request.headers_mut().append("x-many", value(20, 25));
+        request.headers_mut().append("x-many", value(26, 31));
+        request.extensions_mut().insert(7_u8);
+        let (parts, ()) = request.into_parts();
+        let peer = Some(SocketAddr::from(([127, 0, 0, 1], 9)));
+        let detached = Arc::new(OriginatingRequest::from_parts(parts, peer)).detached();
+        assert_eq!(
+            detached.uri().map(ToString::to_string).as_deref(),
+            Some("/mcp?x=1")
+        );
+        assert_eq!(detached.method(), Some(&Method::POST));
+        assert_eq!(
+            detached.header("authorization"),
+            Some("Bearer SECRETMARK-1")
+        );
+        assert!(
+            detached
+                .headers()
+                .get(AUTHORIZATION)
+                .is_some_and(|v| v.is_sensitive())
+        );
+        let many: Vec<_> = detached.headers().get_all("x-many").iter().collect();
+        assert_eq!(many, ["x-one", "x-two"]);
+        assert_eq!(detached.peer_addr(), peer);
+        assert_eq!(detached.extensions().get::<u8>(), Some(&7));
+        let range = buffer.as_ptr_range();
+        for value in detached.headers().values() {
+            assert!(!range.contains(&value.as_bytes().as_ptr()), "copied out");
+        }
+    }
+
+    /// A request another holder shares is kept as it is (it cannot be taken apart).
+    #[test]
+    fn a_shared_request_is_kept() {
+        let (parts, ()) = http::Request::get("/mcp")
+            .body(())
+            .unwrap_or_default()
+            .into_parts();
+        let origin = Arc::new(OriginatingRequest::from_parts(parts, None));
+        let other = Arc::clone(&origin);
+        assert!(Arc::ptr_eq(&origin.detached(), &other));
     }
 }

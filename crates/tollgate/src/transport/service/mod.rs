@@ -308,6 +308,13 @@ impl McpService {
                         receive(endpoint, &origin, &head, &value, None).await,
                     );
                 }
+                // A listen holds its request for as long as its stream lasts: its head is
+                // copied out of the connection's read buffer, which it would otherwise keep.
+                let origin = if is_listen(&value) {
+                    origin.detached()
+                } else {
+                    origin
+                };
                 answer_in_task(endpoint.clone(), origin, value).await
             };
             Ok(finish(outcome, cors))
@@ -453,6 +460,14 @@ fn declared_length(head: &Head<'_>) -> Option<u64> {
 /// Whether a request is answered from a task of its own, so its notifications can stream while
 /// it works: it asks for progress, the endpoint lets handlers log, or it is a tool call inside a
 /// 2025 session (whose handler may close the connection and whose client may resume it).
+/// Whether the message is a `subscriptions/listen` request.
+fn is_listen(value: &tollgate_json::JsonValue) -> bool {
+    value
+        .get("method")
+        .and_then(tollgate_json::JsonValue::as_str)
+        .is_some_and(|method| McpMethod::SubscriptionsListen.is_named(method))
+}
+
 fn may_stream(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::JsonValue) -> bool {
     if value.get("id").is_none() {
         return false;

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Fan-out: many idle streams on one instance and one resource update delivered to all.
+
+For each kind of stream (2026-07-28 `subscriptions/listen`, 2025-11-25 session GET streams), a
+fresh `fanout-server` (benches/http/src/fanout_server.rs; its raised bounds are in its doc and
+below) and the `fanout` driver (benches/http/src/fanout.rs) open LISTENERS streams (default
+10,000), read the server's resident memory before and after, then announce UPDATES updates (20)
+one at a time and time each from the `touch` call's sending to each stream's receipt. Printed as
+a markdown section: the median over the updates of the p50, p99 and last delivery, the worst last
+delivery, and resident bytes per idle stream; with the goals of issue 50 (last delivery within
+100 ms, at most 16 KiB per idle stream). PINNED=1 (default) runs the server on core 1 with one
+worker thread and the driver on core 0. Needs the binaries built in BENCH_TARGET
+(default benches/http/target) and a descriptor limit above LISTENERS (each side holds one per
+stream).
+"""
+import json, os, statistics, subprocess, sys, time
+
+target = os.environ.get("BENCH_TARGET", "benches/http/target") + "/release"
+listeners = int(os.environ.get("LISTENERS", "10000"))
+updates = int(os.environ.get("UPDATES", "20"))
+pinned = os.environ.get("PINNED", "1") == "1"
+port = os.environ.get("PORT", "18480")
+
+
+def run(mode):
+    env = dict(os.environ, PORT=port, WORKERS="1")
+    pin = lambda core: ["taskset", "-c", core] if pinned else []
+    server = subprocess.Popen(pin("1") + [f"{target}/fanout-server"], env=env)
+    try:
+        time.sleep(0.5)
+        env.update(MODE=mode, LISTENERS=str(listeners), UPDATES=str(updates), SERVER_PID=str(server.pid))
+        out = subprocess.run(pin("0") + [f"{target}/fanout"], env=env, capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            sys.exit(f"fanout {mode}: {out.stderr.strip()}")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        server.kill()
+        server.wait()
+
+
+names = {"listen": "2026-07-28 `subscriptions/listen` streams", "get": "2025-11-25 session GET streams"}
+print(f"{listeners:,} idle streams on one instance, then {updates} resource updates one at a time, "
+      "each delivered to every stream (scripts/bench-fanout). Raised for this run only: 40,000 "
+      "connections from one peer, 40,000 listen streams and 2025 sessions, and 64 KiB of replay "
+      "reserved per 2025 stream instead of 1 MiB (the default 512 MiB in all holds 512 such "
+      "streams). Goals (issue 50): the last delivery within 100 ms, at most 16 KiB per idle stream.")
+print()
+print("| Streams | p50 | p99 | last (median) | last (worst) | per idle stream | time to open all |")
+print("|---|---|---|---|---|---|---|")
+for mode in ("listen", "get"):
+    r = run(mode)
+    rows = r["updates_ms"]
+    med = lambda i: statistics.median(row[i] for row in rows)
+    print(f"| {names[mode]} | {med(0):.1f} ms | {med(1):.1f} ms | {med(2):.1f} ms | "
+          f"{max(row[2] for row in rows):.1f} ms | {r['bytes_per_stream'] / 1024:.1f} KiB | {r['opened_s']:.1f} s |")
