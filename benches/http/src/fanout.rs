@@ -83,7 +83,9 @@ async fn open(port: u16, mode: &str, n: usize) -> Result<Incoming, Error> {
         ];
         let mut body = send(&mut sender, post(&headers, body)?).await?.into_body();
         // The acknowledgement is the stream's first event.
-        body.frame().await.ok_or("the listen ended unacknowledged")??;
+        body.frame()
+            .await
+            .ok_or("the listen ended unacknowledged")??;
         return Ok(body);
     }
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fanout","version":"1"}}}"#;
@@ -148,7 +150,9 @@ fn rss_kib(pid: u32) -> u64 {
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted.get(at).map_or(f64::NAN, |d| d.as_secs_f64() * 1000.0)
+    sorted
+        .get(at)
+        .map_or(f64::NAN, |d| d.as_secs_f64() * 1000.0)
 }
 
 async fn touch(sender: &mut SendRequest<Full<Bytes>>, id: usize) -> Result<(), Error> {
@@ -178,8 +182,12 @@ async fn run() -> Result<(), Error> {
     let gate = std::sync::Arc::new(Semaphore::new(256));
     let started = Instant::now();
     for n in 0..listeners {
-        let (hits_tx, ready_tx, gate, mode) =
-            (hits_tx.clone(), ready_tx.clone(), gate.clone(), mode.clone());
+        let (hits_tx, ready_tx, gate, mode) = (
+            hits_tx.clone(),
+            ready_tx.clone(),
+            gate.clone(),
+            mode.clone(),
+        );
         tokio::spawn(async move {
             let opened = {
                 let _place = gate.acquire().await;
@@ -211,7 +219,11 @@ async fn run() -> Result<(), Error> {
         while took.len() < listeners {
             match tokio::time::timeout(Duration::from_secs(10), hits.recv()).await {
                 Ok(Some(at)) => took.push(at.saturating_duration_since(sent)),
-                _ => return Err(format!("update {u}: {} of {listeners} delivered", took.len()).into()),
+                _ => {
+                    return Err(
+                        format!("update {u}: {} of {listeners} delivered", took.len()).into(),
+                    );
+                }
             }
         }
         took.sort();

@@ -177,7 +177,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The load generator is one peer (127.0.0.1) opening up to 1,000 connections: this run
         // lets one peer hold every place (the default per-peer cap is 256).
         let limits = ServerLimits::new().max_connections_per_peer(1024);
-        let server = Server::bind(common::address(), service).await?.limits(limits);
+        let server = Server::bind(common::address(), service)
+            .await?
+            .limits(limits);
         server.serve_with_shutdown(std::future::pending()).await
     })?;
     Ok(())
