@@ -580,7 +580,7 @@ fn tool_method(method: &mut syn::ImplItemFn) -> syn::Result<Option<ToolOptions>>
         }
     };
     match method.sig.inputs.first() {
-        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {
+        Some(FnArg::Receiver(r)) if matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) => {
             Ok(Some(options))
         }
         _ => Err(syn::Error::new_spanned(
