@@ -372,6 +372,24 @@ impl AppView {
 }
 
 /// Builds an [`AppView`]: its name and descriptions, CSP, permissions and hints.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::{AppView, BuildErrorKind, app::AppCsp};
+///
+/// let view = AppView::html("ui://charts/sales", "<!doctype html><canvas></canvas>")
+///     .title("Sales")
+///     .domain("sales.example.com")
+///     .build()?;
+/// assert_eq!(view.name(), "ui://charts/sales");
+/// let refused = AppView::html("ui://charts/sales", "<p>")
+///     .csp(AppCsp::new().frame_domain("https://player.example.com/embed"))
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(refused.kind(), BuildErrorKind::InvalidAppView);
+/// # Ok::<(), tollgate::BuildError>(())
+/// ```
 #[must_use = "call build() to finish the view"]
 #[derive(Debug)]
 pub struct AppViewBuilder {

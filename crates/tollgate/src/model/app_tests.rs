@@ -14,7 +14,7 @@ fn refused(builder: super::AppViewBuilder) -> BuildErrorKind {
     builder.build().err().map(|e| e.kind()).unwrap()
 }
 
-fn with_csp(csp: AppCsp) -> Result<AppView, crate::BuildError> {
+fn with_csp(csp: AppCsp) -> Result<AppView, crate::facts::error::BuildError> {
     AppView::html("ui://t/v", "<p>").csp(csp).build()
 }
 

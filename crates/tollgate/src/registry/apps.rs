@@ -11,8 +11,8 @@ use tollgate_json::to_vec;
 use crate::facts::error::{BuildError, BuildErrorKind};
 use crate::model::app::AppView;
 use crate::model::resource::{ResourceOutput, ResourceRegistration};
+use crate::model::tool::ToolRegistration;
 use crate::registry::catalog::Rules;
-use crate::registry::compile::Registrations;
 use crate::version::ProtocolVersions;
 
 /// The endpoint's revisions that carry views (those with `_meta` on descriptors: 2025-06-18
@@ -25,8 +25,8 @@ pub(crate) fn served_revisions(rules: &Rules) -> ProtocolVersions {
         .fold(ProtocolVersions::empty(), ProtocolVersions::with)
 }
 
-/// Checks the views of `registrations` and makes the resources they are served as, in
-/// registration order.
+/// Checks `views` against the catalog's `tools` and `resources` and makes the resources they
+/// are served as, in registration order.
 ///
 /// # Errors
 ///
@@ -35,10 +35,11 @@ pub(crate) fn served_revisions(rules: &Rules) -> ProtocolVersions {
 /// or a view and a resource, at one URI), [`BuildErrorKind::UnknownAppView`] (a tool names a
 /// view that is not registered).
 pub(crate) fn index(
-    registrations: &Registrations,
+    views: &[AppView],
+    tools: &[ToolRegistration],
+    resources: &[ResourceRegistration],
     rules: &Rules,
 ) -> Result<Vec<ResourceRegistration>, BuildError> {
-    let views = &registrations.apps;
     let revisions = served_revisions(rules);
     if let Some(view) = views.first()
         && revisions.is_empty()
@@ -48,7 +49,7 @@ pub(crate) fn index(
             .resource(view.uri())
             .with_detail("views are served on 2025-06-18 and later: the endpoint serves none"));
     }
-    let mut uris: HashSet<&str> = registrations.resources.iter().map(|r| r.uri()).collect();
+    let mut uris: HashSet<&str> = resources.iter().map(ResourceRegistration::uri).collect();
     for view in views {
         if !uris.insert(view.uri()) {
             return Err(rules
@@ -57,7 +58,7 @@ pub(crate) fn index(
         }
     }
     let named: HashSet<&str> = views.iter().map(AppView::uri).collect();
-    for tool in &registrations.tools {
+    for tool in tools {
         if let Some(uri) = tool.app_view()
             && !named.contains(uri)
         {
@@ -102,7 +103,7 @@ fn check_fits(
 pub(crate) fn visible_views(
     views: &[AppView],
     shown: &[bool],
-    tools: &[crate::model::tool::ToolRegistration],
+    tools: &[ToolRegistration],
 ) -> Vec<AppView> {
     let named: HashSet<&str> = tools.iter().filter_map(|t| t.app_view()).collect();
     views

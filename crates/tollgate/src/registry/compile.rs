@@ -60,7 +60,8 @@ pub(crate) fn compile_view(
     check_resources(&registrations, rules)?;
     check_scopes(&registrations, rules)?;
     let skills = index_skills(&registrations, rules, salt, skills_served)?;
-    let app_files = apps::index(&registrations, rules)?;
+    let r = &registrations;
+    let app_files = apps::index(&r.apps, &r.tools, &r.resources, rules)?;
     let fingerprint = salt
         ^ catalog::fingerprint(
             &rules.path,
