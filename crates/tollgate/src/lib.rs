@@ -68,8 +68,9 @@
 //! # Guides
 //!
 //! Task-oriented pages, each with compiled examples: [tools], [typed tools], [schemas],
-//! [content], [prompts], [resources], [skills], [revisions and transports], [input and request
-//! state], [tasks], [policy], [authorization], [interception], [observability], [deployment];
+//! [content], [prompts], [resources], [skills], [MCP Apps], [revisions and transports], [input
+//! and request state], [tasks], [policy], [authorization], [interception], [observability],
+//! [deployment];
 //! and the [architecture] (how a request travels through the crate).
 //!
 //! [tools]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/tools.md
@@ -79,6 +80,7 @@
 //! [prompts]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/prompts.md
 //! [resources]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/resources.md
 //! [skills]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/skills.md
+//! [MCP Apps]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/apps.md
 //! [revisions and transports]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/revisions.md
 //! [input and request state]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/input-and-state.md
 //! [tasks]: https://github.com/tollgate-mcp/tollgate/blob/main/docs/guide/tasks.md
