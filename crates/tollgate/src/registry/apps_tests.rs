@@ -1,8 +1,8 @@
 //! MCP Apps views on an endpoint: a tool's view must be registered, view URIs unique among the
 //! resources, an endpoint serving no revision that carries views refused, a view's read at the
 //! output limits and one past them (bytes and string units), both `tools/list` renderings made
-//! only where a tool carries view metadata, and a live catalog adding and removing a view with
-//! its tool.
+//! only where a tool carries view metadata, a live catalog adding and removing a view with its
+//! tool, and which lists such changes announce.
 
 #![allow(clippy::unwrap_used, reason = "tests")]
 
@@ -286,4 +286,32 @@ fn a_live_catalog_adds_and_removes_a_view_with_its_tool() {
         .apply(CatalogChange::new().remove_app_view("ui://t/v"))
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::UnknownRegistration);
+}
+
+#[test]
+fn a_view_change_is_a_resources_list_change_and_a_tool_view_a_tools_list_change() {
+    use crate::model::subscription::{ListKind, list_bit};
+    use crate::registry::live::differences;
+    let built = endpoint(&[V26, V1125])
+        .add_tool(tool("show", None))
+        .live_catalogs()
+        .build()
+        .unwrap();
+    let catalogs = built.catalogs().unwrap();
+    let live = built.inner.live.clone().unwrap();
+    let before = live.current();
+    catalogs
+        .apply(CatalogChange::new().add_app_view(view("ui://t/v")))
+        .unwrap();
+    let added = live.current();
+    let resources = list_bit(V26, ListKind::Resources) | list_bit(V1125, ListKind::Resources);
+    assert_eq!(differences(&before, &added), resources);
+    // The tool now names the view: only the declaring clients' rendering differs.
+    catalogs
+        .apply(CatalogChange::new().replace_tool(tool("show", Some("ui://t/v"))))
+        .unwrap();
+    let named = live.current();
+    assert_eq!(added.tool_pages, named.tool_pages);
+    let tools = list_bit(V26, ListKind::Tools) | list_bit(V1125, ListKind::Tools);
+    assert_eq!(differences(&added, &named), tools);
 }
