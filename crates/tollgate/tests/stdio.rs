@@ -1,5 +1,6 @@
 //! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
-//! revision, framing limits and cancellation, live catalogs, per-principal views and MCP Apps metadata per declaration.
+//! revision, framing limits and cancellation, live catalogs, per-principal views, and MCP Apps
+//! metadata per declaration.
 
 #![allow(
     clippy::unwrap_used,
