@@ -38,7 +38,9 @@ use syn::{Attribute, FnArg, ItemFn, LitStr, Meta, Pat, ReturnType, Token, Type};
 /// - `request_state = framework | application | none`: what the handler keeps across rounds
 ///   (`request_state_mode`);
 /// - `task_output = Type`: a typed task-required tool (`argument_and_output_types` with
-///   `operation_handler`) whose task completes with a `Type` (a path; alias generic types).
+///   `operation_handler`) whose task completes with a `Type` (a path; alias generic types);
+/// - `app_view = "ui://..."`: the MCP Apps view rendering its results (`app_view`; its endpoint
+///   must serve the view), `app_visibility = model | app | model_and_app` (`app_visibility`).
 ///
 /// `may_ask`, `request_state` and `task_output` need a fn returning `OperationResult`.
 ///
@@ -389,7 +391,8 @@ fn fields_and_call(params: &[Param]) -> (Vec<TokenStream2>, Vec<TokenStream2>, V
 }
 
 /// The registration's builder calls for the tool options and the doc comment: title,
-/// description, rate limiter, text mirror, input requests, request state, icons, hints.
+/// description, rate limiter, text mirror, input requests, request state, icons, MCP Apps view
+/// and visibility, hints.
 fn metadata(options: &ToolOptions, attrs: &[Attribute]) -> Vec<TokenStream2> {
     let mut metadata = Vec::new();
     if let Some(t) = &options.title {
@@ -438,6 +441,17 @@ fn metadata(options: &ToolOptions, attrs: &[Attribute]) -> Vec<TokenStream2> {
     }
     for icon in &options.icons {
         metadata.push(quote!(.add_icon_source(#icon)));
+    }
+    if let Some(view) = &options.app_view {
+        metadata.push(quote!(.app_view(#view)));
+    }
+    if let Some(visibility) = &options.app_visibility {
+        let visibility = match visibility.to_string().as_str() {
+            "model" => quote!(Model),
+            "app" => quote!(App),
+            _ => quote!(ModelAndApp),
+        };
+        metadata.push(quote!(.app_visibility(::tollgate::app::AppVisibility::#visibility)));
     }
     if !options.hints.is_empty() {
         let hints = options.hints.iter().map(|(h, span, value)| {

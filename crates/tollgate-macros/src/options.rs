@@ -27,6 +27,10 @@ pub(crate) struct ToolOptions {
     pub(crate) task_output: Option<syn::Path>,
     /// `icons = ["https://...", ...]`.
     pub(crate) icons: Vec<LitStr>,
+    /// `app_view = "ui://..."`: the MCP Apps view rendering the tool's results.
+    pub(crate) app_view: Option<LitStr>,
+    /// `app_visibility = model | app | model_and_app`.
+    pub(crate) app_visibility: Option<syn::Ident>,
 }
 
 fn boolean(expr: &Expr) -> syn::Result<syn::LitBool> {
@@ -171,6 +175,21 @@ pub(crate) fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                         }
                     },
                     "icons" => options.icons.extend(icons(&nv.value)?),
+                    "app_view" => options.app_view = Some(string(&nv.value)?),
+                    "app_visibility" => match ident_of(&nv.value) {
+                        Some(i)
+                            if ["model", "app", "model_and_app"]
+                                .contains(&i.to_string().as_str()) =>
+                        {
+                            options.app_visibility = Some(i.clone());
+                        }
+                        _ => {
+                            return Err(syn::Error::new_spanned(
+                                &nv.value,
+                                "expected model, app or model_and_app",
+                            ));
+                        }
+                    },
                     "revisions" => {
                         options.revisions.extend(revisions(&nv.value)?);
                         if options.revisions.is_empty() {
@@ -183,7 +202,7 @@ pub(crate) fn parse_options(attr: TokenStream2) -> syn::Result<ToolOptions> {
                     _ => {
                         return Err(syn::Error::new_spanned(
                             &nv.path,
-                            "unknown #[tool] argument; expected name, title, description, rate_limiter, revisions, text_mirror, may_ask, request_state, task_output or icons",
+                            "unknown #[tool] argument; expected name, title, description, rate_limiter, revisions, text_mirror, may_ask, request_state, task_output, icons, app_view or app_visibility",
                         ));
                     }
                 }

@@ -21,6 +21,10 @@ pub struct TasksGuide;
 #[doc = include_str!("../../../docs/guide/skills.md")]
 pub struct SkillsGuide;
 
+/// The MCP Apps guide's examples.
+#[doc = include_str!("../../../docs/guide/apps.md")]
+pub struct AppsGuide;
+
 /// The interception guide's examples.
 #[doc = include_str!("../../../docs/guide/interception.md")]
 pub struct InterceptionGuide;

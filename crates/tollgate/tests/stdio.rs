@@ -1,5 +1,6 @@
 //! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
-//! revision, framing limits and cancellation, live catalogs and per-principal views.
+//! revision, framing limits and cancellation, live catalogs, per-principal views, and MCP Apps
+//! metadata per declaration.
 
 #![allow(
     clippy::unwrap_used,
@@ -621,5 +622,70 @@ async fn batches_in_a_2025_03_26_session_only() {
     assert_eq!(
         tollgate::json::to_string(&pipe.receive().await, &Default::default()).unwrap(),
         r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}"#
+    );
+}
+
+/// The `_meta` of the one tool of an MCP Apps endpoint's `tools/list` answer, as JSON text.
+fn first_tool_meta(list: &JsonValue) -> Option<String> {
+    let tools = list.get("result")?.get("tools")?.as_array()?;
+    let meta = tools.first()?.get("_meta")?;
+    Some(tollgate::json::to_string(meta, &Default::default()).unwrap())
+}
+
+fn apps_endpoint() -> Endpoint {
+    let tool = ToolRegistration::named("show")
+        .json_object_arguments()
+        .handler(echo)
+        .app_view("ui://t/v")
+        .build()
+        .unwrap();
+    let view = tollgate::AppView::html("ui://t/v", "<p>v</p>")
+        .build()
+        .unwrap();
+    Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25],
+        Implementation::new("apps", "1"),
+    )
+    .add_tool(tool)
+    .app_view(view)
+    .build()
+    .unwrap()
+}
+
+const UI: &str =
+    r#"{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}"#;
+const SHOWN: &str = r#"{"ui":{"resourceUri":"ui://t/v","visibility":["model","app"]}}"#;
+
+#[tokio::test]
+async fn mcp_apps_metadata_over_stdio_follows_each_declaration() {
+    let mut pipe = serve(apps_endpoint());
+    for (caps, expected) in [(UI, Some(SHOWN)), ("{}", None), (UI, Some(SHOWN))] {
+        pipe.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{caps}}}}}}}"#
+        ))
+        .await;
+        assert_eq!(first_tool_meta(&pipe.receive().await).as_deref(), expected);
+    }
+    // A 2025 process declares once, in `initialize`.
+    let mut legacy = serve(apps_endpoint());
+    legacy.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{UI},"clientInfo":{{"name":"t","version":"1"}}}}}}"#)).await;
+    let init = legacy.receive().await;
+    assert!(
+        init.get("result")
+            .and_then(|r| r.get("capabilities"))
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get("io.modelcontextprotocol/ui"))
+            .is_some()
+    );
+    legacy
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    legacy
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await;
+    assert_eq!(
+        first_tool_meta(&legacy.receive().await).as_deref(),
+        Some(SHOWN)
     );
 }

@@ -371,6 +371,64 @@ async fn own_state() -> Result<OperationResult, Infallible> {
     Ok(CompleteResult::from_tool_text("ok").into())
 }
 
+/// Shows products in a view.
+#[tool(name = "shop.show", app_view = "ui://shop/products")]
+async fn show() -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text("3 products").into())
+}
+
+/// Called from the view only.
+#[tool(name = "shop.reserve", app_visibility = app)]
+async fn reserve_from_view() -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text("reserved").into())
+}
+
+/// A view URI that is not `ui://`.
+#[tool(app_view = "https://example.com/view")]
+async fn bad_view() -> Result<OperationResult, Infallible> {
+    Ok(CompleteResult::from_tool_text("never").into())
+}
+
+#[tokio::test]
+async fn the_mcp_apps_options_reach_the_listing() {
+    let show = show_tool().unwrap();
+    assert_eq!(show.app_view(), Some("ui://shop/products"));
+    assert_eq!(
+        bad_view_tool().unwrap_err().kind(),
+        tollgate::BuildErrorKind::InvalidAppView
+    );
+    let view = tollgate::AppView::html("ui://shop/products", "<p>")
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::with_path(
+        "/mcp",
+        [ProtocolVersion::V2026_07_28],
+        Implementation::new("m", "1"),
+    )
+    .add_tool(show)
+    .add_tool(reserve_from_view_tool().unwrap())
+    .app_view(view)
+    .build()
+    .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}}}"#;
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let listed = support::post(addr, &headers, body.as_bytes()).await.text();
+    assert!(
+        listed.contains(
+            r#""_meta":{"ui":{"resourceUri":"ui://shop/products","visibility":["model","app"]}}"#
+        ),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(r#""_meta":{"ui":{"visibility":["app"]}}"#),
+        "{listed}"
+    );
+}
+
 /// An icon that is not an absolute URI.
 #[tool(icons = ["relative.png"])]
 async fn bad_icon() -> Result<OperationResult, Infallible> {

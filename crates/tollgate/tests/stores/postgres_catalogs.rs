@@ -4,7 +4,8 @@
 //! killed is opened again and what it missed applied; a refused event changes no catalog and
 //! logs nothing; an instance with a fresh heartbeat that never acknowledges ends the publish
 //! with a typed error after the (short) acknowledgement timeout, one with a stale heartbeat is
-//! not waited for; the log's kept window at and one past its bound. Needs
+//! not waited for; the log's kept window at and one past its bound; an MCP Apps view published
+//! with its tool served (and withdrawn) on every instance. Needs
 //! `TOLLGATE_TEST_POSTGRES_URL` (`scripts/with-postgres`); each test keeps its tables in a
 //! schema of its own.
 
@@ -28,8 +29,8 @@ use tollgate::json::{JsonObject, JsonValue};
 use tollgate::tool::{CompleteResult, OperationResult};
 use tollgate::transport::McpService;
 use tollgate::{
-    BuildErrorKind, Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext,
-    ToolArguments, ToolRegistration,
+    AppView, BuildErrorKind, Endpoint, Implementation, InvocationFeatures, ProtocolVersion,
+    RequestContext, ToolArguments, ToolRegistration,
 };
 
 const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -331,4 +332,70 @@ async fn the_log_keeps_its_window_at_and_one_past_the_bound() {
     assert_eq!(rows(&pool, logged).await, 3);
     let oldest = "SELECT min(version) FROM tollgate_catalog_events";
     assert_eq!(rows(&pool, oldest).await, 2);
+}
+
+/// `view` adds (`true`) or removes (`false`) the tool `shop.search` with its view.
+fn apps_endpoint(bus: PostgresCatalogBus) -> Endpoint {
+    Endpoint::with_path("/mcp", [V26], Implementation::new("cluster", "1"))
+        .live_catalogs()
+        .catalog_event("view", |_: &Catalogs, payload: &JsonValue| {
+            Ok(match payload.as_bool() {
+                Some(true) => {
+                    let tool = ToolRegistration::with_name("shop.search", [V26])
+                        .json_object_arguments()
+                        .handler(answer)
+                        .app_view("ui://shop/products")
+                        .build()?;
+                    let view = AppView::html("ui://shop/products", "<!doctype html><p>rows</p>")
+                        .prefers_border(true)
+                        .build()?;
+                    CatalogChange::new().add_tool(tool).add_app_view(view)
+                }
+                _ => CatalogChange::new()
+                    .remove_tool("shop.search")
+                    .remove_app_view("ui://shop/products"),
+            })
+        })
+        .catalog_bus(bus)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (scripts/with-postgres)"]
+async fn a_view_published_with_its_tool_is_served_on_every_instance() {
+    let a = apps_endpoint(bus_in("catalog_apps").await);
+    let b = apps_endpoint(bus_in("catalog_apps").await);
+    handle(&a).sync().await.unwrap();
+    handle(&b).sync().await.unwrap();
+    let addr = start(McpService::new(b.clone())).await;
+    let read = || {
+        let body = support::request("9", "resources/read", r#""uri":"ui://shop/products""#);
+        let headers = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "resources/read"),
+            ("Mcp-Name", "ui://shop/products"),
+        ];
+        async move { support::post(addr, &headers, body.as_bytes()).await }
+    };
+    assert_eq!(read().await.code(), -32602);
+
+    handle(&a)
+        .publish("view", &JsonValue::from(true))
+        .await
+        .unwrap();
+    let served = read().await;
+    assert_eq!(served.status, 200, "{}", served.text());
+    assert!(
+        served.text().contains(r#""mimeType":"text/html;profile=mcp-app","text":"<!doctype html><p>rows</p>","_meta":{"ui":{"prefersBorder":true}}"#),
+        "{}",
+        served.text()
+    );
+
+    handle(&b)
+        .publish("view", &JsonValue::from(false))
+        .await
+        .unwrap();
+    assert_eq!(read().await.code(), -32602);
+    assert!(handle(&a).tool_names().is_empty());
 }
