@@ -349,7 +349,11 @@ async fn reserve(
         }
     };
     Ok(match answer.as_ref().and_then(quantity) {
-        Some(n) => CompleteResult::from_tool_text(format!("Reserved {n} × {}.", item.name)),
+        Some(n) => {
+            // The demo keeps no stock ledger: its log is where a reservation lands.
+            eprintln!("catalog: reserved {n} × {}", item.sku);
+            CompleteResult::from_tool_text(format!("Reserved {n} × {}.", item.name))
+        }
         None => CompleteResult::from_tool_text("Nothing reserved."),
     }
     .into())
@@ -545,10 +549,6 @@ async fn price_list(
     )?))
 }
 
-/// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26 and (over
-/// stdio) 2024-11-05.
-/// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
-/// directory.
 /// Reports what the server knows about this call, read from the request context: the client's
 /// `User-Agent` header, the trace it continues (`_meta.traceparent`, else the `traceparent`
 /// header, validated) and the `From` header (an email address: the demo's sanitizer masks it).
@@ -635,6 +635,8 @@ impl ToolResultSanitizer for MaskEmails {
     }
 }
 
+/// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
+/// directory.
 #[allow(
     dead_code,
     reason = "the soak example shares this file and keeps its tasks in memory"
