@@ -43,7 +43,10 @@ function probeFrom(frame, origin) {
       const response = await fetch(`${target}/probe`);
       return { ok: response.ok, text: await response.text(), violations };
     } catch (error) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The violation event may follow the rejection: wait for it a bounded number of turns.
+      for (let i = 0; i < 100 && violations.length === 0; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       return { ok: false, error: String(error), violations };
     } finally {
       document.removeEventListener("securitypolicyviolation", seen);
