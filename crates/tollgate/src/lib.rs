@@ -55,6 +55,7 @@
 //! | [`tool`](mod@tool) | the tool builder and its stages, argument shapes, results, annotations, numbers |
 //! | [`prompt`] | prompt registrations, messages, argument completion |
 //! | [`resource`] | resources and URI templates, their contents |
+//! | [`app`] | MCP Apps: `ui://` views, their CSP and permissions, tool visibility |
 //! | [`content`] | content blocks, annotations, icons, cache hints |
 //! | [`context`] | what a handler can read and do: client facts, cancellation, progress, logging, client requests, input requests |
 //! | [`policy`] | admission, protected-resource metadata, rate limits, operation types |
@@ -128,6 +129,7 @@ mod wire;
 // The root: what a first server names.
 pub use facts::context::RequestContext;
 pub use facts::error::{BuildError, BuildErrorKind};
+pub use model::app::AppView;
 pub use model::features::InvocationFeatures;
 pub use model::tool::{ToolArguments, ToolRegistration};
 pub use registry::{Endpoint, Implementation};
@@ -159,6 +161,19 @@ pub mod tool {
     pub use crate::wire::fault::INVALID_ARGUMENTS_TEXT;
     pub use crate::wire::headers::{
         MAX_MIRRORED_VALUE_BYTES, MAX_SAFE_INTEGER, encode_mirrored_value,
+    };
+}
+
+pub mod app {
+    //! MCP Apps (the `io.modelcontextprotocol/ui` extension, SEP-1865): a view
+    //! ([`AppView`](crate::AppView), a `ui://` HTML resource) with its CSP and permissions, a
+    //! tool's visibility, the client's declaration, and the extension's limits. A tool names
+    //! its view with [`ToolBuilder::app_view`](crate::tool::ToolBuilder::app_view); an endpoint
+    //! serves it with [`EndpointBuilder::app_view`](crate::endpoint::EndpointBuilder::app_view).
+    pub use crate::model::app::{
+        APP_VIEW_MIME_TYPE, APPS_EXTENSION, AppCsp, AppPermissions, AppView, AppViewBuilder,
+        AppVisibility, MAX_APP_CSP_DOMAINS, MAX_APP_HOST_BYTES, MAX_APP_VIEW_URI_BYTES,
+        client_renders_views,
     };
 }
 

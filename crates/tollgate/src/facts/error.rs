@@ -115,6 +115,14 @@ pub enum BuildErrorKind {
     /// A change to a live catalog replaces or removes a tool, prompt, resource, template or
     /// skill the catalog does not hold.
     UnknownRegistration,
+    /// An MCP Apps view is refused (see [`BuildError::detail`]): its URI is not `ui://` and a
+    /// name or is too long, a CSP entry is neither an origin nor the wildcard-subdomain form, a
+    /// CSP list is too long, its `domain` is malformed, its read does not fit the output limits,
+    /// or its endpoint serves no revision that carries views (2025-06-18 on); or a tool's view
+    /// URI is malformed.
+    InvalidAppView,
+    /// A tool names an MCP Apps view its endpoint (or live catalog) does not register.
+    UnknownAppView,
 }
 
 impl BuildErrorKind {
@@ -183,6 +191,8 @@ impl BuildErrorKind {
             Self::SkillFrontmatter => "invalid SKILL.md frontmatter",
             Self::SkillLimit => "skill over a limit",
             Self::InvalidSkillDirectory => "skill directory refused",
+            Self::InvalidAppView => "invalid MCP Apps view",
+            Self::UnknownAppView => "a tool names an MCP Apps view that is not registered",
         }
     }
 }

@@ -70,24 +70,10 @@ pub(crate) async fn read(
     if output.is_not_found() {
         return fail(revision, id, not_found, None);
     }
-    let mut contents = Vec::with_capacity(output.contents().len());
-    for c in output.contents() {
-        match c.render() {
-            Ok(value) => contents.push(value),
-            Err(_) => return fail(revision, id, Fault::Internal, None),
-        }
-    }
-    let mut out = JsonObject::builder();
-    if !is_legacy(revision) {
-        out.push("resultType", "complete");
-    }
-    out.push("contents", JsonValue::from(contents));
-    if !is_legacy(revision) {
-        registration
-            .cache()
-            .unwrap_or(inner.cache)
-            .push_into(&mut out);
-    }
+    let cache = registration.cache().unwrap_or(inner.cache);
+    let Some(out) = output.render_result(revision, cache) else {
+        return fail(revision, id, Fault::Internal, None);
+    };
     tree_reply(&endpoint.inner.limits.output, revision, id, out)
 }
 

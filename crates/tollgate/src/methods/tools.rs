@@ -11,7 +11,7 @@ use tollgate_schema::ValidationErrorKind;
 
 use crate::facts::context::missing_capabilities;
 use crate::facts::context::{ClientCapability, RequestContext};
-use crate::facts::identity::AdmissionIdentity;
+use crate::model::app::client_renders_views;
 use crate::model::content::TextContent;
 use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
@@ -39,18 +39,25 @@ use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, tree_reply};
 use crate::wire::stage::stage;
 
-/// `tools/list`: the page the cursor names (issued by this catalog, as `who` sees it),
-/// pre-rendered per revision.
+/// `tools/list`: the page the cursor names (issued by this catalog, as the caller sees it),
+/// pre-rendered per revision, with the tools' MCP Apps metadata when the client declared the
+/// extension (both renderings are made with the catalog).
 pub(crate) fn list(
     endpoint: &Endpoint,
-    revision: ProtocolVersion,
     params: &JsonObject,
     id: Option<&RequestId>,
-    who: &AdmissionIdentity,
+    context: &RequestContext,
 ) -> Reply {
     stage!(Lookup);
-    let catalog = endpoint.catalog_for(who);
-    let pages = &catalog.tool_pages[revision_slot(revision)];
+    let revision = context.protocol_version;
+    let catalog = endpoint.catalog_for(&context.admission);
+    let slot = revision_slot(revision);
+    let apps = &catalog.app_tool_pages[slot];
+    let pages = if !apps.is_empty() && client_renders_views(&context.client_capabilities) {
+        apps
+    } else {
+        &catalog.tool_pages[slot]
+    };
     crate::methods::paged(revision, params, id, pages, catalog.fingerprint)
 }
 

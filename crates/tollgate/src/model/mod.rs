@@ -5,6 +5,7 @@
 //! Knows nothing of the wire framing, sessions or revisions' envelopes: the rooms above read
 //! these values; nothing here imports from them.
 
+pub(crate) mod app;
 pub(crate) mod cache;
 pub(crate) mod content;
 pub(crate) mod decimal;

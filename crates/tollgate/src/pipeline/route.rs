@@ -84,9 +84,7 @@ pub(crate) fn dispatch(
         match method {
             Method::Discover => methods::discover::discover(endpoint, revision, id),
             Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
-            Method::ToolsList => {
-                methods::tools::list(endpoint, revision, params, id, &context.admission)
-            }
+            Method::ToolsList => methods::tools::list(endpoint, params, id, &context),
             Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
             Method::PromptsList => methods::one_page(
                 revision,

@@ -45,6 +45,7 @@ impl Endpoint {
             resources: Vec::new(),
             templates: Vec::new(),
             skills: Vec::new(),
+            apps: Vec::new(),
             policy: Policy::default(),
             state_key: None,
             single_use: None,
@@ -82,6 +83,7 @@ pub struct EndpointBuilder {
     pub(super) resources: Vec<ResourceRegistration>,
     pub(super) templates: Vec<ResourceTemplateRegistration>,
     pub(super) skills: Vec<SkillRegistration>,
+    pub(super) apps: Vec<crate::model::app::AppView>,
     pub(super) policy: Policy,
     pub(super) state_key: Option<crate::facts::keyring::RequestStateKeyRing>,
     pub(super) single_use: Option<Arc<dyn crate::single_use::ReplayStore>>,
@@ -155,6 +157,21 @@ impl EndpointBuilder {
     /// ([`EndpointBuilder::tools_page_size`]) entries and what fits the output limit.
     pub fn add_skill(mut self, skill: SkillRegistration) -> Self {
         self.skills.push(skill);
+        self
+    }
+
+    /// Serves an MCP Apps view (the `io.modelcontextprotocol/ui` extension): on the endpoint's
+    /// revisions that carry `_meta` (2025-06-18 on; at least one, else
+    /// [`BuildErrorKind::InvalidAppView`](crate::BuildErrorKind::InvalidAppView)) it is listed by
+    /// `resources/list` after the resources and read through `resources/read` as
+    /// `text/html;profile=mcp-app` with its `_meta.ui`, and the capabilities declare the
+    /// extension. Its URI is unique among the endpoint's resources
+    /// ([`BuildErrorKind::DuplicateResource`](crate::BuildErrorKind::DuplicateResource)), every
+    /// view a tool names must be served here
+    /// ([`BuildErrorKind::UnknownAppView`](crate::BuildErrorKind::UnknownAppView)), and its read
+    /// must fit the output limits. Registration order is list order.
+    pub fn app_view(mut self, view: crate::model::app::AppView) -> Self {
+        self.apps.push(view);
         self
     }
 
@@ -669,6 +686,7 @@ impl EndpointBuilder {
             resources: self.resources,
             templates: self.templates,
             skills: self.skills,
+            apps: self.apps,
         };
         // A live endpoint's requests read the published catalog; its own stays as built.
         let live = match self.live {

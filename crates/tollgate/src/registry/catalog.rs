@@ -12,6 +12,7 @@ use std::sync::Arc;
 use tollgate_json::{JsonArray, JsonObject, JsonObjectBuilder, JsonValue, OutputLimits, to_vec};
 
 use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::model::app::APPS_EXTENSION;
 use crate::model::cache::CachePolicy;
 
 use crate::model::skill::SKILLS_EXTENSION;
@@ -73,8 +74,12 @@ pub(crate) fn fingerprint(
     page_size.hash(&mut hasher);
     for revision in revisions.iter() {
         for tool in tools.iter().filter(|t| t.revisions().contains(revision)) {
-            let descriptor = to_vec(&tool.descriptor(revision), &OutputLimits::default())
-                .map_err(|_| tool.name().to_owned())?;
+            // With its MCP Apps metadata: a change of a tool's view changes the fingerprint.
+            let descriptor = to_vec(
+                &tool.descriptor_for(revision, true),
+                &OutputLimits::default(),
+            )
+            .map_err(|_| tool.name().to_owned())?;
             descriptor.hash(&mut hasher);
         }
     }
@@ -87,7 +92,16 @@ pub(crate) fn render(inner: &mut Catalog, rules: &Rules) -> Result<(), ()> {
     for revision in rules.revisions.iter() {
         let slot = revision_slot(revision);
         inner.discover[slot] = Some(discover(inner, rules, revision)?);
-        inner.tool_pages[slot] = tool_pages(inner, rules, revision)?;
+        inner.tool_pages[slot] = tool_pages(inner, rules, revision, false)?;
+        inner.app_tool_pages[slot] = if inner
+            .tools
+            .iter()
+            .any(|t| t.revisions().contains(revision) && t.has_app_meta(revision))
+        {
+            tool_pages(inner, rules, revision, true)?
+        } else {
+            Vec::new()
+        };
         let prompts: JsonArray = inner
             .prompts
             .iter()
@@ -95,9 +109,11 @@ pub(crate) fn render(inner: &mut Catalog, rules: &Rules) -> Result<(), ()> {
             .map(|p| p.descriptor(revision))
             .collect();
         inner.prompt_pages[slot] = Some(page(rules, revision, "prompts", prompts)?);
+        // The MCP Apps views are listed after the registered resources.
         let mut resources: JsonArray = inner
             .resources
             .iter()
+            .chain(&inner.app_files)
             .filter(|r| r.revisions().contains(revision))
             .map(|r| r.descriptor(revision))
             .collect();
@@ -142,11 +158,13 @@ fn page(
 }
 
 /// The `tools/list` pages of a revision: `page_size` tools each (one empty page when there are
-/// none), each but the last with the cursor of the next.
+/// none), each but the last with the cursor of the next; with `apps`, each tool's MCP Apps
+/// metadata (for a client that declared the extension).
 fn tool_pages(
     inner: &Catalog,
     rules: &Rules,
     revision: ProtocolVersion,
+    apps: bool,
 ) -> Result<Vec<Vec<u8>>, ()> {
     let page_size = rules.page_size;
     let legacy = is_legacy(revision);
@@ -163,7 +181,10 @@ fn tool_pages(
     let pages = chunks.len();
     let mut rendered = Vec::with_capacity(pages);
     for (index, chunk) in chunks.into_iter().enumerate() {
-        let tools: JsonArray = chunk.iter().map(|t| t.descriptor(revision)).collect();
+        let tools: JsonArray = chunk
+            .iter()
+            .map(|t| t.descriptor_for(revision, apps))
+            .collect();
         let mut page = JsonObject::builder();
         if !legacy {
             page.push("resultType", "complete");
@@ -243,6 +264,13 @@ fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Js
     let mut extensions = JsonObject::builder();
     if !legacy && rules.tasks {
         extensions.push(TASKS_EXTENSION, JsonObject::new());
+    }
+    if inner
+        .app_files
+        .iter()
+        .any(|v| v.revisions().contains(revision))
+    {
+        extensions.push(APPS_EXTENSION, JsonObject::new());
     }
     if skills_here {
         // Every skill is served file by file, so every directory can be read.

@@ -1,5 +1,5 @@
 //! Compiling registrations into a catalog: the construction rules every tool, prompt, resource,
-//! template and skill must meet on its endpoint (within the endpoint's revisions, unique by name,
+//! template, skill and MCP Apps view (`apps`) must meet on its endpoint (within the endpoint's revisions, unique by name,
 //! named limiters registered, a task store where tools support tasks, scopes only on a protected
 //! resource, the skills' own rules), then the catalog rendered once (`catalog`). The builder runs
 //! it once; a live endpoint's `Catalogs` handle runs it again for every change, so a change is
@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 
 use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::model::app::AppView;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::template::MAX_TEMPLATES_PER_ENDPOINT;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
@@ -16,7 +17,7 @@ use crate::model::tool::ToolRegistration;
 use crate::model::tool::options::TaskSupport;
 use crate::registry::catalog::{self, Rules};
 use crate::registry::snapshot::Catalog;
-use crate::registry::{NameMap, skills};
+use crate::registry::{NameMap, apps, skills};
 use crate::version::ProtocolVersion;
 
 /// What a catalog is made of, in registration order.
@@ -27,6 +28,7 @@ pub(crate) struct Registrations {
     pub(crate) resources: Vec<ResourceRegistration>,
     pub(crate) templates: Vec<ResourceTemplateRegistration>,
     pub(crate) skills: Vec<SkillRegistration>,
+    pub(crate) apps: Vec<AppView>,
 }
 
 /// Checks `registrations` against `rules` and renders them: the catalog, or the first rule
@@ -58,6 +60,7 @@ pub(crate) fn compile_view(
     check_resources(&registrations, rules)?;
     check_scopes(&registrations, rules)?;
     let skills = index_skills(&registrations, rules, salt, skills_served)?;
+    let app_files = apps::index(&registrations, rules)?;
     let fingerprint = salt
         ^ catalog::fingerprint(
             &rules.path,
@@ -79,11 +82,14 @@ pub(crate) fn compile_view(
         templates: registrations.templates,
         skill_registrations: registrations.skills,
         skills,
+        app_views: registrations.apps,
+        app_files,
         resource_pages: Default::default(),
         template_pages: Default::default(),
         prompt_pages: Default::default(),
         discover: Default::default(),
         tool_pages: Default::default(),
+        app_tool_pages: Default::default(),
         fingerprint,
         views: Default::default(),
     };

@@ -18,6 +18,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 
 use crate::facts::error::{BuildError, BuildErrorKind};
+use crate::model::app::AppView;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::skill::SkillRegistration;
@@ -46,6 +47,7 @@ enum Step {
     Resource(Edit<ResourceRegistration>),
     Template(Edit<ResourceTemplateRegistration>),
     Skill(Edit<SkillRegistration>),
+    AppView(Edit<AppView>),
 }
 
 /// Add (a new name), replace (in place, by its name) or remove (by name).
@@ -88,6 +90,12 @@ impl Named for ResourceTemplateRegistration {
 impl Named for SkillRegistration {
     fn key(&self) -> &str {
         self.name()
+    }
+}
+
+impl Named for AppView {
+    fn key(&self) -> &str {
+        self.uri()
     }
 }
 
@@ -226,6 +234,24 @@ impl CatalogChange {
     pub fn remove_skill(self, name: impl Into<Arc<str>>) -> Self {
         self.step(Step::Skill(Edit::Remove(name.into())))
     }
+
+    /// Adds an MCP Apps view (listed after the resources; announced as a change of the
+    /// resources list). Add it in the same change as the tool that names it: a tool naming a
+    /// view the catalog does not hold is refused ([`BuildErrorKind::UnknownAppView`]).
+    pub fn add_app_view(self, view: AppView) -> Self {
+        self.step(Step::AppView(Edit::Add(view)))
+    }
+
+    /// Replaces the MCP Apps view at the same URI, in its place.
+    pub fn replace_app_view(self, view: AppView) -> Self {
+        self.step(Step::AppView(Edit::Replace(view)))
+    }
+
+    /// Removes the MCP Apps view at `uri` (remove or change the tools naming it in the same
+    /// change).
+    pub fn remove_app_view(self, uri: impl Into<Arc<str>>) -> Self {
+        self.step(Step::AppView(Edit::Remove(uri.into())))
+    }
 }
 
 /// A live endpoint's catalog: the one published, the rules every change is held to, and the
@@ -306,6 +332,7 @@ impl Live {
             resources: now.resources.clone(),
             templates: now.templates.clone(),
             skills: now.skill_registrations.clone(),
+            apps: now.app_views.clone(),
         };
         for step in change.steps {
             let found = match step {
@@ -314,6 +341,7 @@ impl Live {
                 Step::Resource(edit) => edit.apply(&mut next.resources),
                 Step::Template(edit) => edit.apply(&mut next.templates),
                 Step::Skill(edit) => edit.apply(&mut next.skills),
+                Step::AppView(edit) => edit.apply(&mut next.apps),
             };
             if !found {
                 return Err(self.rules.error(BuildErrorKind::UnknownRegistration));
@@ -538,7 +566,9 @@ pub(crate) fn differences(before: &Catalog, after: &Catalog) -> u16 {
     let mut lists = 0;
     for revision in IMPLEMENTED.iter() {
         let slot = revision_slot(revision);
-        if before.tool_pages[slot] != after.tool_pages[slot] {
+        if before.tool_pages[slot] != after.tool_pages[slot]
+            || before.app_tool_pages[slot] != after.app_tool_pages[slot]
+        {
             lists |= list_bit(revision, ListKind::Tools);
         }
         if before.prompt_pages[slot] != after.prompt_pages[slot] {

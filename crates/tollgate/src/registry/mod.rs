@@ -8,6 +8,7 @@
 //!   unique names, limiters and task stores named);
 //! - `compile`: the rules registrations meet on their endpoint, checked for a catalog as a
 //!   whole (at build, and again for every change of a live catalog);
+//! - `apps`: the MCP Apps views a catalog serves, checked against its tools and output limits;
 //! - `catalog`: the pre-rendered `server/discover`/`initialize` results and list pages;
 //! - `snapshot`: one catalog as requests see it, and the handle a request holds on it;
 //! - `live`: the [`Catalogs`](live::Catalogs) handle that changes a live endpoint's catalog and
@@ -19,6 +20,7 @@
 //!
 //! Knows nothing of HTTP framing or revisions' envelopes; the methods read these pages.
 
+pub(crate) mod apps;
 pub(crate) mod builder;
 pub(crate) mod catalog;
 pub(crate) mod compile;

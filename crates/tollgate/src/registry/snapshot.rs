@@ -4,6 +4,7 @@
 //! fixed (no count to keep), or the live catalog loaded once (an `Arc`, so a change published
 //! meanwhile does not touch it). Knows nothing of how a catalog is checked, rendered or changed.
 
+use crate::model::app::AppView;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration, Route};
 use crate::model::skill::SkillRegistration;
@@ -24,6 +25,10 @@ pub(crate) struct Catalog {
     pub(crate) skill_registrations: Vec<SkillRegistration>,
     /// The skills extension's answers and files (2026-07-28), when skills are registered.
     pub(crate) skills: Option<skills::Skills>,
+    /// The MCP Apps views as registered (a change starts from them).
+    pub(crate) app_views: Vec<AppView>,
+    /// The views served as resources, in registration order (`apps::index`).
+    pub(crate) app_files: Vec<ResourceRegistration>,
     /// Per served revision: the one-page `resources/list` and `resources/templates/list`
     /// results.
     pub(crate) resource_pages: [Option<Vec<u8>>; REVISIONS],
@@ -34,6 +39,10 @@ pub(crate) struct Catalog {
     /// or the `initialize` result (2025 revisions), then the tools/list result pages.
     pub(crate) discover: [Option<Vec<u8>>; REVISIONS],
     pub(crate) tool_pages: [Vec<Vec<u8>>; REVISIONS],
+    /// Per served revision: the `tools/list` pages for a client that declared MCP Apps (each
+    /// tool's `_meta.ui`), when a tool listed there carries that metadata (else empty: every
+    /// client reads `tool_pages`). Same pages and cursors as `tool_pages`.
+    pub(crate) app_tool_pages: [Vec<Vec<u8>>; REVISIONS],
     /// Binds `tools/list` cursors to this catalog: a cursor of another is refused.
     pub(crate) fingerprint: u64,
     /// The per-principal views rendered of this catalog (`view`), dropped with it.
@@ -53,11 +62,14 @@ impl Catalog {
             templates: Vec::new(),
             skill_registrations: Vec::new(),
             skills: None,
+            app_views: Vec::new(),
+            app_files: Vec::new(),
             resource_pages: Default::default(),
             template_pages: Default::default(),
             prompt_pages: Default::default(),
             discover: Default::default(),
             tool_pages: Default::default(),
+            app_tool_pages: Default::default(),
             fingerprint: 0,
             views: Rendered::default(),
         }
@@ -95,6 +107,10 @@ impl Catalog {
     pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
         self.offers_skills(revision)
             || self
+                .app_files
+                .iter()
+                .any(|r| r.revisions().contains(revision))
+            || self
                 .resources
                 .iter()
                 .any(|r| r.revisions().contains(revision))
@@ -111,12 +127,20 @@ impl Catalog {
             .any(|p| p.completes() && p.revisions().contains(revision))
     }
 
-    /// Routes a read: a skill's file (2026-07-28), else an exact resource, else a template.
+    /// Routes a read: a skill's file (2026-07-28), else an MCP Apps view, else an exact
+    /// resource, else a template.
     pub(crate) fn route_resource(&self, uri: &str, revision: ProtocolVersion) -> Option<Route<'_>> {
         if let Some(file) = self.skills.as_ref().and_then(|s| s.files.get(uri))
             && file.revisions().contains(revision)
         {
             return Some(Route::Exact(file));
+        }
+        if let Some(view) = self
+            .app_files
+            .iter()
+            .find(|v| v.uri() == uri && v.revisions().contains(revision))
+        {
+            return Some(Route::Exact(view));
         }
         crate::model::resource::route(uri, revision, &self.resources, &self.templates)
     }

@@ -19,6 +19,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use crate::facts::identity::AdmissionIdentity;
+use crate::model::app::AppView;
 use crate::model::prompt::PromptRegistration;
 use crate::model::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use crate::model::skill::SkillRegistration;
@@ -75,6 +76,9 @@ pub enum Registered<'a> {
     ResourceTemplate(&'a ResourceTemplateRegistration),
     /// A skill (2026-07-28).
     Skill(&'a SkillRegistration),
+    /// An MCP Apps view. A view that a tool the principal sees names is visible whatever the
+    /// view function answers for it (the tool's `_meta.ui.resourceUri` must stay readable).
+    AppView(&'a AppView),
 }
 
 impl Registered<'_> {
@@ -98,6 +102,7 @@ impl Registered<'_> {
             Self::Resource(r) => r.uri(),
             Self::ResourceTemplate(t) => t.uri_template(),
             Self::Skill(s) => s.name(),
+            Self::AppView(v) => v.uri(),
         }
     }
 }
@@ -158,6 +163,11 @@ impl Views {
                 base.skill_registrations
                     .iter()
                     .map(|s| see(who, Registered::Skill(s))),
+            )
+            .chain(
+                base.app_views
+                    .iter()
+                    .map(|v| see(who, Registered::AppView(v))),
             );
         let mut key: Vec<u64> = Vec::new();
         let mut all = true;
@@ -193,12 +203,16 @@ impl Views {
         let resources = pick(base.resources.len());
         let templates = pick(base.templates.len());
         let skills = pick(base.skill_registrations.len());
+        let apps = pick(base.app_views.len());
+        let tools = subset(&base.tools, &tools);
+        let apps = crate::registry::apps::visible_views(&base.app_views, &apps, &tools);
         let registrations = Registrations {
-            tools: subset(&base.tools, &tools),
+            tools,
             prompts: subset(&base.prompts, &prompts),
             resources: subset(&base.resources, &resources),
             templates: subset(&base.templates, &templates),
             skills: subset(&base.skill_registrations, &skills),
+            apps,
         };
         let mut hasher = DefaultHasher::new();
         key.hash(&mut hasher);

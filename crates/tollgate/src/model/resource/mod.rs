@@ -94,6 +94,8 @@ impl ResourceRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResourceOutput {
     contents: Vec<ResourceContents>,
+    /// The first contents' `_meta` (an MCP Apps view's `_meta.ui`).
+    first_meta: Option<JsonObject>,
 }
 
 impl ResourceOutput {
@@ -102,6 +104,7 @@ impl ResourceOutput {
     pub fn with_contents(contents: ResourceContents) -> Self {
         Self {
             contents: vec![contents],
+            first_meta: None,
         }
     }
 
@@ -115,6 +118,7 @@ impl ResourceOutput {
     pub fn not_found() -> Self {
         Self {
             contents: Vec::new(),
+            first_meta: None,
         }
     }
 
@@ -160,6 +164,53 @@ impl ResourceOutput {
     pub fn contents(&self) -> &[ResourceContents] {
         &self.contents
     }
+
+    /// What a read of an MCP Apps view answers: its HTML as `text/html;profile=mcp-app`, with
+    /// the view's `_meta`.
+    pub(crate) fn of_view(view: &crate::model::app::AppView) -> Self {
+        let v = &view.inner;
+        let contents = ResourceContents::Text {
+            uri: v.uri.clone(),
+            mime_type: Some(Arc::from(crate::model::app::APP_VIEW_MIME_TYPE)),
+            text: v.html.clone(),
+        };
+        Self {
+            contents: vec![contents],
+            first_meta: v.meta.clone(),
+        }
+    }
+
+    /// The `resources/read` result on `revision`: the contents (the first with its `_meta`,
+    /// when it has one), the result type and `cache` on 2026-07-28; `None` when a contents
+    /// cannot be rendered.
+    pub(crate) fn render_result(
+        &self,
+        revision: ProtocolVersion,
+        cache: CachePolicy,
+    ) -> Option<tollgate_json::JsonObjectBuilder> {
+        let mut contents = Vec::with_capacity(self.contents.len());
+        for (i, c) in self.contents.iter().enumerate() {
+            let value = c.render().ok()?;
+            match (&self.first_meta, value) {
+                (Some(meta), JsonValue::Object(o)) if i == 0 => {
+                    let mut b = o.to_builder();
+                    b.push("_meta", meta.clone());
+                    contents.push(JsonValue::from(b.build()));
+                }
+                (_, value) => contents.push(value),
+            }
+        }
+        let legacy = crate::version::is_legacy(revision);
+        let mut out = JsonObject::builder();
+        if !legacy {
+            out.push("resultType", "complete");
+        }
+        out.push("contents", JsonValue::from(contents));
+        if !legacy {
+            cache.push_into(&mut out);
+        }
+        Some(out)
+    }
 }
 
 /// What a resource handler answers: the contents (or [`ResourceOutput::not_found`]), or
@@ -181,6 +232,8 @@ struct Metadata {
     size: Option<u64>,
     icons: Vec<Icon>,
     cache: Option<CachePolicy>,
+    /// The listing's `_meta` (2025-06-18 on): an MCP Apps view's `_meta.ui`.
+    meta: Option<JsonObject>,
 }
 
 impl Metadata {
@@ -203,6 +256,13 @@ impl Metadata {
         }
         if !self.icons.is_empty() && revision.carries_icons() {
             b.push("icons", render_icons(&self.icons));
+        }
+        if let Some(m) = self
+            .meta
+            .as_ref()
+            .filter(|_| revision.carries_titles_and_structure())
+        {
+            b.push("_meta", m.clone());
         }
     }
 }
@@ -365,6 +425,34 @@ impl ResourceRegistration {
                 metadata,
                 revisions: [ProtocolVersion::V2026_07_28].into(),
                 handler: Box::new(Served(contents)),
+                required_scopes: Scopes::default(),
+            }),
+        }
+    }
+
+    /// An MCP Apps view served as a resource on `revisions`: listed with its title,
+    /// description, media type and `_meta`, read as its HTML with the same `_meta`.
+    pub(crate) fn served_view(
+        view: &crate::model::app::AppView,
+        revisions: ProtocolVersions,
+    ) -> Self {
+        let v = &view.inner;
+        let mime: Arc<str> = Arc::from(crate::model::app::APP_VIEW_MIME_TYPE);
+        let metadata = Metadata {
+            title: v.title.clone(),
+            description: v.description.clone(),
+            mime_type: Some(mime.clone()),
+            meta: v.meta.clone(),
+            ..Metadata::default()
+        };
+        let output = ResourceOutput::of_view(view);
+        Self {
+            uri: v.uri.clone(),
+            inner: Arc::new(ResourceInner {
+                name: v.name.clone(),
+                metadata,
+                revisions,
+                handler: Box::new(ServedView(output)),
                 required_scopes: Scopes::default(),
             }),
         }
@@ -607,6 +695,22 @@ impl Erased<ResourceRequest, ResourceOutcome> for Served {
     ) -> crate::model::guard::BoxFuture<'a, Option<ResourceOutcome>> {
         let output = ResourceOutput::with_contents(self.0.clone());
         Box::pin(std::future::ready(Some(Outcome::Complete(output))))
+    }
+}
+
+/// The handler of a [`ResourceRegistration::served_view`] resource: the view's HTML with its
+/// `_meta`.
+struct ServedView(ResourceOutput);
+
+impl Erased<ResourceRequest, ResourceOutcome> for ServedView {
+    fn invoke<'a>(
+        &'a self,
+        _: &'a crate::facts::context::RequestContext,
+        _: ResourceRequest,
+        _: &'a crate::model::features::InvocationFeatures,
+        _: &'a crate::facts::report::Failures,
+    ) -> crate::model::guard::BoxFuture<'a, Option<ResourceOutcome>> {
+        Box::pin(std::future::ready(Some(Outcome::Complete(self.0.clone()))))
     }
 }
 

@@ -13,6 +13,7 @@ use tollgate_schema::CompiledSchema;
 
 use crate::facts::context::ClientCapability;
 use crate::facts::error::{BuildError, BuildErrorKind, ContentError, ContentErrorKind};
+use crate::model::app::{AppVisibility, ToolApp};
 use crate::model::content::icon::Icon;
 use crate::model::handler::Handler;
 use crate::model::result::OperationResult;
@@ -357,6 +358,8 @@ pub struct ToolBuilder {
     input_declarations: Vec<InputRequestDeclaration>,
     state_mode: RequestStateMode,
     invalid_icon: bool,
+    app_view: Option<Arc<str>>,
+    app_visibility: Option<AppVisibility>,
 }
 
 impl ToolBuilder {
@@ -390,6 +393,8 @@ impl ToolBuilder {
             input_declarations: Vec::new(),
             state_mode: RequestStateMode::None,
             invalid_icon: false,
+            app_view: None,
+            app_visibility: None,
         }
     }
 
@@ -522,6 +527,53 @@ impl ToolBuilder {
         self
     }
 
+    /// Names the MCP Apps view that renders this tool's results: a `ui://` view its endpoint
+    /// serves ([`EndpointBuilder::app_view`](crate::endpoint::EndpointBuilder::app_view); a
+    /// missing one fails the endpoint's build with [`BuildErrorKind::UnknownAppView`]).
+    /// Published as `_meta.ui.resourceUri` on 2025-06-18 and later, to clients that declare the
+    /// `io.modelcontextprotocol/ui` extension; others see the tool without it. The tool should
+    /// still answer meaningful `content`; its structured result is what the view reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::{tool::{CompleteResult, OperationResult}, app::AppVisibility, AppView,
+    ///     Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext,
+    ///     ToolArguments, ToolRegistration};
+    /// use tollgate_json::JsonObject;
+    ///
+    /// async fn show(_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures)
+    ///     -> Result<OperationResult, std::convert::Infallible> {
+    ///     Ok(CompleteResult::from_tool_text("3 products").into())
+    /// }
+    ///
+    /// let tool = ToolRegistration::named("products.show").json_object_arguments().handler(show)
+    ///     .app_view("ui://shop/products")
+    ///     .app_visibility(AppVisibility::ModelAndApp)
+    ///     .build()?;
+    /// let view = AppView::html("ui://shop/products", "<!doctype html><p>Products</p>").build()?;
+    /// let endpoint = Endpoint::with_path("/mcp", [ProtocolVersion::V2026_07_28],
+    ///         Implementation::new("shop", "1"))
+    ///     .add_tool(tool)
+    ///     .app_view(view)
+    ///     .build()?;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn app_view(mut self, uri: impl Into<Arc<str>>) -> Self {
+        self.app_view = Some(uri.into());
+        self
+    }
+
+    /// Who may see and call the tool (the MCP Apps `_meta.ui.visibility`; default
+    /// [`AppVisibility::ModelAndApp`](crate::app::AppVisibility::ModelAndApp)): the host hides
+    /// an app-only tool from the model and refuses a view's call of a model-only one. Published
+    /// with the view metadata (to clients that declare the extension), also for a tool without
+    /// a view of its own (one a view calls).
+    pub fn app_visibility(mut self, visibility: AppVisibility) -> Self {
+        self.app_visibility = Some(visibility);
+        self
+    }
+
     /// Finishes the registration.
     ///
     /// # Errors
@@ -529,8 +581,9 @@ impl ToolBuilder {
     /// [`BuildErrorKind::EmptyRevisions`], [`BuildErrorKind::InvalidToolName`], a schema error
     /// ([`BuildErrorKind::InputSchema`], [`BuildErrorKind::DerivedSchema`], ...),
     /// [`BuildErrorKind::InvalidTaskSupport`], [`BuildErrorKind::InvalidInputDeclarations`], or
-    /// [`BuildErrorKind::InvalidConfiguration`] for a `_meta` key that breaks the naming rules.
-    /// What a 2025 revision cannot serve (mirrored headers, a non-object output, input requests
+    /// [`BuildErrorKind::InvalidConfiguration`] for a `_meta` key that breaks the naming rules
+    /// (or a `_meta.ui` beside MCP Apps metadata), [`BuildErrorKind::InvalidAppView`] for a view
+    /// URI that is not `ui://` and a name. What a 2025 revision cannot serve (mirrored headers, a non-object output, input requests
     /// or request state) is refused when the endpoint is built, naming the endpoint.
     pub fn build(mut self) -> Result<ToolRegistration, BuildError> {
         if self.every && self.modern_only() {
@@ -570,7 +623,31 @@ impl ToolBuilder {
         let Some(required_scopes) = Scopes::parse(&self.required_scopes) else {
             return fail(BuildErrorKind::InvalidAuthorization);
         };
+        let app = match (self.app_view, self.app_visibility) {
+            (None, None) => None,
+            (view, visibility) => {
+                if let Some(uri) = &view
+                    && let Err(detail) = crate::model::app::check_view_uri(uri)
+                {
+                    return Err(BuildError::new(BuildErrorKind::InvalidAppView)
+                        .tool_name(&self.name)
+                        .resource(uri)
+                        .with_detail(detail));
+                }
+                Some(ToolApp {
+                    view,
+                    visibility: visibility.unwrap_or_default(),
+                })
+            }
+        };
         let meta = match self.meta {
+            // The view metadata is the tool's `_meta.ui`: an application's own `ui` key would
+            // collide with it.
+            Some(Ok(m)) if app.is_some() && m.contains_key("ui") => {
+                return Err(BuildError::new(BuildErrorKind::InvalidConfiguration)
+                    .tool_name(&self.name)
+                    .with_detail("a tool with MCP Apps metadata cannot set its own _meta.ui"));
+            }
             Some(Ok(m)) => Some(m),
             Some(Err(_)) => {
                 return Err(
@@ -601,6 +678,7 @@ impl ToolBuilder {
                 required_scopes,
                 rate_limiter: self.rate_limiter,
                 task_support: self.task_support,
+                app,
                 invoker: self.invoker,
             }),
         })

@@ -129,6 +129,8 @@ pub(crate) struct ToolInner {
     pub(crate) rate_limiter: Option<Arc<str>>,
     /// Whether the handler may (or must) answer with a task.
     pub(crate) task_support: TaskSupport,
+    /// Its MCP Apps view and visibility (`_meta.ui`), when it declares either.
+    pub(crate) app: Option<crate::model::app::ToolApp>,
     pub(crate) invoker: Box<dyn Invoke>,
 }
 
@@ -298,10 +300,21 @@ impl ToolRegistration {
         None
     }
 
+    /// The MCP Apps view the tool names, if any.
+    pub fn app_view(&self) -> Option<&str> {
+        self.inner.app.as_ref()?.view.as_deref()
+    }
+
+    /// Whether the tool carries MCP Apps metadata (a view or a visibility) on `revision`.
+    pub(crate) fn has_app_meta(&self, revision: ProtocolVersion) -> bool {
+        self.inner.app.is_some() && revision.carries_titles_and_structure()
+    }
+
     /// The tool's descriptor as `tools/list` publishes it on `revision`: 2025-03-26 has no
     /// `title`, `outputSchema`, `icons` or `_meta` (the title travels as the annotations'
-    /// `title`); 2024-11-05 has no annotations either.
-    pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
+    /// `title`); 2024-11-05 has no annotations either. With `apps` (the client declared the
+    /// MCP Apps extension), the tool's view and visibility are its `_meta.ui`.
+    pub(crate) fn descriptor_for(&self, revision: ProtocolVersion, apps: bool) -> JsonValue {
         let t = &self.inner;
         let full = revision.carries_titles_and_structure();
         let mut b = JsonObject::builder().insert("name", &*t.name);
@@ -327,8 +340,15 @@ impl ToolRegistration {
         if !t.icons.is_empty() && revision.carries_icons() {
             b.push("icons", render_icons(&t.icons));
         }
-        if let Some(m) = t.meta.as_ref().filter(|_| full) {
-            b.push("_meta", m.clone());
+        let ui = t.app.as_ref().filter(|_| apps && full);
+        match (t.meta.as_ref().filter(|_| full), ui) {
+            (Some(m), None) => b.push("_meta", m.clone()),
+            (m, Some(app)) => {
+                let mut meta = m.map(JsonObject::to_builder).unwrap_or_default();
+                meta.push("ui", app.render());
+                b.push("_meta", meta.build());
+            }
+            (None, None) => {}
         }
         b.build().into()
     }
