@@ -4,14 +4,34 @@
 // the host's form answers the server's question, and the reservation arrives at the demo (its
 // log); from inside the view, a fetch to the origin its CSP grants succeeds and one to another
 // origin is refused by the browser (a CSP violation, and the probe never hit). Screenshots go to
-// the output directory.
+// the output directory. First, outside the browser: the official client sees catalog.search's
+// view metadata only when it declares the extension.
 // Usage: node check.mjs HOST_ORIGIN SANDBOX_ORIGIN SERVER_URL GRANTED_ORIGIN REFUSED_ORIGIN DEMO_LOG OUT_DIR CHROMIUM
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { chromium } from "playwright-core";
 
 const [hostOrigin, sandboxOrigin, server, granted, refused, demoLog, out, executablePath] = process.argv.slice(2);
+/** catalog.search's `_meta.ui` as the official client lists it, with or without the extension. */
+async function searchUi(revision, extension) {
+  const capabilities = extension
+    ? { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } }
+    : {};
+  const options = { capabilities };
+  if (revision === "2026-07-28") options.versionNegotiation = { mode: { pin: revision } };
+  const client = new Client({ name: "tollgate-apps-check", version: "1.0.0" }, options);
+  await client.connect(new StreamableHTTPClientTransport(new URL(server)));
+  const { tools } = await client.listTools();
+  await client.close();
+  return tools.find((t) => t.name === "catalog.search")?._meta?.ui;
+}
+for (const revision of ["2026-07-28", "2025-11-25"]) {
+  assert.deepEqual(await searchUi(revision, true), { resourceUri: "ui://catalog/search", visibility: ["model", "app"] });
+  assert.equal(await searchUi(revision, false), undefined);
+}
+
 const browser = await chromium.launch({
   executablePath,
   args: [
