@@ -42,7 +42,8 @@ struct SearchResult {
     items: Vec<SearchItem>,
 }
 
-/// Arguments of `catalog.search`.
+// Arguments of `catalog.search` (a plain comment: a doc comment would become the schema's
+// description, which the tool has not had).
 #[derive(Deserialize, schemars::JsonSchema)]
 #[schemars(title = "catalog.search")]
 struct SearchArguments {
