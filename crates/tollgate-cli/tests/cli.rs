@@ -259,7 +259,10 @@ fn the_demo_serves_its_view() {
     };
     let (code, out) = with(&["list", "--kind", "resources"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.lines().any(|l| l.starts_with("Catalog search\t")), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("Catalog search\t")),
+        "{out}"
+    );
     let (code, out) = with(&["read", "ui://catalog/search"]);
     assert_eq!(code, 0);
     let bundle = include_str!("../examples/catalog/view/search.bundle.html");
