@@ -7,7 +7,7 @@
 //! (`subscriptions`), live catalogs and their announcements (`live_catalogs`), server-to-client requests (`client_requests`), `input_required` and sealed
 //! request state (`input_required`, `single_use_state`), interception (`interception`), admission
 //! before everything (`admission_order`), session ownership (`session_security`), CORS (`cors`),
-//! the axum mount (`axum_mount`), the limits matrix (`limits_matrix`), no-echo (`no_echo`),
+//! MCP Apps views and their metadata per revision (`apps`), the axum mount (`axum_mount`), the limits matrix (`limits_matrix`), no-echo (`no_echo`),
 //! schemas outside Profile 1 (`foreign`) and
 //! what an operator sees through `tracing` (`observe`, `observe_lifecycle`).
 //! Each module's own doc says what it checks. The ignored PostgreSQL test of `single_use_state`
@@ -24,6 +24,7 @@ mod support;
 
 mod http {
     mod admission_order;
+    mod apps;
     mod axum_mount;
     mod batches;
     mod client_requests;
