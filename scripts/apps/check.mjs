@@ -103,6 +103,7 @@ async function visit(revision, sku, name, quantity) {
   await page.locator("#ask").waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(await page.locator("#question").textContent(), `How many of ${name} shall we reserve?`);
   await page.locator("#quantity").fill(String(quantity));
+  await page.screenshot({ path: join(out, `apps-${revision}-asked.png`), fullPage: true });
   await page.locator("#accept").click();
   await view.locator("#status", { hasText: "Reserved" }).waitFor({ timeout: 30_000 });
   assert.equal(await view.locator("#status").textContent(), `Reserved ${quantity} × ${name}.`);
