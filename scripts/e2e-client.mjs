@@ -90,11 +90,11 @@ assert.deepEqual(suggested.completion.values, ["breakfast"]);
 const rendered = await client.getPrompt({ name: "catalog.pairing", arguments: { occasion: "breakfast" } });
 assert.match(rendered.messages[0].content.text, /Assam breakfast tea \(TEA-001\).*breakfast/);
 
-// Resources: the price list, the skill's SKILL.md, the item template, and reading the link
-// catalog.get returned.
+// Resources: the price list, catalog.search's MCP Apps view, the skill's SKILL.md, the item
+// template, and reading the link catalog.get returned.
 const { resources } = await client.listResources();
 // The catalog's skill (the skills extension, on 2026-07-28) lists its SKILL.md after them.
-assert.deepEqual(resources.map((r) => r.uri), ["catalog://price-list", "skill://tea-shop-assistant/SKILL.md"]);
+assert.deepEqual(resources.map((r) => r.uri), ["catalog://price-list", "ui://catalog/search", "skill://tea-shop-assistant/SKILL.md"]);
 const skillMd = await client.readResource({ uri: "skill://tea-shop-assistant/SKILL.md" });
 assert.equal(skillMd.contents[0].mimeType, "text/markdown");
 assert.match(skillMd.contents[0].text, /^---\nname: tea-shop-assistant\n/);

@@ -46,7 +46,7 @@ async def main(url: str) -> None:
             rendered = await session.get_prompt("catalog.pairing", {"occasion": "afternoon"})
             assert "afternoon" in rendered.messages[0].content.text
             listed = [str(r.uri) for r in (await session.list_resources()).resources]
-            assert listed == ["catalog://price-list"], listed
+            assert listed == ["catalog://price-list", "ui://catalog/search"], listed
             item = await session.read_resource("catalog://items/MUG-001")
             assert '"sku":"MUG-001"' in item.contents[0].text, item
             # catalog.reserve asks how many through a request on the call's stream.

@@ -246,3 +246,26 @@ fn stored_tokens_are_sent_and_token_overrides_them() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The demo's MCP Apps view: listed among its resources and read back byte for byte as the
+/// committed bundle (`examples/catalog/view/search.bundle.html`), which `catalog.search` names.
+#[test]
+fn the_demo_serves_its_view() {
+    let server = ["--stdio", "--", BIN, "serve-demo", "--stdio"];
+    let with = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&server);
+        run(&all)
+    };
+    let (code, out) = with(&["list", "--kind", "resources"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("Catalog search\t")),
+        "{out}"
+    );
+    let (code, out) = with(&["read", "ui://catalog/search"]);
+    assert_eq!(code, 0);
+    let bundle = include_str!("../examples/catalog/view/search.bundle.html");
+    assert_eq!(out.strip_suffix('\n').unwrap_or(&out), bundle);
+    assert!(bundle.contains(r#"<script type="module">"#) && !bundle.contains(" src="));
+}

@@ -37,6 +37,8 @@ use tollgate::{
     transport::ResponseStream,
 };
 
+#[path = "search.rs"]
+mod search;
 #[path = "seasonal.rs"]
 pub(crate) mod seasonal;
 
@@ -98,49 +100,6 @@ const THUMBNAIL_PNG: &[u8] = &[
     0x15, 0x31, 0x0c, 0x2d, 0x09, 0x00, 0xae, 0xd5, 0x5b, 0xc1, 0x6f, 0x77, 0x4d, 0x06, 0x00, 0x00,
     0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
-
-#[derive(Serialize, schemars::JsonSchema)]
-struct SearchItem {
-    sku: String,
-    name: String,
-    price_cents: u32,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-struct SearchResult {
-    items: Vec<SearchItem>,
-}
-
-/// Searches catalog items by name.
-#[tool(
-    name = "catalog.search",
-    title = "Catalog search",
-    revisions = [V2026_07_28, V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05],
-    read_only,
-    idempotent,
-    open_world = false
-)]
-async fn search(
-    #[arg(description = "Words to look for in item names (case-insensitive)")] query: String,
-    #[arg(description = "The most items to return (default 10)")] limit: Option<u8>,
-) -> Result<SearchResult, Infallible> {
-    let query = query.to_lowercase();
-    let items = ITEMS
-        .iter()
-        .filter(|item| {
-            query
-                .split_whitespace()
-                .all(|w| item.name.to_lowercase().contains(w))
-        })
-        .take(usize::from(limit.unwrap_or(10)))
-        .map(|item| SearchItem {
-            sku: item.sku.into(),
-            name: item.name.into(),
-            price_cents: item.price_cents,
-        })
-        .collect();
-    Ok(SearchResult { items })
-}
 
 /// Arguments of `catalog.get`.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -349,7 +308,11 @@ async fn reserve(
         }
     };
     Ok(match answer.as_ref().and_then(quantity) {
-        Some(n) => CompleteResult::from_tool_text(format!("Reserved {n} × {}.", item.name)),
+        Some(n) => {
+            // The demo keeps no stock ledger: its log is where a reservation lands.
+            eprintln!("catalog: reserved {n} × {}", item.sku);
+            CompleteResult::from_tool_text(format!("Reserved {n} × {}.", item.name))
+        }
         None => CompleteResult::from_tool_text("Nothing reserved."),
     }
     .into())
@@ -545,10 +508,6 @@ async fn price_list(
     )?))
 }
 
-/// The demo endpoint at `/mcp`, serving 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26 and (over
-/// stdio) 2024-11-05.
-/// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
-/// directory.
 /// Reports what the server knows about this call, read from the request context: the client's
 /// `User-Agent` header, the trace it continues (`_meta.traceparent`, else the `traceparent`
 /// header, validated) and the `From` header (an email address: the demo's sanitizer masks it).
@@ -635,6 +594,8 @@ impl ToolResultSanitizer for MaskEmails {
     }
 }
 
+/// Where the demo keeps its tasks: `TOLLGATE_CATALOG_TASKS`, or a file in the temporary
+/// directory.
 #[allow(
     dead_code,
     reason = "the soak example shares this file and keeps its tasks in memory"
@@ -672,8 +633,7 @@ pub(crate) fn builder(
     restock_scopes: &[&str],
     uses: Option<Arc<dyn ReplayStore>>,
 ) -> Result<tollgate::endpoint::EndpointBuilder, Box<dyn std::error::Error>> {
-    // Typed tools come from `#[tool]`; the advanced ones use the builder.
-    let search = search_tool()?;
+    // Typed tools come from `#[tool]` (and `search.rs`); the advanced ones use the builder.
     let get = ToolRegistration::with_name("catalog.get", ALL)
         .argument_type::<GetArguments>()
         .handler(get)
@@ -726,7 +686,8 @@ pub(crate) fn builder(
         "A tea shop catalog: search items, describe one, check stock per tenant, or count the \
          whole inventory.",
     )
-    .add_tool(search)
+    .add_tool(search::tool()?)
+    .app_view(search::view()?)
     .add_tool(get)
     .add_tool(stock)
     .add_tool(inventory)

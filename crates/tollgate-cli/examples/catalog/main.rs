@@ -11,7 +11,13 @@
 //! it with any MCP client or the curl session in the README. Three tools show the three
 //! registration shapes, and a fourth a long-running call:
 //!
-//! - `catalog.search`: typed arguments and typed output (schemas derived from the Rust types);
+//! - `catalog.search`: typed arguments and typed output (schemas derived from the Rust types),
+//!   and an MCP Apps view (`ui://catalog/search`, `search.rs`): a product table whose Reserve
+//!   buttons call `catalog.reserve` through the host, sent to clients that declare the
+//!   `io.modelcontextprotocol/ui` extension. Its CSP lets it reach one origin,
+//!   `TOLLGATE_CATALOG_VIEW_ORIGIN` (default `http://localhost:5173`); the view is a committed
+//!   bundle (`view/`), so building the demo needs no npm (`scripts/apps-e2e` renders it in
+//!   headless Chromium);
 //! - `catalog.get`: typed arguments, an advanced result with a resource link and an image;
 //! - `catalog.stock`: an authored Profile 1 schema with a mirrored `Mcp-Param-Tenant` header;
 //! - `catalog.inventory`: progress notifications streamed as SSE; on 2025-11-25 it closes its
@@ -19,7 +25,7 @@
 //! - `catalog.reserve`: asks the user how many first: an `input_required` round trip with sealed
 //!   state on 2026-07-28 (single use: the state's first retry reserves, the same retry sent again
 //!   gets `Invalid request state`; used states kept beside the tasks), a request to the client
-//!   on the call's stream on the 2025 revisions;
+//!   on the call's stream on the 2025 revisions; each reservation is logged to standard error;
 //! - `catalog.restock`: orders stock; for a client that takes tasks (2026-07-28 with the tasks
 //!   extension) it continues as a durable task kept in an embedded SQLite database
 //!   (`TOLLGATE_CATALOG_TASKS`, default a file in the temporary directory), asking the user
