@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::prompt::{PromptArgument, PromptArguments, PromptRegistration, PromptResult};
+use tollgate::prompt::{
+    Completion, CompletionRequest, PromptArgument, PromptArguments, PromptRegistration,
+    PromptResult,
+};
 use tollgate::resource::{
     ResourceBuilder, ResourceOutput, ResourceRegistration, ResourceRequest,
     ResourceTemplateRegistration,
@@ -65,6 +68,9 @@ pub(crate) struct Source<'a> {
     pub(crate) naming: &'a Naming,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
+    /// Whether the upstream offers `completion/complete` (then its prompts complete through
+    /// it).
+    pub(crate) completes: bool,
 }
 
 /// The prompt `entry` of `prompts/list` made a registration, or the reason it cannot be.
@@ -92,6 +98,7 @@ pub(crate) fn import_prompt(
     if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
         builder = builder.description(description);
     }
+    let mut declared_names: Vec<Arc<str>> = Vec::new();
     if let Some(arguments) = entry.get("arguments") {
         for argument in arguments.as_array().ok_or_else(malformed)? {
             let name = argument
@@ -111,7 +118,20 @@ pub(crate) fn import_prompt(
                 declared = declared.description(description);
             }
             builder = builder.add_argument(declared);
+            declared_names.push(Arc::from(name));
         }
+    }
+    if source.completes {
+        let forward = source.forward();
+        let upstream_name: Arc<str> = Arc::from(name);
+        let declared_names: Arc<[Arc<str>]> = declared_names.into();
+        builder = builder.completion(move |_: &RequestContext, request: CompletionRequest| {
+            forward.clone().complete(
+                Arc::clone(&upstream_name),
+                Arc::clone(&declared_names),
+                request,
+            )
+        });
     }
     builder
         .build()
@@ -242,6 +262,49 @@ impl Forward {
             .ok_or(ForwardError::Malformed)
     }
 
+    /// `completion/complete` for the upstream's prompt `name`, with the values already chosen
+    /// for its other declared arguments as context; the answer read back (at most 100 values,
+    /// each a string).
+    async fn complete(
+        self,
+        name: Arc<str>,
+        declared: Arc<[Arc<str>]>,
+        request: CompletionRequest,
+    ) -> Result<Completion, ForwardError> {
+        let mut context = JsonObject::builder();
+        for argument in declared.iter() {
+            if let Some(value) = request.context(argument) {
+                context.push(&**argument, value);
+            }
+        }
+        let context = context.build();
+        let mut params = JsonObject::builder()
+            .insert(
+                "ref",
+                JsonObject::builder()
+                    .insert("type", "ref/prompt")
+                    .insert("name", &*name)
+                    .build(),
+            )
+            .insert(
+                "argument",
+                JsonObject::builder()
+                    .insert("name", request.argument())
+                    .insert("value", request.value())
+                    .build(),
+            );
+        if !context.is_empty() {
+            params.push(
+                "context",
+                JsonObject::builder().insert("arguments", context).build(),
+            );
+        }
+        let client = self.link.client();
+        let call = client.request("completion/complete", Some(params.build()));
+        let result = self.link.bounded(self.timeout, call).await?;
+        completion_of(&result).ok_or(ForwardError::Malformed)
+    }
+
     async fn read(self, served: String) -> Result<ResourceOutput, ForwardError> {
         let uri = self
             .naming
@@ -279,4 +342,30 @@ impl Forward {
         let mapped = JsonObject::builder().insert("contents", mapped).build();
         ResourceOutput::from_wire(&mapped).ok_or(ForwardError::Malformed)
     }
+}
+
+/// A `completion/complete` result read: `completion.values` (strings), `total` and `hasMore`
+/// where given; `None` for any other shape.
+fn completion_of(result: &JsonValue) -> Option<Completion> {
+    let completion = result.get("completion")?.as_object()?;
+    let values = completion
+        .get("values")?
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect::<Option<Vec<String>>>()?;
+    let total = match completion.get("total") {
+        None | Some(JsonValue::Null) => None,
+        Some(total) => Some(total.as_number()?.to_u64()?),
+    };
+    let more = match completion.get("hasMore") {
+        None | Some(JsonValue::Null) => false,
+        Some(flag) => flag.as_bool()?,
+    };
+    let read = Completion::from_values(values);
+    Some(if more && !read.has_more() {
+        read.with_more(total)
+    } else {
+        read
+    })
 }

@@ -142,6 +142,9 @@ pub enum ForwardError {
     Upstream,
     /// The upstream's result did not pass the content constructors' checks.
     Malformed,
+    /// The caller's request was cancelled (or its caller went away) first; the upstream call
+    /// was cancelled with it.
+    Cancelled,
 }
 
 impl fmt::Display for ForwardError {
@@ -150,6 +153,7 @@ impl fmt::Display for ForwardError {
             Self::Timeout => "the upstream did not answer in time",
             Self::Upstream => "the upstream failed the call",
             Self::Malformed => "the upstream's result failed the content checks",
+            Self::Cancelled => "the caller's request was cancelled",
         })
     }
 }

@@ -169,6 +169,7 @@ impl Gateway {
             naming: &naming,
             call_timeout: config.call_timeout(),
             revisions: &self.rules.revisions,
+            completes: offers("completions"),
         };
         if offers("prompts") {
             let listed = client.list_prompts().await.map_err(|_| failed())?;

@@ -5,9 +5,12 @@
 //! files or of how the upstream is reached (it holds a connected client).
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tollgate::context::Handler;
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::tool::{CompleteResult, OperationResult, ToolAnnotations};
 use tollgate::{
@@ -20,6 +23,7 @@ use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
+use crate::relay::relayed;
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -250,11 +254,7 @@ pub(crate) fn import_tool(
         name: Arc::from(name),
         timeout: source.call_timeout,
     };
-    let mut builder = stage.handler(
-        move |_: &RequestContext, arguments: ToolArguments<JsonObject>, _: &InvocationFeatures| {
-            forward.clone().call(arguments.raw().clone())
-        },
-    );
+    let mut builder = stage.handler(forward);
     if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
         builder = builder.title(title);
     }
@@ -355,11 +355,33 @@ struct Forward {
     timeout: Duration,
 }
 
+impl<'a> Handler<'a, ToolArguments<JsonObject>, OperationResult, ForwardError> for Forward {
+    type Future = Pin<Box<dyn Future<Output = Result<OperationResult, ForwardError>> + Send + 'a>>;
+
+    fn call(
+        &self,
+        _: &'a RequestContext,
+        arguments: ToolArguments<JsonObject>,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { this.forward(arguments.raw().clone(), features).await })
+    }
+}
+
 impl Forward {
-    async fn call(self, arguments: JsonObject) -> Result<OperationResult, ForwardError> {
+    /// The call forwarded with the caller's progress and cancellation relayed, and its result
+    /// read back.
+    async fn forward(
+        self,
+        arguments: JsonObject,
+        features: &InvocationFeatures,
+    ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let call = client.call_tool(&self.name, arguments);
-        let result = self.link.bounded(self.timeout, call).await?;
+        let result = relayed(&self.link, self.timeout, features, |options| {
+            client.call_tool_with(&self.name, arguments, options)
+        })
+        .await?;
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
         let complete = CompleteResult::from_wire(object).ok_or(ForwardError::Malformed)?;
         Ok(complete.into())

@@ -54,6 +54,7 @@ mod gateway;
 mod import;
 mod link;
 mod live;
+mod relay;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,

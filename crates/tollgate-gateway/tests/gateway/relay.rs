@@ -1,0 +1,153 @@
+//! What the gateway relays while a call runs: the upstream's progress to the caller that asked
+//! for it, the caller's cancellation to the upstream, and completions with the prompt's name
+//! mapped back.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::{Endpoint, Implementation, ProtocolVersion};
+use tollgate_client::{CallOptions, Client};
+use tollgate_gateway::{Gateway, GatewayConfig};
+
+use crate::upstream::{Upstream, V26, config, gateway_client, object};
+
+/// `progressive` (an event stream with progress) and `slow` (never answers).
+const RELAY_TOOLS: &str = r#"{"tools":[
+ {"name":"progressive","inputSchema":{"type":"object"}},
+ {"name":"slow","inputSchema":{"type":"object"}}
+]}"#;
+
+/// One progress report as the caller saw it: progress, total, message.
+type Report = (f64, Option<f64>, Option<String>);
+
+async fn relay_upstream() -> (Upstream, std::net::SocketAddr) {
+    let upstream = Upstream::default();
+    *upstream.tools.lock().unwrap() = RELAY_TOOLS.to_owned();
+    let addr = upstream.start().await;
+    (upstream, addr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstream_s_progress_reaches_the_caller_that_asked_for_it() {
+    let (_upstream, addr) = relay_upstream().await;
+    let gateway = Gateway::connect(&config(&[("up", addr, Some("up"))]), &[V26])
+        .await
+        .unwrap();
+    let client = gateway_client(&gateway).await;
+    let seen: Arc<Mutex<Vec<Report>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let options = CallOptions::new().on_progress(move |p| {
+        sink.lock()
+            .unwrap()
+            .push((p.progress(), p.total(), p.message().map(str::to_owned)));
+    });
+    let result = client
+        .call_tool_with("up_progressive", JsonObject::new(), options)
+        .await
+        .unwrap();
+    assert_eq!(
+        result
+            .get("content")
+            .and_then(|c| c.as_array())
+            .and_then(|c| c.first())
+            .and_then(|b| b.get("text"))
+            .and_then(JsonValue::as_str),
+        Some("progressed")
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (1.0, Some(2.0), Some("half".to_owned())),
+            (2.0, Some(2.0), Some("done".to_owned()))
+        ]
+    );
+    // A caller that did not ask gets the result alone (the upstream is asked for none).
+    let plain = client
+        .call_tool("up_progressive", JsonObject::new())
+        .await
+        .unwrap();
+    assert!(plain.get("content").is_some());
+    client.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_goes_away_cancels_the_upstream_call() {
+    let (upstream, addr) = relay_upstream().await;
+    // A long call bound, so only the caller's going away can end the upstream call.
+    let text = format!(
+        "[[upstream]]\nname = \"up\"\nprefix = \"up\"\ntimeout_ms = 600000\nurl = \"http://{addr}/mcp\"\n"
+    );
+    let config = GatewayConfig::from_toml(&text).unwrap();
+    for revision in [V26, ProtocolVersion::V2025_11_25] {
+        let gateway = Gateway::connect(&config, &[revision]).await.unwrap();
+        let endpoint = gateway
+            .install(Endpoint::with_path(
+                "/mcp",
+                [revision],
+                Implementation::new("gateway", "1"),
+            ))
+            .build()
+            .unwrap();
+        let client = Client::builder()
+            .connect_in_process(endpoint)
+            .await
+            .unwrap();
+        let before = upstream.cancelled.load(std::sync::atomic::Ordering::SeqCst);
+        // The caller gives up: its dropped call is cancelled towards the gateway.
+        let call = client.call_tool("up_slow", JsonObject::new());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), call)
+                .await
+                .is_err()
+        );
+        let mut relayed = false;
+        for _ in 0..100 {
+            if upstream.cancelled.load(std::sync::atomic::Ordering::SeqCst) > before {
+                relayed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(relayed, "{revision:?}: the upstream call was not cancelled");
+        client.close().await.unwrap();
+        gateway.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completions_go_to_the_upstream_under_its_own_prompt_name() {
+    let addr = Upstream::default().start().await;
+    let gateway = Gateway::connect(
+        &config(&[("hostile", addr, Some("up"))]),
+        &[V26, ProtocolVersion::V2025_11_25],
+    )
+    .await
+    .unwrap();
+    let client = gateway_client(&gateway).await;
+    let reference = object(r#"{"type":"ref/prompt","name":"up_greet"}"#);
+    let answer = client.complete(reference, "who", "Ad").await.unwrap();
+    let completion = answer.get("completion").unwrap();
+    let values: Vec<&str> = completion
+        .get("values")
+        .and_then(JsonValue::as_array)
+        .unwrap()
+        .iter()
+        .filter_map(JsonValue::as_str)
+        .collect();
+    assert_eq!(values, ["greet/who/Ad"]);
+    assert_eq!(completion.get("hasMore"), Some(&JsonValue::Bool(true)));
+    assert_eq!(
+        completion
+            .get("total")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_u64()),
+        Some(2)
+    );
+    // An argument the prompt does not declare is refused by the gateway's own check.
+    let undeclared = object(r#"{"type":"ref/prompt","name":"up_greet"}"#);
+    assert!(client.complete(undeclared, "nobody", "x").await.is_err());
+    client.close().await.unwrap();
+    gateway.close().await;
+}
