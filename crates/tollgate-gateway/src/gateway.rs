@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tollgate::endpoint::{Catalogs, EndpointBuilder};
-use tollgate::json::JsonValue;
+use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::PromptRegistration;
 use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
@@ -390,7 +390,18 @@ async fn revive(upstream: Arc<Upstream>) {
 /// Starts or connects to one upstream, with the gateway's own credentials.
 async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, GatewayError> {
     let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(upstream.name()));
-    let builder = Client::builder().unchecked_output_schemas().handler(watch);
+    // The input a 2026-07-28 upstream may ask for is relayed to the gateway's caller (whose own
+    // capabilities the gateway's endpoint checks then); a 2025 upstream's requests, which
+    // arrive with nothing naming the call they belong to, are refused (-32601).
+    let asks = JsonObject::builder()
+        .insert("elicitation", JsonObject::new())
+        .insert("sampling", JsonObject::new())
+        .insert("roots", JsonObject::new())
+        .build();
+    let builder = Client::builder()
+        .unchecked_output_schemas()
+        .capabilities(asks)
+        .handler(watch);
     match upstream.transport() {
         UpstreamTransport::Http { url, headers } => {
             let mut builder = builder;

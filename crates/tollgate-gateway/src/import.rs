@@ -12,7 +12,10 @@ use std::time::Duration;
 
 use tollgate::context::Handler;
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::tool::{CompleteResult, OperationResult, ToolAnnotations};
+use tollgate::tool::{
+    CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement, OperationResult,
+    RequestStateMode, ToolAnnotations,
+};
 use tollgate::{
     BuildErrorKind, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
     ToolRegistration,
@@ -23,7 +26,7 @@ use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
-use crate::relay::relayed;
+use crate::relay::{input_options, input_required_of, relayed};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -216,6 +219,7 @@ pub(crate) fn import_tool(
         .copied()
         .filter(|r| !mirrors || *r == ProtocolVersion::V2026_07_28)
         .collect();
+    let keeps_state = revisions.iter().all(|r| r == ProtocolVersion::V2026_07_28);
     let head = ToolRegistration::with_name(served.as_str(), revisions);
     let mut stage = match CompiledSchema::compile_tool_input(input) {
         Ok(_) => head
@@ -253,6 +257,7 @@ pub(crate) fn import_tool(
         link: Arc::clone(source.link),
         name: Arc::from(name),
         timeout: source.call_timeout,
+        keeps_state,
     };
     let mut builder = stage.handler(forward);
     if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
@@ -263,6 +268,21 @@ pub(crate) fn import_tool(
     }
     if let Some(annotations) = entry.get("annotations") {
         builder = builder.annotations(annotations_of(annotations).ok_or_else(malformed)?);
+    }
+    // An upstream tool may ask for input on any call (tools do not declare it): every kind is
+    // declared conditional (the caller's capability checked when one is relayed). Only a tool
+    // served on 2026-07-28 alone may keep state (the runtime's rule), so only there does the
+    // upstream's state travel, sealed inside the gateway's.
+    let kinds = [
+        InputRequestKind::Elicitation,
+        InputRequestKind::Sampling,
+        InputRequestKind::Roots,
+    ];
+    builder = builder.input_request_declarations(
+        kinds.map(|k| InputRequestDeclaration::new(k, InputRequirement::Conditional)),
+    );
+    if keeps_state {
+        builder = builder.request_state_mode(RequestStateMode::FrameworkProtected);
     }
     builder.build().map_err(|e| {
         let reason = match e.kind() {
@@ -353,6 +373,8 @@ struct Forward {
     link: Arc<Link>,
     name: Arc<str>,
     timeout: Duration,
+    /// Whether the registration keeps request state (served on 2026-07-28 alone).
+    keeps_state: bool,
 }
 
 impl<'a> Handler<'a, ToolArguments<JsonObject>, OperationResult, ForwardError> for Forward {
@@ -360,28 +382,42 @@ impl<'a> Handler<'a, ToolArguments<JsonObject>, OperationResult, ForwardError> f
 
     fn call(
         &self,
-        _: &'a RequestContext,
+        context: &'a RequestContext,
         arguments: ToolArguments<JsonObject>,
         features: &'a InvocationFeatures,
     ) -> Self::Future {
         let this = self.clone();
-        Box::pin(async move { this.forward(arguments.raw().clone(), features).await })
+        Box::pin(async move {
+            this.forward(context, arguments.raw().clone(), features)
+                .await
+        })
     }
 }
 
 impl Forward {
-    /// The call forwarded with the caller's progress and cancellation relayed, and its result
-    /// read back.
+    /// The call forwarded with the caller's progress, cancellation and (2026-07-28 on both
+    /// sides) `input_required` relayed, and its result read back.
     async fn forward(
         self,
+        context: &RequestContext,
         arguments: JsonObject,
         features: &InvocationFeatures,
     ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let result = relayed(&self.link, self.timeout, features, |options| {
+        let input = input_options(context, &client, self.keeps_state);
+        let relays_input = input.is_some();
+        let options = input.unwrap_or_default();
+        let result = relayed(&self.link, self.timeout, features, options, |options| {
             client.call_tool_with(&self.name, arguments, options)
         })
         .await?;
+        if relays_input
+            && result.get("resultType").and_then(JsonValue::as_str) == Some("input_required")
+        {
+            let relayed =
+                input_required_of(&result, self.keeps_state).ok_or(ForwardError::Malformed)?;
+            return Ok(relayed.into());
+        }
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
         let complete = CompleteResult::from_wire(object).ok_or(ForwardError::Malformed)?;
         Ok(complete.into())

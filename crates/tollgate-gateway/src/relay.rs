@@ -2,15 +2,19 @@
 //! the upstream's progress relayed to the caller that asked for it (under the caller's own
 //! progress token, through the endpoint's `ProgressReporter`), and the caller's going away
 //! relayed to the upstream (the upstream call is dropped, which its client cancels as its
-//! revision says: `notifications/cancelled`, or the request's stream closed). Knows nothing of
-//! tools, catalogs or names.
+//! revision says: `notifications/cancelled`, or the request's stream closed); and, where both
+//! the caller and the upstream speak 2026-07-28, the upstream's `input_required` results relayed
+//! to the caller (its input requests rebuilt through the endpoint's constructors, its
+//! `requestState` carried inside the gateway's own sealed state) and the caller's retry sent
+//! back to the upstream with that state. Knows nothing of tools, catalogs or names.
 
 use std::future::Future;
 
 use tokio::sync::mpsc;
-use tollgate::InvocationFeatures;
-use tollgate::context::ProgressReporter;
-use tollgate_client::{CallOptions, Error, Progress};
+use tollgate::context::{InputRequest, InputRequiredResult, ProgressReporter};
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
+use tollgate_client::{CallOptions, Client, Error, Progress};
 
 use crate::error::ForwardError;
 use crate::link::Link;
@@ -19,13 +23,14 @@ use crate::link::Link;
 /// later one supersedes it).
 const PROGRESS_QUEUE: usize = 32;
 
-/// Runs `call` (made with the options it is given) on `link` within `timeout`, relaying the
-/// upstream's progress to the caller when the caller asked for progress, and dropping the
-/// call (so cancelling it upstream) when the caller's request is cancelled.
+/// Runs `call` (made with `options` and the ones it is given) on `link` within `timeout`,
+/// relaying the upstream's progress to the caller when the caller asked for progress, and
+/// dropping the call (so cancelling it upstream) when the caller's request is cancelled.
 pub(crate) async fn relayed<T, F>(
     link: &Link,
     timeout: std::time::Duration,
     features: &InvocationFeatures,
+    options: CallOptions,
     call: impl FnOnce(CallOptions) -> F,
 ) -> Result<T, ForwardError>
 where
@@ -34,11 +39,11 @@ where
     let reporter = features.find::<ProgressReporter>();
     let (tx, mut rx) = mpsc::channel::<Progress>(PROGRESS_QUEUE);
     let options = if reporter.is_some() {
-        CallOptions::new().on_progress(move |progress| {
+        options.on_progress(move |progress| {
             let _ = tx.try_send(progress.clone());
         })
     } else {
-        CallOptions::new()
+        options
     };
     let bounded = link.bounded(timeout, call(options));
     let relay = async {
@@ -66,4 +71,96 @@ fn report(reporter: Option<&ProgressReporter>, progress: &Progress) {
     if let Some(reporter) = reporter {
         let _ = reporter.report(progress.progress(), progress.total(), progress.message());
     }
+}
+
+/// The member of the gateway's sealed state holding the upstream's `requestState`.
+const UPSTREAM_STATE: &str = "upstream";
+
+/// The options of a call that relays `input_required` between `context`'s caller and
+/// `client`'s upstream: when both speak 2026-07-28, an `input_required` result is returned
+/// (not answered), and a retry carries the caller's responses (and, when the registration
+/// `keeps_state`, the upstream's state) back. `None` when the two cannot both carry it (then
+/// the upstream's input requests are refused).
+pub(crate) fn input_options(
+    context: &RequestContext,
+    client: &Client,
+    keeps_state: bool,
+) -> Option<CallOptions> {
+    if context.protocol_version() != ProtocolVersion::V2026_07_28
+        || !client.revision().is_stateless()
+    {
+        return None;
+    }
+    let options = CallOptions::new().return_input_required();
+    Some(match context.input_responses() {
+        Some(responses) => {
+            let state = context
+                .request_state()
+                .filter(|_| keeps_state)
+                .and_then(|s| s.get(UPSTREAM_STATE))
+                .filter(|s| !s.is_null())
+                .cloned();
+            options.retry(responses.clone(), state)
+        }
+        None => options,
+    })
+}
+
+/// The upstream's `input_required` result as the gateway's own: each input request rebuilt
+/// through the endpoint's constructors (form elicitation, sampling, roots), the upstream's
+/// `requestState` kept inside the gateway's sealed state when the registration `keeps_state`.
+/// `None` for anything else (another method, a URL elicitation, a malformed request, state
+/// the registration cannot keep, nothing asked and no state).
+pub(crate) fn input_required_of(
+    result: &JsonValue,
+    keeps_state: bool,
+) -> Option<InputRequiredResult> {
+    let upstream_state = result.get("requestState").filter(|s| !s.is_null());
+    if upstream_state.is_some() && !keeps_state {
+        return None;
+    }
+    let requests = match result.get("inputRequests") {
+        None => None,
+        Some(requests) => Some(requests.as_object()?),
+    };
+    let mut relayed: Option<InputRequiredResult> = None;
+    for (key, request) in requests.into_iter().flat_map(JsonObject::iter) {
+        let params = match request.get("params") {
+            None => JsonObject::new(),
+            Some(params) => params.as_object()?.clone(),
+        };
+        let rebuilt = match request.get("method").and_then(JsonValue::as_str)? {
+            "elicitation/create" => {
+                if params
+                    .get("mode")
+                    .is_some_and(|m| m.as_str() != Some("form"))
+                {
+                    return None;
+                }
+                let message = params.get("message")?.as_str()?;
+                let schema = params.get("requestedSchema")?.as_object()?.clone();
+                InputRequest::elicitation(message, schema)
+            }
+            "sampling/createMessage" => InputRequest::sampling(params).ok()?,
+            "roots/list" => InputRequest::list_roots(),
+            _ => return None,
+        };
+        relayed = Some(match relayed {
+            None => InputRequiredResult::with_input_request(key.as_str(), rebuilt),
+            Some(relayed) => relayed.add_input_request(key.as_str(), rebuilt),
+        });
+    }
+    if !keeps_state {
+        return relayed;
+    }
+    let state = JsonObject::builder()
+        .insert(
+            UPSTREAM_STATE,
+            upstream_state.cloned().unwrap_or(JsonValue::Null),
+        )
+        .build();
+    Some(match relayed {
+        None => InputRequiredResult::with_state(state.into()),
+        Some(relayed) => relayed.state(state.into()),
+    })
 }

@@ -151,3 +151,177 @@ async fn completions_go_to_the_upstream_under_its_own_prompt_name() {
     client.close().await.unwrap();
     gateway.close().await;
 }
+
+/// A Tollgate upstream on 2026-07-28 whose `confirm` asks for an elicitation with state of
+/// its own (a Tollgate server always sends a `requestState`, sealed) and, on the retry,
+/// answers what it received.
+async fn asking_upstream() -> std::net::SocketAddr {
+    use tollgate::context::{InputRequest, InputRequiredResult};
+    use tollgate::tool::{
+        CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
+        OperationResult, RequestStateMode,
+    };
+    use tollgate::{InvocationFeatures, RequestContext, ToolArguments, ToolRegistration};
+
+    async fn confirm(
+        context: &RequestContext,
+        _: ToolArguments<JsonObject>,
+        _: &InvocationFeatures,
+    ) -> Result<OperationResult, std::convert::Infallible> {
+        let Some(responses) = context.input_responses() else {
+            let ask = InputRequest::elicitation(
+                "Proceed?",
+                object(r#"{"type":"object","properties":{"ok":{"type":"boolean"}}}"#),
+            );
+            return Ok(InputRequiredResult::with_input_request("go", ask)
+                .state(JsonValue::from("upstream-state"))
+                .into());
+        };
+        let seen = JsonObject::builder()
+            .insert("go", responses.get("go").cloned())
+            .insert("state", context.request_state().cloned())
+            .build();
+        Ok(CompleteResult::from_tool_structured_content(seen).into())
+    }
+
+    let tool = ToolRegistration::with_name("confirm", [V26])
+        .json_object_arguments()
+        .handler(confirm)
+        .input_request_declarations([InputRequestDeclaration::new(
+            InputRequestKind::Elicitation,
+            InputRequirement::Required,
+        )])
+        .request_state_mode(RequestStateMode::FrameworkProtected)
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("asking", "1"))
+        .add_tool(tool)
+        .build()
+        .unwrap();
+    let server = tollgate::Server::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        tollgate::McpService::new(endpoint),
+    )
+    .await
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+    addr
+}
+
+/// Answers every elicitation with `{"ok": true}`.
+struct Accept;
+
+impl tollgate_client::handler::Handler for Accept {
+    fn request<'a>(
+        &'a self,
+        method: &'a str,
+        _: Option<&'a JsonObject>,
+    ) -> tollgate_client::handler::HandlerFuture<'a> {
+        Box::pin(async move {
+            assert_eq!(method, "elicitation/create");
+            Ok(object(r#"{"action":"accept","content":{"ok":true}}"#).into())
+        })
+    }
+}
+
+/// A client of the gateway's `revisions` on `revision`, answering elicitations.
+async fn asked_client(
+    gateway: &Gateway,
+    revisions: &[ProtocolVersion],
+    revision: tollgate_client::Revision,
+) -> Client {
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            revisions
+                .iter()
+                .copied()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    Client::builder()
+        .capabilities(object(r#"{"elicitation":{}}"#))
+        .handler(Accept)
+        .revisions([revision])
+        .connect_in_process(endpoint)
+        .await
+        .unwrap()
+}
+
+/// What the upstream's tool saw on the retry: the caller's answer and its own state.
+fn seen(result: &JsonValue) -> (Option<&JsonValue>, Option<&str>) {
+    let seen = result.get("structuredContent").unwrap();
+    let ok = seen
+        .get("go")
+        .and_then(|g| g.get("content"))
+        .and_then(|c| c.get("ok"));
+    (ok, seen.get("state").and_then(JsonValue::as_str))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_back() {
+    use tollgate_client::Revision;
+    let addr = asking_upstream().await;
+    let config = config(&[("asking", addr, Some("up"))]);
+
+    // Served on 2026-07-28 alone: the upstream's state travels sealed in the gateway's, and
+    // comes back to the upstream as it sent it (it never sees the gateway's).
+    let gateway = Gateway::connect(&config, &[V26]).await.unwrap();
+    let client = asked_client(&gateway, &[V26], Revision::V2026_07_28).await;
+    let result = client
+        .call_tool("up_confirm", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        seen(&result),
+        (Some(&JsonValue::Bool(true)), Some("upstream-state"))
+    );
+    // A caller that cannot answer an elicitation is told so (-32021), as for the
+    // endpoint's own tools.
+    let unable = Client::builder()
+        .connect_in_process(
+            gateway
+                .install(Endpoint::with_path(
+                    "/mcp",
+                    [V26],
+                    Implementation::new("gateway", "1"),
+                ))
+                .build()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let refused = unable
+        .call_tool("up_confirm", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(-32021));
+    unable.close().await.unwrap();
+    client.close().await.unwrap();
+    gateway.close().await;
+
+    // Served on 2025 revisions too, the gateway's tools keep no state (the runtime's rule), so
+    // an upstream's state cannot travel: the fixed internal error, never a hang.
+    let revisions = [V26, ProtocolVersion::V2025_11_25];
+    let gateway = Gateway::connect(&config, &revisions).await.unwrap();
+    let client = asked_client(&gateway, &revisions, Revision::V2026_07_28).await;
+    let error = client
+        .call_tool("up_confirm", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(-32603));
+    client.close().await.unwrap();
+
+    // A 2025 caller over stdio cannot be asked: the fixed internal error, never a hang.
+    let old = asked_client(&gateway, &revisions, Revision::V2025_11_25).await;
+    let error = old
+        .call_tool("up_confirm", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(-32603));
+    old.close().await.unwrap();
+    gateway.close().await;
+}
