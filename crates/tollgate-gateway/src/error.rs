@@ -34,6 +34,11 @@ pub enum ConfigErrorKind {
     InvalidTimeout,
     /// A `relist_ms` under 1,000.
     InvalidRelist,
+    /// An `[upstream.oauth]` table without a `client_id`, without exactly one of
+    /// `client_secret` and `private_key_file`, with `algorithm` missing beside a key file (or
+    /// given without one, or unknown), an `auth_method` that does not fit the credentials, or
+    /// beside an `Authorization` header.
+    InvalidOAuth,
 }
 
 impl ConfigErrorKind {
@@ -54,6 +59,9 @@ impl ConfigErrorKind {
             Self::InvalidCommand => "an upstream command must not be empty",
             Self::InvalidTimeout => "timeout_ms must be at least 1",
             Self::InvalidRelist => "relist_ms must be at least 1000",
+            Self::InvalidOAuth => {
+                "an [upstream.oauth] table needs client_id and exactly one of client_secret or private_key_file (with algorithm), an auth_method that fits them, and no Authorization header beside it"
+            }
         }
     }
 }

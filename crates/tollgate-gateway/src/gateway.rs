@@ -15,6 +15,7 @@ use tollgate::prompt::PromptRegistration;
 use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
+use tollgate_client::oauth::OAuthClient;
 
 use crate::catalog::{Naming, import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
@@ -407,6 +408,14 @@ async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, Gate
             let mut builder = builder;
             for (name, value) in headers {
                 builder = builder.header(name, value).map_err(|_| failed())?;
+            }
+            if let Some(oauth) = upstream.oauth() {
+                let credentials = oauth.credentials().map_err(|_| failed())?;
+                let client = OAuthClient::builder()
+                    .client_credentials_grant(credentials)
+                    .build()
+                    .map_err(|_| failed())?;
+                builder = builder.authorizer(Arc::new(client));
             }
             builder.connect_http(url).await.map_err(|_| failed())
         }

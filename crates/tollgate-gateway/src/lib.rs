@@ -58,7 +58,7 @@ mod relay;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
-    MIN_RELIST, UpstreamConfig, UpstreamTransport,
+    MIN_RELIST, UpstreamConfig, UpstreamOAuth, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};

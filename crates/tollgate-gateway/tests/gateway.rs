@@ -14,6 +14,8 @@
     reason = "integration tests"
 )]
 
+#[path = "gateway/credentials.rs"]
+mod credentials;
 #[path = "gateway/relay.rs"]
 mod relay;
 #[path = "gateway/upstream.rs"]

@@ -33,6 +33,11 @@ pub(crate) struct Upstream {
     pub(crate) cancelled: Arc<AtomicUsize>,
     /// The `Authorization` header of every request it received (empty when none).
     pub(crate) authorizations: Arc<std::sync::Mutex<Vec<String>>>,
+    /// When set (its base URL), it is also its own OAuth authorization server and answers MCP
+    /// requests only with the token it issues.
+    oauth: Arc<std::sync::Mutex<Option<String>>>,
+    /// The form bodies its token endpoint received.
+    pub(crate) token_requests: Arc<std::sync::Mutex<Vec<String>>>,
     /// The `tools/list` result it answers now.
     pub(crate) tools: Arc<std::sync::Mutex<String>>,
     /// The 2025 session id it gives and accepts: a new one each time it (re)starts, so a
@@ -46,6 +51,8 @@ impl Default for Upstream {
             calls: Arc::default(),
             cancelled: Arc::default(),
             authorizations: Arc::default(),
+            oauth: Arc::default(),
+            token_requests: Arc::default(),
             tools: Arc::new(std::sync::Mutex::new(TOOLS.to_owned())),
             session: Arc::default(),
         }
@@ -85,15 +92,26 @@ impl Upstream {
     async fn serve(self, mut tcp: TcpStream) {
         let mut buffer = Vec::new();
         loop {
-            let Some((method, body, session, authorization)) =
-                read_request(&mut tcp, &mut buffer).await
-            else {
+            let Some(received) = read_request(&mut tcp, &mut buffer).await else {
                 return;
             };
+            let Received {
+                method,
+                path,
+                body,
+                session,
+                authorization,
+            } = received;
             self.authorizations
                 .lock()
                 .unwrap()
-                .push(authorization.unwrap_or_default());
+                .push(authorization.clone().unwrap_or_default());
+            if let Some(answer) = self.authorize(&method, &path, &body, authorization.as_deref()) {
+                if tcp.write_all(answer.as_bytes()).await.is_err() {
+                    return;
+                }
+                continue;
+            }
             let current = self.session.lock().unwrap().clone();
             if session.is_some_and(|s| s != current) {
                 let gone = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
@@ -116,6 +134,53 @@ impl Upstream {
             {
                 return;
             }
+        }
+    }
+
+    /// Serves on a fresh port as its own OAuth authorization server too: MCP requests need
+    /// the token its token endpoint issues. Its URL's host is `localhost`.
+    pub(crate) async fn start_with_oauth(&self) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
+        *self.oauth.lock().unwrap() = Some(base.clone());
+        self.serve_on(listener);
+        format!("{base}/mcp")
+    }
+
+    /// In OAuth mode, the whole answer to the authorization server's requests and to an MCP
+    /// request without the issued token (401 with its challenge); `None` otherwise.
+    fn authorize(
+        &self,
+        method: &str,
+        path: &str,
+        body: &str,
+        authorization: Option<&str>,
+    ) -> Option<String> {
+        let base = self.oauth.lock().unwrap().clone()?;
+        let json = |body: String| {
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        match (method, path) {
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => Some(json(format!(
+                r#"{{"resource":"{base}/mcp","authorization_servers":["{base}"]}}"#
+            ))),
+            ("GET", "/.well-known/oauth-authorization-server") => Some(json(format!(
+                r#"{{"issuer":"{base}","token_endpoint":"{base}/token","token_endpoint_auth_methods_supported":["client_secret_post","private_key_jwt"],"grant_types_supported":["client_credentials"]}}"#
+            ))),
+            ("POST", "/token") => {
+                self.token_requests.lock().unwrap().push(body.to_owned());
+                Some(json(
+                    r#"{"access_token":"upstream-token","token_type":"Bearer","expires_in":3600}"#
+                        .to_owned(),
+                ))
+            }
+            (_, "/mcp") if authorization != Some("Bearer upstream-token") => Some(format!(
+                "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\nContent-Length: 0\r\n\r\n"
+            )),
+            _ => None,
         }
     }
 
@@ -237,12 +302,17 @@ impl Served {
     }
 }
 
-/// Reads one HTTP/1.1 request (head and `Content-Length` body): its method, body and
-/// `Mcp-Session-Id`.
-async fn read_request(
-    tcp: &mut TcpStream,
-    buffer: &mut Vec<u8>,
-) -> Option<(String, String, Option<String>, Option<String>)> {
+/// One HTTP/1.1 request as the upstream read it.
+struct Received {
+    method: String,
+    path: String,
+    body: String,
+    session: Option<String>,
+    authorization: Option<String>,
+}
+
+/// Reads one HTTP/1.1 request (head and `Content-Length` body).
+async fn read_request(tcp: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Received> {
     loop {
         if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
             let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
@@ -262,19 +332,22 @@ async fn read_request(
             }
             let body = String::from_utf8_lossy(&buffer[end + 4..end + 4 + length]).into_owned();
             buffer.drain(..end + 4 + length);
-            let method = head.split(' ').next().unwrap_or("").to_owned();
+            let mut line = head.split(' ');
+            let method = line.next().unwrap_or("").to_owned();
+            let path = line.next().unwrap_or("").to_owned();
             let field = |name: &str| {
                 head.lines()
                     .filter_map(|l| l.split_once(':'))
                     .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
                     .map(|(_, v)| v.trim().to_owned())
             };
-            return Some((
+            return Some(Received {
                 method,
+                path,
                 body,
-                field("mcp-session-id"),
-                field("authorization"),
-            ));
+                session: field("mcp-session-id"),
+                authorization: field("authorization"),
+            });
         }
         let mut chunk = [0u8; 8192];
         let n = tcp.read(&mut chunk).await.ok()?;
