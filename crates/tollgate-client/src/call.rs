@@ -31,6 +31,7 @@ pub struct CallOptions {
     log_level: Option<&'static str>,
     return_input_required: bool,
     retry: Option<(JsonObject, Option<JsonValue>)>,
+    capabilities: Option<JsonObject>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -40,6 +41,7 @@ impl std::fmt::Debug for CallOptions {
             .field("log_level", &self.log_level)
             .field("return_input_required", &self.return_input_required)
             .field("retry", &self.retry.is_some())
+            .field("capabilities", &self.capabilities.is_some())
             .finish()
     }
 }
@@ -72,6 +74,15 @@ impl CallOptions {
     #[must_use]
     pub fn retry(mut self, responses: JsonObject, state: Option<JsonValue>) -> Self {
         self.retry = Some((responses, state));
+        self
+    }
+
+    /// Declares `capabilities` for this call instead of the client's own: on 2026-07-28, where
+    /// a request carries its client's capabilities in `_meta`; ignored on 2025, where they are
+    /// the session's. For a caller that passes its own client's on (a gateway).
+    #[must_use]
+    pub fn client_capabilities(mut self, capabilities: JsonObject) -> Self {
+        self.capabilities = Some(capabilities);
         self
     }
 
@@ -156,6 +167,9 @@ impl Client {
         if let Some(level) = options.log_level.filter(|_| stateless) {
             meta.push("io.modelcontextprotocol/logLevel", level);
         }
+        if let Some(capabilities) = options.capabilities.filter(|_| stateless) {
+            meta.push("io.modelcontextprotocol/clientCapabilities", capabilities);
+        }
         let meta = meta.build();
         let mut params = JsonObject::builder()
             .insert("name", name)
@@ -233,7 +247,7 @@ mod tests {
         assert_eq!(wrong.map(|_| ()).unwrap_err().kind(), ErrorKind::Argument);
         assert_eq!(
             format!("{:?}", CallOptions::new().log_level("info").map_err(|_| ())),
-            r#"Ok(CallOptions { progress: false, log_level: Some("info"), return_input_required: false, retry: false })"#
+            r#"Ok(CallOptions { progress: false, log_level: Some("info"), return_input_required: false, retry: false, capabilities: false })"#
         );
     }
 }

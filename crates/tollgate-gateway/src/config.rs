@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+use tollgate::ProtocolVersion;
 use tollgate_client::oauth::{ClientCredentials, KeyAlgorithm, TokenEndpointAuth};
 use zeroize::Zeroizing;
 
@@ -53,6 +54,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct GatewayConfig {
     upstreams: Vec<UpstreamConfig>,
     profile1_only: bool,
+    revisions: Vec<ProtocolVersion>,
 }
 
 /// One upstream server: its name, how it is reached, and the prefix of the names it serves.
@@ -228,6 +230,7 @@ struct File {
     upstream: Vec<Table>,
     #[serde(default)]
     profile1_only: bool,
+    revisions: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -294,9 +297,34 @@ impl GatewayConfig {
             }
             upstreams.push(upstream);
         }
+        let revisions = match file.revisions {
+            None => ProtocolVersion::ALL.to_vec(),
+            Some(names) => {
+                let mut revisions = Vec::with_capacity(names.len());
+                for name in &names {
+                    match ProtocolVersion::from_wire(name) {
+                        Some(r) if !revisions.contains(&r) => revisions.push(r),
+                        _ => {
+                            return Err(GatewayError::config(
+                                ConfigErrorKind::InvalidRevisions,
+                                None,
+                            ));
+                        }
+                    }
+                }
+                if revisions.is_empty() {
+                    return Err(GatewayError::config(
+                        ConfigErrorKind::InvalidRevisions,
+                        None,
+                    ));
+                }
+                revisions
+            }
+        };
         Ok(Self {
             upstreams,
             profile1_only: file.profile1_only,
+            revisions,
         })
     }
 
@@ -321,6 +349,13 @@ impl GatewayConfig {
     /// under Profile 1's budgets, and only what neither takes is left out).
     pub fn profile1_only(&self) -> bool {
         self.profile1_only
+    }
+
+    /// The revisions the gateway serves (`revisions = ["2026-07-28", ...]`; default every
+    /// revision Tollgate serves). An upstream's `input_required` with state is relayed only by
+    /// a gateway serving 2026-07-28 alone (only there may its tools keep request state).
+    pub fn revisions(&self) -> &[ProtocolVersion] {
+        &self.revisions
     }
 
     /// The upstreams, in file order.
@@ -495,6 +530,20 @@ mod tests {
             kind("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nunknown = 1\n"),
             ConfigErrorKind::Syntax
         );
+    }
+
+    #[test]
+    fn revisions_are_known_distinct_and_not_none() {
+        let file =
+            |r: &str| format!("revisions = {r}\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n");
+        let config = GatewayConfig::from_toml(&file(r#"["2026-07-28"]"#)).unwrap();
+        assert_eq!(config.revisions(), [ProtocolVersion::V2026_07_28]);
+        let all =
+            GatewayConfig::from_toml("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n").unwrap();
+        assert_eq!(all.revisions(), ProtocolVersion::ALL);
+        for bad in ["[]", r#"["2024-01-01"]"#, r#"["2026-07-28","2026-07-28"]"#] {
+            assert_eq!(kind(&file(bad)), ConfigErrorKind::InvalidRevisions, "{bad}");
+        }
     }
 
     #[test]

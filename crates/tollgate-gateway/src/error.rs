@@ -39,6 +39,8 @@ pub enum ConfigErrorKind {
     /// given without one, or unknown), an `auth_method` that does not fit the credentials, or
     /// beside an `Authorization` header.
     InvalidOAuth,
+    /// `revisions` empty, naming a revision Tollgate does not serve, or naming one twice.
+    InvalidRevisions,
 }
 
 impl ConfigErrorKind {
@@ -59,6 +61,9 @@ impl ConfigErrorKind {
             Self::InvalidCommand => "an upstream command must not be empty",
             Self::InvalidTimeout => "timeout_ms must be at least 1",
             Self::InvalidRelist => "relist_ms must be at least 1000",
+            Self::InvalidRevisions => {
+                "revisions must name one or more distinct revisions Tollgate serves"
+            }
             Self::InvalidOAuth => {
                 "an [upstream.oauth] table needs client_id and exactly one of client_secret or private_key_file (with algorithm), an auth_method that fits them, and no Authorization header beside it"
             }

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use tollgate::context::Handler;
@@ -26,7 +26,7 @@ use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
-use crate::relay::{input_options, input_required_of, relayed};
+use crate::relay::{MISSING_CAPABILITY, input_options, input_required_of, missing_of, relayed};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -404,13 +404,31 @@ impl Forward {
         features: &InvocationFeatures,
     ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let input = input_options(context, &client, self.keeps_state);
-        let relays_input = input.is_some();
-        let options = input.unwrap_or_default();
-        let result = relayed(&self.link, self.timeout, features, options, |options| {
-            client.call_tool_with(&self.name, arguments, options)
-        })
-        .await?;
+        let (options, relays_input) = input_options(context, &client, self.keeps_state);
+        // The upstream's refusal for capabilities the caller lacks, kept to answer it as such.
+        let refused: std::sync::Mutex<Option<Option<JsonValue>>> = std::sync::Mutex::default();
+        let result = relayed(
+            &self.link,
+            self.timeout,
+            features,
+            options,
+            |options| async {
+                let answer = client.call_tool_with(&self.name, arguments, options).await;
+                if let Err(error) = &answer
+                    && error.code() == Some(MISSING_CAPABILITY)
+                {
+                    *crate::gateway::lock(&refused) = Some(error.data().cloned());
+                }
+                answer
+            },
+        )
+        .await;
+        let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if relays_input && let Some(data) = refused {
+            let missing = missing_of(context, data.as_ref()).ok_or(ForwardError::Upstream)?;
+            return Ok(missing.into());
+        }
+        let result = result?;
         if relays_input
             && result.get("resultType").and_then(JsonValue::as_str) == Some("input_required")
         {

@@ -77,22 +77,36 @@ fn report(reporter: Option<&ProgressReporter>, progress: &Progress) {
 const UPSTREAM_STATE: &str = "upstream";
 
 /// The options of a call that relays `input_required` between `context`'s caller and
-/// `client`'s upstream: when both speak 2026-07-28, an `input_required` result is returned
-/// (not answered), and a retry carries the caller's responses (and, when the registration
-/// `keeps_state`, the upstream's state) back. `None` when the two cannot both carry it (then
-/// the upstream's input requests are refused).
+/// `client`'s upstream, and whether it does. When both speak 2026-07-28, an `input_required`
+/// result is returned (not answered), a retry carries the caller's responses (and, when the
+/// registration `keeps_state`, the upstream's state) back, and the upstream is told the
+/// caller's own elicitation, sampling and roots capabilities, so it asks only for what the
+/// caller can answer (and refuses, -32021, what it requires and the caller lacks). To a
+/// 2026-07-28 upstream whose caller cannot be relayed to, the call declares none of them.
 pub(crate) fn input_options(
     context: &RequestContext,
     client: &Client,
     keeps_state: bool,
-) -> Option<CallOptions> {
-    if context.protocol_version() != ProtocolVersion::V2026_07_28
-        || !client.revision().is_stateless()
-    {
-        return None;
+) -> (CallOptions, bool) {
+    if !client.revision().is_stateless() {
+        return (CallOptions::new(), false);
     }
-    let options = CallOptions::new().return_input_required();
-    Some(match context.input_responses() {
+    if context.protocol_version() != ProtocolVersion::V2026_07_28 {
+        return (
+            CallOptions::new().client_capabilities(JsonObject::new()),
+            false,
+        );
+    }
+    let mut capabilities = JsonObject::builder();
+    for (name, value) in context.client_capabilities().raw().iter() {
+        if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
+            capabilities.push(name.clone(), value.clone());
+        }
+    }
+    let options = CallOptions::new()
+        .return_input_required()
+        .client_capabilities(capabilities.build());
+    let options = match context.input_responses() {
         Some(responses) => {
             let state = context
                 .request_state()
@@ -103,7 +117,8 @@ pub(crate) fn input_options(
             options.retry(responses.clone(), state)
         }
         None => options,
-    })
+    };
+    (options, true)
 }
 
 /// The upstream's `input_required` result as the gateway's own: each input request rebuilt
@@ -163,4 +178,57 @@ pub(crate) fn input_required_of(
         None => InputRequiredResult::with_state(state.into()),
         Some(relayed) => relayed.state(state.into()),
     })
+}
+
+/// The JSON-RPC code of a refusal for client capabilities a request lacks (2026-07-28).
+pub(crate) const MISSING_CAPABILITY: i64 = -32021;
+
+/// An upstream's refusal for capabilities its caller lacks (`data.requiredCapabilities`),
+/// answered as the endpoint answers its own: a request for each such input the caller does not
+/// declare, which the endpoint refuses (-32021, naming them) before anything is sent. `None`
+/// when the upstream names none the caller lacks (then it is the upstream's failure).
+pub(crate) fn missing_of(
+    context: &RequestContext,
+    data: Option<&JsonValue>,
+) -> Option<InputRequiredResult> {
+    let required = data?.get("requiredCapabilities")?.as_object()?;
+    let declared = context.client_capabilities();
+    let mut missing: Option<InputRequiredResult> = None;
+    for (name, _) in required.iter() {
+        let request = match name.as_str() {
+            "elicitation" => InputRequest::elicitation("", JsonObject::new()),
+            "sampling" => {
+                let params = JsonObject::builder()
+                    .insert(
+                        "messages",
+                        tollgate::json::JsonArray::from(vec![JsonValue::from(
+                            JsonObject::builder()
+                                .insert("role", "user")
+                                .insert(
+                                    "content",
+                                    JsonObject::builder()
+                                        .insert("type", "text")
+                                        .insert("text", "")
+                                        .build(),
+                                )
+                                .build(),
+                        )]),
+                    )
+                    .insert("maxTokens", 1)
+                    .build();
+                InputRequest::sampling(params).ok()?
+            }
+            "roots" => InputRequest::list_roots(),
+            _ => continue,
+        };
+        // Never sent: only what the caller does not declare is named.
+        if declared.declares(request.capability()) {
+            continue;
+        }
+        missing = Some(match missing {
+            None => InputRequiredResult::with_input_request(name.as_str(), request),
+            Some(missing) => missing.add_input_request(name.as_str(), request),
+        });
+    }
+    missing
 }
