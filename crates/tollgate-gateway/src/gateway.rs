@@ -22,7 +22,7 @@ use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
 use crate::import::{Kind, Refusal, RefusalReason, Source, import_tool};
 use crate::link::Link;
-use crate::live::{Watch, follow};
+use crate::live::{Watch, follow, listen};
 
 /// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
 /// standard error (`info`, with the upstream's name), a catalog change applied or refused.
@@ -281,7 +281,9 @@ impl Gateway {
     }
 
     /// Keeps `endpoint`'s catalog current with the upstreams': on an upstream's
-    /// `notifications/tools/list_changed` (and every `relist_ms` where configured) its tools
+    /// `notifications/tools/list_changed` (from a stdio upstream, a 2025 HTTP session's stream,
+    /// or a `subscriptions/listen` the gateway keeps open on a 2026-07-28 upstream that
+    /// announces changes), and every `relist_ms` where configured, its tools
     /// are listed and imported again, and the difference applied as one catalog change
     /// (announced to the endpoint's clients as live catalogs announce). A change that would
     /// serve a name another upstream serves is refused whole and logged with the name.
@@ -303,6 +305,7 @@ impl Gateway {
                 self.rules.clone(),
             )));
             followers.push(tokio::spawn(revive(Arc::clone(upstream))));
+            followers.push(tokio::spawn(listen(Arc::clone(upstream))));
         }
         Ok(())
     }

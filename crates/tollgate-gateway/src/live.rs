@@ -1,6 +1,7 @@
 //! Upstream catalogs followed while the gateway serves: an upstream's
-//! `notifications/tools/list_changed` (heard through the client's handler) or its re-list
-//! interval starts a refresh, which lists and imports its tools again and applies the
+//! `notifications/tools/list_changed` (heard through the client's handler: on stdio, on a 2025
+//! HTTP session's stream, or on the `subscriptions/listen` the gateway keeps open on a
+//! 2026-07-28 upstream that announces changes) or its re-list interval starts a refresh, which lists and imports its tools again and applies the
 //! difference to the endpoint's live catalog as one change. Owns the refresh and its rules (a
 //! change clashing with another upstream's names is refused whole; a failed list changes
 //! nothing); knows nothing of how tools are imported or served.
@@ -9,9 +10,11 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 use tollgate::endpoint::{CatalogChange, Catalogs};
-use tollgate::json::JsonObject;
+use tollgate::json::{JsonObject, JsonValue};
 
-use crate::gateway::{Owners, Rules, UPSTREAM, Upstream, import_all, lock};
+use crate::gateway::{
+    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Owners, Rules, UPSTREAM, Upstream, import_all, lock,
+};
 
 /// The client handler that hears an upstream's tool list change.
 pub(crate) struct Watch {
@@ -118,5 +121,37 @@ async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rule
         Err(error) => {
             tracing::warn!(target: UPSTREAM, upstream = name, %error, "catalog change refused");
         }
+    }
+}
+
+/// Keeps a `subscriptions/listen` open on a 2026-07-28 upstream whose tools announce changes
+/// (`capabilities.tools.listChanged`), for as long as the gateway runs: its notifications reach
+/// the client's handler ([`Watch`]) like any other. Opened again on the client in use after it
+/// ends or fails (the upstream closed it, its token expired, the upstream was connected to
+/// again), waiting between tries from [`FIRST_REVIVE_BACKOFF`] doubling to
+/// [`MAX_REVIVE_BACKOFF`]; a listen that heard something starts the wait over.
+pub(crate) async fn listen(upstream: Arc<Upstream>) {
+    let filter = JsonObject::builder()
+        .insert("toolsListChanged", true)
+        .build();
+    let mut backoff = FIRST_REVIVE_BACKOFF;
+    loop {
+        let client = upstream.link.client();
+        let announces = client
+            .server()
+            .get("capabilities")
+            .and_then(|c| c.get("tools"))
+            .and_then(|t| t.get("listChanged"))
+            == Some(&JsonValue::Bool(true));
+        if client.revision().is_stateless()
+            && announces
+            && let Ok(mut listen) = client.listen(filter.clone())
+        {
+            while let Some(Ok(_)) = listen.next().await {
+                backoff = FIRST_REVIVE_BACKOFF;
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_REVIVE_BACKOFF);
     }
 }

@@ -16,6 +16,8 @@
 
 #[path = "gateway/credentials.rs"]
 mod credentials;
+#[path = "gateway/listen.rs"]
+mod listen;
 #[path = "gateway/relay.rs"]
 mod relay;
 #[path = "gateway/upstream.rs"]
