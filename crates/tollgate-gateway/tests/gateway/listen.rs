@@ -1,10 +1,13 @@
-//! An upstream's tool list change heard without re-listing: on a 2025 HTTP session's stream,
-//! and on the `subscriptions/listen` the gateway keeps open on a 2026-07-28 upstream.
+//! An upstream's list changes heard without re-listing: on a 2025 HTTP session's stream, and on
+//! the `subscriptions/listen` the gateway keeps open on a 2026-07-28 upstream; its tools, prompts
+//! and resources followed live.
 
 use std::time::Duration;
 
-use tollgate::endpoint::Catalogs;
+use tollgate::endpoint::{CatalogChange, Catalogs};
 use tollgate::json::{JsonObject, JsonValue};
+use tollgate::prompt::{PromptArguments, PromptMessage, PromptRegistration, PromptResult};
+use tollgate::resource::{ResourceOutput, ResourceRegistration, ResourceRequest};
 use tollgate::tool::{CompleteResult, OperationResult};
 use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
@@ -99,4 +102,99 @@ async fn an_upstream_s_list_change_is_heard_on_its_stream_or_listen_without_reli
         client.close().await.unwrap();
         gateway.close().await;
     }
+}
+
+async fn greet(
+    _: &RequestContext,
+    _: PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<PromptResult, std::convert::Infallible> {
+    let text = tollgate::content::TextContent::new("hello");
+    Ok(PromptResult::with_message(PromptMessage::user(text)))
+}
+
+async fn read(
+    _: &RequestContext,
+    _: ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<ResourceOutput, std::convert::Infallible> {
+    let contents =
+        tollgate::content::ResourceContents::text("file:///note.txt", Some("text/plain"), "hello");
+    Ok(ResourceOutput::with_contents(contents.unwrap()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_s_prompts_and_resources_are_followed_live() {
+    let revision = V26;
+    let (addr, catalogs) = live_upstream(revision).await;
+    let text =
+        format!("[[upstream]]\nname = \"live\"\nprefix = \"up\"\nurl = \"http://{addr}/mcp\"\n");
+    let gateway = Gateway::connect(&GatewayConfig::from_toml(&text).unwrap(), &[V26])
+        .await
+        .unwrap();
+    assert!(gateway.prompts().is_empty() && gateway.resources().is_empty());
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            [V26],
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    gateway.follow(&endpoint).unwrap();
+    let client = Client::builder()
+        .connect_in_process(endpoint)
+        .await
+        .unwrap();
+    let prompt = PromptRegistration::with_name("greet", [revision])
+        .handler(greet)
+        .build()
+        .unwrap();
+    let resource = ResourceRegistration::with_uri("file:///note.txt", "note", [revision])
+        .handler(read)
+        .build()
+        .unwrap();
+    catalogs
+        .apply(
+            CatalogChange::new()
+                .add_prompt(prompt)
+                .add_resource(resource),
+        )
+        .unwrap();
+    let mut followed = false;
+    for _ in 0..100 {
+        let prompts = client.list_prompts().await.unwrap_or_default();
+        let resources = client.list_resources().await.unwrap_or_default();
+        if !prompts.is_empty() && !resources.is_empty() {
+            followed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        followed,
+        "the upstream's prompt and resource were not followed"
+    );
+    let got = client
+        .get_prompt("up_greet", JsonObject::new())
+        .await
+        .unwrap();
+    assert!(got.get("messages").is_some());
+    let read = client.read_resource("up+file:///note.txt").await.unwrap();
+    assert!(read.get("contents").is_some());
+    // Removed upstream: gone from the gateway too.
+    catalogs
+        .apply(CatalogChange::new().remove_prompt("greet"))
+        .unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        if client.list_prompts().await.unwrap_or_default().is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the upstream's removed prompt is still served");
+    client.close().await.unwrap();
+    gateway.close().await;
 }
