@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{
-    Completion, CompletionRequest, PromptArgument, PromptArguments, PromptRegistration,
-    PromptResult,
+    Completion, CompletionRequest, PromptArgument, PromptArguments, PromptOutcome,
+    PromptRegistration, PromptResult,
 };
 use tollgate::resource::{
-    ResourceBuilder, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceBuilder, ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
     ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
@@ -22,6 +22,7 @@ use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
+use crate::relay::{InputRelay, asks_input, input_required_of};
 
 /// How an upstream's names and URIs are served: its prefix, if any.
 #[derive(Clone)]
@@ -85,10 +86,11 @@ pub(crate) fn import_prompt(
     let upstream_name: Arc<str> = Arc::from(name);
     let mut builder = PromptRegistration::with_name(source.naming.name(name), source.revisions())
         .handler(
-            move |_: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
+            move |context: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
+                let relay = InputRelay::of(context, &forward.link.client(), true);
                 forward
                     .clone()
-                    .prompt(Arc::clone(&upstream_name), arguments)
+                    .prompt(Arc::clone(&upstream_name), arguments, relay)
             },
         );
     let malformed = || refuse(RefusalReason::Malformed);
@@ -159,8 +161,9 @@ pub(crate) fn import_resource(
     let revisions = source.revisions();
     let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
         .handler(
-            move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-                forward.clone().read(request.uri().to_owned())
+            move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
+                let relay = InputRelay::of(context, &forward.link.client(), true);
+                forward.clone().read(request.uri().to_owned(), relay)
             },
         );
     described(builder, entry)
@@ -196,8 +199,9 @@ pub(crate) fn import_template(
         revisions,
     )
     .handler(
-        move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-            forward.clone().read(request.uri().to_owned())
+        move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
+            let relay = InputRelay::of(context, &forward.link.client(), true);
+            forward.clone().read(request.uri().to_owned(), relay)
         },
     );
     described(builder, entry)
@@ -246,19 +250,37 @@ struct Forward {
 }
 
 impl Forward {
+    /// `prompts/get` forwarded; a 2026-07-28 upstream's `input_required` relayed as `relay`
+    /// says (sent as is, so it comes back unanswered).
     async fn prompt(
         self,
         name: Arc<str>,
         arguments: PromptArguments,
-    ) -> Result<PromptResult, ForwardError> {
+        relay: InputRelay,
+    ) -> Result<PromptOutcome, ForwardError> {
         let mut object = JsonObject::builder();
         for (key, value) in arguments.iter() {
             object.push(key, value);
         }
         let client = self.link.client();
-        let call = client.get_prompt(&name, object.build());
-        let result = self.link.bounded(self.timeout, call).await?;
+        let result = if relay.relays {
+            let params = JsonObject::builder()
+                .insert("name", &*name)
+                .insert("arguments", object.build())
+                .build();
+            let call = client.request("prompts/get", Some(relay.params(params)));
+            self.link.bounded(self.timeout, call).await?
+        } else {
+            let call = client.get_prompt(&name, object.build());
+            self.link.bounded(self.timeout, call).await?
+        };
+        if relay.relays && asks_input(&result) {
+            return Ok(input_required_of(&result, true)
+                .ok_or(ForwardError::Malformed)?
+                .into());
+        }
         PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
+            .map(Into::into)
             .ok_or(ForwardError::Malformed)
     }
 
@@ -305,16 +327,31 @@ impl Forward {
         completion_of(&result).ok_or(ForwardError::Malformed)
     }
 
-    async fn read(self, served: String) -> Result<ResourceOutput, ForwardError> {
+    /// `resources/read` forwarded, its URIs mapped both ways; a 2026-07-28 upstream's
+    /// `input_required` relayed as `relay` says.
+    async fn read(
+        self,
+        served: String,
+        relay: InputRelay,
+    ) -> Result<ResourceOutcome, ForwardError> {
         let uri = self
             .naming
             .upstream_uri(&served)
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
-        let result = self
-            .link
-            .bounded(self.timeout, client.read_resource(uri))
-            .await?;
+        let result = if relay.relays {
+            let params = JsonObject::builder().insert("uri", uri).build();
+            let call = client.request("resources/read", Some(relay.params(params)));
+            self.link.bounded(self.timeout, call).await?
+        } else {
+            let call = client.read_resource(uri);
+            self.link.bounded(self.timeout, call).await?
+        };
+        if relay.relays && asks_input(&result) {
+            return Ok(input_required_of(&result, true)
+                .ok_or(ForwardError::Malformed)?
+                .into());
+        }
         let contents = result
             .get("contents")
             .and_then(JsonValue::as_array)
@@ -340,7 +377,9 @@ impl Forward {
             )
             .collect();
         let mapped = JsonObject::builder().insert("contents", mapped).build();
-        ResourceOutput::from_wire(&mapped).ok_or(ForwardError::Malformed)
+        ResourceOutput::from_wire(&mapped)
+            .map(Into::into)
+            .ok_or(ForwardError::Malformed)
     }
 }
 

@@ -26,7 +26,9 @@ use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
-use crate::relay::{MISSING_CAPABILITY, input_options, input_required_of, missing_of, relayed};
+use crate::relay::{
+    InputRelay, MISSING_CAPABILITY, asks_input, input_required_of, missing_of, relayed,
+};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -404,7 +406,9 @@ impl Forward {
         features: &InvocationFeatures,
     ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let (options, relays_input) = input_options(context, &client, self.keeps_state);
+        let relay = InputRelay::of(context, &client, self.keeps_state);
+        let relays_input = relay.relays;
+        let options = relay.call_options();
         // The upstream's refusal for capabilities the caller lacks, kept to answer it as such.
         let refused: std::sync::Mutex<Option<Option<JsonValue>>> = std::sync::Mutex::default();
         let result = relayed(
@@ -429,9 +433,7 @@ impl Forward {
             return Ok(missing.into());
         }
         let result = result?;
-        if relays_input
-            && result.get("resultType").and_then(JsonValue::as_str) == Some("input_required")
-        {
+        if relays_input && asks_input(&result) {
             let relayed =
                 input_required_of(&result, self.keeps_state).ok_or(ForwardError::Malformed)?;
             return Ok(relayed.into());

@@ -76,49 +76,101 @@ fn report(reporter: Option<&ProgressReporter>, progress: &Progress) {
 /// The member of the gateway's sealed state holding the upstream's `requestState`.
 const UPSTREAM_STATE: &str = "upstream";
 
-/// The options of a call that relays `input_required` between `context`'s caller and
-/// `client`'s upstream, and whether it does. When both speak 2026-07-28, an `input_required`
-/// result is returned (not answered), a retry carries the caller's responses (and, when the
-/// registration `keeps_state`, the upstream's state) back, and the upstream is told the
-/// caller's own elicitation, sampling and roots capabilities, so it asks only for what the
-/// caller can answer (and refuses, -32021, what it requires and the caller lacks). To a
-/// 2026-07-28 upstream whose caller cannot be relayed to, the call declares none of them.
-pub(crate) fn input_options(
-    context: &RequestContext,
-    client: &Client,
-    keeps_state: bool,
-) -> (CallOptions, bool) {
-    if !client.revision().is_stateless() {
-        return (CallOptions::new(), false);
-    }
-    if context.protocol_version() != ProtocolVersion::V2026_07_28 {
-        return (
-            CallOptions::new().client_capabilities(JsonObject::new()),
-            false,
-        );
-    }
-    let mut capabilities = JsonObject::builder();
-    for (name, value) in context.client_capabilities().raw().iter() {
-        if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
-            capabilities.push(name.clone(), value.clone());
+/// What relaying `input_required` between a caller and an upstream takes, read from the
+/// caller's request (owned, so a handler's future need not borrow the request). When both speak
+/// 2026-07-28, an `input_required` result is returned (not answered), a retry carries the
+/// caller's responses (and, where the registration keeps state, the upstream's state) back, and
+/// the upstream is told the caller's own elicitation, sampling and roots capabilities, so it asks
+/// only for what the caller can answer (and refuses, -32021, what it requires and the caller
+/// lacks). To a 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
+pub(crate) struct InputRelay {
+    /// Whether the upstream's `input_required` is relayed.
+    pub(crate) relays: bool,
+    /// The capabilities declared for the call (2026-07-28 upstreams).
+    capabilities: Option<JsonObject>,
+    /// The caller's responses and the upstream's state, on a retry.
+    retry: Option<(JsonObject, Option<JsonValue>)>,
+}
+
+impl InputRelay {
+    /// Read from `context`, for `client`'s upstream; `keeps_state` when the registration may
+    /// carry the upstream's state.
+    pub(crate) fn of(context: &RequestContext, client: &Client, keeps_state: bool) -> Self {
+        let none = |capabilities| Self {
+            relays: false,
+            capabilities,
+            retry: None,
+        };
+        if !client.revision().is_stateless() {
+            return none(None);
         }
-    }
-    let options = CallOptions::new()
-        .return_input_required()
-        .client_capabilities(capabilities.build());
-    let options = match context.input_responses() {
-        Some(responses) => {
+        if context.protocol_version() != ProtocolVersion::V2026_07_28 {
+            return none(Some(JsonObject::new()));
+        }
+        let mut capabilities = JsonObject::builder();
+        for (name, value) in context.client_capabilities().raw().iter() {
+            if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
+                capabilities.push(name.clone(), value.clone());
+            }
+        }
+        let retry = context.input_responses().map(|responses| {
             let state = context
                 .request_state()
                 .filter(|_| keeps_state)
                 .and_then(|s| s.get(UPSTREAM_STATE))
                 .filter(|s| !s.is_null())
                 .cloned();
-            options.retry(responses.clone(), state)
+            (responses.clone(), state)
+        });
+        Self {
+            relays: true,
+            capabilities: Some(capabilities.build()),
+            retry,
         }
-        None => options,
-    };
-    (options, true)
+    }
+
+    /// The options of a tool call.
+    pub(crate) fn call_options(self) -> CallOptions {
+        let mut options = CallOptions::new();
+        if let Some(capabilities) = self.capabilities {
+            options = options.client_capabilities(capabilities);
+        }
+        if !self.relays {
+            return options;
+        }
+        options = options.return_input_required();
+        match self.retry {
+            Some((responses, state)) => options.retry(responses, state),
+            None => options,
+        }
+    }
+
+    /// The parameters of another request (`prompts/get`, `resources/read`) sent as is when the
+    /// input is relayed: `params` with the retry's members and the capabilities in `_meta`.
+    pub(crate) fn params(&self, params: JsonObject) -> JsonObject {
+        let mut out = params.to_builder();
+        if let Some((responses, state)) = &self.retry {
+            out.push("inputResponses", responses.clone());
+            if let Some(state) = state {
+                out.push("requestState", state.clone());
+            }
+        }
+        if let Some(capabilities) = &self.capabilities {
+            let meta = JsonObject::builder()
+                .insert(CAPABILITIES, capabilities.clone())
+                .build();
+            out.push("_meta", meta);
+        }
+        out.build()
+    }
+}
+
+/// Where a 2026-07-28 request carries its client's capabilities (`_meta`).
+const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Whether an upstream's result is an `input_required` one.
+pub(crate) fn asks_input(result: &JsonValue) -> bool {
+    result.get("resultType").and_then(JsonValue::as_str) == Some("input_required")
 }
 
 /// The upstream's `input_required` result as the gateway's own: each input request rebuilt

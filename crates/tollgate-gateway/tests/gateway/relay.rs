@@ -194,8 +194,30 @@ async fn asking_upstream() -> std::net::SocketAddr {
         .request_state_mode(RequestStateMode::FrameworkProtected)
         .build()
         .unwrap();
+    async fn ask(
+        context: &RequestContext,
+        _: tollgate::prompt::PromptArguments,
+        _: &InvocationFeatures,
+    ) -> Result<tollgate::prompt::PromptOutcome, std::convert::Infallible> {
+        use tollgate::prompt::{PromptMessage, PromptResult};
+        if context.input_responses().is_none() {
+            let ask = InputRequest::elicitation("Proceed?", JsonObject::new());
+            return Ok(InputRequiredResult::with_input_request("go", ask)
+                .state(JsonValue::from("prompt-state"))
+                .into());
+        }
+        let state = context.request_state().and_then(JsonValue::as_str);
+        let text = tollgate::content::TextContent::new(format!("answered with {state:?}"));
+        Ok(PromptResult::with_message(PromptMessage::user(text)).into())
+    }
+
+    let prompt = tollgate::prompt::PromptRegistration::with_name("ask", [V26])
+        .handler(ask)
+        .build()
+        .unwrap();
     let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("asking", "1"))
         .add_tool(tool)
+        .add_prompt(prompt)
         .build()
         .unwrap();
     let server = tollgate::Server::bind(
@@ -279,6 +301,19 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
         seen(&result),
         (Some(&JsonValue::Bool(true)), Some("upstream-state"))
     );
+    // A prompt's input_required likewise (its state travels with it on any gateway).
+    let prompt = client
+        .get_prompt("up_ask", JsonObject::new())
+        .await
+        .unwrap();
+    let text = prompt
+        .get("messages")
+        .and_then(|m| m.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.get("content"))
+        .and_then(|c| c.get("text"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(text, Some(r#"answered with Some("prompt-state")"#));
     // A caller that cannot answer an elicitation is told so (-32021), as for the
     // endpoint's own tools.
     let unable = Client::builder()
