@@ -629,6 +629,19 @@ mod tests {
     }
 
     #[test]
+    fn the_guide_s_configuration_is_taken() {
+        let guide = include_str!("../../../docs/guide/gateway.md");
+        let start = guide.find("```toml\n").unwrap() + "```toml\n".len();
+        let end = start + guide[start..].find("```").unwrap();
+        let config = GatewayConfig::from_toml(&guide[start..end]).unwrap();
+        assert_eq!(config.upstreams().len(), 3);
+        let mut revisions = config.revisions().to_vec();
+        revisions.reverse();
+        assert_eq!(revisions, ProtocolVersion::ALL);
+        assert!(config.upstreams()[2].oauth().is_some());
+    }
+
+    #[test]
     fn a_secret_in_the_file_is_never_printed() {
         let config = GatewayConfig::from_toml(
             "[[upstream]]\nname = \"a\"\nurl = \"https://x\"\nheaders = { Authorization = \"Bearer SECRET42\" }\n",
