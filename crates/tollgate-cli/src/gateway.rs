@@ -37,7 +37,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
         .with_writer(std::io::stderr)
         .try_init();
     let config = GatewayConfig::from_file(&args.config)?;
-    let revisions = ProtocolVersion::ALL;
+    let revisions: Vec<ProtocolVersion> = config.revisions().to_vec();
     let gateway = Gateway::connect(&config, &revisions).await?;
     if args.check {
         for tool in gateway.tools() {
@@ -64,7 +64,10 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
     let endpoint = gateway
         .install(Endpoint::with_path(
             "/mcp",
-            revisions,
+            revisions
+                .iter()
+                .copied()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
             Implementation::new("tollgate-gateway", env!("CARGO_PKG_VERSION")),
         ))
         .build()?;

@@ -29,6 +29,9 @@ use crate::output::check_output;
 pub struct CallOptions {
     progress: Option<ProgressFn>,
     log_level: Option<&'static str>,
+    return_input_required: bool,
+    retry: Option<(JsonObject, Option<JsonValue>)>,
+    capabilities: Option<JsonObject>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -36,6 +39,9 @@ impl std::fmt::Debug for CallOptions {
         f.debug_struct("CallOptions")
             .field("progress", &self.progress.is_some())
             .field("log_level", &self.log_level)
+            .field("return_input_required", &self.return_input_required)
+            .field("retry", &self.retry.is_some())
+            .field("capabilities", &self.capabilities.is_some())
             .finish()
     }
 }
@@ -51,6 +57,32 @@ impl CallOptions {
     /// the call lasts. The callback runs on the transport's reading task: keep it short.
     pub fn on_progress(mut self, callback: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Hands an `input_required` result (2026-07-28) back as the call's result instead of
+    /// answering it with the handler, for a caller that relays it to its own client (a
+    /// gateway); answer it with [`retry`](Self::retry).
+    #[must_use]
+    pub fn return_input_required(mut self) -> Self {
+        self.return_input_required = true;
+        self
+    }
+
+    /// Makes the call the retry of an `input_required` result: `responses` (keyed as the
+    /// result's `inputRequests`) and the result's `requestState`, sent as given.
+    #[must_use]
+    pub fn retry(mut self, responses: JsonObject, state: Option<JsonValue>) -> Self {
+        self.retry = Some((responses, state));
+        self
+    }
+
+    /// Declares `capabilities` for this call instead of the client's own: on 2026-07-28, where
+    /// a request carries its client's capabilities in `_meta`; ignored on 2025, where they are
+    /// the session's. For a caller that passes its own client's on (a gateway).
+    #[must_use]
+    pub fn client_capabilities(mut self, capabilities: JsonObject) -> Self {
+        self.capabilities = Some(capabilities);
         self
     }
 
@@ -135,6 +167,9 @@ impl Client {
         if let Some(level) = options.log_level.filter(|_| stateless) {
             meta.push("io.modelcontextprotocol/logLevel", level);
         }
+        if let Some(capabilities) = options.capabilities.filter(|_| stateless) {
+            meta.push("io.modelcontextprotocol/clientCapabilities", capabilities);
+        }
         let meta = meta.build();
         let mut params = JsonObject::builder()
             .insert("name", name)
@@ -142,9 +177,19 @@ impl Client {
         if !meta.is_empty() {
             params.push("_meta", meta);
         }
-        let result = self
-            .send_answering("tools/call", params.build(), headers)
-            .await?;
+        if let Some((responses, state)) = options.retry {
+            params.push("inputResponses", responses);
+            if let Some(state) = state {
+                params.push("requestState", state);
+            }
+        }
+        let result = if options.return_input_required {
+            self.send("tools/call", Some(params.build()), headers)
+                .await?
+        } else {
+            self.send_answering("tools/call", params.build(), headers)
+                .await?
+        };
         drop(token);
         if self.parts.check_output {
             check_output(tool.as_ref(), &result)?;
@@ -202,7 +247,7 @@ mod tests {
         assert_eq!(wrong.map(|_| ()).unwrap_err().kind(), ErrorKind::Argument);
         assert_eq!(
             format!("{:?}", CallOptions::new().log_level("info").map_err(|_| ())),
-            r#"Ok(CallOptions { progress: false, log_level: Some("info") })"#
+            r#"Ok(CallOptions { progress: false, log_level: Some("info"), return_input_required: false, retry: false, capabilities: false })"#
         );
     }
 }

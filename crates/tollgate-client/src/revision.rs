@@ -93,17 +93,18 @@ pub(crate) fn with_meta(
     info: &ClientInfo,
     capabilities: &JsonObject,
 ) -> JsonObject {
+    const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
     let params = params.unwrap_or_default();
-    let mut meta = match params.get("_meta") {
-        Some(JsonValue::Object(m)) => m.to_builder(),
-        _ => JsonObject::builder(),
+    // A call may declare its own capabilities (`CallOptions::client_capabilities`).
+    let (mut meta, declared) = match params.get("_meta") {
+        Some(JsonValue::Object(m)) => (m.to_builder(), m.contains_key(CAPABILITIES)),
+        _ => (JsonObject::builder(), false),
     };
     meta.push("io.modelcontextprotocol/protocolVersion", revision.as_str());
     meta.push("io.modelcontextprotocol/clientInfo", info.to_json());
-    meta.push(
-        "io.modelcontextprotocol/clientCapabilities",
-        capabilities.clone(),
-    );
+    if !declared {
+        meta.push(CAPABILITIES, capabilities.clone());
+    }
     let mut out = JsonObject::builder();
     for (k, v) in params.iter() {
         if k.as_str() != "_meta" {

@@ -9,9 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::prompt::{PromptArgument, PromptArguments, PromptRegistration, PromptResult};
+use tollgate::prompt::{
+    Completion, CompletionRequest, PromptArgument, PromptArguments, PromptOutcome,
+    PromptRegistration, PromptResult,
+};
 use tollgate::resource::{
-    ResourceBuilder, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceBuilder, ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
     ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
@@ -19,6 +22,7 @@ use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
+use crate::relay::{InputRelay, asks_input, input_required_of};
 
 /// How an upstream's names and URIs are served: its prefix, if any.
 #[derive(Clone)]
@@ -65,6 +69,9 @@ pub(crate) struct Source<'a> {
     pub(crate) naming: &'a Naming,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
+    /// Whether the upstream offers `completion/complete` (then its prompts complete through
+    /// it).
+    pub(crate) completes: bool,
 }
 
 /// The prompt `entry` of `prompts/list` made a registration, or the reason it cannot be.
@@ -79,10 +86,11 @@ pub(crate) fn import_prompt(
     let upstream_name: Arc<str> = Arc::from(name);
     let mut builder = PromptRegistration::with_name(source.naming.name(name), source.revisions())
         .handler(
-            move |_: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
+            move |context: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
+                let relay = InputRelay::of(context, &forward.link.client(), true);
                 forward
                     .clone()
-                    .prompt(Arc::clone(&upstream_name), arguments)
+                    .prompt(Arc::clone(&upstream_name), arguments, relay)
             },
         );
     let malformed = || refuse(RefusalReason::Malformed);
@@ -92,6 +100,7 @@ pub(crate) fn import_prompt(
     if let Some(description) = text(entry, "description").map_err(|()| malformed())? {
         builder = builder.description(description);
     }
+    let mut declared_names: Vec<Arc<str>> = Vec::new();
     if let Some(arguments) = entry.get("arguments") {
         for argument in arguments.as_array().ok_or_else(malformed)? {
             let name = argument
@@ -111,7 +120,20 @@ pub(crate) fn import_prompt(
                 declared = declared.description(description);
             }
             builder = builder.add_argument(declared);
+            declared_names.push(Arc::from(name));
         }
+    }
+    if source.completes {
+        let forward = source.forward();
+        let upstream_name: Arc<str> = Arc::from(name);
+        let declared_names: Arc<[Arc<str>]> = declared_names.into();
+        builder = builder.completion(move |_: &RequestContext, request: CompletionRequest| {
+            forward.clone().complete(
+                Arc::clone(&upstream_name),
+                Arc::clone(&declared_names),
+                request,
+            )
+        });
     }
     builder
         .build()
@@ -139,8 +161,9 @@ pub(crate) fn import_resource(
     let revisions = source.revisions();
     let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
         .handler(
-            move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-                forward.clone().read(request.uri().to_owned())
+            move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
+                let relay = InputRelay::of(context, &forward.link.client(), true);
+                forward.clone().read(request.uri().to_owned(), relay)
             },
         );
     described(builder, entry)
@@ -176,8 +199,9 @@ pub(crate) fn import_template(
         revisions,
     )
     .handler(
-        move |_: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-            forward.clone().read(request.uri().to_owned())
+        move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
+            let relay = InputRelay::of(context, &forward.link.client(), true);
+            forward.clone().read(request.uri().to_owned(), relay)
         },
     );
     described(builder, entry)
@@ -226,32 +250,108 @@ struct Forward {
 }
 
 impl Forward {
+    /// `prompts/get` forwarded; a 2026-07-28 upstream's `input_required` relayed as `relay`
+    /// says (sent as is, so it comes back unanswered).
     async fn prompt(
         self,
         name: Arc<str>,
         arguments: PromptArguments,
-    ) -> Result<PromptResult, ForwardError> {
+        relay: InputRelay,
+    ) -> Result<PromptOutcome, ForwardError> {
         let mut object = JsonObject::builder();
         for (key, value) in arguments.iter() {
             object.push(key, value);
         }
         let client = self.link.client();
-        let call = client.get_prompt(&name, object.build());
-        let result = self.link.bounded(self.timeout, call).await?;
+        let result = if relay.relays {
+            let params = JsonObject::builder()
+                .insert("name", &*name)
+                .insert("arguments", object.build())
+                .build();
+            let call = client.request("prompts/get", Some(relay.params(params)));
+            self.link.bounded(self.timeout, call).await?
+        } else {
+            let call = client.get_prompt(&name, object.build());
+            self.link.bounded(self.timeout, call).await?
+        };
+        if relay.relays && asks_input(&result) {
+            return Ok(input_required_of(&result, true)
+                .ok_or(ForwardError::Malformed)?
+                .into());
+        }
         PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
+            .map(Into::into)
             .ok_or(ForwardError::Malformed)
     }
 
-    async fn read(self, served: String) -> Result<ResourceOutput, ForwardError> {
+    /// `completion/complete` for the upstream's prompt `name`, with the values already chosen
+    /// for its other declared arguments as context; the answer read back (at most 100 values,
+    /// each a string).
+    async fn complete(
+        self,
+        name: Arc<str>,
+        declared: Arc<[Arc<str>]>,
+        request: CompletionRequest,
+    ) -> Result<Completion, ForwardError> {
+        let mut context = JsonObject::builder();
+        for argument in declared.iter() {
+            if let Some(value) = request.context(argument) {
+                context.push(&**argument, value);
+            }
+        }
+        let context = context.build();
+        let mut params = JsonObject::builder()
+            .insert(
+                "ref",
+                JsonObject::builder()
+                    .insert("type", "ref/prompt")
+                    .insert("name", &*name)
+                    .build(),
+            )
+            .insert(
+                "argument",
+                JsonObject::builder()
+                    .insert("name", request.argument())
+                    .insert("value", request.value())
+                    .build(),
+            );
+        if !context.is_empty() {
+            params.push(
+                "context",
+                JsonObject::builder().insert("arguments", context).build(),
+            );
+        }
+        let client = self.link.client();
+        let call = client.request("completion/complete", Some(params.build()));
+        let result = self.link.bounded(self.timeout, call).await?;
+        completion_of(&result).ok_or(ForwardError::Malformed)
+    }
+
+    /// `resources/read` forwarded, its URIs mapped both ways; a 2026-07-28 upstream's
+    /// `input_required` relayed as `relay` says.
+    async fn read(
+        self,
+        served: String,
+        relay: InputRelay,
+    ) -> Result<ResourceOutcome, ForwardError> {
         let uri = self
             .naming
             .upstream_uri(&served)
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
-        let result = self
-            .link
-            .bounded(self.timeout, client.read_resource(uri))
-            .await?;
+        let result = if relay.relays {
+            let params = JsonObject::builder().insert("uri", uri).build();
+            let call = client.request("resources/read", Some(relay.params(params)));
+            self.link.bounded(self.timeout, call).await?
+        } else {
+            let call = client.read_resource(uri);
+            self.link.bounded(self.timeout, call).await?
+        };
+        if relay.relays && asks_input(&result) {
+            return Ok(input_required_of(&result, true)
+                .ok_or(ForwardError::Malformed)?
+                .into());
+        }
         let contents = result
             .get("contents")
             .and_then(JsonValue::as_array)
@@ -277,6 +377,34 @@ impl Forward {
             )
             .collect();
         let mapped = JsonObject::builder().insert("contents", mapped).build();
-        ResourceOutput::from_wire(&mapped).ok_or(ForwardError::Malformed)
+        ResourceOutput::from_wire(&mapped)
+            .map(Into::into)
+            .ok_or(ForwardError::Malformed)
     }
+}
+
+/// A `completion/complete` result read: `completion.values` (strings), `total` and `hasMore`
+/// where given; `None` for any other shape.
+fn completion_of(result: &JsonValue) -> Option<Completion> {
+    let completion = result.get("completion")?.as_object()?;
+    let values = completion
+        .get("values")?
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect::<Option<Vec<String>>>()?;
+    let total = match completion.get("total") {
+        None | Some(JsonValue::Null) => None,
+        Some(total) => Some(total.as_number()?.to_u64()?),
+    };
+    let more = match completion.get("hasMore") {
+        None | Some(JsonValue::Null) => false,
+        Some(flag) => flag.as_bool()?,
+    };
+    let read = Completion::from_values(values);
+    Some(if more && !read.has_more() {
+        read.with_more(total)
+    } else {
+        read
+    })
 }

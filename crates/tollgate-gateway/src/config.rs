@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+use tollgate::ProtocolVersion;
+use tollgate_client::oauth::{ClientCredentials, KeyAlgorithm, TokenEndpointAuth};
+use zeroize::Zeroizing;
 
 use crate::error::{ConfigErrorKind, GatewayError};
 
@@ -51,6 +54,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct GatewayConfig {
     upstreams: Vec<UpstreamConfig>,
     profile1_only: bool,
+    revisions: Vec<ProtocolVersion>,
 }
 
 /// One upstream server: its name, how it is reached, and the prefix of the names it serves.
@@ -61,6 +65,118 @@ pub struct UpstreamConfig {
     transport: UpstreamTransport,
     call_timeout: Duration,
     relist: Option<Duration>,
+    oauth: Option<UpstreamOAuth>,
+}
+
+/// The gateway's own OAuth client for one HTTP upstream (`[upstream.oauth]`): the client
+/// credentials grant, authenticated with a client secret (`client_secret_basic` or `_post`) or
+/// a private key (`private_key_jwt`). The gateway discovers the upstream's authorization server
+/// on its first 401, as the MCP authorization specification says, and keeps the tokens in
+/// memory; a caller's token is never what reaches the upstream.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_gateway::GatewayConfig;
+///
+/// let config = GatewayConfig::from_toml(r#"
+/// [[upstream]]
+/// name = "weather"
+/// url = "https://weather.example/mcp"
+///
+/// [upstream.oauth]
+/// client_id = "tollgate-gateway"
+/// client_secret = "s3cret"
+/// "#)?;
+/// let oauth = config.upstreams()[0].oauth().map(|o| o.client_id());
+/// assert_eq!(oauth, Some("tollgate-gateway"));
+/// assert!(!format!("{config:?}").contains("s3cret"));
+/// # Ok::<(), tollgate_gateway::GatewayError>(())
+/// ```
+#[derive(Clone)]
+pub struct UpstreamOAuth {
+    client_id: String,
+    issuer: Option<String>,
+    secret: Option<Zeroizing<String>>,
+    private_key_file: Option<PathBuf>,
+    algorithm: Option<KeyAlgorithm>,
+    method: Option<TokenEndpointAuth>,
+}
+
+impl std::fmt::Debug for UpstreamOAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is a credential: never printed.
+        f.debug_struct("UpstreamOAuth")
+            .field("client_id", &self.client_id)
+            .field("issuer", &self.issuer)
+            .field("private_key_file", &self.private_key_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamOAuth {
+    /// The client ID registered at the upstream's authorization server.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// The authorization server the credentials belong to (`issuer`); without one they are
+    /// bound to the first authorization server the upstream names, and never presented to
+    /// another.
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+
+    /// The credentials for the client's OAuth module; the private key read from its file.
+    pub(crate) fn credentials(&self) -> std::io::Result<ClientCredentials> {
+        let mut credentials = match &self.issuer {
+            Some(issuer) => ClientCredentials::new(issuer.as_str(), self.client_id.as_str()),
+            None => ClientCredentials::unbound(self.client_id.as_str()),
+        };
+        if let Some(secret) = &self.secret {
+            credentials = credentials.secret(String::clone(secret));
+        }
+        if let (Some(path), Some(algorithm)) = (&self.private_key_file, self.algorithm) {
+            let pem = std::fs::read_to_string(path)?;
+            credentials = credentials.private_key(pem, algorithm);
+        }
+        if let Some(method) = self.method {
+            credentials = credentials.method(method);
+        }
+        Ok(credentials)
+    }
+
+    fn from_table(t: OAuthTable) -> Option<Self> {
+        if t.client_id.is_empty() || t.secret.is_some() == t.private_key_file.is_some() {
+            return None;
+        }
+        let algorithm = match (&t.private_key_file, &t.algorithm) {
+            (Some(_), Some(name)) => Some(KeyAlgorithm::from_name(name)?),
+            (None, None) => None,
+            _ => return None,
+        };
+        let method = match t.auth_method.as_deref() {
+            None => None,
+            Some("client_secret_basic") if t.secret.is_some() => {
+                Some(TokenEndpointAuth::ClientSecretBasic)
+            }
+            Some("client_secret_post") if t.secret.is_some() => {
+                Some(TokenEndpointAuth::ClientSecretPost)
+            }
+            Some("private_key_jwt") if algorithm.is_some() => {
+                Some(TokenEndpointAuth::PrivateKeyJwt)
+            }
+            Some(_) => return None,
+        };
+        Some(Self {
+            client_id: t.client_id,
+            issuer: t.issuer,
+            secret: t.secret.map(Zeroizing::new),
+            private_key_file: t.private_key_file,
+            algorithm,
+            method,
+        })
+    }
 }
 
 /// The shortest `relist_ms` taken (a re-list is a `tools/list` to the upstream).
@@ -102,6 +218,7 @@ impl std::fmt::Debug for UpstreamConfig {
             .field("name", &self.name)
             .field("prefix", &self.prefix)
             .field("transport", &transport)
+            .field("oauth", &self.oauth)
             .finish_non_exhaustive()
     }
 }
@@ -113,6 +230,7 @@ struct File {
     upstream: Vec<Table>,
     #[serde(default)]
     profile1_only: bool,
+    revisions: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +249,19 @@ struct Table {
     cwd: Option<PathBuf>,
     timeout_ms: Option<u64>,
     relist_ms: Option<u64>,
+    oauth: Option<OAuthTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthTable {
+    client_id: String,
+    issuer: Option<String>,
+    #[serde(rename = "client_secret")]
+    secret: Option<String>,
+    private_key_file: Option<PathBuf>,
+    algorithm: Option<String>,
+    auth_method: Option<String>,
 }
 
 impl GatewayConfig {
@@ -166,9 +297,34 @@ impl GatewayConfig {
             }
             upstreams.push(upstream);
         }
+        let revisions = match file.revisions {
+            None => ProtocolVersion::ALL.to_vec(),
+            Some(names) => {
+                let mut revisions = Vec::with_capacity(names.len());
+                for name in &names {
+                    match ProtocolVersion::from_wire(name) {
+                        Some(r) if !revisions.contains(&r) => revisions.push(r),
+                        _ => {
+                            return Err(GatewayError::config(
+                                ConfigErrorKind::InvalidRevisions,
+                                None,
+                            ));
+                        }
+                    }
+                }
+                if revisions.is_empty() {
+                    return Err(GatewayError::config(
+                        ConfigErrorKind::InvalidRevisions,
+                        None,
+                    ));
+                }
+                revisions
+            }
+        };
         Ok(Self {
             upstreams,
             profile1_only: file.profile1_only,
+            revisions,
         })
     }
 
@@ -193,6 +349,13 @@ impl GatewayConfig {
     /// under Profile 1's budgets, and only what neither takes is left out).
     pub fn profile1_only(&self) -> bool {
         self.profile1_only
+    }
+
+    /// The revisions the gateway serves (`revisions = ["2026-07-28", ...]`; default every
+    /// revision Tollgate serves). An upstream's `input_required` with state is relayed only by
+    /// a gateway serving 2026-07-28 alone (only there may its tools keep request state).
+    pub fn revisions(&self) -> &[ProtocolVersion] {
+        &self.revisions
     }
 
     /// The upstreams, in file order.
@@ -220,6 +383,14 @@ impl UpstreamConfig {
                 if !t.args.is_empty() || !t.env.is_empty() || t.cwd.is_some() {
                     return refuse(ConfigErrorKind::MixedTransport);
                 }
+                // Two credentials for one upstream: the grant's token or the header's?
+                if t.oauth.is_some()
+                    && t.headers
+                        .keys()
+                        .any(|k| k.eq_ignore_ascii_case("authorization"))
+                {
+                    return refuse(ConfigErrorKind::InvalidOAuth);
+                }
                 UpstreamTransport::Http {
                     url,
                     headers: t.headers.into_iter().collect(),
@@ -229,7 +400,7 @@ impl UpstreamConfig {
                 if command.is_empty() {
                     return refuse(ConfigErrorKind::InvalidCommand);
                 }
-                if !t.headers.is_empty() {
+                if !t.headers.is_empty() || t.oauth.is_some() {
                     return refuse(ConfigErrorKind::MixedTransport);
                 }
                 UpstreamTransport::Stdio {
@@ -250,12 +421,20 @@ impl UpstreamConfig {
             Some(every) if every < MIN_RELIST => return refuse(ConfigErrorKind::InvalidRelist),
             relist => relist,
         };
+        let oauth = match t.oauth {
+            None => None,
+            Some(table) => match UpstreamOAuth::from_table(table) {
+                Some(oauth) => Some(oauth),
+                None => return refuse(ConfigErrorKind::InvalidOAuth),
+            },
+        };
         Ok(Self {
             name: t.name,
             prefix: t.prefix,
             transport,
             call_timeout,
             relist,
+            oauth,
         })
     }
 
@@ -285,6 +464,12 @@ impl UpstreamConfig {
     /// upstreams that change without announcing it.
     pub fn relist(&self) -> Option<Duration> {
         self.relist
+    }
+
+    /// The gateway's own OAuth client for this upstream (`[upstream.oauth]`, HTTP only), if
+    /// configured.
+    pub fn oauth(&self) -> Option<&UpstreamOAuth> {
+        self.oauth.as_ref()
     }
 }
 
@@ -348,6 +533,20 @@ mod tests {
     }
 
     #[test]
+    fn revisions_are_known_distinct_and_not_none() {
+        let file =
+            |r: &str| format!("revisions = {r}\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n");
+        let config = GatewayConfig::from_toml(&file(r#"["2026-07-28"]"#)).unwrap();
+        assert_eq!(config.revisions(), [ProtocolVersion::V2026_07_28]);
+        let all =
+            GatewayConfig::from_toml("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n").unwrap();
+        assert_eq!(all.revisions(), ProtocolVersion::ALL);
+        for bad in ["[]", r#"["2024-01-01"]"#, r#"["2026-07-28","2026-07-28"]"#] {
+            assert_eq!(kind(&file(bad)), ConfigErrorKind::InvalidRevisions, "{bad}");
+        }
+    }
+
+    #[test]
     fn relist_is_at_least_a_second() {
         let relist =
             |ms: u64| format!("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nrelist_ms = {ms}\n");
@@ -385,6 +584,61 @@ mod tests {
         assert!(GatewayConfig::from_toml(&text).is_ok());
         text.push('#');
         assert_eq!(kind(&text), ConfigErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn an_oauth_table_holds_one_credential_that_fits_its_method() {
+        let http = "[[upstream]]\nname = \"a\"\nurl = \"https://x\"\n";
+        let with = |oauth: &str| format!("{http}[upstream.oauth]\n{oauth}");
+        let secret = "client_id = \"c\"\nclient_secret = \"s\"\n";
+        let key = "client_id = \"c\"\nprivate_key_file = \"k.pem\"\nalgorithm = \"ES256\"\n";
+        for good in [
+            secret.to_owned(),
+            key.to_owned(),
+            format!("{secret}auth_method = \"client_secret_post\"\nissuer = \"https://as\"\n"),
+            format!("{key}auth_method = \"private_key_jwt\"\n"),
+        ] {
+            let config = GatewayConfig::from_toml(&with(&good)).unwrap();
+            assert_eq!(config.upstreams()[0].oauth().unwrap().client_id(), "c");
+        }
+        for bad in [
+            "client_id = \"\"\nclient_secret = \"s\"\n".to_owned(),
+            "client_id = \"c\"\n".to_owned(),
+            format!("{secret}private_key_file = \"k.pem\"\nalgorithm = \"ES256\"\n"),
+            "client_id = \"c\"\nprivate_key_file = \"k.pem\"\n".to_owned(),
+            "client_id = \"c\"\nprivate_key_file = \"k.pem\"\nalgorithm = \"HS1\"\n".to_owned(),
+            format!("{secret}algorithm = \"ES256\"\n"),
+            format!("{secret}auth_method = \"private_key_jwt\"\n"),
+            format!("{key}auth_method = \"client_secret_basic\"\n"),
+        ] {
+            assert_eq!(kind(&with(&bad)), ConfigErrorKind::InvalidOAuth, "{bad}");
+        }
+        // Beside an Authorization header (two credentials), or on stdio.
+        let both = format!(
+            "[[upstream]]\nname = \"a\"\nurl = \"https://x\"\nheaders = {{ authorization = \"Bearer t\" }}\n[upstream.oauth]\n{secret}"
+        );
+        assert_eq!(kind(&both), ConfigErrorKind::InvalidOAuth);
+        let stdio =
+            format!("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n[upstream.oauth]\n{secret}");
+        assert_eq!(kind(&stdio), ConfigErrorKind::MixedTransport);
+        // The secret is never printed.
+        let config =
+            GatewayConfig::from_toml(&with("client_id = \"c\"\nclient_secret = \"SECRET42\"\n"))
+                .unwrap();
+        assert!(!format!("{config:?}").contains("SECRET42"));
+    }
+
+    #[test]
+    fn the_guide_s_configuration_is_taken() {
+        let guide = include_str!("../../../docs/guide/gateway.md");
+        let start = guide.find("```toml\n").unwrap() + "```toml\n".len();
+        let end = start + guide[start..].find("```").unwrap();
+        let config = GatewayConfig::from_toml(&guide[start..end]).unwrap();
+        assert_eq!(config.upstreams().len(), 3);
+        let mut revisions = config.revisions().to_vec();
+        revisions.reverse();
+        assert_eq!(revisions, ProtocolVersion::ALL);
+        assert!(config.upstreams()[2].oauth().is_some());
     }
 
     #[test]

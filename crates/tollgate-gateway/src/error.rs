@@ -34,6 +34,13 @@ pub enum ConfigErrorKind {
     InvalidTimeout,
     /// A `relist_ms` under 1,000.
     InvalidRelist,
+    /// An `[upstream.oauth]` table without a `client_id`, without exactly one of
+    /// `client_secret` and `private_key_file`, with `algorithm` missing beside a key file (or
+    /// given without one, or unknown), an `auth_method` that does not fit the credentials, or
+    /// beside an `Authorization` header.
+    InvalidOAuth,
+    /// `revisions` empty, naming a revision Tollgate does not serve, or naming one twice.
+    InvalidRevisions,
 }
 
 impl ConfigErrorKind {
@@ -54,6 +61,12 @@ impl ConfigErrorKind {
             Self::InvalidCommand => "an upstream command must not be empty",
             Self::InvalidTimeout => "timeout_ms must be at least 1",
             Self::InvalidRelist => "relist_ms must be at least 1000",
+            Self::InvalidRevisions => {
+                "revisions must name one or more distinct revisions Tollgate serves"
+            }
+            Self::InvalidOAuth => {
+                "an [upstream.oauth] table needs client_id and exactly one of client_secret or private_key_file (with algorithm), an auth_method that fits them, and no Authorization header beside it"
+            }
         }
     }
 }
@@ -142,6 +155,9 @@ pub enum ForwardError {
     Upstream,
     /// The upstream's result did not pass the content constructors' checks.
     Malformed,
+    /// The caller's request was cancelled (or its caller went away) first; the upstream call
+    /// was cancelled with it.
+    Cancelled,
 }
 
 impl fmt::Display for ForwardError {
@@ -150,6 +166,7 @@ impl fmt::Display for ForwardError {
             Self::Timeout => "the upstream did not answer in time",
             Self::Upstream => "the upstream failed the call",
             Self::Malformed => "the upstream's result failed the content checks",
+            Self::Cancelled => "the caller's request was cancelled",
         })
     }
 }

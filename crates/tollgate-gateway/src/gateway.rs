@@ -10,18 +10,19 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tollgate::endpoint::{Catalogs, EndpointBuilder};
-use tollgate::json::JsonValue;
+use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::PromptRegistration;
 use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
+use tollgate_client::oauth::OAuthClient;
 
 use crate::catalog::{Naming, import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
 use crate::import::{Kind, Refusal, RefusalReason, Source, import_tool};
 use crate::link::Link;
-use crate::live::{Watch, follow};
+use crate::live::{Watch, follow, listen};
 
 /// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
 /// standard error (`info`, with the upstream's name), a catalog change applied or refused.
@@ -43,6 +44,94 @@ pub(crate) struct Upstream {
     pub(crate) link: Arc<Link>,
     pub(crate) changed: Arc<Notify>,
     pub(crate) served: Mutex<Vec<String>>,
+    /// The prompts, resources and templates it serves now, by owner key ([`owner_key`]).
+    pub(crate) served_others: Mutex<Vec<String>>,
+}
+
+/// An upstream's prompts, resources and templates, imported.
+#[derive(Default)]
+pub(crate) struct Others {
+    pub(crate) prompts: Vec<PromptRegistration>,
+    pub(crate) resources: Vec<ResourceRegistration>,
+    pub(crate) templates: Vec<ResourceTemplateRegistration>,
+}
+
+impl Others {
+    /// Every registration's owner key, with its kind and served name or URI.
+    pub(crate) fn keys(&self) -> Vec<(Kind, String, String)> {
+        let key = |kind, name: &str| (kind, owner_key(kind, name), name.to_owned());
+        let prompts = self.prompts.iter().map(|p| key(Kind::Prompt, p.name()));
+        let resources = self.resources.iter().map(|r| key(Kind::Resource, r.uri()));
+        let templates = self
+            .templates
+            .iter()
+            .map(|t| key(Kind::Template, t.uri_template()));
+        prompts.chain(resources).chain(templates).collect()
+    }
+}
+
+/// The key a served prompt, resource or template is owned under (tools: their name).
+pub(crate) fn owner_key(kind: Kind, name: &str) -> String {
+    format!("{kind:?}:{name}")
+}
+
+/// Lists and imports `upstream`'s prompts, resources and templates, where its capabilities say
+/// it has them; `Err` when a list fails.
+pub(crate) async fn import_others(
+    upstream: &Upstream,
+    rules: &Rules,
+) -> Result<(Others, Vec<Refusal>), ()> {
+    let config = &upstream.config;
+    let client = upstream.link.client();
+    let capabilities = client.server().get("capabilities");
+    let offers = |name: &str| capabilities.and_then(|c| c.get(name)).is_some();
+    let naming = Naming::new(config.prefix());
+    let source = crate::catalog::Source {
+        upstream: config.name(),
+        link: &upstream.link,
+        naming: &naming,
+        call_timeout: config.call_timeout(),
+        revisions: &rules.revisions,
+        completes: offers("completions"),
+    };
+    let timeout = config.call_timeout();
+    let mut others = Others::default();
+    let mut refusals = Vec::new();
+    if offers("prompts") {
+        let listed = match tokio::time::timeout(timeout, client.list_prompts()).await {
+            Ok(Ok(listed)) => listed,
+            _ => return Err(()),
+        };
+        for entry in &listed {
+            match import_prompt(&source, entry) {
+                Ok(prompt) => others.prompts.push(prompt),
+                Err(refusal) => refusals.push(refusal),
+            }
+        }
+    }
+    if offers("resources") {
+        let listed = match tokio::time::timeout(timeout, client.list_resources()).await {
+            Ok(Ok(listed)) => listed,
+            _ => return Err(()),
+        };
+        for entry in &listed {
+            match import_resource(&source, entry) {
+                Ok(resource) => others.resources.push(resource),
+                Err(refusal) => refusals.push(refusal),
+            }
+        }
+        let listed = match tokio::time::timeout(timeout, client.list_resource_templates()).await {
+            Ok(Ok(listed)) => listed,
+            _ => return Err(()),
+        };
+        for entry in &listed {
+            match import_template(&source, entry) {
+                Ok(template) => others.templates.push(template),
+                Err(refusal) => refusals.push(refusal),
+            }
+        }
+    }
+    Ok((others, refusals))
 }
 
 /// What every import needs beside the upstream: the revisions served and the schema rule.
@@ -125,6 +214,7 @@ impl Gateway {
             link,
             changed,
             served: Mutex::new(Vec::new()),
+            served_others: Mutex::new(Vec::new()),
         });
         self.upstreams.push(Arc::clone(&upstream));
         let listed = upstream
@@ -155,65 +245,28 @@ impl Gateway {
     }
 
     /// Imports the upstream's prompts, resources and templates, where its capabilities say it
-    /// has them (read once, at start-up).
+    /// has them.
     async fn add_prompts_and_resources(&mut self, upstream: &Upstream) -> Result<(), GatewayError> {
-        let config = &upstream.config;
-        let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(config.name()));
-        let client = upstream.link.client();
-        let capabilities = client.server().get("capabilities");
-        let offers = |name: &str| capabilities.and_then(|c| c.get(name)).is_some();
-        let naming = Naming::new(config.prefix());
-        let source = crate::catalog::Source {
-            upstream: config.name(),
-            link: &upstream.link,
-            naming: &naming,
-            call_timeout: config.call_timeout(),
-            revisions: &self.rules.revisions,
-        };
-        if offers("prompts") {
-            let listed = client.list_prompts().await.map_err(|_| failed())?;
-            for entry in &listed {
-                match import_prompt(&source, entry) {
-                    Ok(prompt) => {
-                        self.claim(Kind::Prompt, prompt.name(), config.name())?;
-                        self.prompts.push(prompt);
-                    }
-                    Err(refusal) => self.refusals.push(refusal),
-                }
-            }
+        let name = upstream.config.name();
+        let (others, refusals) = import_others(upstream, &self.rules)
+            .await
+            .map_err(|()| GatewayError::new(GatewayErrorKind::Upstream, Some(name)))?;
+        self.refusals.extend(refusals);
+        let keys = others.keys();
+        for (kind, _, served) in &keys {
+            self.claim(*kind, served, name)?;
         }
-        if offers("resources") {
-            let listed = client.list_resources().await.map_err(|_| failed())?;
-            for entry in &listed {
-                match import_resource(&source, entry) {
-                    Ok(resource) => {
-                        self.claim(Kind::Resource, resource.uri(), config.name())?;
-                        self.resources.push(resource);
-                    }
-                    Err(refusal) => self.refusals.push(refusal),
-                }
-            }
-            let listed = client
-                .list_resource_templates()
-                .await
-                .map_err(|_| failed())?;
-            for entry in &listed {
-                match import_template(&source, entry) {
-                    Ok(template) => {
-                        self.claim(Kind::Template, template.uri_template(), config.name())?;
-                        self.templates.push(template);
-                    }
-                    Err(refusal) => self.refusals.push(refusal),
-                }
-            }
-        }
+        *lock(&upstream.served_others) = keys.into_iter().map(|(_, key, _)| key).collect();
+        self.prompts.extend(others.prompts);
+        self.resources.extend(others.resources);
+        self.templates.extend(others.templates);
         Ok(())
     }
 
     /// Records that `upstream` serves the prompt, resource or template `name`; a clash with
     /// another upstream refuses start-up.
     fn claim(&self, kind: Kind, name: &str, upstream: &str) -> Result<(), GatewayError> {
-        let key = format!("{kind:?}:{name}");
+        let key = owner_key(kind, name);
         let mut owners = lock(&self.owners);
         match owners.get(&key) {
             Some(owner) if owner != upstream => Err(GatewayError::new(
@@ -279,7 +332,10 @@ impl Gateway {
     }
 
     /// Keeps `endpoint`'s catalog current with the upstreams': on an upstream's
-    /// `notifications/tools/list_changed` (and every `relist_ms` where configured) its tools
+    /// `list_changed` for tools, prompts or resources (from a stdio upstream, a 2025 HTTP
+    /// session's stream, or a `subscriptions/listen` the gateway keeps open on a 2026-07-28
+    /// upstream that announces changes), and every `relist_ms` where configured, its tools,
+    /// prompts, resources and templates
     /// are listed and imported again, and the difference applied as one catalog change
     /// (announced to the endpoint's clients as live catalogs announce). A change that would
     /// serve a name another upstream serves is refused whole and logged with the name.
@@ -301,6 +357,7 @@ impl Gateway {
                 self.rules.clone(),
             )));
             followers.push(tokio::spawn(revive(Arc::clone(upstream))));
+            followers.push(tokio::spawn(listen(Arc::clone(upstream))));
         }
         Ok(())
     }
@@ -389,12 +446,31 @@ async fn revive(upstream: Arc<Upstream>) {
 /// Starts or connects to one upstream, with the gateway's own credentials.
 async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, GatewayError> {
     let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(upstream.name()));
-    let builder = Client::builder().unchecked_output_schemas().handler(watch);
+    // The input a 2026-07-28 upstream may ask for is relayed to the gateway's caller (whose own
+    // capabilities the gateway's endpoint checks then); a 2025 upstream's requests, which
+    // arrive with nothing naming the call they belong to, are refused (-32601).
+    let asks = JsonObject::builder()
+        .insert("elicitation", JsonObject::new())
+        .insert("sampling", JsonObject::new())
+        .insert("roots", JsonObject::new())
+        .build();
+    let builder = Client::builder()
+        .unchecked_output_schemas()
+        .capabilities(asks)
+        .handler(watch);
     match upstream.transport() {
         UpstreamTransport::Http { url, headers } => {
             let mut builder = builder;
             for (name, value) in headers {
                 builder = builder.header(name, value).map_err(|_| failed())?;
+            }
+            if let Some(oauth) = upstream.oauth() {
+                let credentials = oauth.credentials().map_err(|_| failed())?;
+                let client = OAuthClient::builder()
+                    .client_credentials_grant(credentials)
+                    .build()
+                    .map_err(|_| failed())?;
+                builder = builder.authorizer(Arc::new(client));
             }
             builder.connect_http(url).await.map_err(|_| failed())
         }

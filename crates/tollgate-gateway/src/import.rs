@@ -5,11 +5,17 @@
 //! files or of how the upstream is reached (it holds a connected client).
 
 use std::fmt;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use tollgate::context::Handler;
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::tool::{CompleteResult, OperationResult, ToolAnnotations};
+use tollgate::tool::{
+    CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement, OperationResult,
+    RequestStateMode, ToolAnnotations,
+};
 use tollgate::{
     BuildErrorKind, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
     ToolRegistration,
@@ -20,6 +26,9 @@ use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
+use crate::relay::{
+    InputRelay, MISSING_CAPABILITY, asks_input, input_required_of, missing_of, relayed,
+};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -212,6 +221,7 @@ pub(crate) fn import_tool(
         .copied()
         .filter(|r| !mirrors || *r == ProtocolVersion::V2026_07_28)
         .collect();
+    let keeps_state = revisions.iter().all(|r| r == ProtocolVersion::V2026_07_28);
     let head = ToolRegistration::with_name(served.as_str(), revisions);
     let mut stage = match CompiledSchema::compile_tool_input(input) {
         Ok(_) => head
@@ -249,12 +259,9 @@ pub(crate) fn import_tool(
         link: Arc::clone(source.link),
         name: Arc::from(name),
         timeout: source.call_timeout,
+        keeps_state,
     };
-    let mut builder = stage.handler(
-        move |_: &RequestContext, arguments: ToolArguments<JsonObject>, _: &InvocationFeatures| {
-            forward.clone().call(arguments.raw().clone())
-        },
-    );
+    let mut builder = stage.handler(forward);
     if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
         builder = builder.title(title);
     }
@@ -263,6 +270,21 @@ pub(crate) fn import_tool(
     }
     if let Some(annotations) = entry.get("annotations") {
         builder = builder.annotations(annotations_of(annotations).ok_or_else(malformed)?);
+    }
+    // An upstream tool may ask for input on any call (tools do not declare it): every kind is
+    // declared conditional (the caller's capability checked when one is relayed). Only a tool
+    // served on 2026-07-28 alone may keep state (the runtime's rule), so only there does the
+    // upstream's state travel, sealed inside the gateway's.
+    let kinds = [
+        InputRequestKind::Elicitation,
+        InputRequestKind::Sampling,
+        InputRequestKind::Roots,
+    ];
+    builder = builder.input_request_declarations(
+        kinds.map(|k| InputRequestDeclaration::new(k, InputRequirement::Conditional)),
+    );
+    if keeps_state {
+        builder = builder.request_state_mode(RequestStateMode::FrameworkProtected);
     }
     builder.build().map_err(|e| {
         let reason = match e.kind() {
@@ -353,13 +375,69 @@ struct Forward {
     link: Arc<Link>,
     name: Arc<str>,
     timeout: Duration,
+    /// Whether the registration keeps request state (served on 2026-07-28 alone).
+    keeps_state: bool,
+}
+
+impl<'a> Handler<'a, ToolArguments<JsonObject>, OperationResult, ForwardError> for Forward {
+    type Future = Pin<Box<dyn Future<Output = Result<OperationResult, ForwardError>> + Send + 'a>>;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        arguments: ToolArguments<JsonObject>,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            this.forward(context, arguments.raw().clone(), features)
+                .await
+        })
+    }
 }
 
 impl Forward {
-    async fn call(self, arguments: JsonObject) -> Result<OperationResult, ForwardError> {
+    /// The call forwarded with the caller's progress, cancellation and (2026-07-28 on both
+    /// sides) `input_required` relayed, and its result read back.
+    async fn forward(
+        self,
+        context: &RequestContext,
+        arguments: JsonObject,
+        features: &InvocationFeatures,
+    ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let call = client.call_tool(&self.name, arguments);
-        let result = self.link.bounded(self.timeout, call).await?;
+        let relay = InputRelay::of(context, &client, self.keeps_state);
+        let relays_input = relay.relays;
+        let options = relay.call_options();
+        // The upstream's refusal for capabilities the caller lacks, kept to answer it as such.
+        let refused: std::sync::Mutex<Option<Option<JsonValue>>> = std::sync::Mutex::default();
+        let result = relayed(
+            &self.link,
+            self.timeout,
+            features,
+            options,
+            |options| async {
+                let answer = client.call_tool_with(&self.name, arguments, options).await;
+                if let Err(error) = &answer
+                    && error.code() == Some(MISSING_CAPABILITY)
+                {
+                    *crate::gateway::lock(&refused) = Some(error.data().cloned());
+                }
+                answer
+            },
+        )
+        .await;
+        let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if relays_input && let Some(data) = refused {
+            let missing = missing_of(context, data.as_ref()).ok_or(ForwardError::Upstream)?;
+            return Ok(missing.into());
+        }
+        let result = result?;
+        if relays_input && asks_input(&result) {
+            let relayed =
+                input_required_of(&result, self.keeps_state).ok_or(ForwardError::Malformed)?;
+            return Ok(relayed.into());
+        }
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
         let complete = CompleteResult::from_wire(object).ok_or(ForwardError::Malformed)?;
         Ok(complete.into())

@@ -14,7 +14,10 @@
 //!   output schema and the endpoint's output limits, so a bad answer becomes the fixed -32603
 //!   and never reaches the client;
 //! - a client's credentials are never passed upstream: each upstream gets the gateway's own
-//!   (`headers` in the configuration).
+//!   (`headers` in the configuration, or its own OAuth client-credentials grant);
+//! - progress, cancellation, prompt completions and (2026-07-28 on both sides)
+//!   `input_required` relayed between the caller and the upstream;
+//! - each upstream's catalog followed live (its `list_changed`, or a periodic re-list).
 //!
 //! This crate owns the configuration, the import and the forwarding; it knows nothing of HTTP
 //! serving (the endpoint does that) or of command lines (`tollgate gateway` in `tollgate-cli`).
@@ -54,10 +57,11 @@ mod gateway;
 mod import;
 mod link;
 mod live;
+mod relay;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
-    MIN_RELIST, UpstreamConfig, UpstreamTransport,
+    MIN_RELIST, UpstreamConfig, UpstreamOAuth, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};

@@ -1,6 +1,7 @@
 //! Upstream catalogs followed while the gateway serves: an upstream's
-//! `notifications/tools/list_changed` (heard through the client's handler) or its re-list
-//! interval starts a refresh, which lists and imports its tools again and applies the
+//! `notifications/tools/list_changed` (heard through the client's handler: on stdio, on a 2025
+//! HTTP session's stream, or on the `subscriptions/listen` the gateway keeps open on a
+//! 2026-07-28 upstream that announces changes) or its re-list interval starts a refresh, which lists and imports its tools again and applies the
 //! difference to the endpoint's live catalog as one change. Owns the refresh and its rules (a
 //! change clashing with another upstream's names is refused whole; a failed list changes
 //! nothing); knows nothing of how tools are imported or served.
@@ -9,9 +10,13 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 use tollgate::endpoint::{CatalogChange, Catalogs};
-use tollgate::json::JsonObject;
+use tollgate::json::{JsonObject, JsonValue};
 
-use crate::gateway::{Owners, Rules, UPSTREAM, Upstream, import_all, lock};
+use crate::gateway::{
+    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Others, Owners, Rules, UPSTREAM, Upstream,
+    import_all, import_others, lock, owner_key,
+};
+use crate::import::Kind;
 
 /// The client handler that hears an upstream's tool list change.
 pub(crate) struct Watch {
@@ -28,7 +33,12 @@ impl Watch {
 
 impl tollgate_client::handler::Handler for Watch {
     fn notification(&self, method: &str, _: Option<&JsonObject>) {
-        if method == "notifications/tools/list_changed" {
+        if matches!(
+            method,
+            "notifications/tools/list_changed"
+                | "notifications/prompts/list_changed"
+                | "notifications/resources/list_changed"
+        ) {
             // One stored permit: a burst while a refresh runs gives one more refresh.
             self.changed.notify_one();
         }
@@ -56,7 +66,8 @@ pub(crate) async fn follow(
     }
 }
 
-/// Lists and imports the upstream's tools again and applies the difference.
+/// Lists and imports the upstream's tools, prompts, resources and templates again and applies
+/// the difference as one change.
 async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rules: &Rules) {
     let name = upstream.config.name();
     let client = upstream.link.client();
@@ -69,28 +80,42 @@ async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rule
         }
         Err(_) => None,
     };
-    let Some(listed) = listed else {
+    let others = match listed {
+        Some(_) => import_others(upstream, rules).await.ok(),
+        None => None,
+    };
+    let (Some(listed), Some((others, other_refusals))) = (listed, others) else {
         tracing::warn!(target: UPSTREAM, upstream = name, "re-list failed: the catalog is unchanged");
         return;
     };
     let (tools, refusals) = import_all(upstream, &listed, rules);
-    for refusal in &refusals {
+    for refusal in refusals.iter().chain(&other_refusals) {
         tracing::warn!(target: UPSTREAM, upstream = name, "{refusal}");
     }
+    let other_keys = others.keys();
     let mut owners = lock(owners);
-    if let Some(clash) = tools
+    let taken = |key: &str| owners.get(key).is_some_and(|owner| owner != name);
+    let clash = tools
         .iter()
-        .find(|t| owners.get(t.name()).is_some_and(|owner| owner != name))
-    {
+        .map(|t| t.name().to_owned())
+        .find(|n| taken(n))
+        .or_else(|| {
+            other_keys
+                .iter()
+                .find(|(_, key, _)| taken(key))
+                .map(|(_, _, served)| served.clone())
+        });
+    if let Some(clash) = clash {
         tracing::warn!(
             target: UPSTREAM,
             upstream = name,
-            tool = clash.name(),
+            served = clash.as_str(),
             "catalog change refused: another upstream serves the name"
         );
         return;
     }
     let mut served = lock(&upstream.served);
+    let mut served_others = lock(&upstream.served_others);
     let mut change = CatalogChange::new();
     for old in served.iter() {
         if !tools.iter().any(|t| t.name() == old) {
@@ -104,19 +129,109 @@ async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rule
             change.add_tool(tool.clone())
         };
     }
+    change = others_change(change, &served_others, &others);
     match catalogs.apply(change) {
         Ok(version) => {
-            for old in served.drain(..) {
+            for old in served.drain(..).chain(served_others.drain(..)) {
                 owners.remove(&old);
             }
             for tool in &tools {
                 owners.insert(tool.name().to_owned(), name.to_owned());
                 served.push(tool.name().to_owned());
             }
-            tracing::info!(target: UPSTREAM, upstream = name, tools = served.len(), version, "catalog change applied");
+            for (_, key, _) in other_keys {
+                owners.insert(key.clone(), name.to_owned());
+                served_others.push(key);
+            }
+            tracing::info!(target: UPSTREAM, upstream = name, tools = served.len(), others = served_others.len(), version, "catalog change applied");
         }
         Err(error) => {
             tracing::warn!(target: UPSTREAM, upstream = name, %error, "catalog change refused");
         }
+    }
+}
+
+/// `change` with the prompts, resources and templates served before (`served`, by owner key)
+/// replaced by `others`: the ones gone removed, the ones kept replaced, the new ones added.
+fn others_change(mut change: CatalogChange, served: &[String], others: &Others) -> CatalogChange {
+    let was = |kind, name: &str| served.contains(&owner_key(kind, name));
+    let now = others.keys();
+    for key in served {
+        if now.iter().any(|(_, k, _)| k == key) {
+            continue;
+        }
+        let Some((kind, name)) = key.split_once(':') else {
+            continue;
+        };
+        change = match kind {
+            "Prompt" => change.remove_prompt(name),
+            "Resource" => change.remove_resource(name),
+            _ => change.remove_resource_template(name),
+        };
+    }
+    for prompt in &others.prompts {
+        change = if was(Kind::Prompt, prompt.name()) {
+            change.replace_prompt(prompt.clone())
+        } else {
+            change.add_prompt(prompt.clone())
+        };
+    }
+    for resource in &others.resources {
+        change = if was(Kind::Resource, resource.uri()) {
+            change.replace_resource(resource.clone())
+        } else {
+            change.add_resource(resource.clone())
+        };
+    }
+    for template in &others.templates {
+        change = if was(Kind::Template, template.uri_template()) {
+            change.replace_resource_template(template.clone())
+        } else {
+            change.add_resource_template(template.clone())
+        };
+    }
+    change
+}
+
+/// Keeps a `subscriptions/listen` open on a 2026-07-28 upstream whose tools, prompts or
+/// resources announce changes (`listChanged` in their capabilities), for those, for as long as
+/// the gateway runs: its notifications reach the client's handler ([`Watch`]) like any other.
+/// Opened again on the client in use after it ends or fails (the upstream closed it, its token
+/// expired, the upstream was connected to again), waiting between tries from
+/// [`FIRST_REVIVE_BACKOFF`] doubling to [`MAX_REVIVE_BACKOFF`]; a listen that heard something
+/// starts the wait over.
+pub(crate) async fn listen(upstream: Arc<Upstream>) {
+    let mut backoff = FIRST_REVIVE_BACKOFF;
+    loop {
+        let client = upstream.link.client();
+        let announces = |kind: &str| {
+            client
+                .server()
+                .get("capabilities")
+                .and_then(|c| c.get(kind))
+                .and_then(|t| t.get("listChanged"))
+                == Some(&JsonValue::Bool(true))
+        };
+        let mut filter = JsonObject::builder();
+        for (kind, key) in [
+            ("tools", "toolsListChanged"),
+            ("prompts", "promptsListChanged"),
+            ("resources", "resourcesListChanged"),
+        ] {
+            if announces(kind) {
+                filter.push(key, true);
+            }
+        }
+        let filter = filter.build();
+        if client.revision().is_stateless()
+            && !filter.is_empty()
+            && let Ok(mut listen) = client.listen(filter)
+        {
+            while let Some(Ok(_)) = listen.next().await {
+                backoff = FIRST_REVIVE_BACKOFF;
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(MAX_REVIVE_BACKOFF);
     }
 }

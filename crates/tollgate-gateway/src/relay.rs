@@ -1,0 +1,286 @@
+//! What passes between the gateway's caller and an upstream while one forwarded call runs:
+//! the upstream's progress relayed to the caller that asked for it (under the caller's own
+//! progress token, through the endpoint's `ProgressReporter`), and the caller's going away
+//! relayed to the upstream (the upstream call is dropped, which its client cancels as its
+//! revision says: `notifications/cancelled`, or the request's stream closed); and, where both
+//! the caller and the upstream speak 2026-07-28, the upstream's `input_required` results relayed
+//! to the caller (its input requests rebuilt through the endpoint's constructors, its
+//! `requestState` carried inside the gateway's own sealed state) and the caller's retry sent
+//! back to the upstream with that state. Knows nothing of tools, catalogs or names.
+
+use std::future::Future;
+
+use tokio::sync::mpsc;
+use tollgate::context::{InputRequest, InputRequiredResult, ProgressReporter};
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
+use tollgate_client::{CallOptions, Client, Error, Progress};
+
+use crate::error::ForwardError;
+use crate::link::Link;
+
+/// The most upstream progress reports waiting to be relayed; past it a report is dropped (a
+/// later one supersedes it).
+const PROGRESS_QUEUE: usize = 32;
+
+/// Runs `call` (made with `options` and the ones it is given) on `link` within `timeout`,
+/// relaying the upstream's progress to the caller when the caller asked for progress, and
+/// dropping the call (so cancelling it upstream) when the caller's request is cancelled.
+pub(crate) async fn relayed<T, F>(
+    link: &Link,
+    timeout: std::time::Duration,
+    features: &InvocationFeatures,
+    options: CallOptions,
+    call: impl FnOnce(CallOptions) -> F,
+) -> Result<T, ForwardError>
+where
+    F: Future<Output = Result<T, Error>>,
+{
+    let reporter = features.find::<ProgressReporter>();
+    let (tx, mut rx) = mpsc::channel::<Progress>(PROGRESS_QUEUE);
+    let options = if reporter.is_some() {
+        options.on_progress(move |progress| {
+            let _ = tx.try_send(progress.clone());
+        })
+    } else {
+        options
+    };
+    let bounded = link.bounded(timeout, call(options));
+    let relay = async {
+        while let Some(progress) = rx.recv().await {
+            report(reporter, &progress);
+        }
+        // The sender went with the call's options: nothing more to relay; the call decides.
+        std::future::pending::<()>().await;
+    };
+    let result = tokio::select! {
+        result = bounded => result,
+        () = relay => Err(ForwardError::Upstream),
+        () = features.cancellation().cancelled() => Err(ForwardError::Cancelled),
+    };
+    // Reports that came with the answer go before it.
+    while let Ok(progress) = rx.try_recv() {
+        report(reporter, &progress);
+    }
+    result
+}
+
+/// One upstream report relayed; one the caller's reporter refuses (decreasing, not finite) is
+/// dropped.
+fn report(reporter: Option<&ProgressReporter>, progress: &Progress) {
+    if let Some(reporter) = reporter {
+        let _ = reporter.report(progress.progress(), progress.total(), progress.message());
+    }
+}
+
+/// The member of the gateway's sealed state holding the upstream's `requestState`.
+const UPSTREAM_STATE: &str = "upstream";
+
+/// What relaying `input_required` between a caller and an upstream takes, read from the
+/// caller's request (owned, so a handler's future need not borrow the request). When both speak
+/// 2026-07-28, an `input_required` result is returned (not answered), a retry carries the
+/// caller's responses (and, where the registration keeps state, the upstream's state) back, and
+/// the upstream is told the caller's own elicitation, sampling and roots capabilities, so it asks
+/// only for what the caller can answer (and refuses, -32021, what it requires and the caller
+/// lacks). To a 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
+pub(crate) struct InputRelay {
+    /// Whether the upstream's `input_required` is relayed.
+    pub(crate) relays: bool,
+    /// The capabilities declared for the call (2026-07-28 upstreams).
+    capabilities: Option<JsonObject>,
+    /// The caller's responses and the upstream's state, on a retry.
+    retry: Option<(JsonObject, Option<JsonValue>)>,
+}
+
+impl InputRelay {
+    /// Read from `context`, for `client`'s upstream; `keeps_state` when the registration may
+    /// carry the upstream's state.
+    pub(crate) fn of(context: &RequestContext, client: &Client, keeps_state: bool) -> Self {
+        let none = |capabilities| Self {
+            relays: false,
+            capabilities,
+            retry: None,
+        };
+        if !client.revision().is_stateless() {
+            return none(None);
+        }
+        if context.protocol_version() != ProtocolVersion::V2026_07_28 {
+            return none(Some(JsonObject::new()));
+        }
+        let mut capabilities = JsonObject::builder();
+        for (name, value) in context.client_capabilities().raw().iter() {
+            if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
+                capabilities.push(name.clone(), value.clone());
+            }
+        }
+        let retry = context.input_responses().map(|responses| {
+            let state = context
+                .request_state()
+                .filter(|_| keeps_state)
+                .and_then(|s| s.get(UPSTREAM_STATE))
+                .filter(|s| !s.is_null())
+                .cloned();
+            (responses.clone(), state)
+        });
+        Self {
+            relays: true,
+            capabilities: Some(capabilities.build()),
+            retry,
+        }
+    }
+
+    /// The options of a tool call.
+    pub(crate) fn call_options(self) -> CallOptions {
+        let mut options = CallOptions::new();
+        if let Some(capabilities) = self.capabilities {
+            options = options.client_capabilities(capabilities);
+        }
+        if !self.relays {
+            return options;
+        }
+        options = options.return_input_required();
+        match self.retry {
+            Some((responses, state)) => options.retry(responses, state),
+            None => options,
+        }
+    }
+
+    /// The parameters of another request (`prompts/get`, `resources/read`) sent as is when the
+    /// input is relayed: `params` with the retry's members and the capabilities in `_meta`.
+    pub(crate) fn params(&self, params: JsonObject) -> JsonObject {
+        let mut out = params.to_builder();
+        if let Some((responses, state)) = &self.retry {
+            out.push("inputResponses", responses.clone());
+            if let Some(state) = state {
+                out.push("requestState", state.clone());
+            }
+        }
+        if let Some(capabilities) = &self.capabilities {
+            let meta = JsonObject::builder()
+                .insert(CAPABILITIES, capabilities.clone())
+                .build();
+            out.push("_meta", meta);
+        }
+        out.build()
+    }
+}
+
+/// Where a 2026-07-28 request carries its client's capabilities (`_meta`).
+const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Whether an upstream's result is an `input_required` one.
+pub(crate) fn asks_input(result: &JsonValue) -> bool {
+    result.get("resultType").and_then(JsonValue::as_str) == Some("input_required")
+}
+
+/// The upstream's `input_required` result as the gateway's own: each input request rebuilt
+/// through the endpoint's constructors (form elicitation, sampling, roots), the upstream's
+/// `requestState` kept inside the gateway's sealed state when the registration `keeps_state`.
+/// `None` for anything else (another method, a URL elicitation, a malformed request, state
+/// the registration cannot keep, nothing asked and no state).
+pub(crate) fn input_required_of(
+    result: &JsonValue,
+    keeps_state: bool,
+) -> Option<InputRequiredResult> {
+    let upstream_state = result.get("requestState").filter(|s| !s.is_null());
+    if upstream_state.is_some() && !keeps_state {
+        return None;
+    }
+    let requests = match result.get("inputRequests") {
+        None => None,
+        Some(requests) => Some(requests.as_object()?),
+    };
+    let mut relayed: Option<InputRequiredResult> = None;
+    for (key, request) in requests.into_iter().flat_map(JsonObject::iter) {
+        let params = match request.get("params") {
+            None => JsonObject::new(),
+            Some(params) => params.as_object()?.clone(),
+        };
+        let rebuilt = match request.get("method").and_then(JsonValue::as_str)? {
+            "elicitation/create" => {
+                if params
+                    .get("mode")
+                    .is_some_and(|m| m.as_str() != Some("form"))
+                {
+                    return None;
+                }
+                let message = params.get("message")?.as_str()?;
+                let schema = params.get("requestedSchema")?.as_object()?.clone();
+                InputRequest::elicitation(message, schema)
+            }
+            "sampling/createMessage" => InputRequest::sampling(params).ok()?,
+            "roots/list" => InputRequest::list_roots(),
+            _ => return None,
+        };
+        relayed = Some(match relayed {
+            None => InputRequiredResult::with_input_request(key.as_str(), rebuilt),
+            Some(relayed) => relayed.add_input_request(key.as_str(), rebuilt),
+        });
+    }
+    if !keeps_state {
+        return relayed;
+    }
+    let state = JsonObject::builder()
+        .insert(
+            UPSTREAM_STATE,
+            upstream_state.cloned().unwrap_or(JsonValue::Null),
+        )
+        .build();
+    Some(match relayed {
+        None => InputRequiredResult::with_state(state.into()),
+        Some(relayed) => relayed.state(state.into()),
+    })
+}
+
+/// The JSON-RPC code of a refusal for client capabilities a request lacks (2026-07-28).
+pub(crate) const MISSING_CAPABILITY: i64 = -32021;
+
+/// An upstream's refusal for capabilities its caller lacks (`data.requiredCapabilities`),
+/// answered as the endpoint answers its own: a request for each such input the caller does not
+/// declare, which the endpoint refuses (-32021, naming them) before anything is sent. `None`
+/// when the upstream names none the caller lacks (then it is the upstream's failure).
+pub(crate) fn missing_of(
+    context: &RequestContext,
+    data: Option<&JsonValue>,
+) -> Option<InputRequiredResult> {
+    let required = data?.get("requiredCapabilities")?.as_object()?;
+    let declared = context.client_capabilities();
+    let mut missing: Option<InputRequiredResult> = None;
+    for (name, _) in required.iter() {
+        let request = match name.as_str() {
+            "elicitation" => InputRequest::elicitation("", JsonObject::new()),
+            "sampling" => {
+                let params = JsonObject::builder()
+                    .insert(
+                        "messages",
+                        tollgate::json::JsonArray::from(vec![JsonValue::from(
+                            JsonObject::builder()
+                                .insert("role", "user")
+                                .insert(
+                                    "content",
+                                    JsonObject::builder()
+                                        .insert("type", "text")
+                                        .insert("text", "")
+                                        .build(),
+                                )
+                                .build(),
+                        )]),
+                    )
+                    .insert("maxTokens", 1)
+                    .build();
+                InputRequest::sampling(params).ok()?
+            }
+            "roots" => InputRequest::list_roots(),
+            _ => continue,
+        };
+        // Never sent: only what the caller does not declare is named.
+        if declared.declares(request.capability()) {
+            continue;
+        }
+        missing = Some(match missing {
+            None => InputRequiredResult::with_input_request(name.as_str(), request),
+            Some(missing) => missing.add_input_request(name.as_str(), request),
+        });
+    }
+    missing
+}
