@@ -290,6 +290,12 @@ impl Client {
         transport: Arc<dyn Transport>,
     ) -> Result<Client, Error> {
         let offered = builder.revisions.clone();
+        if !offered.iter().any(|r| transport.speaks(*r)) {
+            return Err(Error::new(
+                ErrorKind::Negotiation,
+                "no revision offered is spoken on this transport",
+            ));
+        }
         let mut client = Client {
             transport,
             revision: *offered
@@ -302,7 +308,7 @@ impl Client {
         let mut legacy: Vec<Revision> = offered
             .iter()
             .copied()
-            .filter(|r| !r.is_stateless())
+            .filter(|r| !r.is_stateless() && client.transport.speaks(*r))
             .collect();
         let mut modern = offered.iter().copied().find(|r| r.is_stateless());
         // At most one retry after an unsupported-version answer.
@@ -547,6 +553,7 @@ impl Client {
                 "a list result without its items",
             ))?
             .to_vec();
+        let items = crate::older::project_items(self.revision, items);
         let next_cursor = match result.get("nextCursor") {
             None | Some(JsonValue::Null) => None,
             Some(JsonValue::String(s)) => Some(s.as_str().to_owned()),

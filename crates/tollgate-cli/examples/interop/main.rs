@@ -3,7 +3,7 @@
 //! log notifications, over HTTP or a stdio child, on one revision or on the one negotiation picks.
 //!
 //! Usage: `interop PROFILE REVISION (URL | -- COMMAND ARGS...)`, where PROFILE is `everything`,
-//! `python` or `catalog` (`checks.rs`) and REVISION is a revision to offer alone, or
+//! `python`, `python-older`, `typescript-older` or `catalog` (`checks.rs`) and REVISION is a revision to offer alone, or
 //! `auto:REVISION` to offer every revision and expect negotiation to pick that one.
 
 mod checks;
@@ -12,8 +12,7 @@ use std::process::ExitCode;
 
 use tollgate_client::Revision;
 
-const USAGE: &str =
-    "usage: interop everything|python|catalog REVISION|auto:REVISION (URL | -- COMMAND ARGS...)";
+const USAGE: &str = "usage: interop everything|python|python-older|typescript-older|catalog REVISION|auto:REVISION (URL | -- COMMAND ARGS...)";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
