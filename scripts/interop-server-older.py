@@ -1,15 +1,15 @@
 """The interop server of scripts/interop-server.py on the older official Python SDK (PyPI `mcp`
 1.9.4, FastMCP, pinned by scripts/interop): 2025-03-26 over stdio and Streamable HTTP, and
-2024-11-05 over stdio. The same tools, resource, prompt and completion, so the client checks
-the same things on the older revisions.
-Usage: python interop-server-older.py stdio | python interop-server-older.py http PORT
+2024-11-05 over stdio and its HTTP+SSE transport. The same tools, resource, prompt and
+completion, so the client checks the same things on the older revisions.
+Usage: python interop-server-older.py stdio | python interop-server-older.py http|sse PORT
 """
 import sys
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import Completion
 
-port = int(sys.argv[2]) if sys.argv[1:2] == ["http"] else 8000
+port = int(sys.argv[2]) if sys.argv[1:2] in (["http"], ["sse"]) else 8000
 server = FastMCP("tollgate-interop-older", host="127.0.0.1", port=port)
 
 
@@ -49,4 +49,5 @@ async def complete(ref, argument):
 
 
 if __name__ == "__main__":
-    server.run("streamable-http" if sys.argv[1:2] == ["http"] else "stdio")
+    modes = {"http": "streamable-http", "sse": "sse"}
+    server.run(modes.get(sys.argv[1] if sys.argv[1:] else "", "stdio"))

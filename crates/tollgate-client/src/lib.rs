@@ -15,7 +15,8 @@
 //!
 //! - **Every revision**: 2026-07-28 (stateless: `_meta` on each request, `Mcp-Method`,
 //!   `Mcp-Name`, `Mcp-Param-*`), 2025-11-25, 2025-06-18 and 2025-03-26 (sessions), and
-//!   2024-11-05 over stdio and in process. [`ClientBuilder`] negotiates: `server/discover`
+//!   2024-11-05 over stdio, in process and its HTTP+SSE transport
+//!   ([`ClientBuilder::connect_legacy_sse`]). [`ClientBuilder`] negotiates: `server/discover`
 //!   first, a revision from an unsupported-version answer's `data.supported` next,
 //!   `initialize` for an older server, which may choose any older revision offered.
 //! - **Bounded reading**: messages, event-stream lines and events, pages, stream resumptions and

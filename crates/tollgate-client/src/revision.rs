@@ -16,7 +16,9 @@ use tollgate_json::{JsonObject, JsonValue};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Revision {
-    /// 2024-11-05 (`initialize`; stdio only here: its HTTP+SSE transport is not spoken).
+    /// 2024-11-05 (`initialize`; stdio, in process, and its own HTTP+SSE transport through
+    /// [`ClientBuilder::connect_legacy_sse`](crate::ClientBuilder::connect_legacy_sse), never
+    /// Streamable HTTP).
     V2024_11_05,
     /// 2025-03-26 (`initialize`, the first Streamable HTTP; JSON-RPC batches may be received).
     V2025_03_26,
@@ -80,8 +82,8 @@ impl Revision {
         self >= Self::V2025_06_18
     }
 
-    /// Whether the revision is spoken over Streamable HTTP (all but 2024-11-05, whose HTTP+SSE
-    /// transport this client does not speak).
+    /// Whether the revision is spoken over Streamable HTTP (all but 2024-11-05, which has its
+    /// own HTTP+SSE transport).
     pub(crate) fn on_streamable_http(self) -> bool {
         self >= Self::V2025_03_26
     }

@@ -441,3 +441,92 @@ async fn a_batch_is_refused_on_a_revision_without_them() {
     let err = client.list_tools().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Protocol);
 }
+
+#[tokio::test]
+async fn the_2024_11_05_sse_endpoint_must_be_on_the_server_s_origin() {
+    for data in [
+        "http://elsewhere.example/messages",
+        "//elsewhere.example/messages",
+        "https://127.0.0.1/messages",
+    ] {
+        let body = format!("event: endpoint\ndata: {data}\n\n");
+        let (url, seen) = serve(Arc::new(move |_: &Seen| {
+            (200, "text/event-stream", body.clone())
+        }))
+        .await;
+        let err = Client::builder()
+            .connect_legacy_sse(&url)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{data}");
+        // Nothing was POSTed anywhere.
+        assert!(seen.lock().unwrap().iter().all(|s| s.method == "GET"));
+    }
+    // A stream that ends with no endpoint event, and a URL that answers no stream.
+    let (url, _) = serve(Arc::new(|_: &Seen| {
+        (200, "text/event-stream", "data: x\n\n".to_owned())
+    }))
+    .await;
+    let err = Client::builder()
+        .connect_legacy_sse(&url)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol);
+    let (url, _) = serve(Arc::new(|_: &Seen| (404, "text/plain", String::new()))).await;
+    let err = Client::builder()
+        .connect_legacy_sse(&url)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Status);
+}
+
+/// A 2024-11-05 HTTP+SSE server by hand: the `GET` stream stays open, names `/messages` as its
+/// endpoint, and answers each POSTed request on the stream.
+#[tokio::test]
+async fn the_2024_11_05_sse_transport_posts_and_reads_answers_on_the_stream() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut stream: Option<tokio::net::TcpStream> = None;
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (mut socket, _) = accepted.unwrap();
+                    let mut buf = vec![0u8; 8192];
+                    let n = socket.read(&mut buf).await.unwrap();
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    if text.starts_with("GET") {
+                        socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: /messages?s=1\n\n").await.unwrap();
+                        stream = Some(socket);
+                    } else {
+                        let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+                        socket.write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await.unwrap();
+                        let _ = tx.send(body);
+                    }
+                }
+                Some(body) = rx.recv() => {
+                    let id = id_of(&body);
+                    let result = if body.contains("\"initialize\"") {
+                        r#"{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#
+                    } else if body.contains("tools/list") {
+                        // Pretty-printed over two data lines: still one message.
+                        "{\"tools\":[{\"name\":\"t\",\ndata: \"inputSchema\":{\"type\":\"object\"}}]}"
+                    } else {
+                        continue;
+                    };
+                    let event = format!("event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}\n\n");
+                    stream.as_mut().unwrap().write_all(event.as_bytes()).await.unwrap();
+                }
+            }
+        }
+    });
+    let client = Client::builder()
+        .connect_legacy_sse(&format!("http://{addr}/sse"))
+        .await
+        .unwrap();
+    assert_eq!(client.revision(), Revision::V2024_11_05);
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    client.close().await.unwrap();
+}

@@ -4,6 +4,7 @@
 //! typed API above it.
 
 pub(crate) mod http;
+pub(crate) mod legacy_sse;
 pub(crate) mod lines;
 #[cfg(feature = "in-process")]
 pub(crate) mod memory;
