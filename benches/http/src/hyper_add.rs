@@ -1,6 +1,9 @@
 //! The practical limit: hyper 1 + serde_json parsing the JSON-RPC body into a `Value`, adding the
 //! two arguments and writing a fixed-shape result (no validation, no MCP rules). `tools/list`
-//! returns a catalog serialised once at start-up.
+//! returns a catalog serialised once at start-up. It also completes the two handshakes a client
+//! makes, so the client bench (`client-bench`) can use it as the fast server: `initialize`
+//! (echoing the revision asked for; no session), `notifications/initialized` (202) and
+//! `server/discover`.
 
 mod common;
 
@@ -30,6 +33,7 @@ async fn handle(
     request: Request<hyper::body::Incoming>,
     catalog: Bytes,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let post = request.method() == hyper::Method::POST;
     let body = request
         .into_body()
         .collect()
@@ -38,7 +42,37 @@ async fn handle(
         .unwrap_or_default();
     let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
-    let bytes = match message.get("method").and_then(Value::as_str) {
+    let method = message.get("method").and_then(Value::as_str);
+    if !post || message.get("id").is_none() {
+        // A notification (`notifications/initialized`), or a GET for a stream this server has
+        // none of.
+        let status = if method.is_some() { 202 } else { 405 };
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
+        return Ok(response);
+    }
+    let bytes = match method {
+        Some("initialize") => {
+            let asked = message
+                .pointer("/params/protocolVersion")
+                .cloned()
+                .unwrap_or(Value::Null);
+            serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": asked,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hyper-add", "version": "1"}
+            }}))
+            .unwrap_or_default()
+        }
+        Some("server/discover") => serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {
+            "resultType": "complete",
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}},
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hyper-add", "version": "1"}}
+        }}))
+        .unwrap_or_default(),
         Some("tools/list") => {
             let mut out =
                 serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id})).unwrap_or_default();

@@ -10,6 +10,7 @@ use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::mirror;
 use crate::notify::{Progress, ProgressFn};
+use crate::older;
 use crate::output::check_output;
 
 /// Options of one call ([`Client::call_tool_with`]).
@@ -190,6 +191,7 @@ impl Client {
             self.send_answering("tools/call", params.build(), headers)
                 .await?
         };
+        let result = older::project_result(self.revision(), result);
         drop(token);
         if self.parts.check_output {
             check_output(tool.as_ref(), &result)?;
@@ -198,7 +200,8 @@ impl Client {
     }
 
     /// Calls a tool with serde arguments and binds its `structuredContent` to `R` (under the
-    /// JSON crate's default binding limits).
+    /// JSON crate's default binding limits). Before 2025-06-18, which has no structured
+    /// results, the JSON text of the result's only text block is bound instead.
     ///
     /// # Errors
     ///
@@ -226,7 +229,16 @@ impl Client {
                 "the tool answered an error",
             ));
         }
-        let structured = result.get("structuredContent").ok_or(Error::new(
+        // Before 2025-06-18 there is no structured result: its only text block is read as JSON.
+        let parsed;
+        let structured = if self.revision().carries_structure() {
+            result.get("structuredContent")
+        } else {
+            let text = older::only_text(&result).unwrap_or_default();
+            parsed = tollgate_json::from_str(text, self.limits().json()).ok();
+            parsed.as_ref()
+        };
+        let structured = structured.ok_or(Error::new(
             ErrorKind::Protocol,
             "the result has no structuredContent",
         ))?;

@@ -155,6 +155,29 @@ impl ClientBuilder {
         Client::negotiate(self, Arc::new(http)).await
     }
 
+    /// Connects over the HTTP+SSE transport of 2024-11-05 (a server that predates Streamable
+    /// HTTP): a `GET` event stream at `url` whose `endpoint` event names where messages are
+    /// POSTed (refused unless it is on `url`'s origin), and `initialize` at 2024-11-05 only. The
+    /// builder's headers and bearer token go on every request; an [`Authorizer`] is not asked.
+    /// [`Client::close`] ends the stream.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Status`] when `url` answers no event stream, [`ErrorKind::Protocol`]
+    /// without a usable `endpoint` event, else as [`ClientBuilder::connect_http`].
+    pub async fn connect_legacy_sse(mut self, url: &str) -> Result<Client, Error> {
+        let lines = crate::transport::legacy_sse::connect(
+            crate::transport::http::reqwest_client()?,
+            url,
+            self.headers.clone(),
+            self.limits.clone(),
+            self.transport_handler(),
+        )
+        .await?;
+        self.revisions = vec![Revision::V2024_11_05];
+        Client::negotiate(self, Arc::new(lines)).await
+    }
+
     /// Where a stdio server's stderr goes, line by line (each cut to 8 KiB; default: this
     /// process's own stderr).
     pub fn stderr(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
@@ -290,6 +313,12 @@ impl Client {
         transport: Arc<dyn Transport>,
     ) -> Result<Client, Error> {
         let offered = builder.revisions.clone();
+        if !offered.iter().any(|r| transport.speaks(*r)) {
+            return Err(Error::new(
+                ErrorKind::Negotiation,
+                "no revision offered is spoken on this transport",
+            ));
+        }
         let mut client = Client {
             transport,
             revision: *offered
@@ -302,7 +331,7 @@ impl Client {
         let mut legacy: Vec<Revision> = offered
             .iter()
             .copied()
-            .filter(|r| !r.is_stateless())
+            .filter(|r| !r.is_stateless() && client.transport.speaks(*r))
             .collect();
         let mut modern = offered.iter().copied().find(|r| r.is_stateless());
         // At most one retry after an unsupported-version answer.
@@ -547,6 +576,7 @@ impl Client {
                 "a list result without its items",
             ))?
             .to_vec();
+        let items = crate::older::project_items(self.revision, items);
         let next_cursor = match result.get("nextCursor") {
             None | Some(JsonValue::Null) => None,
             Some(JsonValue::String(s)) => Some(s.as_str().to_owned()),

@@ -14,9 +14,11 @@
 //! # Themes
 //!
 //! - **Every revision**: 2026-07-28 (stateless: `_meta` on each request, `Mcp-Method`,
-//!   `Mcp-Name`, `Mcp-Param-*`), 2025-11-25 and 2025-06-18 (sessions). [`ClientBuilder`]
-//!   negotiates: `server/discover` first, a revision from an unsupported-version answer's
-//!   `data.supported` next, `initialize` for an older server.
+//!   `Mcp-Name`, `Mcp-Param-*`), 2025-11-25, 2025-06-18 and 2025-03-26 (sessions), and
+//!   2024-11-05 over stdio, in process and its HTTP+SSE transport
+//!   ([`ClientBuilder::connect_legacy_sse`]). [`ClientBuilder`] negotiates: `server/discover`
+//!   first, a revision from an unsupported-version answer's `data.supported` next,
+//!   `initialize` for an older server, which may choose any older revision offered.
 //! - **Bounded reading**: messages, event-stream lines and events, pages, stream resumptions and
 //!   `input_required` rounds all have limits ([`ClientLimits`]).
 //! - **Errors carry a kind, never what you sent** ([`Error`]).
@@ -66,6 +68,7 @@ mod mirror;
 mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+mod older;
 
 /// The client OAuth guide's examples, compiled as doc tests (the guide lives in the repository,
 /// not in the package).
@@ -98,8 +101,9 @@ pub mod json {
 #[doc(hidden)]
 pub mod __private {
     /// Reads one message a server sent, under the default [`ClientLimits`](crate::ClientLimits),
-    /// as every transport does: `Ok` when it is a JSON-RPC request, notification or response.
+    /// as every transport does: `Ok` when it is a JSON-RPC request, notification or response,
+    /// or a batch of them (as 2025-03-26 allows).
     pub fn read_message(bytes: &[u8]) -> Result<(), crate::Error> {
-        crate::message::read(bytes, &crate::ClientLimits::default()).map(|_| ())
+        crate::message::read_all(bytes, &crate::ClientLimits::default(), true).map(|_| ())
     }
 }

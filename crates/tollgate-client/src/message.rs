@@ -29,13 +29,33 @@ pub(crate) enum Incoming {
     },
 }
 
-/// Reads one message under the client's limits.
+/// Reads one message under the client's limits (what [`read_all`] does without batches).
+#[cfg(test)]
 pub(crate) fn read(bytes: &[u8], limits: &ClientLimits) -> Result<Incoming, Error> {
     if bytes.len() > limits.max_message_bytes() {
         return Err(Error::new(ErrorKind::Limit, "message too large"));
     }
     let value = from_slice(bytes, limits.json())?;
     classify(value)
+}
+
+/// Reads what one frame carries under the client's limits: one message, or when `batches` is
+/// set (2025-03-26) also a non-empty JSON-RPC batch, each member sorted as a message of its own.
+/// The bound on the frame bounds the batch.
+pub(crate) fn read_all(
+    bytes: &[u8],
+    limits: &ClientLimits,
+    batches: bool,
+) -> Result<Vec<Incoming>, Error> {
+    if bytes.len() > limits.max_message_bytes() {
+        return Err(Error::new(ErrorKind::Limit, "message too large"));
+    }
+    match from_slice(bytes, limits.json())? {
+        JsonValue::Array(members) if batches && !members.is_empty() => {
+            members.iter().cloned().map(classify).collect()
+        }
+        value => classify(value).map(|one| vec![one]),
+    }
 }
 
 /// Sorts a parsed message.
@@ -201,6 +221,31 @@ mod tests {
                 ErrorKind::Protocol
             );
         }
+    }
+
+    #[test]
+    fn batches_only_where_the_revision_has_them() {
+        let batch = br#"[{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"jsonrpc":"2.0","id":1,"result":{}}]"#;
+        let read = read_all(batch, &limits(), true).unwrap();
+        assert!(matches!(read[0], Incoming::Notification { .. }));
+        assert!(matches!(read[1], Incoming::Response { .. }));
+        let refused = read_all(batch, &limits(), false).unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::Protocol);
+        // An empty batch, or one with a member that is not a message, is refused whole.
+        for bad in [&b"[]"[..], br#"[{"jsonrpc":"2.0","id":1,"result":{}},1]"#] {
+            let err = read_all(bad, &limits(), true).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Protocol);
+        }
+        // The frame's bound is the batch's.
+        let at = ClientLimits::default()
+            .with_max_message_bytes(batch.len())
+            .unwrap();
+        assert_eq!(read_all(batch, &at, true).unwrap().len(), 2);
+        let below = ClientLimits::default()
+            .with_max_message_bytes(batch.len() - 1)
+            .unwrap();
+        let err = read_all(batch, &below, true).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Limit);
     }
 
     #[test]

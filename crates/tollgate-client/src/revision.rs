@@ -16,6 +16,12 @@ use tollgate_json::{JsonObject, JsonValue};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Revision {
+    /// 2024-11-05 (`initialize`; stdio, in process, and its own HTTP+SSE transport through
+    /// [`ClientBuilder::connect_legacy_sse`](crate::ClientBuilder::connect_legacy_sse), never
+    /// Streamable HTTP).
+    V2024_11_05,
+    /// 2025-03-26 (`initialize`, the first Streamable HTTP; JSON-RPC batches may be received).
+    V2025_03_26,
     /// 2025-06-18 (sessions, `initialize`).
     V2025_06_18,
     /// 2025-11-25 (sessions, `initialize`, tasks).
@@ -26,11 +32,19 @@ pub enum Revision {
 
 impl Revision {
     /// Every revision, newest first (the order the client offers them).
-    pub const ALL: [Revision; 3] = [Self::V2026_07_28, Self::V2025_11_25, Self::V2025_06_18];
+    pub const ALL: [Revision; 5] = [
+        Self::V2026_07_28,
+        Self::V2025_11_25,
+        Self::V2025_06_18,
+        Self::V2025_03_26,
+        Self::V2024_11_05,
+    ];
 
     /// The revision's wire name.
     pub const fn as_str(self) -> &'static str {
         match self {
+            Self::V2024_11_05 => "2024-11-05",
+            Self::V2025_03_26 => "2025-03-26",
             Self::V2025_06_18 => "2025-06-18",
             Self::V2025_11_25 => "2025-11-25",
             Self::V2026_07_28 => "2026-07-28",
@@ -45,6 +59,39 @@ impl Revision {
     /// Whether the revision is stateless (2026-07-28): no `initialize`, `_meta` on each request.
     pub const fn is_stateless(self) -> bool {
         matches!(self, Self::V2026_07_28)
+    }
+
+    /// Whether the revision defines titles, output schemas, structured tool results and
+    /// elicitation (2025-06-18 on).
+    pub(crate) fn carries_structure(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// Whether the revision defines tool annotations and audio content (2025-03-26 on).
+    pub(crate) fn carries_annotations(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
+    /// Whether a server may send JSON-RPC batches (2025-03-26 only).
+    pub(crate) fn takes_batches(self) -> bool {
+        self == Self::V2025_03_26
+    }
+
+    /// Whether HTTP messages carry `MCP-Protocol-Version` (2025-06-18 on).
+    pub(crate) fn has_version_header(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// Whether the revision is spoken over Streamable HTTP (all but 2024-11-05, which has its
+    /// own HTTP+SSE transport).
+    pub(crate) fn on_streamable_http(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
+    /// Whether the server may send `method` as a request on this revision: `elicitation/create`
+    /// came with 2025-06-18.
+    pub(crate) fn allows_server_request(self, method: &str) -> bool {
+        method != "elicitation/create" || self.carries_structure()
     }
 }
 

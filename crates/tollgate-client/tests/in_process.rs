@@ -38,6 +38,13 @@ async fn every_revision_lists_calls_and_answers_input() {
             .await
             .unwrap();
         assert_eq!(total, Total { total: 5 });
+        if revision >= Revision::V2025_06_18 {
+            let tools = client.list_tools().await.unwrap();
+            let add = tools
+                .iter()
+                .find(|t| t.get("name").and_then(|n| n.as_str()) == Some("add"));
+            assert!(add.unwrap().get("outputSchema").is_some(), "{revision}");
+        }
         if revision.is_stateless() {
             // The input_required round answered by the handler, the schema's default applied.
             let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
@@ -63,6 +70,48 @@ async fn negotiates_by_discover_then_initialize() {
         .unwrap();
     assert_eq!(client.revision(), Revision::V2026_07_28);
     assert!(client.server().get("supportedVersions").is_some());
+}
+
+#[tokio::test]
+async fn an_older_server_is_met_on_its_own_revision() {
+    use tollgate::ProtocolVersion as P;
+    for (served, expected) in [
+        (P::V2025_03_26, Revision::V2025_03_26),
+        (P::V2024_11_05, Revision::V2024_11_05),
+    ] {
+        let client = Client::builder()
+            .connect_in_process(endpoint(&[served], Arc::default()))
+            .await
+            .unwrap();
+        assert_eq!(client.revision(), expected);
+        // What the revision does not define is not handed on: no output schema, no title.
+        let tools = client.list_tools().await.unwrap();
+        assert_eq!(tools.len(), 4, "{expected}");
+        assert!(
+            tools.iter().all(|t| t.get("outputSchema").is_none()),
+            "{expected}"
+        );
+        let result = client
+            .call_tool(
+                "add",
+                JsonObject::builder().insert("a", 1).insert("b", 2).build(),
+            )
+            .await
+            .unwrap();
+        assert!(result.get("structuredContent").is_none(), "{expected}");
+        assert_eq!(text(&result), r#"{"total":3}"#, "{expected}");
+        client.close().await.unwrap();
+    }
+    // A client that offers only the newer revisions finds none in common.
+    let err = Client::builder()
+        .revisions([Revision::V2026_07_28, Revision::V2025_11_25])
+        .connect_in_process(endpoint(&[P::V2025_03_26], Arc::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::Negotiation | ErrorKind::Rpc),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! timeout (tokio's paused clock: an answer just inside it, one just past it, a call that never
 //! answers cancelled on the server), a call's own progress callback, and listen streams.
 
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,6 +27,8 @@ fn revisions() -> ProtocolVersions {
         ProtocolVersion::V2026_07_28,
         ProtocolVersion::V2025_11_25,
         ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2024_11_05,
     ]
     .into_iter()
     .collect()
@@ -192,6 +194,44 @@ async fn a_listen_streams_list_changes() {
         let endpoint = endpoint(Arc::default());
         let catalogs = endpoint.catalogs().unwrap();
         let client = connect(revision, endpoint, &Seen::default()).await;
+        hears_a_list_change(&client, &catalogs, revision).await;
+    }
+}
+
+/// Over loopback HTTP too: a 2025 session's `GET` stream (2025-03-26's without a revision
+/// header), the 2026-07-28 `subscriptions/listen`.
+#[tokio::test]
+async fn a_listen_streams_list_changes_over_http() {
+    for revision in Revision::ALL
+        .into_iter()
+        .filter(|r| *r != Revision::V2024_11_05)
+    {
+        // A server each: a change undone within the announcement window is no change.
+        let endpoint = endpoint(Arc::default());
+        let catalogs = endpoint.catalogs().unwrap();
+        let server = tollgate::Server::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            tollgate::McpService::new(endpoint),
+        )
+        .await
+        .unwrap();
+        let url = format!("http://{}/mcp", server.local_addr().unwrap());
+        tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+        let client = Client::builder()
+            .revisions([revision])
+            .connect_http(&url)
+            .await
+            .unwrap();
+        hears_a_list_change(&client, &catalogs, revision).await;
+    }
+}
+
+async fn hears_a_list_change(
+    client: &Client,
+    catalogs: &tollgate::endpoint::Catalogs,
+    revision: Revision,
+) {
+    {
         let filter = JsonObject::builder()
             .insert("toolsListChanged", true)
             .build();
@@ -211,7 +251,10 @@ async fn a_listen_streams_list_changes() {
             .unwrap();
         // A generous bound so a lost notification fails rather than hangs (not a timing check).
         let changed = tokio::time::timeout(bounded, listen.next()).await;
-        let changed = changed.unwrap().unwrap().unwrap();
+        let changed = changed
+            .unwrap_or_else(|_| panic!("{revision}: no list change heard"))
+            .unwrap()
+            .unwrap();
         assert_eq!(
             changed.method(),
             "notifications/tools/list_changed",

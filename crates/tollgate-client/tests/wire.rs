@@ -337,3 +337,196 @@ async fn lists_are_cached_for_their_ttl_and_dropped_on_list_changed() {
     client.list_tools().await.unwrap();
     assert_eq!(count(), 3);
 }
+
+/// A server choosing `revision` that answers `tools/list` with a JSON batch (a log message, then
+/// the answer) and `tools/call` with an event whose data is a batch (an `elicitation/create`,
+/// then the answer), sending what 2025-03-26 does not define (titles, output schemas,
+/// structured results).
+fn batching(revision: &'static str) -> Answer {
+    Arc::new(move |seen: &Seen| {
+        let id = id_of(&seen.body);
+        let log = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+        if seen.body.contains("\"method\":\"initialize\"") {
+            let result = format!(
+                r#"{{"protocolVersion":"{revision}","capabilities":{{}},"serverInfo":{{"name":"b","version":"1"}}}}"#
+            );
+            return (
+                200,
+                "application/json",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            );
+        }
+        if seen.body.contains("\"method\":\"tools/list\"") {
+            let tools = r#"{"tools":[{"name":"t","title":"T","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}]}"#;
+            return (
+                200,
+                "application/json",
+                format!(r#"[{log},{{"jsonrpc":"2.0","id":{id},"result":{tools}}}]"#),
+            );
+        }
+        if seen.body.contains("\"method\":\"tools/call\"") {
+            let ask = r#"{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}}"#;
+            let result = r#"{"content":[{"type":"text","text":"{\"total\":3}"}],"structuredContent":{"total":3}}"#;
+            return (
+                200,
+                "text/event-stream",
+                format!(
+                    "data: [{ask},{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}]\n\n"
+                ),
+            );
+        }
+        older_server(seen)
+    })
+}
+
+#[derive(Default)]
+struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl tollgate_client::handler::Handler for Counting {
+    fn notification(&self, _: &str, _: Option<&tollgate_client::json::JsonObject>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn request<'a>(
+        &'a self,
+        _: &'a str,
+        _: Option<&'a tollgate_client::json::JsonObject>,
+    ) -> tollgate_client::handler::HandlerFuture<'a> {
+        // Would accept anything: a -32601 on the wire is the revision's refusal, not ours.
+        Box::pin(async { Ok(tollgate_client::json::JsonObject::new().into()) })
+    }
+}
+
+#[tokio::test]
+async fn a_2025_03_26_server_s_batches_are_read_on_its_rules() {
+    let (url, seen) = serve(batching("2025-03-26")).await;
+    let notified = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let client = Client::builder()
+        .handler(Counting(Arc::clone(&notified)))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    assert_eq!(client.revision(), Revision::V2025_03_26);
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    assert!(tools[0].get("title").is_none() && tools[0].get("outputSchema").is_none());
+    assert_eq!(notified.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let args = tollgate_client::json::JsonObject::new();
+    let result = client.call_tool("t", args).await.unwrap();
+    assert!(result.get("structuredContent").is_none());
+    let seen = seen.lock().unwrap().clone();
+    // The elicitation 2025-03-26 does not define was refused without asking the handler.
+    let reply = seen
+        .iter()
+        .find(|s| s.body.contains("\"id\":\"e1\""))
+        .unwrap();
+    assert!(reply.body.contains("-32601"), "{}", reply.body);
+    // 2025-03-26 has no revision header; the session id rides on every message after it.
+    let posts: Vec<_> = seen.iter().filter(|s| s.method == "POST").collect();
+    let after = posts
+        .iter()
+        .skip_while(|s| !s.body.contains("initialize"))
+        .skip(1);
+    for later in after {
+        assert_eq!(later.header("mcp-protocol-version"), None, "{}", later.body);
+        assert_eq!(later.header("mcp-session-id"), Some("s-1"));
+    }
+}
+
+#[tokio::test]
+async fn a_batch_is_refused_on_a_revision_without_them() {
+    let (url, _) = serve(batching("2025-06-18")).await;
+    let client = Client::builder().connect_http(&url).await.unwrap();
+    assert_eq!(client.revision(), Revision::V2025_06_18);
+    let err = client.list_tools().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol);
+}
+
+#[tokio::test]
+async fn the_2024_11_05_sse_endpoint_must_be_on_the_server_s_origin() {
+    for data in [
+        "http://elsewhere.example/messages",
+        "//elsewhere.example/messages",
+        "https://127.0.0.1/messages",
+    ] {
+        let body = format!("event: endpoint\ndata: {data}\n\n");
+        let (url, seen) = serve(Arc::new(move |_: &Seen| {
+            (200, "text/event-stream", body.clone())
+        }))
+        .await;
+        let err = Client::builder()
+            .connect_legacy_sse(&url)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{data}");
+        // Nothing was POSTed anywhere.
+        assert!(seen.lock().unwrap().iter().all(|s| s.method == "GET"));
+    }
+    // A stream that ends with no endpoint event, and a URL that answers no stream.
+    let (url, _) = serve(Arc::new(|_: &Seen| {
+        (200, "text/event-stream", "data: x\n\n".to_owned())
+    }))
+    .await;
+    let err = Client::builder()
+        .connect_legacy_sse(&url)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol);
+    let (url, _) = serve(Arc::new(|_: &Seen| (404, "text/plain", String::new()))).await;
+    let err = Client::builder()
+        .connect_legacy_sse(&url)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Status);
+}
+
+/// A 2024-11-05 HTTP+SSE server by hand: the `GET` stream stays open, names `/messages` as its
+/// endpoint, and answers each POSTed request on the stream.
+#[tokio::test]
+async fn the_2024_11_05_sse_transport_posts_and_reads_answers_on_the_stream() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut stream: Option<tokio::net::TcpStream> = None;
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (mut socket, _) = accepted.unwrap();
+                    let mut buf = vec![0u8; 8192];
+                    let n = socket.read(&mut buf).await.unwrap();
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    if text.starts_with("GET") {
+                        socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: /messages?s=1\n\n").await.unwrap();
+                        stream = Some(socket);
+                    } else {
+                        let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+                        socket.write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await.unwrap();
+                        let _ = tx.send(body);
+                    }
+                }
+                Some(body) = rx.recv() => {
+                    let id = id_of(&body);
+                    let result = if body.contains("\"initialize\"") {
+                        r#"{"protocolVersion":"2024-11-05","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#
+                    } else if body.contains("tools/list") {
+                        // Pretty-printed over two data lines: still one message.
+                        "{\"tools\":[{\"name\":\"t\",\ndata: \"inputSchema\":{\"type\":\"object\"}}]}"
+                    } else {
+                        continue;
+                    };
+                    let event = format!("event: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{result}}}\n\n");
+                    stream.as_mut().unwrap().write_all(event.as_bytes()).await.unwrap();
+                }
+            }
+        }
+    });
+    let client = Client::builder()
+        .connect_legacy_sse(&format!("http://{addr}/sse"))
+        .await
+        .unwrap();
+    assert_eq!(client.revision(), Revision::V2024_11_05);
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    client.close().await.unwrap();
+}

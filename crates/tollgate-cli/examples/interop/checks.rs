@@ -88,10 +88,25 @@ pub(crate) const PYTHON: Profile = Profile {
     list_change: None,
 };
 
+/// The same server on the older Python SDK (`scripts/interop-server-older.py`, 2025-03-26 and
+/// 2024-11-05): no structured results, so the sum is read in the text block.
+pub(crate) const PYTHON_OLDER: Profile = Profile {
+    call: ("add", r#"{"a":2,"b":3}"#, r#""text":"5""#),
+    ..PYTHON
+};
+
+/// The same server on the older TypeScript SDK (`scripts/interop-server-older.mjs`,
+/// 2025-03-26).
+pub(crate) const TYPESCRIPT_OLDER: Profile = Profile {
+    resource: ("interop://greeting", "hello from TypeScript"),
+    ..PYTHON_OLDER
+};
+
 /// The catalog demo (`crates/tollgate-cli/examples/catalog`).
 pub(crate) const CATALOG: Profile = Profile {
     tools: &["catalog.search", "catalog.get", "catalog.inventory"],
-    call: ("catalog.search", r#"{"query":"mug"}"#, r#""sku":"MUG-001""#),
+    // The SKU, in `structuredContent` or (before 2025-06-18) in the text block.
+    call: ("catalog.search", r#"{"query":"mug"}"#, "MUG-001"),
     resource: ("catalog://price-list", "MUG-001"),
     prompt: (
         "catalog.pairing",
@@ -118,6 +133,8 @@ pub(crate) fn profile(name: &str) -> Option<Profile> {
     match name {
         "everything" => Some(EVERYTHING),
         "python" => Some(PYTHON),
+        "python-older" => Some(PYTHON_OLDER),
+        "typescript-older" => Some(TYPESCRIPT_OLDER),
         "catalog" => Some(CATALOG),
         _ => None,
     }

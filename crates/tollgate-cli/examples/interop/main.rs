@@ -2,8 +2,9 @@
 //! arguments, reads a resource, gets a prompt, completes an argument, and receives progress and
 //! log notifications, over HTTP or a stdio child, on one revision or on the one negotiation picks.
 //!
-//! Usage: `interop PROFILE REVISION (URL | -- COMMAND ARGS...)`, where PROFILE is `everything`,
-//! `python` or `catalog` (`checks.rs`) and REVISION is a revision to offer alone, or
+//! Usage: `interop PROFILE REVISION (URL | sse:URL | -- COMMAND ARGS...)` (`sse:` for the
+//! 2024-11-05 HTTP+SSE transport), where PROFILE is `everything`,
+//! `python`, `python-older`, `typescript-older` or `catalog` (`checks.rs`) and REVISION is a revision to offer alone, or
 //! `auto:REVISION` to offer every revision and expect negotiation to pick that one.
 
 mod checks;
@@ -12,8 +13,7 @@ use std::process::ExitCode;
 
 use tollgate_client::Revision;
 
-const USAGE: &str =
-    "usage: interop everything|python|catalog REVISION|auto:REVISION (URL | -- COMMAND ARGS...)";
+const USAGE: &str = "usage: interop everything|python|python-older|typescript-older|catalog REVISION|auto:REVISION (URL | sse:URL | -- COMMAND ARGS...)";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -48,6 +48,11 @@ async fn run(args: Vec<String>) -> Result<(), String> {
             .connect_stdio(command)
             .await
             .map_err(|e| format!("connect over stdio: {e}"))?
+    } else if let Some(url) = target.strip_prefix("sse:") {
+        builder
+            .connect_legacy_sse(url)
+            .await
+            .map_err(|e| format!("connect over HTTP+SSE to {url}: {e}"))?
     } else {
         builder
             .connect_http(target)

@@ -1,5 +1,5 @@
-//! Tokens kept in a file across runs ([`FileTokenStore`]): one JSON document of tokens by
-//! resource, readable by its owner only (0600 in a 0700 directory on Unix), replaced whole on
+//! Tokens kept in a file across runs ([`FileTokenStore`]): one JSON document of tokens (and the
+//! dynamic registration they were issued to) by resource, readable by its owner only (0600 in a 0700 directory on Unix), replaced whole on
 //! every change through a temporary file and a rename, so a crash leaves the old file or the new
 //! one, never half of either. It owns the file's format and its writing; it must not know how
 //! tokens are obtained. Neither its errors nor its `Debug` carry a token.
@@ -17,6 +17,7 @@ use zeroize::Zeroizing;
 
 use super::kind;
 use super::store::{TokenStore, Tokens};
+use super::{ClientCredentials, TokenEndpointAuth};
 use crate::auth::AuthError;
 
 /// The file format's version, written in every file.
@@ -201,7 +202,35 @@ fn from_json(entry: &JsonValue) -> Option<Tokens> {
         None => None,
         Some(at) => Some(UNIX_EPOCH + Duration::from_secs(at.as_number()?.to_u64()?)),
     };
+    tokens.client = match entry.get("client") {
+        None => None,
+        Some(client) => Some(client_from_json(client, &tokens.issuer)?),
+    };
     Some(tokens)
+}
+
+/// A saved dynamic registration: its client ID, secret and method, at the tokens' issuer.
+fn client_from_json(client: &JsonValue, issuer: &str) -> Option<ClientCredentials> {
+    let text = |key: &str| client.get(key).and_then(JsonValue::as_str);
+    let mut credentials = ClientCredentials::new(issuer, text("client_id")?);
+    if let Some(secret) = text("client_secret") {
+        credentials = credentials.secret(secret.to_owned());
+    }
+    if let Some(method) = text("token_endpoint_auth_method") {
+        credentials = credentials.method(TokenEndpointAuth::from_name(method)?);
+    }
+    Some(credentials)
+}
+
+fn client_to_json(client: &ClientCredentials) -> JsonObject {
+    let mut out = JsonObject::builder().insert("client_id", client.client_id());
+    if let Some(secret) = client.client_secret() {
+        out.push("client_secret", secret);
+    }
+    if let Some(method) = client.token_endpoint_auth() {
+        out.push("token_endpoint_auth_method", method.as_str());
+    }
+    out.build()
 }
 
 fn to_json(tokens: &Tokens) -> JsonObject {
@@ -217,6 +246,14 @@ fn to_json(tokens: &Tokens) -> JsonObject {
     if let Some(at) = tokens.expires_at {
         let seconds = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         entry.push("expires_at", JsonNumber::from(seconds));
+    }
+    // Only a registration made at the tokens' issuer (never one of another server's).
+    if let Some(client) = tokens
+        .client
+        .as_ref()
+        .filter(|c| c.issuer() == Some(tokens.issuer.as_str()))
+    {
+        entry.push("client", client_to_json(client));
     }
     entry.build()
 }
@@ -308,6 +345,36 @@ mod tests {
         tokens.scope = Some("read write".to_owned());
         tokens.expires_at = Some(UNIX_EPOCH + Duration::from_secs(2_000_000_000));
         tokens
+    }
+
+    #[test]
+    fn the_registration_survives_with_the_tokens_at_their_issuer_only() {
+        let dir = dir("registration");
+        let path = dir.join("tokens.json");
+        let mut tokens = full();
+        tokens.client = Some(
+            ClientCredentials::new("https://as.example", "dyn-1")
+                .secret("secret-client".to_owned())
+                .method(TokenEndpointAuth::ClientSecretPost),
+        );
+        let mut elsewhere = full();
+        elsewhere.client = Some(ClientCredentials::new("https://other.example", "dyn-2"));
+        let store = FileTokenStore::new(&path);
+        store.try_save("https://a/mcp", tokens).unwrap();
+        store.try_save("https://b/mcp", elsewhere).unwrap();
+        let later = FileTokenStore::new(&path);
+        let client = later.load("https://a/mcp").unwrap().client.unwrap();
+        assert_eq!(client.client_id(), "dyn-1");
+        assert_eq!(client.issuer(), Some("https://as.example"));
+        assert_eq!(client.client_secret(), Some("secret-client"));
+        assert_eq!(
+            client.token_endpoint_auth(),
+            Some(TokenEndpointAuth::ClientSecretPost)
+        );
+        assert!(!format!("{:?}", later.load("https://a/mcp")).contains("secret-client"));
+        // A registration of another issuer than the tokens' is not kept.
+        assert!(later.load("https://b/mcp").unwrap().client.is_none());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -166,6 +166,14 @@ impl OAuthClient {
             .refresh_token
             .clone()
             .ok_or(AuthError::new(kind::TOKEN))?;
+        // A registration saved with the tokens (an earlier run) is used again, at its issuer.
+        if let Some(saved) = tokens
+            .client
+            .as_ref()
+            .filter(|c| c.issuer.as_deref() == Some(found.server.issuer.as_str()))
+        {
+            self.registrations.remember(saved);
+        }
         let client = self
             .registrations
             .credentials(
@@ -186,7 +194,20 @@ impl OAuthClient {
         if renewed.refresh_token.is_none() {
             renewed.refresh_token = Some(refresh_token);
         }
+        renewed.client = self.saved_registration(&found.server.issuer, &client);
         Ok(renewed)
+    }
+
+    /// What tokens issued to `client` keep of it: the client itself when it is the dynamic
+    /// registration at `issuer`.
+    fn saved_registration(
+        &self,
+        issuer: &str,
+        client: &super::ClientCredentials,
+    ) -> Option<super::ClientCredentials> {
+        self.registrations
+            .dynamic(issuer)
+            .filter(|d| d.client_id == client.client_id)
     }
 
     /// The authorization-code flow with PKCE S256 for `scopes`; the tokens are stored.
@@ -250,7 +271,8 @@ impl OAuthClient {
             ("resource", Zeroizing::new(found.resource.resource.clone())),
         ];
         let call = self.token_call(server, &client);
-        let tokens = token::request(&call, params, scope.as_deref()).await?;
+        let mut tokens = token::request(&call, params, scope.as_deref()).await?;
+        tokens.client = self.saved_registration(&server.issuer, &client);
         flow.refreshed = None;
         self.store.save(&store_key(url), tokens);
         Ok(())

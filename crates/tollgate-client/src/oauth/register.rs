@@ -63,6 +63,31 @@ impl Registrations {
         }
     }
 
+    /// The registration made at `issuer` in this process or remembered from a saved one.
+    pub(crate) fn dynamic(&self, issuer: &str) -> Option<ClientCredentials> {
+        let list = self.registered.lock().ok()?;
+        list.iter()
+            .find(|c| c.issuer.as_deref() == Some(issuer))
+            .cloned()
+    }
+
+    /// Takes a registration saved with tokens (a later run), unless one is already known for
+    /// its issuer.
+    pub(crate) fn remember(&self, saved: &ClientCredentials) {
+        let Some(issuer) = saved.issuer.as_deref() else {
+            return;
+        };
+        if self.dynamic(issuer).is_some() {
+            return;
+        }
+        if let Ok(mut list) = self.registered.lock() {
+            if list.len() >= MAX_ISSUERS {
+                list.remove(0);
+            }
+            list.push(saved.clone());
+        }
+    }
+
     /// The credentials to use at this server, registering when needed.
     pub(crate) async fn credentials(
         &self,

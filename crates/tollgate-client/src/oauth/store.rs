@@ -1,6 +1,6 @@
 //! Token storage behind a small trait, with the in-memory default. It owns what is kept
-//! between requests (the access and refresh tokens, their issuer, scopes and expiry); it must not
-//! know how tokens are obtained.
+//! between requests (the access and refresh tokens, their issuer, scopes and expiry, and the
+//! dynamic registration they were issued to); it must not know how tokens are obtained.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -25,6 +25,12 @@ pub struct Tokens {
     /// Whether the access token is bound to the client's DPoP key (`token_type` `DPoP`): it is
     /// sent with the `DPoP` scheme and a proof, and is useless without the key.
     pub dpop: bool,
+    /// The dynamically registered client (RFC 7591) the tokens were issued to, kept so that a
+    /// later run refreshes them without registering again; `None` for pre-registered clients
+    /// (the application supplies those) and client ID metadata documents. A store that keeps
+    /// tokens across runs keeps it too (its secret, when it has one, is as sensitive as the
+    /// refresh token).
+    pub client: Option<super::ClientCredentials>,
 }
 
 impl Tokens {
@@ -47,6 +53,7 @@ impl Tokens {
             scope: None,
             issuer: issuer.into(),
             dpop: false,
+            client: None,
         }
     }
 
@@ -68,6 +75,7 @@ impl std::fmt::Debug for Tokens {
             .field("scope", &self.scope)
             .field("issuer", &self.issuer)
             .field("dpop", &self.dpop)
+            .field("client", &self.client)
             .finish()
     }
 }

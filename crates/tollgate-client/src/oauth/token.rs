@@ -41,7 +41,7 @@ impl TokenEndpointAuth {
         }
     }
 
-    fn from_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
         match name {
             "none" => Some(Self::None),
             "client_secret_basic" => Some(Self::ClientSecretBasic),
@@ -136,6 +136,17 @@ impl ClientCredentials {
     /// unbound).
     pub fn issuer(&self) -> Option<&str> {
         self.issuer.as_deref()
+    }
+
+    /// The client secret, if there is one (for a [`TokenStore`](super::TokenStore) that keeps a
+    /// registration; never print it).
+    pub fn client_secret(&self) -> Option<&str> {
+        self.secret.as_deref().map(String::as_str)
+    }
+
+    /// The token endpoint authentication method named for this client, if one was.
+    pub fn token_endpoint_auth(&self) -> Option<TokenEndpointAuth> {
+        self.method
     }
 
     /// The method used with this server's metadata.

@@ -115,7 +115,8 @@ impl Http {
     fn base_headers(&self, method: &Method) -> HeaderMap {
         let mut headers = self.headers.clone();
         let state = self.state();
-        if let Some(revision) = state.revision {
+        // 2025-03-26 defines no revision header: the server knows the session's.
+        if let Some(revision) = state.revision.filter(|r| r.has_version_header()) {
             headers.insert(VERSION, HeaderValue::from_static(revision.as_str()));
         }
         if let Some(session) = &state.session {
@@ -273,14 +274,31 @@ impl Http {
             return Err(Error::status(status.as_u16()));
         }
         let body = read_body(response, self.limits.max_message_bytes()).await?;
-        match message::read(&body, &self.limits) {
-            Ok(Incoming::Response { outcome, .. }) => {
-                outcome.map_err(|e| e.with_status(status.as_u16()))
+        let batches = self.state().revision.is_some_and(Revision::takes_batches);
+        match message::read_all(&body, &self.limits, batches) {
+            // One message: the answer, whatever its id (an error may carry none).
+            Ok(mut one) if one.len() == 1 => match one.pop() {
+                Some(Incoming::Response { outcome, .. }) => {
+                    outcome.map_err(|e| e.with_status(status.as_u16()))
+                }
+                _ => Err(Error::new(
+                    ErrorKind::Protocol,
+                    "a request answered by a request",
+                )),
+            },
+            // A 2025-03-26 batch: ours among the others, which are served as on a stream.
+            Ok(batch) => {
+                let mut answer = None;
+                for incoming in batch {
+                    if let Some(outcome) = self.on_incoming(incoming, id).await? {
+                        answer = Some(outcome);
+                    }
+                }
+                answer.unwrap_or(Err(Error::new(
+                    ErrorKind::Protocol,
+                    "a batch without the answer",
+                )))
             }
-            Ok(_) => Err(Error::new(
-                ErrorKind::Protocol,
-                "a request answered by a request",
-            )),
             Err(_) if !status.is_success() => Err(Error::status(status.as_u16())),
             Err(e) => Err(e),
         }
@@ -344,7 +362,23 @@ impl Http {
         data: &[u8],
         id: u64,
     ) -> Result<Option<Result<JsonValue, Error>>, Error> {
-        match message::read(data, &self.limits)? {
+        let batches = self.state().revision.is_some_and(Revision::takes_batches);
+        let mut answer = None;
+        for incoming in message::read_all(data, &self.limits, batches)? {
+            if let Some(outcome) = self.on_incoming(incoming, id).await? {
+                answer = Some(outcome);
+            }
+        }
+        Ok(answer)
+    }
+
+    /// One message from the server: the answer to `id` is returned, the rest served.
+    async fn on_incoming(
+        &self,
+        incoming: Incoming,
+        id: u64,
+    ) -> Result<Option<Result<JsonValue, Error>>, Error> {
+        match incoming {
             Incoming::Response { id: got, outcome } => {
                 let got = message::numeric_id(&got);
                 if got == Some(id) {
@@ -359,7 +393,8 @@ impl Http {
                 self.handler.notification(&method, params.as_ref());
             }
             Incoming::Request { id, method, params } => {
-                let reply = answer(&self.handler, &id, &method, params.as_ref()).await?;
+                let revision = self.state().revision;
+                let reply = answer(&self.handler, revision, &id, &method, params.as_ref()).await?;
                 let response = self
                     .send(Method::POST, self.base_headers(&Method::POST), Some(reply))
                     .await?;
@@ -518,6 +553,10 @@ impl Transport for Http {
 
     fn set_revision(&self, revision: Option<Revision>) {
         self.state().revision = revision;
+    }
+
+    fn speaks(&self, revision: Revision) -> bool {
+        revision.on_streamable_http()
     }
 
     fn session_started(self: Arc<Self>) -> BoxFuture<'static, ()> {

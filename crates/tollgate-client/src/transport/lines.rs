@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::{mpsc, oneshot};
 use tollgate_json::{JsonNumber, JsonObject, JsonValue};
 
-use super::{BoxFuture, Outgoing, Transport, answer};
+use super::{BoxFuture, Outgoing, RevisionCell, Transport, answer};
 use crate::error::{Error, ErrorKind};
 use crate::handler::Handler;
 use crate::limits::ClientLimits;
@@ -34,6 +34,8 @@ pub(crate) struct Lines {
     next_id: AtomicU64,
     /// Ends the child or the in-process server when the transport closes.
     on_close: Mutex<Option<OnClose>>,
+    /// The revision in use, which the reader needs (batches, requests it defines).
+    revision: Arc<RevisionCell>,
 }
 
 impl Lines {
@@ -60,11 +62,13 @@ impl Lines {
             let _ = output.shutdown().await;
         });
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
+        let revision = Arc::new(RevisionCell::default());
         let reader = Reader {
             pending: Arc::clone(&pending),
             out: tx.downgrade(),
             limits,
             handler,
+            revision: Arc::clone(&revision),
         };
         tokio::spawn(reader.run(BufReader::new(input)));
         Self {
@@ -72,6 +76,7 @@ impl Lines {
             pending,
             next_id: AtomicU64::new(1),
             on_close: Mutex::new(None),
+            revision,
         }
     }
 
@@ -128,6 +133,7 @@ struct Reader {
     out: mpsc::WeakSender<Vec<u8>>,
     limits: ClientLimits,
     handler: Arc<dyn Handler>,
+    revision: Arc<RevisionCell>,
 }
 
 impl Reader {
@@ -154,10 +160,18 @@ impl Reader {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        // A line that is not a message names no request it could fail: it is dropped.
-        let Ok(incoming) = message::read(line, &self.limits) else {
+        // A line that is not a message (or a batch, on 2025-03-26) names no request it could
+        // fail: it is dropped.
+        let batches = self.revision.takes_batches();
+        let Ok(messages) = message::read_all(line, &self.limits, batches) else {
             return;
         };
+        for incoming in messages {
+            self.on_message(incoming);
+        }
+    }
+
+    fn on_message(&self, incoming: Incoming) {
         match incoming {
             Incoming::Response { id, outcome } => {
                 let waiting = message::numeric_id(&id).and_then(|id| {
@@ -177,8 +191,10 @@ impl Reader {
             Incoming::Request { id, method, params } => {
                 let handler = Arc::clone(&self.handler);
                 let out = self.out.clone();
+                let revision = self.revision.get();
                 tokio::spawn(async move {
-                    if let Ok(reply) = answer(&handler, &id, &method, params.as_ref()).await
+                    if let Ok(reply) =
+                        answer(&handler, revision, &id, &method, params.as_ref()).await
                         && let Some(out) = out.upgrade()
                     {
                         let _ = out.send(reply).await;
@@ -283,7 +299,9 @@ impl Transport for Lines {
         })
     }
 
-    fn set_revision(&self, _: Option<Revision>) {}
+    fn set_revision(&self, revision: Option<Revision>) {
+        self.revision.set(revision);
+    }
 
     fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {

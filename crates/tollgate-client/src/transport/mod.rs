@@ -4,6 +4,7 @@
 //! typed API above it.
 
 pub(crate) mod http;
+pub(crate) mod legacy_sse;
 pub(crate) mod lines;
 #[cfg(feature = "in-process")]
 pub(crate) mod memory;
@@ -12,11 +13,12 @@ pub(crate) mod stdio;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tollgate_json::{JsonObject, JsonValue};
 
 use crate::error::Error;
-use crate::handler::Handler;
+use crate::handler::{Handler, Refusal};
 use crate::message;
 use crate::revision::Revision;
 
@@ -43,6 +45,11 @@ pub(crate) trait Transport: Send + Sync {
     /// The revision (and, for HTTP, the headers it asks for) from now on; `None` while a 2025
     /// `initialize` is under way (no revision header until the server has chosen one).
     fn set_revision(&self, revision: Option<Revision>);
+    /// Whether the transport speaks `revision` (Streamable HTTP: not 2024-11-05).
+    fn speaks(&self, revision: Revision) -> bool {
+        let _ = revision;
+        true
+    }
     /// A 2025 session is open (after `notifications/initialized`): HTTP opens its `GET`
     /// stream for what the server sends outside calls.
     fn session_started(self: Arc<Self>) -> BoxFuture<'static, ()> {
@@ -52,16 +59,43 @@ pub(crate) trait Transport: Send + Sync {
     fn close(&self) -> BoxFuture<'_, Result<(), Error>>;
 }
 
-/// The handler's answer to a server request, as bytes to send back.
+/// The revision in use, shared by a transport and its reading task (none before the server
+/// has chosen one).
+#[derive(Debug, Default)]
+pub(crate) struct RevisionCell(AtomicUsize);
+
+impl RevisionCell {
+    pub(crate) fn set(&self, revision: Option<Revision>) {
+        let index = revision.and_then(|r| Revision::ALL.iter().position(|a| *a == r));
+        self.0.store(index.map_or(0, |i| i + 1), Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Option<Revision> {
+        let index = self.0.load(Ordering::Relaxed).checked_sub(1)?;
+        Revision::ALL.get(index).copied()
+    }
+
+    /// Whether the server may send batches now (2025-03-26).
+    pub(crate) fn takes_batches(&self) -> bool {
+        self.get().is_some_and(Revision::takes_batches)
+    }
+}
+
+/// The handler's answer to a server request, as bytes to send back. A request the revision in
+/// use does not define (`elicitation/create` before 2025-06-18) is refused with -32601 without
+/// asking the handler.
 pub(crate) async fn answer(
     handler: &Arc<dyn Handler>,
+    revision: Option<Revision>,
     id: &JsonValue,
     method: &str,
     params: Option<&JsonObject>,
 ) -> Result<Vec<u8>, Error> {
-    let outcome = handler
-        .request(method, params)
-        .await
-        .map_err(|r| (r.code, r.message));
-    message::response(id, outcome)
+    let defined = revision.is_none_or(|r| r.allows_server_request(method));
+    let outcome = if defined {
+        handler.request(method, params).await
+    } else {
+        Err(Refusal::METHOD_NOT_FOUND)
+    };
+    message::response(id, outcome.map_err(|r| (r.code, r.message)))
 }

@@ -21,10 +21,12 @@ use tollgate::{
     Server, ToolArguments, ToolRegistration,
 };
 
-pub const ALL: [ProtocolVersion; 3] = [
+pub const ALL: [ProtocolVersion; 5] = [
     ProtocolVersion::V2026_07_28,
     ProtocolVersion::V2025_11_25,
     ProtocolVersion::V2025_06_18,
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2024_11_05,
 ];
 
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]

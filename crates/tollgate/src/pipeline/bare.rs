@@ -31,6 +31,16 @@ fn named_revision(endpoint: &Endpoint, headers: Option<&HeaderMap>) -> ProtocolV
         .unwrap_or(ProtocolVersion::V2025_11_25)
 }
 
+/// Whether a request inside a session names the session's revision: its `MCP-Protocol-Version`
+/// header does, or it has none and the session is 2025-03-26's (a revision without the header).
+fn names_session_revision(headers: &HeaderMap, revision: ProtocolVersion) -> bool {
+    match headers::single(headers, headers::PROTOCOL_VERSION) {
+        Ok(Some(v)) => v == revision.as_str(),
+        Ok(None) => revision == ProtocolVersion::V2025_03_26,
+        Err(_) => false,
+    }
+}
+
 /// Admission for an HTTP request that carries no JSON-RPC method (a stream `GET`, a session
 /// `DELETE`, a client's response).
 async fn admit_bare(
@@ -112,11 +122,10 @@ pub(crate) async fn open_stream(
         Ok(None) => return Err(Reply::empty(StatusCode::NOT_FOUND)),
         Err(_) => return Err(Reply::empty(StatusCode::SERVICE_UNAVAILABLE)),
     };
-    match headers::single(headers, headers::PROTOCOL_VERSION) {
-        Ok(Some(v)) if v == session.revision.as_str() => {}
-        // The header is required after `initialize`, and a stream of one revision cannot be
-        // opened by a request naming another.
-        _ => return Err(Reply::empty(StatusCode::BAD_REQUEST)),
+    // The header is required after `initialize`, and a stream of one revision cannot be
+    // opened by a request naming another.
+    if !names_session_revision(headers, session.revision) {
+        return Err(Reply::empty(StatusCode::BAD_REQUEST));
     }
     match store
         .open_stream(session_id, &session.streams, last_event_id)
@@ -162,9 +171,8 @@ pub(crate) async fn client_response(
         Ok(None) => return Reply::empty(StatusCode::NOT_FOUND),
         Err(_) => return Reply::empty(StatusCode::SERVICE_UNAVAILABLE),
     };
-    match headers::single(headers, headers::PROTOCOL_VERSION) {
-        Ok(Some(v)) if v == session.revision.as_str() => {}
-        _ => return refused,
+    if !names_session_revision(headers, session.revision) {
+        return refused;
     }
     match store.answer(session_id, &session.streams, response).await {
         Ok(true) => Reply::empty(StatusCode::ACCEPTED),

@@ -265,3 +265,20 @@ async fn a_2025_03_26_session_takes_requests_without_the_header() {
         (400, -32600, "Session required".to_owned())
     );
 }
+
+/// A session's `GET` stream without the revision header: opened on 2025-03-26 (whose revision
+/// has none), refused on 2025-06-18 (which requires it).
+#[tokio::test]
+async fn a_2025_03_26_session_opens_its_stream_without_the_header() {
+    let addr = server(Some(SessionConfig::default())).await;
+    for (revision, status) in [("2025-03-26", 200), ("2025-06-18", 400)] {
+        let opened = initialize(addr, revision).await;
+        let session = opened.header("mcp-session-id").unwrap().to_owned();
+        let get = format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n",
+            addr.port()
+        );
+        let stream = support::Open::send(addr, get).await;
+        assert_eq!(stream.status, status, "{revision}");
+    }
+}

@@ -279,6 +279,37 @@ async fn a_second_401_refreshes_and_a_third_authorizes_again() {
 }
 
 #[tokio::test]
+async fn a_later_run_refreshes_with_the_saved_registration() {
+    let server = Server::start(Mock::default()).await;
+    let store: Arc<dyn crate::oauth::TokenStore> =
+        Arc::new(crate::oauth::MemoryTokenStore::default());
+    let first = builder().token_store(Arc::clone(&store)).build().unwrap();
+    challenge_with(&first, &server.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    let registered = server.seen("/token")[0]
+        .param("client_id")
+        .unwrap()
+        .to_owned();
+    drop(first);
+    // A new client (a later run) on the same store: a refresh with the saved client, no
+    // second registration.
+    let later = builder().token_store(Arc::clone(&store)).build().unwrap();
+    challenge_with(&later, &server.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    let tokens = server.seen("/token");
+    assert_eq!(tokens.len(), 2);
+    assert_eq!(tokens[1].param("grant_type"), Some("refresh_token"));
+    assert_eq!(tokens[1].param("client_id"), Some(registered.as_str()));
+    assert_eq!(server.seen("/register").len(), 1);
+    assert_eq!(server.seen("/authorize").len(), 1);
+    // The renewed tokens keep it for the run after.
+    let kept = store.load(&crate::oauth::store_key(&server.url())).unwrap();
+    assert_eq!(kept.client.unwrap().client_id(), registered);
+}
+
+#[tokio::test]
 async fn step_up_asks_for_the_union_and_stops_at_its_limit() {
     let server = Server::start(Mock::default()).await;
     let client = builder().step_up_limit(2).build().unwrap();
