@@ -168,7 +168,7 @@ pub mod tool {
 
 pub mod app {
     //! MCP Apps (the `io.modelcontextprotocol/ui` extension, SEP-1865): a view
-    //! ([`AppView`](crate::AppView), a `ui://` HTML resource) with its CSP and permissions, a
+    //! ([`AppView`], a `ui://` HTML resource) with its CSP and permissions, a
     //! tool's visibility, the client's declaration, and the extension's limits. A tool names
     //! its view with [`ToolBuilder::app_view`](crate::tool::ToolBuilder::app_view); an endpoint
     //! serves it with [`EndpointBuilder::app_view`](crate::endpoint::EndpointBuilder::app_view).
