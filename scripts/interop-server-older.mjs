@@ -8,7 +8,9 @@ import { McpServer } from "sdk-march/server/mcp.js";
 import { completable } from "sdk-march/server/completable.js";
 import { StdioServerTransport } from "sdk-march/server/stdio.js";
 import { StreamableHTTPServerTransport } from "sdk-march/server/streamableHttp.js";
-import { z } from "zod";
+// zod 3, as SDK 1.11 expects (pinned by scripts/interop as zod-march: a bare "zod" resolves to
+// whichever version npm hoisted, zod 4 beside server-everything).
+import { z } from "zod-march";
 
 function build() {
   const server = new McpServer(
