@@ -340,6 +340,32 @@ mod tests {
         )
     }
 
+    /// Opens `count` streams with `params`, each acknowledged (so open) before the next.
+    async fn open_streams(
+        endpoint: &Endpoint,
+        params: &JsonObject,
+        tx: &tokio::sync::mpsc::Sender<Vec<u8>>,
+        rx: &mut tokio::sync::mpsc::Receiver<Vec<u8>>,
+        count: u64,
+    ) -> Vec<tokio::task::JoinHandle<Reply>> {
+        let mut open = Vec::new();
+        for n in 0..count {
+            let (endpoint, params, tx) = (endpoint.clone(), params.clone(), tx.clone());
+            open.push(tokio::spawn(async move {
+                let sink = NotificationSink::Lines(tx);
+                listen(
+                    &endpoint,
+                    Transport::stdio(Some(&sink)),
+                    &params,
+                    &context(n),
+                )
+                .await
+            }));
+            assert!(rx.recv().await.is_some(), "acknowledged");
+        }
+        open
+    }
+
     /// A listen ends when the admitted credential expires, with the graceful completion result
     /// naming the subscription (so the client listens again with a fresh token), and not
     /// before.
@@ -400,22 +426,7 @@ mod tests {
         let params = JsonObject::builder()
             .insert("notifications", JsonObject::new())
             .build();
-        let mut open = Vec::new();
-        for n in 0..MAX_LISTEN_STREAMS as u64 {
-            let (endpoint, params, tx) = (endpoint.clone(), params.clone(), tx.clone());
-            open.push(tokio::spawn(async move {
-                let sink = NotificationSink::Lines(tx);
-                listen(
-                    &endpoint,
-                    Transport::stdio(Some(&sink)),
-                    &params,
-                    &context(n),
-                )
-                .await
-            }));
-            // Each stream is open once it has acknowledged.
-            assert!(rx.recv().await.is_some());
-        }
+        let open = open_streams(&endpoint, &params, &tx, &mut rx, MAX_LISTEN_STREAMS as u64).await;
         assert_eq!(
             endpoint.inner.listeners.open.load(Ordering::Acquire),
             MAX_LISTEN_STREAMS
@@ -471,21 +482,7 @@ mod tests {
         let params = JsonObject::builder()
             .insert("notifications", JsonObject::new())
             .build();
-        let mut open = Vec::new();
-        for n in 0..2 {
-            let (endpoint, params, tx) = (endpoint.clone(), params.clone(), tx.clone());
-            open.push(tokio::spawn(async move {
-                let sink = NotificationSink::Lines(tx);
-                listen(
-                    &endpoint,
-                    Transport::stdio(Some(&sink)),
-                    &params,
-                    &context(n),
-                )
-                .await
-            }));
-            assert!(rx.recv().await.is_some(), "acknowledged");
-        }
+        let open = open_streams(&endpoint, &params, &tx, &mut rx, 2).await;
         let sink = NotificationSink::Lines(tx.clone());
         let past = listen(
             &endpoint,
