@@ -303,17 +303,16 @@ impl McpService {
                     Ok(value) => value,
                     Err(reply) => break 'outcome Outcome::Reply(reply),
                 };
-                if !may_stream(endpoint, head.session_id.is_present(), &value) {
-                    break 'outcome Outcome::Reply(
-                        receive(endpoint, &origin, &head, &value, None).await,
-                    );
-                }
-                // A listen holds its request for as long as its stream lasts: its head is
-                // copied out of the connection's read buffer, which it would otherwise keep.
-                let origin = if is_listen(&value) {
-                    origin.detached()
-                } else {
-                    origin
+                let origin = match answering(endpoint, head.session_id.is_present(), &value) {
+                    Answering::Inline => {
+                        break 'outcome Outcome::Reply(
+                            receive(endpoint, &origin, &head, &value, None).await,
+                        );
+                    }
+                    Answering::InTask => origin,
+                    // A listen holds its request for as long as its stream lasts: its head is
+                    // copied out of the connection's read buffer, which it would otherwise keep.
+                    Answering::Listen => origin.detached(),
                 };
                 answer_in_task(endpoint.clone(), origin, value).await
             };
@@ -457,20 +456,23 @@ fn declared_length(head: &Head<'_>) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// Whether a request is answered from a task of its own, so its notifications can stream while
-/// it works: it asks for progress, the endpoint lets handlers log, or it is a tool call inside a
-/// 2025 session (whose handler may close the connection and whose client may resume it).
-/// Whether the message is a `subscriptions/listen` request.
-fn is_listen(value: &tollgate_json::JsonValue) -> bool {
-    value
-        .get("method")
-        .and_then(tollgate_json::JsonValue::as_str)
-        .is_some_and(|method| McpMethod::SubscriptionsListen.is_named(method))
+/// How a request with an id is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answering {
+    /// In the request's own future.
+    Inline,
+    /// From a task of its own, so its notifications can stream while it works.
+    InTask,
+    /// From a task of its own, for as long as the stream lasts (`subscriptions/listen`).
+    Listen,
 }
 
-fn may_stream(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::JsonValue) -> bool {
+/// A request is answered from a task of its own when it is a listen, asks for progress, the
+/// endpoint lets handlers log, or it is a tool call inside a 2025 session (whose handler may
+/// close the connection and whose client may resume it); otherwise inline.
+fn answering(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::JsonValue) -> Answering {
     if value.get("id").is_none() {
-        return false;
+        return Answering::Inline;
     }
     // The envelope is read later (in the task, or inline): two methods are asked about here,
     // each with one comparison, rather than the method read twice.
@@ -478,12 +480,18 @@ fn may_stream(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::Json
         .get("method")
         .and_then(tollgate_json::JsonValue::as_str)
         .unwrap_or_default();
-    McpMethod::SubscriptionsListen.is_named(method)
-        || endpoint.inner.logging
+    if McpMethod::SubscriptionsListen.is_named(method) {
+        Answering::Listen
+    } else if endpoint.inner.logging
         || asks_for_progress(value)
         || (endpoint.inner.sessions.is_some()
             && in_session
             && McpMethod::ToolsCall.is_named(method))
+    {
+        Answering::InTask
+    } else {
+        Answering::Inline
+    }
 }
 
 pin_project_lite::pin_project! {
