@@ -229,8 +229,9 @@ fn enter(
     if message.id.is_some() {
         let running = session.streams.begin().ok_or(())?;
         if let Some(NotificationSink::Stream(stream)) = transport.sink() {
-            // The answer may stream: number it in the session so it can be resumed.
-            session.streams.adopt(stream, message.id.as_ref());
+            // The answer may stream: tracked for cancellation, and numbered in the session at
+            // its first event so it can be resumed (an answer that ends as JSON never is).
+            session.streams.enroll(stream, message.id.as_ref());
         }
         return Ok(Some(running));
     }

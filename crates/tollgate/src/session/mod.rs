@@ -307,7 +307,10 @@ pub(crate) struct SessionTable {
 
 #[derive(Default)]
 struct Entries {
-    sessions: HashMap<Arc<str>, Session>,
+    /// By id. Only this instance puts ids in (made here, or read from the shared store for one a
+    /// client sent and the store had), so foldhash's per-process seed serves as `NameMap`'s
+    /// does: a lookup hashes the id in a fraction of SipHash's instructions.
+    sessions: HashMap<Arc<str>, Session, foldhash::fast::RandomState>,
     /// Live sessions per named principal, with what the principal holds in all of them.
     owned: HashMap<Arc<str>, (usize, Arc<Usage>)>,
     /// Live sessions without a principal.

@@ -72,6 +72,11 @@ pub(crate) struct EventStream {
     /// What a resumable stream holds of its principal's and the endpoint's budgets, given back
     /// when the stream is dropped.
     pub(crate) ticket: std::sync::OnceLock<crate::stream::session::Ticket>,
+    /// Set when a session enrolled the stream ([`SessionStreams::enroll`]): it is numbered at its
+    /// first event, not before; `true` when that numbering opens with a priming event.
+    pub(crate) deferred: std::sync::OnceLock<bool>,
+    /// The deferred numbering, once decided (callers racing to it wait for the first).
+    numbered: std::sync::OnceLock<()>,
 }
 
 impl fmt::Debug for EventStream {
@@ -114,7 +119,22 @@ impl EventStream {
             relayed: std::sync::atomic::AtomicBool::new(false),
             following: std::sync::atomic::AtomicBool::new(false),
             ticket: std::sync::OnceLock::new(),
+            deferred: std::sync::OnceLock::new(),
+            numbered: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Numbers an enrolled stream in its session, once, before its first event: called without
+    /// either lock held (the session's is taken before the stream's, as everywhere).
+    pub(crate) fn number_deferred(self: &Arc<Self>) {
+        if self.deferred.get().is_none() {
+            return;
+        }
+        self.numbered.get_or_init(|| {
+            if let Some(session) = self.session() {
+                session.number_enrolled(self);
+            }
+        });
     }
 
     /// Whether the stream ended for good (its session ended).
@@ -211,8 +231,13 @@ impl EventStream {
         lock(&self.state).numbering.is_some()
     }
 
-    /// Whether the handler may close the connection early (2025-11-25 session streams).
+    /// Whether the handler may close the connection early (2025-11-25 session streams; an
+    /// enrolled one is numbered when it closes, and keeps its connection if the session has no
+    /// room left to keep it for resumption).
     pub(crate) fn may_close_connection(&self) -> bool {
+        if self.deferred.get() == Some(&true) && self.numbered.get().is_none() {
+            return true;
+        }
         lock(&self.state)
             .numbering
             .as_ref()
@@ -229,11 +254,13 @@ impl EventStream {
         }
     }
 
-    /// Aborts the request's task (`notifications/cancelled`, or the end of its session).
+    /// Aborts the request's task (`notifications/cancelled`, or the end of its session); a
+    /// request not yet moved to a task is woken where it runs, to be dropped there.
     pub(crate) fn cancel(&self) {
         let task = {
             let mut state = lock(&self.state);
             state.cancelled = true;
+            Self::wake(&mut state);
             state.task.take()
         };
         if let Some(task) = task {
@@ -241,8 +268,14 @@ impl EventStream {
         }
     }
 
+    /// Whether the request was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        lock(&self.state).cancelled
+    }
+
     /// Queues a notification. After the reply, or once the stream ended, it is dropped.
-    pub(crate) fn push_notification(&self, json: &[u8]) {
+    pub(crate) fn push_notification(self: &Arc<Self>, json: &[u8]) {
+        self.number_deferred();
         let mut state = lock(&self.state);
         let recorded = self.queue_notification(&mut state, json);
         self.record(recorded);
@@ -348,7 +381,8 @@ impl EventStream {
 
     /// Ends the current connection but not the stream (2025-11-25): the client resumes with
     /// `GET` and `Last-Event-ID`.
-    pub(crate) fn close_connection(&self) {
+    pub(crate) fn close_connection(self: &Arc<Self>) {
+        self.number_deferred();
         let mut state = lock(&self.state);
         let Some(number) = state
             .numbering
@@ -522,6 +556,9 @@ impl ResponseStream {
     /// Closes the HTTP connection carrying the response, without ending the stream: the answer
     /// becomes an event stream (if it was not one already) whose connection ends after the
     /// events sent so far. Notifications and the response sent later wait in the replay buffer.
+    /// When the session has no room left to keep the stream for resumption (its, its
+    /// principal's or the endpoint's stream and replay budgets), the connection stays open and
+    /// the answer streams on it.
     pub fn close_connection(&self) {
         self.stream.close_connection();
     }

@@ -560,4 +560,81 @@ mod tests {
         assert!(matches!(second.poll_frame(&mut cx), Poll::Ready(None)));
         assert!(matches!(streams.open(None), Err(AttachFailure::Closed)));
     }
+
+    /// An enrolled answer takes a number, a kept place and replay bytes at its first event, not
+    /// before: answers that end as JSON take none, so a session keeping at most two streams
+    /// still numbers two streaming answers after many JSON ones (at the bound); a third while
+    /// both run streams without ids (one past it).
+    #[tokio::test]
+    async fn an_enrolled_answer_is_numbered_at_its_first_event() {
+        let streams = with_config(
+            StreamConfig::new().max_streams(2),
+            ProtocolVersion::V2025_11_25,
+        );
+        for _ in 0..10 {
+            let json = EventStream::new(StreamConfig::new());
+            streams.enroll(&json, None);
+            json.finish(reply("{}"));
+            assert!(!json.is_numbered() && json.ticket.get().is_none());
+            // A late notification is dropped: the answer was JSON, nothing can resume it.
+            json.push_notification(b"{}");
+            assert!(!json.is_numbered());
+        }
+        assert!(lock(&streams.state).streams.is_empty(), "no place kept");
+        let streaming = |n: u32| {
+            let stream = EventStream::new(StreamConfig::new());
+            streams.enroll(&stream, None);
+            assert!(!stream.is_numbered(), "not before its first event");
+            stream.push_notification(format!("{{\"n\":{n}}}").as_bytes());
+            stream
+        };
+        let kept = [streaming(1), streaming(2)];
+        assert!(kept.iter().all(|k| k.is_numbered()), "at the bound");
+        assert!(
+            !streaming(3).is_numbered(),
+            "one past it streams without ids"
+        );
+        // The numbered stream's first event carries its id.
+        let mut connection = Connection::for_post(Arc::clone(&kept[0]));
+        let frames = drain(&mut connection);
+        assert!(frames.iter().any(|f| f.contains("id: 1-1")), "{frames:?}");
+    }
+
+    /// A 2025-11-25 answer may close its connection before it is numbered; closing numbers it,
+    /// and the client can resume it. A 2025-06-18 answer has no early close.
+    #[test]
+    fn closing_an_enrolled_answer_numbers_it() {
+        let streams = session(ProtocolVersion::V2025_11_25);
+        let stream = EventStream::new(StreamConfig::new());
+        streams.enroll(&stream, None);
+        assert!(stream.may_close_connection());
+        stream.close_connection();
+        assert!(stream.is_numbered());
+        assert!(stream.may_close_connection());
+        let older = session(ProtocolVersion::V2025_06_18);
+        let stream = EventStream::new(StreamConfig::new());
+        older.enroll(&stream, None);
+        assert!(!stream.may_close_connection());
+    }
+
+    /// Cancelling wakes whoever waits on the answer's shape (the request's own future, while
+    /// the request runs there), which then drops the work.
+    #[test]
+    fn cancelling_wakes_the_answer() {
+        struct Flag(std::sync::atomic::AtomicBool);
+        impl std::task::Wake for Flag {
+            fn wake(self: Arc<Self>) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let flag = Arc::new(Flag(std::sync::atomic::AtomicBool::new(false)));
+        let waker = Waker::from(Arc::clone(&flag));
+        let mut cx = Context::from_waker(&waker);
+        let stream = EventStream::new(StreamConfig::new());
+        assert!(stream.poll_answer(&mut cx).is_pending());
+        assert!(!stream.is_cancelled());
+        stream.cancel();
+        assert!(stream.is_cancelled());
+        assert!(flag.0.load(std::sync::atomic::Ordering::SeqCst), "woken");
+    }
 }

@@ -164,7 +164,11 @@ pub(crate) struct SessionStreamsState {
     /// the pass) cannot expire before it.
     pub(crate) expiry_bound: Option<Instant>,
     pub(crate) standalone: Option<Arc<EventStream>>,
-    pub(crate) in_flight: HashMap<RequestId, Weak<EventStream>>,
+    /// Its requests running now, by id, for `notifications/cancelled` (at most
+    /// `MAX_TRACKED_REQUESTS`). Hashed with foldhash, seeded per map: the ids are the session's
+    /// own client's, a map never holds more than the bound, and a request looks its id up in a
+    /// fraction of SipHash's instructions.
+    pub(crate) in_flight: HashMap<RequestId, Weak<EventStream>, foldhash::fast::RandomState>,
     pub(crate) subscriptions: std::collections::HashSet<Arc<str>>,
     /// The bytes of URI in `subscriptions`.
     pub(crate) subscription_bytes: usize,
@@ -339,34 +343,60 @@ impl SessionStreams {
         true
     }
 
-    /// Numbers `stream` in this session and registers it as the answer to request `id`.
-    /// Without room the stream stays unnumbered (it still streams, without resumption).
+    /// Enrolls `stream` as the answer to request `id` and numbers it at once, as its first
+    /// event would. Without room the stream stays unnumbered (it still streams, without
+    /// resumption).
+    #[cfg(test)]
     pub(crate) fn adopt(self: &Arc<Self>, stream: &Arc<EventStream>, id: Option<&RequestId>) {
+        self.enroll(stream, id);
+        stream.number_deferred();
+    }
+
+    /// Registers `stream` as the answer to request `id` (cancellation finds it, the session's
+    /// end closes it) and leaves its numbering to its first event: an answer that ends as one
+    /// JSON document (most do) can never be resumed, so it takes no number, no place among the
+    /// streams kept for replay and nothing of the replay budgets. The first notification, or
+    /// the handler closing the connection, numbers it as [`adopt`](Self::adopt) would have
+    /// ([`EventStream::number_deferred`]).
+    pub(crate) fn enroll(self: &Arc<Self>, stream: &Arc<EventStream>, id: Option<&RequestId>) {
         *lock(&stream.session) = Some(Arc::downgrade(self));
         let mut state = lock(&self.state);
         if state.closed {
             return;
         }
-        let room = self.prune(&mut state);
-        if let Some(id) = id.filter(|id| trackable(id))
-            && (state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id))
-        {
-            state.in_flight.insert(id.clone(), Arc::downgrade(stream));
-        }
-        if !room {
+        state.in_flight.retain(|_, s| s.strong_count() > 0);
+        track(&mut state, stream, id);
+        let _ = stream
+            .deferred
+            .set(self.revision == ProtocolVersion::V2025_11_25);
+    }
+
+    /// Numbers an enrolled stream at its first event, when the session has room for it (not
+    /// once it has answered: a late notification is dropped, and nothing can resume it).
+    pub(crate) fn number_enrolled(&self, stream: &Arc<EventStream>) {
+        if stream.is_finished() {
             return;
         }
+        let mut state = lock(&self.state);
+        if !state.closed && self.prune(&mut state) {
+            self.number_in(&mut state, stream);
+        }
+    }
+
+    /// Numbers `stream` and keeps it for resumption, within the replay and stream budgets
+    /// (past one the answer still streams, without ids).
+    fn number_in(&self, state: &mut SessionStreamsState, stream: &Arc<EventStream>) {
         // Past a replay or stream budget the answer still streams, without ids.
-        let Some(ticket) = self.reserve(&state) else {
+        let Some(ticket) = self.reserve(state) else {
             return;
         };
         let _ = stream.ticket.set(ticket);
-        let number = self.number(&mut state);
+        let number = self.number(state);
         lock(&stream.state).numbering = Some(Numbering {
             number,
             priming: self.revision == ProtocolVersion::V2025_11_25,
         });
-        self.share(&state, stream);
+        self.share(state, stream);
         state.streams.push_back((number, Arc::clone(stream)));
     }
 
@@ -640,10 +670,21 @@ impl SessionStreams {
     }
 }
 
-/// Whether a request id is short enough to track for cancellation.
+/// Whether a request id is short enough to track for cancellation (its length is read, never
+/// a copy of it written).
 pub(crate) fn trackable(id: &RequestId) -> bool {
     match id {
         RequestId::String(s) => s.as_str().len() + 2 <= MAX_TRACKED_ID_BYTES,
-        RequestId::Integer(n) => n.to_string().len() <= MAX_TRACKED_ID_BYTES,
+        RequestId::Integer(n) => n.spelling_len() <= MAX_TRACKED_ID_BYTES,
+    }
+}
+
+/// Registers `stream` as the answer to request `id`, for cancellation, while the session tracks
+/// fewer than its most requests (an id tracked already is replaced).
+fn track(state: &mut SessionStreamsState, stream: &Arc<EventStream>, id: Option<&RequestId>) {
+    if let Some(id) = id.filter(|id| trackable(id))
+        && (state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id))
+    {
+        state.in_flight.insert(id.clone(), Arc::downgrade(stream));
     }
 }

@@ -17,27 +17,25 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 
 use crate::facts::request::OriginatingRequest;
-use crate::model::features::NotificationSink;
 use crate::model::guard::BoxFuture;
-use crate::pipeline::envelope::{asks_for_progress, parse, unreadable};
+use crate::pipeline::envelope::{parse, unreadable};
 use crate::pipeline::receive;
 use crate::policy::rules::Caller;
 use crate::registry::{Endpoint, NameMap};
-use crate::stream::event::Answer;
 use crate::stream::event::Connection;
-use crate::stream::event::EventStream;
-use crate::stream::event::FinishOnDrop;
 use crate::transport::body::{BodyBudget, BodyError, linger, read_body};
 use crate::transport::cors::CorsPolicy;
 use crate::transport::forwarded::TrustedProxies;
 use crate::transport::negotiate::{Wanted, accepts, is_json};
 use crate::transport::rebinding::{host_of, is_authority, is_loopback_host, is_loopback_origin};
 use crate::wire::head::Head;
-use crate::wire::method::Method as McpMethod;
 use crate::wire::reply::Reply;
 use crate::wire::stage::stage;
 
+mod answer;
 mod builder;
+
+use answer::{AbortOnDrop, Answering, answer_in_task, answering};
 
 pub use builder::McpServiceBuilder;
 
@@ -456,44 +454,6 @@ fn declared_length(head: &Head<'_>) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// How a request with an id is answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Answering {
-    /// In the request's own future.
-    Inline,
-    /// From a task of its own, so its notifications can stream while it works.
-    InTask,
-    /// From a task of its own, for as long as the stream lasts (`subscriptions/listen`).
-    Listen,
-}
-
-/// A request is answered from a task of its own when it is a listen, asks for progress, the
-/// endpoint lets handlers log, or it is a tool call inside a 2025 session (whose handler may
-/// close the connection and whose client may resume it); otherwise inline.
-fn answering(endpoint: &Endpoint, in_session: bool, value: &tollgate_json::JsonValue) -> Answering {
-    if value.get("id").is_none() {
-        return Answering::Inline;
-    }
-    // The envelope is read later (in the task, or inline): two methods are asked about here,
-    // each with one comparison, rather than the method read twice.
-    let method = value
-        .get("method")
-        .and_then(tollgate_json::JsonValue::as_str)
-        .unwrap_or_default();
-    if McpMethod::SubscriptionsListen.is_named(method) {
-        Answering::Listen
-    } else if endpoint.inner.logging
-        || asks_for_progress(value)
-        || (endpoint.inner.sessions.is_some()
-            && in_session
-            && McpMethod::ToolsCall.is_named(method))
-    {
-        Answering::InTask
-    } else {
-        Answering::Inline
-    }
-}
-
 pin_project_lite::pin_project! {
     /// [`McpService::serve`]'s future: the service's own, without the `Result` a hyper or tower
     /// service answers with (a block awaiting it would hold the request's future twice).
@@ -563,58 +523,6 @@ fn finish(outcome: Outcome, cors: Option<(bool, Option<http::HeaderMap>)>) -> Re
         }
     }
     response
-}
-
-/// Runs the request in its own task. If it finishes before notifying, the answer is the usual
-/// JSON reply; once it sends a notification (or its handler closes the connection), the answer
-/// becomes an event stream carrying the notifications and then the response. A client that goes
-/// away before the answer streams, or from a stream it cannot resume, aborts the task (which
-/// cancels the invocation); a resumable stream keeps running, for a `GET` with `Last-Event-ID`.
-async fn answer_in_task(
-    endpoint: Endpoint,
-    origin: Arc<OriginatingRequest>,
-    value: tollgate_json::JsonValue,
-) -> Outcome {
-    let stream = EventStream::new(endpoint.inner.streams);
-    let sink = NotificationSink::Stream(Arc::clone(&stream));
-    let finish = FinishOnDrop(Arc::clone(&stream));
-    // The task carries the caller's telemetry context (feature `otel`), as the request would
-    // have inline. Boxed: the request's large future is written once, on the heap, instead of
-    // being copied into the task and again as the task's stage changes.
-    let task = tokio::spawn(Box::pin(crate::facts::telemetry::carry(async move {
-        let head = Head::read(origin.headers());
-        let reply = receive(&endpoint, &origin, &head, &value, Some(&sink)).await;
-        drop(sink);
-        finish.0.finish(reply);
-    })));
-    stream.set_task(task.abort_handle());
-    let mut guard = AbortOnDrop(Some(task.abort_handle()));
-    match std::future::poll_fn(|cx| stream.poll_answer(cx)).await {
-        Answer::Json(reply) => Outcome::Reply(reply),
-        Answer::Stream => {
-            if stream.is_numbered() {
-                guard.disarm();
-            }
-            Outcome::Stream(McpBody::events(Connection::for_post(stream), guard))
-        }
-    }
-}
-
-/// Aborts the request's task when dropped, unless disarmed.
-struct AbortOnDrop(Option<tokio::task::AbortHandle>);
-
-impl AbortOnDrop {
-    fn disarm(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
-            task.abort();
-        }
-    }
 }
 
 /// The body of every response the service writes: one JSON document, or an event stream
