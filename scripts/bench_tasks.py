@@ -6,18 +6,21 @@ in the same run.
 For each store, benches/http `tasks-bench` (feature `tasks`) runs:
 - `tollgate`: C loops through an in-process endpoint (McpService, no socket), each cycle a
   `tools/call` creating a task whose work completes at once, `tasks/get` until it reads
-  `completed`, and one more `tasks/get`. It reports how many polls a cycle took (P).
+  `completed`, and one more `tasks/get`. It reports how many polls a cycle took (P) and how many
+  store calls of each kind it made per cycle, among them L loads (a poll that overtakes the work
+  reads the row; a `tasks/get` of a task the instance saw end reads none, so L < P + 1).
 - `bare` (SQLite, PostgreSQL): the same SQL statements a cycle costs the store, straight through
   sqlx (SQLite through a pool of the store's size, PostgreSQL on one unchecked connection per
   loop, as the store keeps its own): INSERT, UPDATE (the worker's compare-and-swap to
-  `completed`, from the version it inserted), P + 1 SELECTs (the polls and the final read). The
-  store's limit.
+  `completed`, from the version it inserted), L SELECTs (the Tollgate run's loads per cycle).
+  The store's limit.
 - `pgbench` (PostgreSQL): the same statements as one pgbench transaction (`-f`, prepared
   statements, record texts passed as variables), `-c C -j 1 -T S -n`, against the same database,
   after a one-second warm-up like the other two runs'.
 The in-memory store has no limit apart from Tollgate's (n/a). Every run starts from an empty
 table. Unpinned: the bench, the database and pgbench share this machine's cores, so the figures
-are this machine's; the ratios are what the goal (Tollgate ≥ 0.5× of the store's limit) reads.
+are this machine's; the ratios are what the goals read (issue 50: SQLite ≥ 1.0× the bare sqlx
+loop, PostgreSQL ≥ 0.75× pgbench).
 
 Environment: DURATION seconds per run (default 5), CONCURRENCY loops / pgbench clients (default
 8), TASKS_PG_URL (else TOLLGATE_TEST_POSTGRES_URL, as scripts/with-postgres sets it; neither:
@@ -37,6 +40,9 @@ REPEAT = max(1, int(os.environ.get("REPEAT", "1")))
 CONCURRENCY = int(os.environ.get("CONCURRENCY", "8"))
 WARMUP = 1
 PG_URL = os.environ.get("TASKS_PG_URL") or os.environ.get("TOLLGATE_TEST_POSTGRES_URL")
+# Issue 50's goals: each store's figure against its limit (the limit's name, the figure, the least).
+GOALS = {"sqlite": ("the bare sqlx loop", "tollgate_over_bare", 1.0),
+         "postgres": ("pgbench", "tollgate_over_pgbench", 0.75)}
 # Every subprocess is bounded: its run, the warm-up, and room for connecting and stopping.
 BOUND = DURATION + WARMUP + 60
 
@@ -71,11 +77,11 @@ def child_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def tasks_bench(bin_path, mode, store, polls=None):
+def tasks_bench(bin_path, mode, store, loads=None):
     args = [bin_path, mode, store, "--seconds", str(DURATION), "--concurrency", str(CONCURRENCY),
             "--warmup", str(WARMUP)]
-    if polls is not None:
-        args += ["--polls", f"{polls:.3f}"]
+    if loads is not None:
+        args += ["--loads", f"{loads:.3f}"]
     cpu = child_cpu()
     out = subprocess.run(args, capture_output=True, text=True, timeout=BOUND)
     if out.returncode != 0:
@@ -86,10 +92,10 @@ def tasks_bench(bin_path, mode, store, polls=None):
     return figures
 
 
-def pgbench_script(polls):
-    """One cycle as one pgbench transaction: P polls, a fractional one drawn at random."""
-    whole = int(math.floor(polls))
-    fraction = polls - whole
+def pgbench_script(loads):
+    """One cycle as one pgbench transaction: L loads, a fractional one drawn at random."""
+    whole = int(math.floor(loads))
+    fraction = loads - whole
     lines = [
         r"\set id random(1000000000000000000, 9223372036854775806)",
         r"\set draw random(0, 999999)",
@@ -98,11 +104,10 @@ def pgbench_script(polls):
     lines += [LOAD] * whole
     if fraction > 0.0005:
         lines += [rf"\if :draw < {round(fraction * 1_000_000)}", LOAD, r"\endif"]
-    lines.append(LOAD)  # the final tasks/get
     return "\n".join(lines) + "\n"
 
 
-def pgbench(bin_path, url, polls, workdir):
+def pgbench(bin_path, url, loads, workdir):
     """pgbench's transactions per second for the cycle's statements (None without pgbench)."""
     pgbench_bin = shutil.which("pgbench")
     if pgbench_bin is None:
@@ -117,7 +122,7 @@ def pgbench(bin_path, url, polls, workdir):
         conn += ["-U", urllib.parse.unquote(u.username)]
     script = os.path.join(workdir, "cycle.sql")
     with open(script, "w") as f:
-        f.write(pgbench_script(polls))
+        f.write(pgbench_script(loads))
     variables = ["-D", "v1=1", "-D", "v2=2", "-D", f"expires={NOW + 3_600_000}",
                  "-D", "capacity=1000000", "-D", f"working={WORKING}", "-D", f"completed={COMPLETED}"]
     db = u.path.lstrip("/") or "postgres"
@@ -151,13 +156,14 @@ def round_once(bin_path, workdir, n):
 
     sqlite = tasks_bench(bin_path, "tollgate", "sqlite:" + os.path.join(workdir, f"tollgate-{n}.sqlite3"))
     sqlite_bare = tasks_bench(bin_path, "bare", "sqlite:" + os.path.join(workdir, f"bare-{n}.sqlite3"),
-                              polls=sqlite["polls_per_cycle"])
+                              loads=sqlite["statements_per_cycle"]["load"])
     rows.append({"store": "sqlite", "tollgate": sqlite, "bare": sqlite_bare, "pgbench_tps": None})
 
     if PG_URL:
         pg = tasks_bench(bin_path, "tollgate", PG_URL)
-        pg_bare = tasks_bench(bin_path, "bare", PG_URL, polls=pg["polls_per_cycle"])
-        tps = pgbench(bin_path, PG_URL, pg["polls_per_cycle"], workdir)
+        loads = pg["statements_per_cycle"]["load"]
+        pg_bare = tasks_bench(bin_path, "bare", PG_URL, loads=loads)
+        tps = pgbench(bin_path, PG_URL, loads, workdir)
         rows.append({"store": "postgres", "tollgate": pg, "bare": pg_bare, "pgbench_tps": tps})
     return rows
 
@@ -216,10 +222,13 @@ def main():
               f"insert {s['insert']}, load {s['load']}, replace {s['replace']}, purge {s['purge']}; "
               f"bench process CPU s per 1,000 measured cycles (warm-up and setup included): Tollgate {f['tollgate_cpu_s_per_1000_cycles']:.2f}"
               + (f", bare sqlx {bare_cpu:.2f}" if bare_cpu is not None else ""))
-    limited = [f for f in figures if f["tollgate_over_bare"] is not None]
-    for f in limited:
-        worst = min(r for r in (f["tollgate_over_bare"], f["tollgate_over_pgbench"]) if r is not None)
-        print(f"- {f['store']}: goal ≥ 0.5× of the store's limit {'met' if worst >= 0.5 else 'NOT met'} ({worst:.2f}×)")
+    for f in figures:
+        goal = GOALS.get(f["store"])
+        if goal is None or f[goal[1]] is None:
+            continue
+        limit, key, least = goal
+        met = "met" if f[key] >= least else "NOT met"
+        print(f"- {f['store']}: goal (issue 50) ≥ {least:.2f}× {limit}: {met} ({f[key]:.2f}×)")
 
     target = os.environ.get("BENCH_JSON")
     if target:

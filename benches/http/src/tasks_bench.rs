@@ -3,14 +3,14 @@
 //!
 //! ```text
 //! tasks-bench tollgate <memory|sqlite:PATH|postgres:URL> [--seconds S] [--concurrency C]
-//! tasks-bench bare <sqlite:PATH|postgres:URL> [--seconds S] [--concurrency C] [--polls P]
+//! tasks-bench bare <sqlite:PATH|postgres:URL> [--seconds S] [--concurrency C] [--loads L]
 //! tasks-bench prepare <sqlite:PATH|postgres:URL>
 //! ```
 //! Common options: `--warmup W` (seconds run before the measured window, default 1) and
 //! `--workers N` (tokio worker threads, default: the machine's cores). `bare` also takes
-//! `--no-ping`, a diagnostic: its SQLite pool skips sqlx's `test_before_acquire` ping (on by
-//! default, and in `SqliteTaskStore`'s pool), which costs one more round trip to the
-//! connection's thread before every statement.
+//! `--ping`, a diagnostic: its SQLite pool runs sqlx's `test_before_acquire` ping (sqlx's
+//! default; off in `SqliteTaskStore`'s pool, so off here by default), which costs one more
+//! round trip to the connection's thread before every statement.
 //!
 //! `tollgate`: one endpoint (2026-07-28, the tasks extension, the named store wrapped in a
 //! counter of store calls) with one tool, `job`, task support required, whose work completes at
@@ -23,7 +23,7 @@
 //! `bare`: the store's limit. C loops each run the statements one such cycle costs the store,
 //! with the very statement texts of `crates/tollgate/src/tasks/sql.rs` and record texts of the
 //! same shape and size: SQLite through a pool opened as `SqliteTaskStore` opens its own (WAL,
-//! busy timeout 5 s, 4 connections), PostgreSQL each loop on a connection of its own that is
+//! busy timeout 5 s, 4 connections, no ping before each statement), PostgreSQL each loop on a connection of its own that is
 //! never checked (`PostgresTaskStore` keeps its connections open between calls and checks one
 //! only after 500 ms unused: `crates/tollgate/src/tasks/warm.rs`) and is set up as the store
 //! sets up its own (`tollgate::task::POSTGRES_CONNECTION_SETUP`):
@@ -35,14 +35,16 @@
 //!    the worker's end, `run` → `Tasks::update_from` the record it inserted →
 //!    `TaskStore::replace` (version 2, `completed`, with the result; no read first, unless the
 //!    swap fails);
-//! 3. P × `SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?` — the
-//!    polling `tasks/get`s (`methods/tasks.rs` `get` → `own_task` →
-//!    `Tasks::lookup_for_client` → `lookup` → `load`), the last of which reads `completed`;
-//! 4. 1 × the `SELECT` of 3 — the final `tasks/get`.
+//! 3. L × `SELECT id, version, expires_at_ms, data FROM tollgate_tasks WHERE id = ?` — the
+//!    `tasks/get`s that read the store (`methods/tasks.rs` `get` → `own_task` →
+//!    `Tasks::lookup_for_client` → `lookup` → `load`): a poll that overtakes the work. A
+//!    `tasks/get` of a task this instance saw end (its worker wrote `completed`, or an earlier
+//!    read found it) reads no row: a terminal record never changes (`tasks/decoded.rs`), so
+//!    the final `tasks/get`, and a poll after the worker's write, cost no statement.
 //!
-//! So a cycle is 1 INSERT + 1 UPDATE + (1 + P) SELECTs. P is how many polls the Tollgate run
-//! needed per cycle (it reports `polls_per_cycle`; at least 1, more when a poll overtakes the
-//! work); pass it with `--polls` (a fraction runs the extra SELECT with that probability).
+//! So a cycle is 1 INSERT + 1 UPDATE + L SELECTs. L is how many loads the Tollgate run made
+//! per cycle (it reports them in `statements_per_cycle`, beside `polls_per_cycle`); pass it
+//! with `--loads` (a fraction runs one more SELECT with that probability).
 //! `Tasks::maybe_purge` adds one `DELETE … WHERE expires_at_ms <= ?` per endpoint per minute:
 //! it falls in the warm-up here and the bare loop leaves it out. The Tollgate run reports the
 //! store calls it really made per cycle (`statements_per_cycle`), so the mix can be checked.
@@ -149,15 +151,15 @@ struct Options {
     seconds: f64,
     warmup: f64,
     concurrency: usize,
-    polls: f64,
+    loads: f64,
     workers: usize,
-    /// sqlx's ping before each acquire (the default, and Tollgate's).
+    /// sqlx's ping before each acquire (sqlx's default; off in Tollgate's SQLite pool).
     ping: bool,
 }
 
 fn options() -> Result<Options, Error> {
     let usage = "usage: tasks-bench <tollgate|bare|prepare> <memory|sqlite:PATH|postgres://URL> \
-                 [--seconds S] [--concurrency C] [--polls P] [--warmup W] [--workers N] [--no-ping]";
+                 [--seconds S] [--concurrency C] [--loads L] [--warmup W] [--workers N] [--ping]";
     let mut args = std::env::args().skip(1);
     let mode = args.next().ok_or(usage)?;
     let store = Store::parse(&args.next().ok_or(usage)?)?;
@@ -167,13 +169,13 @@ fn options() -> Result<Options, Error> {
         seconds: 5.0,
         warmup: 1.0,
         concurrency: 8,
-        polls: 1.0,
-        ping: true,
+        loads: 1.0,
+        ping: false,
         workers: std::thread::available_parallelism().map_or(2, usize::from),
     };
     while let Some(flag) = args.next() {
-        if flag == "--no-ping" {
-            o.ping = false;
+        if flag == "--ping" {
+            o.ping = true;
             continue;
         }
         let value = args.next().ok_or(usage)?;
@@ -181,7 +183,7 @@ fn options() -> Result<Options, Error> {
             "--seconds" => o.seconds = value.parse()?,
             "--warmup" => o.warmup = value.parse()?,
             "--concurrency" => o.concurrency = value.parse()?,
-            "--polls" => o.polls = value.parse()?,
+            "--loads" => o.loads = value.parse()?,
             "--workers" => o.workers = value.parse()?,
             _ => return Err(usage.into()),
         }
@@ -190,8 +192,8 @@ fn options() -> Result<Options, Error> {
     if !seconds_ok || !(0.0..=60.0).contains(&o.warmup) {
         return Err("--seconds must lie in (0, 600], --warmup in [0, 60]".into());
     }
-    if o.concurrency == 0 || o.workers == 0 || !(1.0..=100.0).contains(&o.polls) {
-        return Err("--concurrency and --workers must be at least 1, --polls in [1, 100]".into());
+    if o.concurrency == 0 || o.workers == 0 || !(0.0..=100.0).contains(&o.loads) {
+        return Err("--concurrency and --workers must be at least 1, --loads in [0, 100]".into());
     }
     Ok(o)
 }
@@ -519,11 +521,11 @@ fn completed_record(created: u64, now: u64, lease: u64) -> String {
     )
 }
 
-async fn bare_loop(pool: Pool, polls: f64, seed: u64, tally: Arc<Tally>) -> Result<(), Error> {
+async fn bare_loop(pool: Pool, loads: f64, seed: u64, tally: Arc<Tally>) -> Result<(), Error> {
     let mut conn = pool.conn().await?;
     let mut random = Random(seed);
-    let whole = polls.floor();
-    let fraction = polls - whole;
+    let whole = loads.floor();
+    let fraction = loads - whole;
     let capacity = i64::try_from(DEFAULT_SQL_TASK_CAPACITY)?;
     while !tally.stop.load(Ordering::Relaxed) {
         let id = format!("{:016x}{:016x}", random.next(), random.next());
@@ -543,12 +545,12 @@ async fn bare_loop(pool: Pool, polls: f64, seed: u64, tally: Arc<Tally>) -> Resu
         if conn.replace(2, expires, &done, &id, 1).await? != 1 {
             return Err("replace missed".into());
         }
-        // 3. The polls, then 4. the final read.
+        // 3. The reads.
         let mut n = whole as u64;
         if fraction > 0.0 && random.unit() < fraction {
             n += 1;
         }
-        for _ in 0..=n {
+        for _ in 0..n {
             let (_, _, _, data) = conn.load(&id).await?.ok_or("row missing")?;
             if !data.contains(r#""status":"completed""#) {
                 return Err("row not completed".into());
@@ -556,6 +558,7 @@ async fn bare_loop(pool: Pool, polls: f64, seed: u64, tally: Arc<Tally>) -> Resu
         }
         if tally.measuring.load(Ordering::Relaxed) {
             tally.cycles.fetch_add(1, Ordering::Relaxed);
+            // The bare loop's reads, in the field the Tollgate loop counts its polls in.
             tally.polls.fetch_add(n, Ordering::Relaxed);
         }
     }
@@ -694,23 +697,21 @@ async fn run_bare(o: &Options) -> Result<(), Error> {
     let handles = (0..o.concurrency)
         .map(|i| {
             let seed = seed ^ (i as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
-            tokio::spawn(bare_loop(pool.clone(), o.polls, seed, tally.clone()))
+            tokio::spawn(bare_loop(pool.clone(), o.loads, seed, tally.clone()))
         })
         .collect();
     let elapsed = window(o, &tally, || {}).await;
     join(handles).await?;
     pool.close().await;
     let cycles = tally.cycles.load(Ordering::Relaxed).max(1) as f64;
-    let polls = tally.polls.load(Ordering::Relaxed) as f64 / cycles;
-    // The polls and the final read.
-    let load = ((1.0 + polls) * 1000.0).round() / 1000.0;
+    let load = (tally.polls.load(Ordering::Relaxed) as f64 / cycles * 1000.0).round() / 1000.0;
     let statements = serde_json::json!({"insert": 1.0, "load": load, "replace": 1.0, "purge": 0.0});
     report(
         o,
         &tally,
         elapsed,
         statements,
-        serde_json::json!({"polls_asked": o.polls, "ping": o.ping}),
+        serde_json::json!({"loads_asked": o.loads, "ping": o.ping}),
     );
     Ok(())
 }

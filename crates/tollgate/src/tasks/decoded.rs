@@ -14,6 +14,12 @@
 //! its slot), and no row whose text is longer than [`MAX_KEPT_BYTES`]. A kept row stays until
 //! its slot is reused, also after its task is gone: like the store, this memory holds results.
 //!
+//! A kept terminal record also answers a read of its task with no store call
+//! ([`Decoded::terminal`]): no transition leaves a terminal status (every change in
+//! `runner.rs`, `work.rs` and `methods/tasks.rs` leaves a completed, failed or cancelled record
+//! as it is, on every instance), so the store holds that very row until it expires and is
+//! purged. The caller still checks expiry and owner on the record, as on one it loaded.
+//!
 //! Knows records and rows; nothing of stores, requests or revisions.
 
 use std::sync::{Mutex, PoisonError};
@@ -74,6 +80,16 @@ impl Decoded {
         Some(record)
     }
 
+    /// The kept record of task `id` when it is terminal: the store's row for it, which no
+    /// transition changes again (see the module's doc). `None` when none is kept for `id` or
+    /// the kept one may still change.
+    pub(crate) fn terminal(&self, id: &str) -> Option<TaskRecord> {
+        self.slot(id)
+            .as_ref()
+            .filter(|k| k.row.id == id && k.record.status.is_terminal())
+            .map(|k| k.record.clone())
+    }
+
     /// A copy of `row`, which [`TaskRecord::encode`] wrote, to keep once the store has taken it,
     /// when it may be kept: short enough, and `whole` (holding all of its record: a call's
     /// arguments that did not fit were left out, so the row does not decode to the record).
@@ -126,6 +142,38 @@ mod tests {
         broken.data.push('x');
         assert_eq!(decoded.decode(&broken), None);
         assert_eq!(decoded.decode(&broken), None);
+    }
+
+    #[test]
+    fn only_a_kept_terminal_record_answers_for_its_id() {
+        use crate::tasks::model::TaskStatus;
+        let decoded = Decoded::default();
+        let mut r = record();
+        let row = r.to_row().expect("encodes");
+        decoded.wrote(Decoded::to_keep(&row, true), &r);
+        assert_eq!(decoded.terminal("abc"), None, "input_required may change");
+        for status in [
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Cancelled,
+        ] {
+            r.status = status;
+            r.version += 1;
+            let row = r.to_row().expect("encodes");
+            decoded.wrote(Decoded::to_keep(&row, true), &r);
+            assert_eq!(decoded.terminal("abc"), Some(r.clone()));
+        }
+        // Another id, in whatever slot: not this record.
+        assert_eq!(decoded.terminal("abd"), None);
+        r.status = TaskStatus::Working;
+        r.version += 1;
+        let row = r.to_row().expect("encodes");
+        assert_eq!(decoded.decode(&row), Some(r));
+        assert_eq!(
+            decoded.terminal("abc"),
+            None,
+            "a newer row read replaces it"
+        );
     }
 
     #[test]

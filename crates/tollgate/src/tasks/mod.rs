@@ -390,6 +390,83 @@ mod tests {
         assert_eq!(stored, Some(fresh));
     }
 
+    /// A terminal record this instance wrote is read back with no store call, and is still
+    /// absent to another owner; a record that may still change (another instance may cancel
+    /// it) is loaded on every read; a kept terminal record past its expiry reads as absent.
+    #[tokio::test]
+    async fn a_terminal_record_known_here_is_read_without_a_load() {
+        let store = Arc::new(Counted::default());
+        let tasks = Tasks::new(store.clone(), TaskConfig::default(), None);
+        let loads = || store.loads.load(std::sync::atomic::Ordering::Relaxed);
+        let owner = "/mcp\na\n";
+        let now = now_ms();
+        let mut r = record();
+        r.status = TaskStatus::Working;
+        r.requests = JsonObject::new();
+        r.asked = Vec::new();
+        r.created_ms = now;
+        r.lease_ms = now + 60_000;
+        store
+            .insert(r.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        for _ in 0..2 {
+            assert!(matches!(
+                tasks.lookup_for_client("abc", owner).await,
+                Lookup::Found(f) if f.status == TaskStatus::Working
+            ));
+        }
+        assert_eq!(loads(), 2, "working: read from the store each time");
+
+        let done = tasks
+            .update_from("abc", Some(r.clone()), |r| {
+                r.status = TaskStatus::Completed;
+                true
+            })
+            .await
+            .expect("written")
+            .expect("present");
+        for _ in 0..2 {
+            match tasks.lookup_for_client("abc", owner).await {
+                Lookup::Found(f) => assert_eq!(f, done),
+                _ => unreachable!("the completed task is found"),
+            }
+        }
+        assert!(matches!(
+            tasks.lookup_for_client("abc", "/mcp\np\nmallory").await,
+            Lookup::Absent
+        ));
+        // Nothing changes a terminal record, so nothing is read to try.
+        let cancel = tasks
+            .update("abc", |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                r.status = TaskStatus::Cancelled;
+                true
+            })
+            .await;
+        assert_eq!(cancel, Ok(Some(done)));
+        assert_eq!(loads(), 2, "completed here: no read");
+
+        // Read once from the store (expired, so absent), kept, and still absent when kept.
+        let mut old = r.clone();
+        old.id = "old".into();
+        old.status = TaskStatus::Failed;
+        old.created_ms = now - 2 * old.ttl_ms;
+        store
+            .insert(old.to_row().expect("encodes"))
+            .await
+            .expect("stored");
+        for _ in 0..2 {
+            assert!(matches!(
+                tasks.lookup_for_client("old", owner).await,
+                Lookup::Absent
+            ));
+        }
+        assert_eq!(loads(), 3);
+    }
+
     #[tokio::test]
     async fn memory_store_is_bounded_and_versioned() {
         let store = InMemoryTaskStore::with_capacity(1);

@@ -202,14 +202,23 @@ impl Tasks {
         }
     }
 
+    /// The task `id` as stored, absent when expired or (given `owner`) another's. A terminal
+    /// record this instance wrote or read is answered without a store call: no transition
+    /// changes it again, so it is the store's row until it expires (`tasks/decoded.rs`).
     pub(crate) async fn lookup(&self, id: &str, owner: Option<&str>) -> Lookup {
-        let row = match bounded("task_store.load", self.store.load(id)).await {
-            Ok(Some(row)) => row,
-            Ok(None) => return Lookup::Absent,
-            Err(_) => return Lookup::StoreFailed,
-        };
-        let Some(record) = self.decoded.decode(&row) else {
-            return Lookup::Unreadable;
+        let record = match self.decoded.terminal(id) {
+            Some(record) => record,
+            None => {
+                let row = match bounded("task_store.load", self.store.load(id)).await {
+                    Ok(Some(row)) => row,
+                    Ok(None) => return Lookup::Absent,
+                    Err(_) => return Lookup::StoreFailed,
+                };
+                let Some(record) = self.decoded.decode(&row) else {
+                    return Lookup::Unreadable;
+                };
+                record
+            }
         };
         if record.expires_at_ms() <= now_ms() || owner.is_some_and(|o| o != &*record.owner) {
             return Lookup::Absent;

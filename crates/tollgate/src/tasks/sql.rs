@@ -30,6 +30,12 @@ fn backend<E>(_: E) -> TaskStoreError {
 
 /// The pool a SQLite store opens on a database file (created if missing): write-ahead logging,
 /// 5 s of waiting for a lock, four connections. The task and replay stores share it.
+///
+/// A connection is not pinged as it leaves the pool (sqlx's `test_before_acquire`, on by
+/// default): a connection to a file in this process has no server or network to lose, and a
+/// ping is one more round trip to the connection's thread before every statement. A statement
+/// on a connection that did break fails as a ping would (a store error, which the request
+/// answers as 503), and sqlx still checks each connection as it goes back.
 #[cfg(feature = "sqlite")]
 pub(crate) async fn sqlite_file(path: &std::path::Path) -> Result<sqlx::SqlitePool, sqlx::Error> {
     use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
@@ -40,6 +46,7 @@ pub(crate) async fn sqlite_file(path: &std::path::Path) -> Result<sqlx::SqlitePo
         .busy_timeout(std::time::Duration::from_secs(5));
     SqlitePoolOptions::new()
         .max_connections(4)
+        .test_before_acquire(false)
         .connect_with(options)
         .await
 }
