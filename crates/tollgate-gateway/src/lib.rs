@@ -58,6 +58,7 @@ mod import;
 mod link;
 mod live;
 mod relay;
+mod tasks;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
