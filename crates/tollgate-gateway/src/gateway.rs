@@ -316,7 +316,11 @@ impl Gateway {
 
     /// Adds every imported tool, prompt, resource and template to `builder`, turns its live catalogs on (so
     /// [`follow`](Self::follow) can keep them current), and declares the gateway's forwarding
-    /// error safe to log (its text is fixed and carries no data).
+    /// error safe to log (its text is fixed and carries no data). When the gateway serves
+    /// 2026-07-28 it also sets an in-memory task store
+    /// ([`InMemoryTaskStore::default`](tollgate::task::InMemoryTaskStore), 10,000 tasks), so an
+    /// upstream's task can become the caller's own; set another store after `install` to
+    /// replace it (PostgreSQL for a cluster).
     pub fn install(&self, builder: EndpointBuilder) -> EndpointBuilder {
         let mut builder = builder.live_catalogs().error_safe_to_log::<ForwardError>();
         if self.rules.relays_tasks() {
