@@ -448,7 +448,6 @@ impl Forward {
         let result = result?;
         if crate::tasks::is_task(&result) {
             // Only a caller given the means to have a task was offered one.
-            let creation = creation.ok_or(ForwardError::Malformed)?;
             return crate::tasks::adopt(&self.link, self.timeout, creation, &result).await;
         }
         if relays_input && asks_input(&result) {

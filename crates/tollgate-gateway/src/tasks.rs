@@ -65,12 +65,13 @@ pub(crate) fn with_extension(capabilities: JsonObject) -> JsonObject {
 /// # Errors
 ///
 /// [`ForwardError::Malformed`] for a result without a usable `taskId` (the upstream task is
-/// then left to its TTL: there is no id to cancel); [`ForwardError::Upstream`] when the
+/// then left to its TTL: there is no id to cancel), or for a task the caller was not offered
+/// (`creation` is `None`: the upstream task is cancelled); [`ForwardError::Upstream`] when the
 /// gateway's task cannot be created (the upstream task is cancelled).
 pub(crate) async fn adopt(
     link: &Arc<Link>,
     timeout: Duration,
-    creation: &TaskCreation,
+    creation: Option<&TaskCreation>,
     result: &JsonValue,
 ) -> Result<OperationResult, ForwardError> {
     let id = result
@@ -84,6 +85,8 @@ pub(crate) async fn adopt(
         timeout,
         open: true,
     };
+    // Dropped unadopted, the upstream task is cancelled.
+    let creation = creation.ok_or(ForwardError::Malformed)?;
     // Should the task not be created, the work (and the upstream task with it) is dropped.
     let created = creation
         .spawn(move |task| follow(upstream, task))
