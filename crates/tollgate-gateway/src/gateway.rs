@@ -13,6 +13,7 @@ use tollgate::endpoint::{Catalogs, EndpointBuilder};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::PromptRegistration;
 use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use tollgate::task::InMemoryTaskStore;
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
 use tollgate_client::oauth::OAuthClient;
@@ -139,6 +140,14 @@ pub(crate) async fn import_others(
 pub(crate) struct Rules {
     pub(crate) revisions: Vec<ProtocolVersion>,
     pub(crate) profile1_only: bool,
+}
+
+impl Rules {
+    /// Whether upstream tasks become the gateway's own: when it serves 2026-07-28 (the revision
+    /// the runtime's tasks live on).
+    pub(crate) fn relays_tasks(&self) -> bool {
+        self.revisions.contains(&ProtocolVersion::V2026_07_28)
+    }
 }
 
 /// A connected gateway: its upstreams' clients, the tools imported from them, and the tools
@@ -307,9 +316,16 @@ impl Gateway {
 
     /// Adds every imported tool, prompt, resource and template to `builder`, turns its live catalogs on (so
     /// [`follow`](Self::follow) can keep them current), and declares the gateway's forwarding
-    /// error safe to log (its text is fixed and carries no data).
+    /// error safe to log (its text is fixed and carries no data). When the gateway serves
+    /// 2026-07-28 it also sets an in-memory task store
+    /// ([`InMemoryTaskStore::default`](tollgate::task::InMemoryTaskStore), 10,000 tasks), so an
+    /// upstream's task can become the caller's own; set another store after `install` to
+    /// replace it (PostgreSQL for a cluster).
     pub fn install(&self, builder: EndpointBuilder) -> EndpointBuilder {
-        let builder = builder.live_catalogs().error_safe_to_log::<ForwardError>();
+        let mut builder = builder.live_catalogs().error_safe_to_log::<ForwardError>();
+        if self.rules.relays_tasks() {
+            builder = builder.task_store(InMemoryTaskStore::default());
+        }
         let builder = self
             .tools
             .iter()
@@ -389,6 +405,7 @@ pub(crate) fn import_all(
         call_timeout: config.call_timeout(),
         revisions: &rules.revisions,
         profile1_only: rules.profile1_only,
+        tasks: rules.relays_tasks() && upstream.link.client().revision().is_stateless(),
     };
     let mut tools: Vec<ToolRegistration> = Vec::new();
     let mut refusals = Vec::new();
@@ -449,10 +466,19 @@ async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, Gate
     // The input a 2026-07-28 upstream may ask for is relayed to the gateway's caller (whose own
     // capabilities the gateway's endpoint checks then); a 2025 upstream's requests, which
     // arrive with nothing naming the call they belong to, are refused (-32601).
+    // The tasks extension too, so the gateway may follow (`tasks/get`, `tasks/update`,
+    // `tasks/cancel`) the tasks an upstream creates; a tool call declares what its own caller
+    // can take instead (a task only for a caller the gateway can give one to).
     let asks = JsonObject::builder()
         .insert("elicitation", JsonObject::new())
         .insert("sampling", JsonObject::new())
         .insert("roots", JsonObject::new())
+        .insert(
+            "extensions",
+            JsonObject::builder()
+                .insert(tollgate::task::TASKS_EXTENSION, JsonObject::new())
+                .build(),
+        )
         .build();
     let builder = Client::builder()
         .unchecked_output_schemas()

@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use tollgate::context::Handler;
 use tollgate::json::{JsonObject, JsonValue};
+use tollgate::task::TaskCreation;
 use tollgate::tool::{
     CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement, OperationResult,
-    RequestStateMode, ToolAnnotations,
+    RequestStateMode, TaskSupport, ToolAnnotations,
 };
 use tollgate::{
     BuildErrorKind, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
@@ -186,6 +187,9 @@ pub(crate) struct Source<'a> {
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
     pub(crate) profile1_only: bool,
+    /// Whether an upstream task may become the gateway's own (a 2026-07-28 upstream, a
+    /// gateway serving 2026-07-28).
+    pub(crate) tasks: bool,
 }
 
 /// The tool `entry` of `tools/list` made a registration, or the reason it cannot be.
@@ -285,6 +289,11 @@ pub(crate) fn import_tool(
     );
     if keeps_state {
         builder = builder.request_state_mode(RequestStateMode::FrameworkProtected);
+    }
+    // A 2026-07-28 tool does not say whether it creates tasks: any may, so the gateway offers
+    // tasks on each (a caller declaring the extension may be given one).
+    if source.tasks {
+        builder = builder.task_support(TaskSupport::Optional);
     }
     builder.build().map_err(|e| {
         let reason = match e.kind() {
@@ -406,7 +415,11 @@ impl Forward {
         features: &InvocationFeatures,
     ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let relay = InputRelay::of(context, &client, self.keeps_state);
+        let mut relay = InputRelay::of(context, &client, self.keeps_state);
+        let creation = features.find::<TaskCreation>();
+        if creation.is_some() {
+            relay.declare_tasks();
+        }
         let relays_input = relay.relays;
         let options = relay.call_options();
         // The upstream's refusal for capabilities the caller lacks, kept to answer it as such.
@@ -433,6 +446,10 @@ impl Forward {
             return Ok(missing.into());
         }
         let result = result?;
+        if crate::tasks::is_task(&result) {
+            // Only a caller given the means to have a task was offered one.
+            return crate::tasks::adopt(&self.link, self.timeout, creation, &result).await;
+        }
         if relays_input && asks_input(&result) {
             let relayed =
                 input_required_of(&result, self.keeps_state).ok_or(ForwardError::Malformed)?;

@@ -16,7 +16,8 @@
 //! - a client's credentials are never passed upstream: each upstream gets the gateway's own
 //!   (`headers` in the configuration, or its own OAuth client-credentials grant);
 //! - progress, cancellation, prompt completions and (2026-07-28 on both sides)
-//!   `input_required` relayed between the caller and the upstream;
+//!   `input_required` relayed between the caller and the upstream, and an upstream's task made
+//!   a task of the gateway's own, followed to its end;
 //! - each upstream's catalog followed live (its `list_changed`, or a periodic re-list).
 //!
 //! This crate owns the configuration, the import and the forwarding; it knows nothing of HTTP
@@ -58,6 +59,7 @@ mod import;
 mod link;
 mod live;
 mod relay;
+mod tasks;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,

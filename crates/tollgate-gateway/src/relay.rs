@@ -129,6 +129,13 @@ impl InputRelay {
         }
     }
 
+    /// Declares the tasks extension to the upstream (the caller may be given a task).
+    pub(crate) fn declare_tasks(&mut self) {
+        if let Some(capabilities) = self.capabilities.take() {
+            self.capabilities = Some(crate::tasks::with_extension(capabilities));
+        }
+    }
+
     /// The options of a tool call.
     pub(crate) fn call_options(self) -> CallOptions {
         let mut options = CallOptions::new();
@@ -192,26 +199,7 @@ pub(crate) fn input_required_of(
     };
     let mut relayed: Option<InputRequiredResult> = None;
     for (key, request) in requests.into_iter().flat_map(JsonObject::iter) {
-        let params = match request.get("params") {
-            None => JsonObject::new(),
-            Some(params) => params.as_object()?.clone(),
-        };
-        let rebuilt = match request.get("method").and_then(JsonValue::as_str)? {
-            "elicitation/create" => {
-                if params
-                    .get("mode")
-                    .is_some_and(|m| m.as_str() != Some("form"))
-                {
-                    return None;
-                }
-                let message = params.get("message")?.as_str()?;
-                let schema = params.get("requestedSchema")?.as_object()?.clone();
-                InputRequest::elicitation(message, schema)
-            }
-            "sampling/createMessage" => InputRequest::sampling(params).ok()?,
-            "roots/list" => InputRequest::list_roots(),
-            _ => return None,
-        };
+        let rebuilt = input_request_of(request)?;
         relayed = Some(match relayed {
             None => InputRequiredResult::with_input_request(key.as_str(), rebuilt),
             Some(relayed) => relayed.add_input_request(key.as_str(), rebuilt),
@@ -229,6 +217,32 @@ pub(crate) fn input_required_of(
     Some(match relayed {
         None => InputRequiredResult::with_state(state.into()),
         Some(relayed) => relayed.state(state.into()),
+    })
+}
+
+/// One upstream input request (`{method, params}`) rebuilt through the endpoint's constructors:
+/// a form elicitation, a sampling request or a roots request; `None` for anything else (another
+/// method, a URL elicitation, a malformed request).
+pub(crate) fn input_request_of(request: &JsonValue) -> Option<InputRequest> {
+    let params = match request.get("params") {
+        None => JsonObject::new(),
+        Some(params) => params.as_object()?.clone(),
+    };
+    Some(match request.get("method").and_then(JsonValue::as_str)? {
+        "elicitation/create" => {
+            if params
+                .get("mode")
+                .is_some_and(|m| m.as_str() != Some("form"))
+            {
+                return None;
+            }
+            let message = params.get("message")?.as_str()?;
+            let schema = params.get("requestedSchema")?.as_object()?.clone();
+            InputRequest::elicitation(message, schema)
+        }
+        "sampling/createMessage" => InputRequest::sampling(params).ok()?,
+        "roots/list" => InputRequest::list_roots(),
+        _ => return None,
     })
 }
 

@@ -20,6 +20,8 @@ mod credentials;
 mod listen;
 #[path = "gateway/relay.rs"]
 mod relay;
+#[path = "gateway/tasks.rs"]
+mod tasks;
 #[path = "gateway/upstream.rs"]
 mod upstream;
 

@@ -180,7 +180,7 @@ pub(crate) fn visible_result(
         let catalog = endpoint.catalog();
         let tool = catalog
             .tool(&record.tool, ProtocolVersion::V2026_07_28)
-            .filter(|t| t.inner.output.is_some() && !t.inner.completes)
+            .filter(|t| t.has_output() && !t.inner.completes)
             .ok_or(Fault::Internal)?;
         typed_output(tool, clean, &endpoint.inner.limits)?
     } else {
