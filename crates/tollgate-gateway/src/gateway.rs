@@ -484,10 +484,13 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
         .insert("sampling", JsonObject::new())
         .insert("roots", JsonObject::new())
         .build();
-    let builder = Client::builder()
+    let mut builder = Client::builder()
         .unchecked_output_schemas()
         .capabilities(asks)
         .handler(watch);
+    if let Some(revisions) = upstream.revisions() {
+        builder = builder.revisions(revisions.iter().copied());
+    }
     match upstream.transport() {
         UpstreamTransport::Http { url, headers } => {
             let mut builder = builder;
