@@ -8,6 +8,7 @@ use tollgate_json::{BindLimits, JsonObject, JsonValue};
 
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
+use crate::handler::Handler;
 use crate::mirror;
 use crate::notify::{Progress, ProgressFn};
 use crate::older;
@@ -33,6 +34,7 @@ pub struct CallOptions {
     return_input_required: bool,
     retry: Option<(JsonObject, Option<JsonValue>)>,
     capabilities: Option<JsonObject>,
+    handler: Option<Arc<dyn Handler>>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -43,6 +45,7 @@ impl std::fmt::Debug for CallOptions {
             .field("return_input_required", &self.return_input_required)
             .field("retry", &self.retry.is_some())
             .field("capabilities", &self.capabilities.is_some())
+            .field("handler", &self.handler.is_some())
             .finish()
     }
 }
@@ -84,6 +87,59 @@ impl CallOptions {
     #[must_use]
     pub fn client_capabilities(mut self, capabilities: JsonObject) -> Self {
         self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Gives the call its own handler: what the server sends that belongs to this call goes to
+    /// `handler` instead of the client's ([`ClientBuilder::handler`](crate::ClientBuilder::handler)),
+    /// so an application serving many callers (a gateway) can answer each call's requests for
+    /// the caller who made it. What belongs to the call:
+    ///
+    /// - over Streamable HTTP on the 2025 revisions, the server's requests (`elicitation/create`,
+    ///   `sampling/createMessage`, `roots/list`, `ping`) and log messages
+    ///   (`notifications/message`) that arrive on the call's own response stream;
+    /// - on 2026-07-28, the input requests of the call's `input_required` results (unless
+    ///   [`return_input_required`](Self::return_input_required) hands them back).
+    ///
+    /// Everything else still goes to the client's handler: the call's progress (to
+    /// [`on_progress`](Self::on_progress) when given), list changes and resource updates (which
+    /// concern the session, not the call), and whatever arrives on a 2025 session's `GET`
+    /// stream. Over stdio (and the 2024-11-05 HTTP+SSE transport) nothing on the wire names the
+    /// call a server request or log message belongs to, so there the client's handler gets them
+    /// all and this one only answers `input_required`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use tollgate_client::handler::{Handler, HandlerFuture, Refusal};
+    /// use tollgate_client::json::JsonObject;
+    /// use tollgate_client::{CallOptions, Client};
+    ///
+    /// /// Answers for one caller (here: declines every elicitation).
+    /// struct ForCaller;
+    ///
+    /// impl Handler for ForCaller {
+    ///     fn request<'a>(&'a self, method: &'a str, _: Option<&'a JsonObject>) -> HandlerFuture<'a> {
+    ///         Box::pin(async move {
+    ///             match method {
+    ///                 "elicitation/create" => {
+    ///                     Ok(JsonObject::builder().insert("action", "decline").build().into())
+    ///                 }
+    ///                 _ => Err(Refusal::METHOD_NOT_FOUND),
+    ///             }
+    ///         })
+    ///     }
+    /// }
+    ///
+    /// # async fn run(client: &Client) -> Result<(), tollgate_client::Error> {
+    /// let options = CallOptions::new().handler(ForCaller);
+    /// let result = client.call_tool_with("ask", JsonObject::new(), options).await?;
+    /// # let _ = result;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn handler(mut self, handler: impl Handler) -> Self {
+        self.handler = Some(Arc::new(handler));
         self
     }
 
@@ -184,11 +240,12 @@ impl Client {
                 params.push("requestState", state);
             }
         }
+        let call = options.handler;
         let result = if options.return_input_required {
-            self.send("tools/call", Some(params.build()), headers)
+            self.send_for("tools/call", Some(params.build()), headers, call)
                 .await?
         } else {
-            self.send_answering("tools/call", params.build(), headers)
+            self.send_answering("tools/call", params.build(), headers, call)
                 .await?
         };
         let result = older::project_result(self.revision(), result);
@@ -259,7 +316,7 @@ mod tests {
         assert_eq!(wrong.map(|_| ()).unwrap_err().kind(), ErrorKind::Argument);
         assert_eq!(
             format!("{:?}", CallOptions::new().log_level("info").map_err(|_| ())),
-            r#"Ok(CallOptions { progress: false, log_level: Some("info"), return_input_required: false, retry: false, capabilities: false })"#
+            r#"Ok(CallOptions { progress: false, log_level: Some("info"), return_input_required: false, retry: false, capabilities: false, handler: false })"#
         );
     }
 }

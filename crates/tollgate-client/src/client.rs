@@ -468,6 +468,18 @@ impl Client {
         params: Option<JsonObject>,
         headers: Vec<(String, String)>,
     ) -> Result<JsonValue, Error> {
+        self.send_for(method, params, headers, None).await
+    }
+
+    /// [`send`](Self::send) with the call's own handler for what the server sends on its
+    /// stream ([`CallOptions::handler`](crate::CallOptions::handler)).
+    pub(crate) async fn send_for(
+        &self,
+        method: &str,
+        params: Option<JsonObject>,
+        headers: Vec<(String, String)>,
+        call: Option<Arc<dyn Handler>>,
+    ) -> Result<JsonValue, Error> {
         let name = mirror::name_source(method)
             .and_then(|key| params.as_ref()?.get(key)?.as_str().map(mirror::encode_text));
         let params = if self.revision.is_stateless() {
@@ -485,6 +497,7 @@ impl Client {
             params,
             name,
             headers,
+            handler: call,
         });
         if method == "subscriptions/listen" {
             request.await
@@ -494,16 +507,17 @@ impl Client {
     }
 
     /// Sends a request and answers the server's `input_required` results (2026-07-28) with
-    /// the handler, retrying with `inputResponses` and the `requestState`, up to
+    /// the call's handler (`call`, else the client's), retrying with `inputResponses` and the `requestState`, up to
     /// [`ClientLimits::max_input_rounds`] rounds.
     pub(crate) async fn send_answering(
         &self,
         method: &str,
         params: JsonObject,
         headers: Vec<(String, String)>,
+        call: Option<Arc<dyn Handler>>,
     ) -> Result<JsonValue, Error> {
         let mut result = self
-            .send(method, Some(params.clone()), headers.clone())
+            .send_for(method, Some(params.clone()), headers.clone(), call.clone())
             .await?;
         let mut rounds = 0;
         while result.get("resultType").and_then(JsonValue::as_str) == Some("input_required") {
@@ -514,7 +528,8 @@ impl Client {
                 ));
             }
             rounds += 1;
-            let responses = self.answer_inputs(&result).await?;
+            let handler = call.as_ref().unwrap_or(&self.parts.handler);
+            let responses = Self::answer_inputs(handler, &result).await?;
             let mut retry = JsonObject::builder();
             for (k, v) in params.iter() {
                 if !matches!(k.as_str(), "inputResponses" | "requestState") {
@@ -526,13 +541,17 @@ impl Client {
                 retry.push("requestState", state.clone());
             }
             result = self
-                .send(method, Some(retry.build()), headers.clone())
+                .send_for(method, Some(retry.build()), headers.clone(), call.clone())
                 .await?;
         }
         Ok(result)
     }
 
-    async fn answer_inputs(&self, result: &JsonValue) -> Result<JsonObject, Error> {
+    /// The answers of `handler` to an `input_required` result's input requests, keyed as asked.
+    async fn answer_inputs(
+        handler: &Arc<dyn Handler>,
+        result: &JsonValue,
+    ) -> Result<JsonObject, Error> {
         let requests = result
             .get("inputRequests")
             .and_then(JsonValue::as_object)
@@ -550,14 +569,9 @@ impl Client {
                     "an input request without a method",
                 ))?;
             let params = request.get("params").and_then(JsonValue::as_object);
-            let answer = self
-                .parts
-                .handler
-                .request(method, params)
-                .await
-                .map_err(|_| {
-                    Error::new(ErrorKind::Refused, "the handler refused an input request")
-                })?;
+            let answer = handler.request(method, params).await.map_err(|_| {
+                Error::new(ErrorKind::Refused, "the handler refused an input request")
+            })?;
             responses.push(key.clone(), answer);
         }
         Ok(responses.build())
@@ -705,7 +719,8 @@ impl Client {
             .insert("name", name)
             .insert("arguments", arguments)
             .build();
-        self.send_answering("prompts/get", params, Vec::new()).await
+        self.send_answering("prompts/get", params, Vec::new(), None)
+            .await
     }
 
     /// `resources/read`.
@@ -715,7 +730,7 @@ impl Client {
     /// The transport's errors or the server's.
     pub async fn read_resource(&self, uri: &str) -> Result<JsonValue, Error> {
         let params = JsonObject::builder().insert("uri", uri).build();
-        self.send_answering("resources/read", params, Vec::new())
+        self.send_answering("resources/read", params, Vec::new(), None)
             .await
     }
 

@@ -10,10 +10,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use std::convert::Infallible;
+
 use support::{ALL, Accept, elicitation, endpoint, start, text};
-use tollgate::ProtocolVersion;
-use tollgate::json::JsonObject;
-use tollgate_client::{Client, ClientLimits, ErrorKind, Revision};
+use tollgate::context::{
+    ClientRequests, InputRequest, InputRequiredResult, LogLevel, RequestLogger,
+};
+use tollgate::endpoint::ProtocolVersions;
+use tollgate::json::{JsonObject, JsonValue};
+use tollgate::tool::{
+    CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement, OperationResult,
+};
+use tollgate::{
+    Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
+};
+use tollgate_client::handler::{Handler, HandlerFuture};
+use tollgate_client::{CallOptions, Client, ClientLimits, ErrorKind, Revision};
 
 /// Every revision the client speaks over Streamable HTTP.
 fn on_http() -> impl Iterator<Item = Revision> {
@@ -205,6 +218,153 @@ async fn a_timed_out_call_is_cancelled_on_the_server_on_every_revision() {
         // A generous bound so a lost cancellation fails rather than hangs (not a timing check).
         let ended = tokio::time::timeout(Duration::from_secs(30), ended).await;
         assert!(ended.is_ok(), "{revision}");
+        client.close().await.unwrap();
+    }
+}
+
+/// Records what reaches it and answers `elicitation/create` with `name`.
+struct Named {
+    name: &'static str,
+    requests: Arc<AtomicUsize>,
+    logs: Arc<AtomicUsize>,
+}
+
+impl Named {
+    fn new(name: &'static str) -> (Self, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+        let (requests, logs) = (Arc::default(), Arc::default());
+        let named = Self {
+            name,
+            requests: Arc::clone(&requests),
+            logs: Arc::clone(&logs),
+        };
+        (named, requests, logs)
+    }
+}
+
+impl Handler for Named {
+    fn notification(&self, method: &str, _: Option<&JsonObject>) {
+        if method == "notifications/message" {
+            self.logs.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn request<'a>(&'a self, method: &'a str, _: Option<&'a JsonObject>) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            assert_eq!(method, "elicitation/create");
+            self.requests.fetch_add(1, Ordering::SeqCst);
+            let content = JsonObject::builder().insert("name", self.name).build();
+            Ok(JsonObject::builder()
+                .insert("action", "accept")
+                .insert("content", content)
+                .build()
+                .into())
+        })
+    }
+}
+
+/// Logs one message, then asks for a name (`input_required` on 2026-07-28, a request on the
+/// call's stream on 2025).
+async fn log_and_ask(
+    ctx: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    // Once per call: a 2026-07-28 retry does not log again.
+    if let Some(log) = features
+        .find::<RequestLogger>()
+        .filter(|_| ctx.input_response("name").is_none())
+    {
+        log.log(LogLevel::Info, "asking");
+    }
+    let question = || InputRequest::elicitation("Your name?", JsonObject::new());
+    let answer = match (
+        ctx.input_response("name"),
+        features.find::<ClientRequests>(),
+    ) {
+        (Some(answer), _) => answer.clone(),
+        (None, Some(channel)) => channel.send(question()).await.unwrap(),
+        (None, None) => {
+            return Ok(InputRequiredResult::with_input_request("name", question()).into());
+        }
+    };
+    let name = answer
+        .get("content")
+        .and_then(|c| c.get("name"))
+        .and_then(JsonValue::as_str)
+        .unwrap_or("?");
+    Ok(CompleteResult::from_tool_text(format!("hello {name}")).into())
+}
+
+/// A logging endpoint serving [`log_and_ask`] as `ask`.
+async fn logging_url(revisions: &[ProtocolVersion]) -> String {
+    let set = || revisions.iter().copied().collect::<ProtocolVersions>();
+    let endpoint = Endpoint::with_path("/mcp", set(), Implementation::new("t", "1"))
+        .logging(true)
+        .add_tool(
+            ToolRegistration::with_name("ask", set())
+                .json_object_arguments()
+                .handler(log_and_ask)
+                .input_request_declarations([InputRequestDeclaration::new(
+                    InputRequestKind::Elicitation,
+                    InputRequirement::Conditional,
+                )])
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    format!("http://{}/mcp", start(endpoint).await)
+}
+
+#[tokio::test]
+async fn a_call_s_own_handler_gets_what_its_stream_carries() {
+    for revision in [
+        Revision::V2026_07_28,
+        Revision::V2025_11_25,
+        Revision::V2025_06_18,
+    ] {
+        let served = ProtocolVersion::ALL
+            .into_iter()
+            .find(|p| p.as_str() == revision.as_str())
+            .unwrap();
+        let url = logging_url(&[served]).await;
+        let (client_handler, client_requests, client_logs) = Named::new("Ada");
+        let client = Client::builder()
+            .revisions([revision])
+            .capabilities(elicitation())
+            .handler(client_handler)
+            .connect_http(&url)
+            .await
+            .unwrap();
+        let mut options = CallOptions::new();
+        if revision.is_stateless() {
+            options = options.log_level("info").unwrap();
+        } else {
+            let level = JsonObject::builder().insert("level", "info").build();
+            client
+                .request("logging/setLevel", Some(level))
+                .await
+                .unwrap();
+        }
+        // Without a handler of its own, the call's request and log go to the client's.
+        let result = client
+            .call_tool_with("ask", JsonObject::new(), options.clone())
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "hello Ada", "{revision}");
+        assert_eq!(client_requests.load(Ordering::SeqCst), 1, "{revision}");
+        assert_eq!(client_logs.load(Ordering::SeqCst), 1, "{revision}");
+        // With one, they go to it alone.
+        let (call_handler, call_requests, call_logs) = Named::new("Grace");
+        let result = client
+            .call_tool_with("ask", JsonObject::new(), options.handler(call_handler))
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "hello Grace", "{revision}");
+        assert_eq!(call_requests.load(Ordering::SeqCst), 1, "{revision}");
+        assert_eq!(call_logs.load(Ordering::SeqCst), 1, "{revision}");
+        assert_eq!(client_requests.load(Ordering::SeqCst), 1, "{revision}");
+        assert_eq!(client_logs.load(Ordering::SeqCst), 1, "{revision}");
         client.close().await.unwrap();
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tollgate::ProtocolVersion;
+use tollgate_client::Revision;
 use tollgate_client::oauth::{ClientCredentials, KeyAlgorithm, TokenEndpointAuth};
 use zeroize::Zeroizing;
 
@@ -66,6 +67,7 @@ pub struct UpstreamConfig {
     call_timeout: Duration,
     relist: Option<Duration>,
     oauth: Option<UpstreamOAuth>,
+    revisions: Option<Vec<Revision>>,
 }
 
 /// The gateway's own OAuth client for one HTTP upstream (`[upstream.oauth]`): the client
@@ -250,6 +252,7 @@ struct Table {
     timeout_ms: Option<u64>,
     relist_ms: Option<u64>,
     oauth: Option<OAuthTable>,
+    revisions: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -428,6 +431,22 @@ impl UpstreamConfig {
                 None => return refuse(ConfigErrorKind::InvalidOAuth),
             },
         };
+        let revisions = match t.revisions {
+            None => None,
+            Some(names) => {
+                let mut revisions = Vec::with_capacity(names.len());
+                for name in &names {
+                    match Revision::from_wire(name) {
+                        Some(r) if !revisions.contains(&r) => revisions.push(r),
+                        _ => return refuse(ConfigErrorKind::InvalidRevisions),
+                    }
+                }
+                if revisions.is_empty() {
+                    return refuse(ConfigErrorKind::InvalidRevisions);
+                }
+                Some(revisions)
+            }
+        };
         Ok(Self {
             name: t.name,
             prefix: t.prefix,
@@ -435,6 +454,7 @@ impl UpstreamConfig {
             call_timeout,
             relist,
             oauth,
+            revisions,
         })
     }
 
@@ -464,6 +484,14 @@ impl UpstreamConfig {
     /// upstreams that change without announcing it.
     pub fn relist(&self) -> Option<Duration> {
         self.relist
+    }
+
+    /// The revisions the gateway offers this upstream, in the order given (`revisions` in its
+    /// table, e.g. `["2025-11-25"]` to speak a 2025 revision to a server that also speaks
+    /// 2026-07-28; default `None`: every revision the client speaks, newest first). The rules
+    /// of the gateway's own `revisions` hold: known, distinct, not none.
+    pub fn revisions(&self) -> Option<&[Revision]> {
+        self.revisions.as_deref()
     }
 
     /// The gateway's own OAuth client for this upstream (`[upstream.oauth]`, HTTP only), if
@@ -542,6 +570,23 @@ mod tests {
             GatewayConfig::from_toml("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n").unwrap();
         assert_eq!(all.revisions(), ProtocolVersion::ALL);
         for bad in ["[]", r#"["2024-01-01"]"#, r#"["2026-07-28","2026-07-28"]"#] {
+            assert_eq!(kind(&file(bad)), ConfigErrorKind::InvalidRevisions, "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_upstream_s_revisions_are_known_distinct_and_not_none() {
+        let file =
+            |r: &str| format!("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nrevisions = {r}\n");
+        let config = GatewayConfig::from_toml(&file(r#"["2025-11-25","2025-06-18"]"#)).unwrap();
+        assert_eq!(
+            config.upstreams()[0].revisions(),
+            Some(&[Revision::V2025_11_25, Revision::V2025_06_18][..])
+        );
+        let default =
+            GatewayConfig::from_toml("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n").unwrap();
+        assert_eq!(default.upstreams()[0].revisions(), None);
+        for bad in ["[]", r#"["2024-01-01"]"#, r#"["2025-11-25","2025-11-25"]"#] {
             assert_eq!(kind(&file(bad)), ConfigErrorKind::InvalidRevisions, "{bad}");
         }
     }

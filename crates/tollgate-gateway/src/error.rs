@@ -39,7 +39,8 @@ pub enum ConfigErrorKind {
     /// given without one, or unknown), an `auth_method` that does not fit the credentials, or
     /// beside an `Authorization` header.
     InvalidOAuth,
-    /// `revisions` empty, naming a revision Tollgate does not serve, or naming one twice.
+    /// `revisions` (the gateway's, or an upstream's) empty, naming a revision Tollgate does not
+    /// serve (or, for an upstream, its client does not speak), or naming one twice.
     InvalidRevisions,
 }
 

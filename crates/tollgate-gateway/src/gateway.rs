@@ -315,9 +315,11 @@ impl Gateway {
     }
 
     /// Adds every imported tool, prompt, resource and template to `builder`, turns its live catalogs on (so
-    /// [`follow`](Self::follow) can keep them current), and declares the gateway's forwarding
-    /// error safe to log (its text is fixed and carries no data). When the gateway serves
-    /// 2026-07-28 it also sets an in-memory task store
+    /// [`follow`](Self::follow) can keep them current), declares the gateway's forwarding
+    /// error safe to log (its text is fixed and carries no data), and, when an upstream
+    /// declares the `logging` capability, turns logging on
+    /// ([`EndpointBuilder::logging`]), so its log messages reach the callers that ask for them.
+    /// When the gateway serves 2026-07-28 it also sets an in-memory task store
     /// ([`InMemoryTaskStore::default`](tollgate::task::InMemoryTaskStore), 10,000 tasks), so an
     /// upstream's task can become the caller's own; set another store after `install` to
     /// replace it (PostgreSQL for a cluster).
@@ -325,6 +327,9 @@ impl Gateway {
         let mut builder = builder.live_catalogs().error_safe_to_log::<ForwardError>();
         if self.rules.relays_tasks() {
             builder = builder.task_store(InMemoryTaskStore::default());
+        }
+        if self.upstreams.iter().any(|u| logs(&u.link.client())) {
+            builder = builder.logging(true);
         }
         let builder = self
             .tools
@@ -460,12 +465,37 @@ async fn revive(upstream: Arc<Upstream>) {
     }
 }
 
-/// Starts or connects to one upstream, with the gateway's own credentials.
+/// Whether `client`'s upstream declares the `logging` capability.
+fn logs(client: &Client) -> bool {
+    client
+        .server()
+        .get("capabilities")
+        .and_then(|c| c.get("logging"))
+        .is_some()
+}
+
+/// Starts or connects to one upstream, with the gateway's own credentials. A 2025 upstream that
+/// logs is asked for every level (`logging/setLevel` `debug`: the level is its session's, which
+/// all callers share); each caller's own level is applied by the gateway's endpoint.
 async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, GatewayError> {
+    let client = connect_client(upstream, watch).await?;
+    if !client.revision().is_stateless() && logs(&client) {
+        let level = JsonObject::builder().insert("level", "debug").build();
+        let asked = client.request("logging/setLevel", Some(level));
+        // An upstream that refuses keeps its own level; its messages are relayed as they come.
+        let _ = tokio::time::timeout(upstream.call_timeout(), asked).await;
+    }
+    Ok(client)
+}
+
+/// Starts or connects to one upstream's client.
+async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, GatewayError> {
     let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(upstream.name()));
-    // The input a 2026-07-28 upstream may ask for is relayed to the gateway's caller (whose own
-    // capabilities the gateway's endpoint checks then); a 2025 upstream's requests, which
-    // arrive with nothing naming the call they belong to, are refused (-32601).
+    // What an upstream asks during a call is relayed to that call's caller (whose own
+    // capabilities the gateway's endpoint checks then): a 2026-07-28 upstream's input
+    // requests, and a 2025 upstream's requests on the call's own stream (Streamable HTTP). A
+    // 2025 request that names no call (a stdio upstream's, or one on the session's GET stream)
+    // is refused (-32601).
     // The tasks extension too, so the gateway may follow (`tasks/get`, `tasks/update`,
     // `tasks/cancel`) the tasks an upstream creates; a tool call declares what its own caller
     // can take instead (a task only for a caller the gateway can give one to).
@@ -480,10 +510,13 @@ async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, Gate
                 .build(),
         )
         .build();
-    let builder = Client::builder()
+    let mut builder = Client::builder()
         .unchecked_output_schemas()
         .capabilities(asks)
         .handler(watch);
+    if let Some(revisions) = upstream.revisions() {
+        builder = builder.revisions(revisions.iter().copied());
+    }
     match upstream.transport() {
         UpstreamTransport::Http { url, headers } => {
             let mut builder = builder;

@@ -15,9 +15,10 @@
 //!   and never reaches the client;
 //! - a client's credentials are never passed upstream: each upstream gets the gateway's own
 //!   (`headers` in the configuration, or its own OAuth client-credentials grant);
-//! - progress, cancellation, prompt completions and (2026-07-28 on both sides)
-//!   `input_required` relayed between the caller and the upstream, and an upstream's task made
-//!   a task of the gateway's own, followed to its end;
+//! - progress, cancellation, prompt completions, (2026-07-28 on both sides)
+//!   `input_required`, and a 2025 upstream's requests (elicitation, sampling, roots) and log
+//!   messages on a call's own stream relayed between the caller and the upstream; an upstream's
+//!   task made a task of the gateway's own, followed to its end;
 //! - each upstream's catalog followed live (its `list_changed`, or a periodic re-list).
 //!
 //! This crate owns the configuration, the import and the forwarding; it knows nothing of HTTP
@@ -50,6 +51,7 @@
 #[doc = include_str!("../../../docs/guide/gateway.md")]
 pub struct GatewayGuide;
 
+mod asks;
 mod catalog;
 mod config;
 mod error;

@@ -11,11 +11,12 @@
 use std::future::Future;
 
 use tokio::sync::mpsc;
-use tollgate::context::{InputRequest, InputRequiredResult, ProgressReporter};
+use tollgate::context::{InputRequest, InputRequiredResult, ProgressReporter, RequestLogger};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client, Error, Progress};
 
+use crate::asks;
 use crate::error::ForwardError;
 use crate::link::Link;
 
@@ -24,8 +25,10 @@ use crate::link::Link;
 const PROGRESS_QUEUE: usize = 32;
 
 /// Runs `call` (made with `options` and the ones it is given) on `link` within `timeout`,
-/// relaying the upstream's progress to the caller when the caller asked for progress, and
-/// dropping the call (so cancelling it upstream) when the caller's request is cancelled.
+/// relaying the upstream's progress to the caller when the caller asked for progress, what the
+/// upstream asks of the caller during the call (its requests and log messages, see
+/// [`asks`](crate::asks)), and dropping the call (so cancelling it upstream) when the caller's
+/// request is cancelled.
 pub(crate) async fn relayed<T, F>(
     link: &Link,
     timeout: std::time::Duration,
@@ -38,19 +41,38 @@ where
 {
     let reporter = features.find::<ProgressReporter>();
     let (tx, mut rx) = mpsc::channel::<Progress>(PROGRESS_QUEUE);
-    let options = if reporter.is_some() {
+    let mut options = if reporter.is_some() {
         options.on_progress(move |progress| {
             let _ = tx.try_send(progress.clone());
         })
     } else {
         options
     };
-    let bounded = link.bounded(timeout, call(options));
+    // The caller's log level, asked of a 2026-07-28 upstream per call (a 2025 upstream's is its
+    // session's, set to `debug` at connect; the caller's logger applies the caller's level).
+    if let Some(log) = features.find::<RequestLogger>() {
+        options = match options.clone().log_level(log.minimum().as_str()) {
+            Ok(logging) => logging,
+            Err(_) => options,
+        };
+    }
+    let (for_call, mut asked) = asks::channel();
+    let bounded = link.bounded(timeout, call(options.handler(for_call)));
     let relay = async {
-        while let Some(progress) = rx.recv().await {
-            report(reporter, &progress);
+        let (mut progress_open, mut asked_open) = (true, true);
+        while progress_open || asked_open {
+            tokio::select! {
+                progress = rx.recv(), if progress_open => match progress {
+                    Some(progress) => report(reporter, &progress),
+                    None => progress_open = false,
+                },
+                one = asked.recv(), if asked_open => match one {
+                    Some(one) => asks::serve(features, one).await,
+                    None => asked_open = false,
+                },
+            }
         }
-        // The sender went with the call's options: nothing more to relay; the call decides.
+        // The senders went with the call's options: nothing more to relay; the call decides.
         std::future::pending::<()>().await;
     };
     let result = tokio::select! {
@@ -58,9 +80,12 @@ where
         () = relay => Err(ForwardError::Upstream),
         () = features.cancellation().cancelled() => Err(ForwardError::Cancelled),
     };
-    // Reports that came with the answer go before it.
+    // Reports and log messages that came with the answer go before it.
     while let Ok(progress) = rx.try_recv() {
         report(reporter, &progress);
+    }
+    while let Ok(one) = asked.try_recv() {
+        asks::serve(features, one).await;
     }
     result
 }
@@ -199,7 +224,7 @@ pub(crate) fn input_required_of(
     };
     let mut relayed: Option<InputRequiredResult> = None;
     for (key, request) in requests.into_iter().flat_map(JsonObject::iter) {
-        let rebuilt = input_request_of(request)?;
+        let rebuilt = input_request_in(request)?;
         relayed = Some(match relayed {
             None => InputRequiredResult::with_input_request(key.as_str(), rebuilt),
             Some(relayed) => relayed.add_input_request(key.as_str(), rebuilt),
@@ -220,15 +245,22 @@ pub(crate) fn input_required_of(
     })
 }
 
-/// One upstream input request (`{method, params}`) rebuilt through the endpoint's constructors:
-/// a form elicitation, a sampling request or a roots request; `None` for anything else (another
-/// method, a URL elicitation, a malformed request).
-pub(crate) fn input_request_of(request: &JsonValue) -> Option<InputRequest> {
+/// One upstream input request as a value (`{method, params}`), as a 2026-07-28 upstream's
+/// `input_required` result and its task's status carry it, rebuilt by [`input_request_of`].
+pub(crate) fn input_request_in(request: &JsonValue) -> Option<InputRequest> {
     let params = match request.get("params") {
         None => JsonObject::new(),
         Some(params) => params.as_object()?.clone(),
     };
-    Some(match request.get("method").and_then(JsonValue::as_str)? {
+    let method = request.get("method").and_then(JsonValue::as_str)?;
+    input_request_of(method, params)
+}
+
+/// An upstream's request (`method` with `params`) rebuilt through the endpoint's constructors:
+/// a form elicitation, sampling or roots. `None` for anything else (another method, a URL
+/// elicitation, a malformed request).
+pub(crate) fn input_request_of(method: &str, params: JsonObject) -> Option<InputRequest> {
+    Some(match method {
         "elicitation/create" => {
             if params
                 .get("mode")

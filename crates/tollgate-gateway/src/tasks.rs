@@ -20,7 +20,7 @@ use tollgate::tool::{CompleteResult, OperationResult};
 
 use crate::error::ForwardError;
 use crate::link::Link;
-use crate::relay::input_request_of;
+use crate::relay::input_request_in;
 
 /// The shortest wait between two polls of an upstream task, whatever the upstream says.
 pub(crate) const MIN_UPSTREAM_POLL: Duration = Duration::from_millis(100);
@@ -213,7 +213,7 @@ async fn ask(
         if relayed.asked.contains(key.as_str()) {
             continue;
         }
-        let rebuilt = input_request_of(request).ok_or_else(TaskError::internal)?;
+        let rebuilt = input_request_in(request).ok_or_else(TaskError::internal)?;
         fresh.push((key.as_str().to_owned(), rebuilt));
     }
     if fresh.is_empty() {

@@ -14,6 +14,8 @@
     reason = "integration tests"
 )]
 
+#[path = "gateway/asks.rs"]
+mod asks;
 #[path = "gateway/credentials.rs"]
 mod credentials;
 #[path = "gateway/listen.rs"]

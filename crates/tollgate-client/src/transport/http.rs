@@ -14,7 +14,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use tokio::sync::oneshot;
 use tollgate_json::{JsonObject, JsonValue};
 
-use super::{BoxFuture, Outgoing, Transport, answer};
+use super::{BoxFuture, Outgoing, Transport, answer, for_call};
 use crate::auth::{Authorizer, Retry};
 use crate::error::{Error, ErrorKind};
 use crate::handler::Handler;
@@ -232,8 +232,9 @@ impl Http {
             self.state().session = Some(session.clone());
         }
         // The answer comes on this response, or (2025) on another stream of the session.
+        let call = out.handler.as_ref();
         let outcome = tokio::select! {
-            outcome = self.read_answer(response, id) => outcome,
+            outcome = self.read_answer(response, id, call) => outcome,
             Ok(outcome) = rx => outcome,
         };
         guard.armed = false;
@@ -257,13 +258,18 @@ impl Http {
 
     /// The answer to request `id` from a POST's response: JSON, or an event stream (resumed
     /// with `GET` and `Last-Event-ID` when it ends early).
-    async fn read_answer(&self, response: reqwest::Response, id: u64) -> Result<JsonValue, Error> {
+    async fn read_answer(
+        &self,
+        response: reqwest::Response,
+        id: u64,
+        call: Option<&Arc<dyn Handler>>,
+    ) -> Result<JsonValue, Error> {
         let status = response.status();
         if status == StatusCode::NOT_FOUND && self.state().session.is_some() {
             return Err(Error::new(ErrorKind::SessionExpired, "").with_status(404));
         }
         if is_event_stream(response.headers()) && status.is_success() {
-            return self.read_stream(response, id).await;
+            return self.read_stream(response, id, call).await;
         }
         let json = response
             .headers()
@@ -290,7 +296,7 @@ impl Http {
             Ok(batch) => {
                 let mut answer = None;
                 for incoming in batch {
-                    if let Some(outcome) = self.on_incoming(incoming, id).await? {
+                    if let Some(outcome) = self.on_incoming(incoming, id, call).await? {
                         answer = Some(outcome);
                     }
                 }
@@ -308,6 +314,7 @@ impl Http {
         &self,
         mut response: reqwest::Response,
         id: u64,
+        call: Option<&Arc<dyn Handler>>,
     ) -> Result<JsonValue, Error> {
         let mut parser = SseParser::new(self.limits.max_message_bytes());
         let mut reconnects = 0;
@@ -318,7 +325,7 @@ impl Http {
                 .map_err(|_| Error::new(ErrorKind::Connect, "the event stream broke"))?
             {
                 for event in parser.feed(&chunk)? {
-                    if let Some(result) = self.on_message(&event.data, id).await? {
+                    if let Some(result) = self.on_message(&event.data, id, call).await? {
                         return result;
                     }
                 }
@@ -356,16 +363,17 @@ impl Http {
     }
 
     /// One message on a stream: our answer ends the read; a request is answered by POST; a
-    /// notification goes to the handler.
+    /// notification goes to the handler (the call's own, `call`, where [`for_call`] says).
     async fn on_message(
         &self,
         data: &[u8],
         id: u64,
+        call: Option<&Arc<dyn Handler>>,
     ) -> Result<Option<Result<JsonValue, Error>>, Error> {
         let batches = self.state().revision.is_some_and(Revision::takes_batches);
         let mut answer = None;
         for incoming in message::read_all(data, &self.limits, batches)? {
-            if let Some(outcome) = self.on_incoming(incoming, id).await? {
+            if let Some(outcome) = self.on_incoming(incoming, id, call).await? {
                 answer = Some(outcome);
             }
         }
@@ -377,6 +385,7 @@ impl Http {
         &self,
         incoming: Incoming,
         id: u64,
+        call: Option<&Arc<dyn Handler>>,
     ) -> Result<Option<Result<JsonValue, Error>>, Error> {
         match incoming {
             Incoming::Response { id: got, outcome } => {
@@ -390,11 +399,13 @@ impl Http {
                 }
             }
             Incoming::Notification { method, params } => {
-                self.handler.notification(&method, params.as_ref());
+                for_call(&self.handler, call, &method, false)
+                    .notification(&method, params.as_ref());
             }
             Incoming::Request { id, method, params } => {
                 let revision = self.state().revision;
-                let reply = answer(&self.handler, revision, &id, &method, params.as_ref()).await?;
+                let handler = for_call(&self.handler, call, &method, true);
+                let reply = answer(handler, revision, &id, &method, params.as_ref()).await?;
                 let response = self
                     .send(Method::POST, self.base_headers(&Method::POST), Some(reply))
                     .await?;
@@ -461,7 +472,7 @@ async fn listen(http: std::sync::Weak<Http>, first: reqwest::Response) {
                 let Some(strong) = http.upgrade() else { return };
                 brought = true;
                 // Id 0 is never one of ours: every response here is unexpected and ignored.
-                if strong.on_message(&event.data, 0).await.is_err() {
+                if strong.on_message(&event.data, 0, None).await.is_err() {
                     return;
                 }
             }

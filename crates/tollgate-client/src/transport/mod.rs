@@ -26,7 +26,7 @@ use crate::revision::Revision;
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One request to send.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Outgoing {
     pub(crate) method: String,
     pub(crate) params: Option<JsonObject>,
@@ -34,6 +34,25 @@ pub(crate) struct Outgoing {
     pub(crate) name: Option<String>,
     /// `Mcp-Param-*` mirrors, already encoded.
     pub(crate) headers: Vec<(String, String)>,
+    /// The call's own handler: the server's requests and log messages on the request's own
+    /// response stream go to it (Streamable HTTP); `None`, or a transport whose wire names no
+    /// call (stdio), sends them to the client's.
+    pub(crate) handler: Option<Arc<dyn Handler>>,
+}
+
+/// Where a server message that arrived on a call's own stream goes: its requests and log
+/// messages to the call's handler when it has one; progress, list changes and resource updates
+/// (the session's, or routed by token) to the client's.
+pub(crate) fn for_call<'a>(
+    client: &'a Arc<dyn Handler>,
+    call: Option<&'a Arc<dyn Handler>>,
+    method: &str,
+    request: bool,
+) -> &'a Arc<dyn Handler> {
+    match call {
+        Some(call) if request || method == "notifications/message" => call,
+        _ => client,
+    }
 }
 
 /// What every transport does.
