@@ -14,7 +14,7 @@ use tollgate::context::{
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate_client::handler::{Handler, HandlerFuture, Refusal};
 
-use crate::relay::input_request_of;
+use crate::inputs::input_request_of;
 
 /// The most log messages waiting to be relayed; past it a message is dropped.
 const ASKED_QUEUE: usize = 32;

@@ -58,6 +58,7 @@ mod error;
 mod fallback;
 mod gateway;
 mod import;
+mod inputs;
 mod link;
 mod live;
 mod relay;

@@ -19,8 +19,8 @@ use tollgate::task::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskContext, TaskCreati
 use tollgate::tool::{CompleteResult, OperationResult};
 
 use crate::error::ForwardError;
+use crate::inputs::input_request_in;
 use crate::link::Link;
-use crate::relay::input_request_in;
 
 /// The shortest wait between two polls of an upstream task, whatever the upstream says.
 pub(crate) const MIN_UPSTREAM_POLL: Duration = Duration::from_millis(100);
