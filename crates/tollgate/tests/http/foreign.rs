@@ -2,7 +2,7 @@
 //! real HTTP on each revision: the document is published as written, arguments its validator
 //! refuses get the revision's invalid-arguments answer exactly as under a Profile 1 schema (and
 //! the handler never runs), a structured result it refuses is the fixed -32603, and a document
-//! that is not an object schema is refused at build.
+//! that is not an object schema is refused at build; a task's result is held to it at `tasks/get`.
 
 #![allow(
     clippy::unwrap_used,
@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use support::{post, start};
 use tollgate::json::{JsonLimits, JsonObject, JsonValue, from_str};
+use tollgate::task::{InMemoryTaskStore, TaskCreation};
 use tollgate::tool::{CompleteResult, ForeignCheck, ForeignSchema, INVALID_ARGUMENTS_TEXT};
-use tollgate::tool::{OperationResult, ToolOutput};
+use tollgate::tool::{OperationResult, TaskSupport, ToolOutput};
 use tollgate::{
     BuildErrorKind, Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion,
     RequestContext, ToolArguments, ToolRegistration,
@@ -204,4 +205,92 @@ fn a_foreign_document_that_is_not_an_object_schema_is_refused_at_build() {
         .err()
         .unwrap();
     assert_eq!(output.kind(), BuildErrorKind::OutputSchema);
+}
+
+/// `tasks/get` holds a task's result to the tool's foreign output schema as the call does: a
+/// result the schema accepts is shown, one it refuses is the fixed -32603 (it was -32603 for
+/// every result of such a tool, the check asking for a Profile 1 schema).
+#[tokio::test]
+async fn a_task_s_result_is_held_to_the_foreign_output_schema_at_tasks_get() {
+    let lenient = from_str(r#"{"type":"object"}"#, &JsonLimits::default()).unwrap();
+    let later = |_: &RequestContext, a: ToolArguments<JsonObject>, f: &InvocationFeatures| {
+        let n = a.raw().get("n").cloned().unwrap_or(JsonValue::Null);
+        let tasks = f.find::<TaskCreation>().cloned().expect("a task store");
+        async move {
+            let structured = JsonObject::builder().insert("n", n).build();
+            let created = tasks
+                .spawn(move |_| async move {
+                    Ok(CompleteResult::from_tool_structured_content(structured))
+                })
+                .await
+                .expect("the task is created");
+            Ok::<OperationResult, std::convert::Infallible>(OperationResult::TaskCreated(created))
+        }
+    };
+    let modern = [ProtocolVersion::V2026_07_28];
+    let endpoint = Endpoint::with_path("/mcp", modern, Implementation::new("foreign", "1"))
+        .task_store(InMemoryTaskStore::default())
+        .add_tool(
+            ToolRegistration::with_name("later", modern)
+                .input_schema(&lenient)
+                .unwrap()
+                .foreign_output_schema(schema())
+                .unwrap()
+                .handler(later)
+                .task_support(TaskSupport::Optional)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
+    let send = |method: &'static str, name: String, params: String| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params},{meta}}}}}"#
+        );
+        async move {
+            let headers = [
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", method),
+                ("Mcp-Name", name.as_str()),
+            ];
+            post(addr, &headers, body.as_bytes()).await
+        }
+    };
+    for (n, shown) in [(3, true), (12, false)] {
+        let params = format!(r#""name":"later","arguments":{{"n":{n}}}"#);
+        let created = send("tools/call", "later".to_owned(), params)
+            .await
+            .result();
+        let id = created
+            .get("taskId")
+            .and_then(JsonValue::as_str)
+            .expect("a task")
+            .to_owned();
+        let mut seen = None;
+        for _ in 0..200 {
+            let got = send("tasks/get", id.clone(), format!(r#""taskId":"{id}""#)).await;
+            if got.text().contains("\"error\"") {
+                seen = Some(Err(got.code()));
+                break;
+            }
+            let result = got.result();
+            if result.get("status").and_then(JsonValue::as_str) == Some("completed") {
+                seen = Some(Ok(result
+                    .get("result")
+                    .and_then(|r| r.get("structuredContent"))
+                    .and_then(|s| s.get("n"))
+                    .and_then(JsonValue::as_number)
+                    .and_then(|n| n.to_i64())));
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        if shown {
+            assert_eq!(seen, Some(Ok(Some(n))), "n = {n}");
+        } else {
+            assert_eq!(seen, Some(Err(-32603)), "n = {n}");
+        }
+    }
 }
