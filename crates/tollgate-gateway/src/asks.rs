@@ -3,8 +3,8 @@
 //! `sampling/createMessage`, `roots/list`) and log messages (`notifications/message`) that came
 //! on the call's own response stream (Streamable HTTP), and a 2026-07-28 upstream's
 //! `input_required` requests when the client answers them itself (a caller that cannot take
-//! `input_required`). Owns the call's client handler, the channel to the relay and the fixed
-//! refusals sent upstream; knows nothing of tools, catalogs, names or the caller's transport.
+//! `input_required`). Owns the call's client handler and the channel to the relay (the fixed
+//! refusals it sends upstream are in `error.rs`); knows nothing of tools, catalogs, names or the caller's transport.
 
 use tokio::sync::{mpsc, oneshot};
 use tollgate::InvocationFeatures;
@@ -14,22 +14,11 @@ use tollgate::context::{
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate_client::handler::{Handler, HandlerFuture, Refusal};
 
+use crate::error::{CANNOT_ASK, NOT_ANSWERED};
 use crate::inputs::input_request_of;
 
 /// The most log messages waiting to be relayed; past it a message is dropped.
 const ASKED_QUEUE: usize = 32;
-
-/// The refusal sent upstream when the caller cannot be asked: it did not declare the
-/// capability, its revision or transport carries no such request (2026-07-28, stdio), or the
-/// request is one the gateway does not relay (a URL elicitation, a malformed one).
-pub(crate) const CANNOT_ASK: Refusal = Refusal::METHOD_NOT_FOUND;
-
-/// The refusal sent upstream when the caller was asked and gave no usable answer (an error, a
-/// malformed result, no answer in time, or the call ended first).
-pub(crate) const NOT_ANSWERED: Refusal = Refusal {
-    code: -32603,
-    message: "the caller did not answer the request",
-};
 
 /// One thing the upstream asked.
 pub(crate) enum Asked {

@@ -1,7 +1,22 @@
 //! The gateway's errors: what kind of thing failed and which upstream, never a value from the
-//! configuration (it holds credentials) or from an upstream's answer.
+//! configuration (it holds credentials) or from an upstream's answer; and the fixed refusals the
+//! gateway sends an upstream for a request it cannot relay to the caller.
 
 use std::fmt;
+
+use tollgate_client::handler::Refusal;
+
+/// The refusal sent upstream when the caller cannot be asked: it did not declare the
+/// capability, its revision or transport carries no such request (2026-07-28, stdio), or the
+/// request is one the gateway does not relay (a URL elicitation, a malformed one).
+pub(crate) const CANNOT_ASK: Refusal = Refusal::METHOD_NOT_FOUND;
+
+/// The refusal sent upstream when the caller was asked and gave no usable answer (an error, a
+/// malformed result, no answer in time, or the call ended first).
+pub(crate) const NOT_ANSWERED: Refusal = Refusal {
+    code: -32603,
+    message: "the caller did not answer the request",
+};
 
 /// A broken rule of the configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
