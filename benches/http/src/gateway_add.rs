@@ -4,6 +4,7 @@
 //! after. Serves 2026-07-28 and 2025-11-25 on `127.0.0.1:$PORT/mcp` (driven by
 //! scripts/bench_gateway.py beside the upstream called directly).
 
+#[allow(dead_code, reason = "the filler catalog is the other servers'")]
 mod common;
 
 use tollgate::transport::ServerLimits;
