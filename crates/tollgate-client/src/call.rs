@@ -209,8 +209,8 @@ impl Client {
             tool = self.known_tool(name);
         }
         let headers = match (&tool, stateless) {
-            (Some(tool), true) => match tool.get("inputSchema") {
-                Some(schema) => mirror::param_headers(schema, &arguments)?,
+            (Some(tool), true) => match tool.definition().get("inputSchema") {
+                Some(schema) => mirror::param_headers(schema, tool.input(), &arguments)?,
                 None => Vec::new(),
             },
             _ => Vec::new(),
@@ -251,7 +251,7 @@ impl Client {
         let result = older::project_result(self.revision(), result);
         drop(token);
         if self.parts.check_output {
-            check_output(tool.as_ref(), &result)?;
+            check_output(tool.as_deref(), &result)?;
         }
         Ok(result)
     }

@@ -12,6 +12,7 @@ use crate::auth::Authorizer;
 use crate::cache::{Invalidating, ListCache, ttl_of};
 use crate::error::{Error, ErrorKind};
 use crate::handler::{Handler, NoHandler};
+use crate::known::KnownTool;
 use crate::limits::ClientLimits;
 use crate::mirror;
 use crate::notify::{Router, Routing};
@@ -287,8 +288,8 @@ pub struct Client {
     revision: Revision,
     server: JsonValue,
     pub(crate) parts: Parts,
-    /// Tools seen in `tools/list`: their input and output schemas, by name.
-    tools: Mutex<HashMap<String, JsonValue>>,
+    /// Tools seen in `tools/list` with their compiled schemas, by name.
+    tools: Mutex<HashMap<String, Arc<KnownTool>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -668,12 +669,12 @@ impl Client {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for tool in tools {
             if let Some(name) = tool.get("name").and_then(JsonValue::as_str) {
-                known.insert(name.to_owned(), tool.clone());
+                known.insert(name.to_owned(), Arc::new(KnownTool::new(tool.clone())));
             }
         }
     }
 
-    pub(crate) fn known_tool(&self, name: &str) -> Option<JsonValue> {
+    pub(crate) fn known_tool(&self, name: &str) -> Option<Arc<KnownTool>> {
         let known = self
             .tools
             .lock()

@@ -62,6 +62,7 @@ mod call;
 mod client;
 mod error;
 pub mod handler;
+mod known;
 mod limits;
 mod message;
 mod mirror;

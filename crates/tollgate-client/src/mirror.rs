@@ -50,19 +50,21 @@ pub(crate) fn name_source(method: &str) -> Option<&'static str> {
     }
 }
 
-/// The `Mcp-Param-*` headers a call with `arguments` carries under a tool's `inputSchema`.
+/// The `Mcp-Param-*` headers a call with `arguments` carries under a tool's `inputSchema`
+/// (`compiled`: that schema compiled as a tool input, `None` when it is outside Profile 1).
 ///
 /// A schema outside Profile 1 (as servers not built on Tollgate publish) needs no header when it
 /// declares no `x-mcp-header` anywhere; one that does is an error, since which values to mirror
 /// cannot be known for certain.
 pub(crate) fn param_headers(
     input_schema: &JsonValue,
+    compiled: Option<&CompiledSchema>,
     arguments: &JsonObject,
 ) -> Result<Vec<(String, String)>, Error> {
-    let compiled = match CompiledSchema::compile_tool_input(input_schema) {
-        Ok(compiled) => compiled,
-        Err(_) if !declares_mirrors(input_schema) => return Ok(Vec::new()),
-        Err(_) => {
+    let compiled = match compiled {
+        Some(compiled) => compiled,
+        None if !declares_mirrors(input_schema) => return Ok(Vec::new()),
+        None => {
             return Err(Error::new(
                 ErrorKind::Schema,
                 "the tool's inputSchema declares x-mcp-header outside Profile 1",
@@ -126,14 +128,20 @@ mod tests {
             &limits,
         )
         .unwrap();
-        assert!(param_headers(&foreign, &arguments).unwrap().is_empty());
+        assert!(
+            param_headers(&foreign, None, &arguments)
+                .unwrap()
+                .is_empty()
+        );
         let declaring = tollgate_json::from_str(
             r#"{"type":"object","properties":{"q":{"type":"string","pattern":"^x","x-mcp-header":"Q"}}}"#,
             &limits,
         )
         .unwrap();
         assert_eq!(
-            param_headers(&declaring, &arguments).unwrap_err().kind(),
+            param_headers(&declaring, None, &arguments)
+                .unwrap_err()
+                .kind(),
             ErrorKind::Schema
         );
     }

@@ -5,11 +5,12 @@
 use tollgate_json::JsonValue;
 
 use crate::error::{Error, ErrorKind};
+use crate::known::KnownTool;
 
 /// A successful, complete result against the `outputSchema` of `tool` (when it has one). A
 /// schema outside Profile 1 is an error: the client cannot vouch for the result.
-pub(crate) fn check_output(tool: Option<&JsonValue>, result: &JsonValue) -> Result<(), Error> {
-    let Some(schema) = tool.and_then(|t| t.get("outputSchema")) else {
+pub(crate) fn check_output(tool: Option<&KnownTool>, result: &JsonValue) -> Result<(), Error> {
+    let Some(tool) = tool.filter(|t| t.definition().get("outputSchema").is_some()) else {
         return Ok(());
     };
     let not_complete = result
@@ -19,12 +20,10 @@ pub(crate) fn check_output(tool: Option<&JsonValue>, result: &JsonValue) -> Resu
     if result.get("isError") == Some(&JsonValue::Bool(true)) || not_complete {
         return Ok(());
     }
-    let compiled = tollgate_schema::CompiledSchema::compile(schema).map_err(|_| {
-        Error::new(
-            ErrorKind::Schema,
-            "the tool's outputSchema is outside Profile 1",
-        )
-    })?;
+    let compiled = tool.output().ok_or(Error::new(
+        ErrorKind::Schema,
+        "the tool's outputSchema is outside Profile 1",
+    ))?;
     let structured = result.get("structuredContent").ok_or(Error::new(
         ErrorKind::Schema,
         "no structuredContent for an outputSchema",
@@ -45,9 +44,13 @@ mod tests {
         from_str(text, &JsonLimits::default()).unwrap()
     }
 
+    fn known(text: &str) -> KnownTool {
+        KnownTool::new(json(text))
+    }
+
     #[test]
     fn structured_results_are_checked() {
-        let tool = json(
+        let tool = known(
             r#"{"name":"t","outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}"#,
         );
         assert!(check_output(Some(&tool), &json(r#"{"structuredContent":{"n":1}}"#)).is_ok());
@@ -62,7 +65,7 @@ mod tests {
     #[test]
     fn an_out_of_profile_schema_is_a_clear_error() {
         let tool =
-            json(r#"{"name":"t","outputSchema":{"type":"object","patternProperties":{"a":{}}}}"#);
+            known(r#"{"name":"t","outputSchema":{"type":"object","patternProperties":{"a":{}}}}"#);
         let err = check_output(Some(&tool), &json(r#"{"structuredContent":{}}"#)).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Schema);
         assert!(err.to_string().contains("outside Profile 1"), "{err}");

@@ -37,6 +37,9 @@ struct State {
 pub(crate) struct Http {
     client: reqwest::Client,
     url: String,
+    /// `url` parsed once (reqwest would parse the string again for every request); `None` when
+    /// it does not parse, so reqwest reports that as it always has.
+    target: Option<reqwest::Url>,
     headers: HeaderMap,
     authorizer: Option<Arc<dyn Authorizer>>,
     limits: ClientLimits,
@@ -93,6 +96,7 @@ impl Http {
     ) -> Self {
         Self {
             client,
+            target: reqwest::Url::parse(&url).ok(),
             url,
             headers,
             authorizer,
@@ -140,6 +144,14 @@ impl Http {
         headers
     }
 
+    /// A request to the server's URL.
+    fn request(&self, method: Method) -> reqwest::RequestBuilder {
+        match &self.target {
+            Some(target) => self.client.request(method, target.clone()),
+            None => self.client.request(method, &self.url),
+        }
+    }
+
     /// Sends with credentials, answering up to [`MAX_CHALLENGES`] challenges.
     async fn send(
         &self,
@@ -148,10 +160,7 @@ impl Http {
         body: Option<Vec<u8>>,
     ) -> Result<reqwest::Response, Error> {
         for _ in 0..=MAX_CHALLENGES {
-            let mut request = self
-                .client
-                .request(method.clone(), &self.url)
-                .headers(headers.clone());
+            let mut request = self.request(method.clone()).headers(headers.clone());
             if let Some(authorizer) = &self.authorizer {
                 for (name, value) in authorizer.headers(&method, &self.url).await? {
                     request = request.header(name, value);
@@ -542,8 +551,7 @@ impl Drop for CancelOnDrop<'_> {
         };
         let request = self
             .http
-            .client
-            .post(&self.http.url)
+            .request(Method::POST)
             .headers(self.http.base_headers(&Method::POST))
             .body(bytes);
         runtime.spawn(async move {
