@@ -252,6 +252,28 @@ def fmt(v, digits=2):
     return "—" if v is None else f"{v:.{digits}f}"
 
 
+# Issue 50's req/s goals: (scenario, ratio key, least, how the goal reads).
+GOALS = [
+    ("small call (60 B args)", "echo_rps", 1.0, "small call: Tollgate ≥ 1.0x the echo's req/s"),
+    ("small call (60 B args)", "peer_rps", 2.5, "small call: Tollgate ≥ 2.5x the best peer's req/s"),
+    ("call with 100 KB args", "peer_rps", 2.0, "100 KB call: Tollgate ≥ 2.0x the best peer's req/s"),
+    ("call 2025-11-25 in a session", "echo_rps", 0.95, "2025 call in a session: Tollgate ≥ 0.95x the echo's req/s"),
+]
+
+
+def goals(report):
+    """Each req/s goal of issue 50 whose scenario ran: the figure and whether it is met."""
+    ran = {name: ratios(m) for name, _, _, m in report}
+    rows = [(label, ran[name][key], least) for name, key, least, label in GOALS
+            if name in ran and ran[name][key] is not None]
+    if not rows:
+        return []
+    lines = ["", "| goal (issue 50) | this run | met |", "| --- | ---: | --- |"]
+    for label, value, least in rows:
+        lines.append(f"| {label} | {value:.2f}x | {'yes' if value >= least else 'no'} |")
+    return lines
+
+
 def tables(report):
     mode = "pinned: server on core 1 (one worker thread), wrk on core 0" if PINNED else "unpinned"
     lines = [f"{mode}; {ROUNDS} rounds of {DURATION} s per server and scenario, medians.", "",
@@ -268,6 +290,7 @@ def tables(report):
         q = ratios(m)
         lines.append(f"| {name} | {fmt(q['echo_rps'])} | {fmt(q['echo_p99'])} | {fmt(q['echo_cpu'])} | "
                      f"{q['best_peer'] or '—'} | {fmt(q['peer_rps'])} |")
+    lines += goals(report)
     peers = [s for s in PEERS if any(s in m for _, _, _, m in report)]
     lines += ["", "| scenario | " + " | ".join(f"Tollgate/{p}" for p in peers) + " |",
               "| --- |" + " ---: |" * len(peers)]
