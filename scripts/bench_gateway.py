@@ -12,10 +12,10 @@ runs on core 0. Reported: requests/s, p50 and p99, and the CPU time per request 
 (from /proc/PID/stat) and of both together; medians over the rounds. Prints a Markdown section
 (scripts/bench-http with GATEWAY=1 puts it on the performance page).
 """
-import os, re, statistics, subprocess, sys, time, urllib.error, urllib.request
+import os, re, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_http import CLK_TCK, DURATION, PINNED, ROUNDS, SMALL, cpu_ticks, lua, request, wrk_figures  # noqa: E402
+from bench_http import CLK_TCK, DURATION, PINNED, ROUNDS, SMALL, cpu_ticks, launch, lua, request, wrk_figures  # noqa: E402
 
 BIN = os.environ.get("BENCH_BIN", "benches/http/target/release")
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "32"))
@@ -23,22 +23,7 @@ CONNECTIONS = int(os.environ.get("CONNECTIONS", "32"))
 
 def start(binary, port, extra=None):
     env = dict(os.environ, PORT=str(port), WORKERS="1", **(extra or {}))
-    cmd = [os.path.join(BIN, binary)]
-    if PINNED:
-        cmd = ["taskset", "-c", "1"] + cmd
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/mcp", method="GET"), timeout=0.2)
-            return proc
-        except urllib.error.HTTPError:
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                raise SystemExit(f"{binary} exited with {proc.returncode}")
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"{binary} did not start")
+    return launch(os.path.join(BIN, binary), env, port, binary)
 
 
 def run(through_gateway, port):

@@ -142,20 +142,28 @@ def start(server, port, kind):
     env = dict(os.environ, PORT=str(port), WORKERS="1", **extra)
     if kind == "session" and server.startswith("tollgate-add"):
         env["TOLLGATE_ADD_SESSIONS"] = "memory"
-    cmd = [binary if os.path.isabs(binary) else os.path.join(BIN, binary)]
+    return launch(binary if os.path.isabs(binary) else os.path.join(BIN, binary), env, port, server)
+
+
+def launch(binary, env, port, name):
+    """Starts `binary` (on core 1 when pinned) and waits until it answers on `port`, whatever
+    the HTTP status."""
+    cmd = [binary]
     if PINNED:
         cmd = ["taskset", "-c", "1"] + cmd
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
+    for _ in range(200):
         try:
             urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/mcp", method="GET"), timeout=0.2)
             return proc
         except urllib.error.HTTPError:
             return proc
         except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"{name} exited with {proc.returncode}")
             time.sleep(0.05)
     proc.kill()
-    raise SystemExit(f"{server} did not start")
+    raise SystemExit(f"{name} did not start")
 
 
 def run(server, port, kind, arguments, method, connections):

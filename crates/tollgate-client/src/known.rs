@@ -33,21 +33,25 @@ impl KnownTool {
 
     /// The compiled `inputSchema` (compiled on the first call, then kept).
     pub(crate) fn input(&self) -> Option<&CompiledSchema> {
-        self.input
-            .get_or_init(|| {
-                let schema = self.definition.get("inputSchema")?;
-                CompiledSchema::compile_tool_input(schema).ok()
-            })
-            .as_ref()
+        self.compiled(&self.input, "inputSchema", |s| {
+            CompiledSchema::compile_tool_input(s).ok()
+        })
     }
 
     /// The compiled `outputSchema` (compiled on the first call, then kept).
     pub(crate) fn output(&self) -> Option<&CompiledSchema> {
-        self.output
-            .get_or_init(|| {
-                let schema = self.definition.get("outputSchema")?;
-                CompiledSchema::compile(schema).ok()
-            })
+        self.compiled(&self.output, "outputSchema", |s| {
+            CompiledSchema::compile(s).ok()
+        })
+    }
+
+    fn compiled<'a>(
+        &'a self,
+        cell: &'a OnceLock<Option<CompiledSchema>>,
+        member: &str,
+        compile: impl FnOnce(&JsonValue) -> Option<CompiledSchema>,
+    ) -> Option<&'a CompiledSchema> {
+        cell.get_or_init(|| self.definition.get(member).and_then(compile))
             .as_ref()
     }
 }
