@@ -7,15 +7,17 @@
 //! request and keeps the waiting table per session. 2026-07-28 has no such requests; there a
 //! handler returns an `input_required` result instead.
 
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
 
 use crate::facts::context::ClientCapabilities;
+use crate::model::features::FeatureSet;
 use crate::model::input::InputRequest;
 use crate::model::tool::options::InputRequestDeclaration;
-use crate::stream::event::EventStream;
+use crate::stream::event::{EventStream, ResponseStream};
 use crate::stream::session::PendingRequest;
 use crate::stream::session::SessionStreams;
 
@@ -211,6 +213,32 @@ pub(crate) fn deliver(session: &SessionStreams, response: &JsonObject) -> bool {
     true
 }
 
+/// The features a call answered on an event stream gives its handler together: the stream
+/// ([`ResponseStream`], when its handler may close the connection) and, inside a 2025 session,
+/// [`ClientRequests`]. One allocation for both, not one each.
+pub(crate) struct StreamFeatures {
+    pub(crate) response: Option<ResponseStream>,
+    pub(crate) requests: Option<ClientRequests>,
+}
+
+impl FeatureSet for StreamFeatures {
+    fn member(&self, wanted: TypeId) -> Option<&(dyn Any + Send + Sync)> {
+        if wanted == TypeId::of::<ResponseStream>() {
+            return self
+                .response
+                .as_ref()
+                .map(|r| r as &(dyn Any + Send + Sync));
+        }
+        if wanted == TypeId::of::<ClientRequests>() {
+            return self
+                .requests
+                .as_ref()
+                .map(|r| r as &(dyn Any + Send + Sync));
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +309,49 @@ mod tests {
             !deliver(&session, &late),
             "a late answer finds nothing waiting"
         );
+    }
+
+    /// A call's stream features, held together, are found by type as separate ones were (each
+    /// present only when given), and an application's value of either type is refused, not
+    /// shadowing Tollgate's.
+    #[test]
+    fn stream_features_are_found_by_type_and_cannot_be_shadowed() {
+        use crate::model::features::{CancellationToken, InvocationFeatures};
+        let session = Arc::new(SessionStreams::new(
+            StreamConfig::default(),
+            ProtocolVersion::V2025_11_25,
+            Duration::from_secs(600),
+        ));
+        let stream = EventStream::new(StreamConfig::default());
+        let requests = || {
+            ClientRequests::new(
+                Arc::clone(&stream),
+                Arc::clone(&session),
+                ClientCapabilities::default(),
+                Arc::from([]),
+            )
+        };
+        let both = InvocationFeatures::for_test().with_set(StreamFeatures {
+            response: Some(ResponseStream::new(Arc::clone(&stream))),
+            requests: Some(requests()),
+        });
+        assert!(both.find::<ResponseStream>().is_some());
+        assert!(both.find::<ClientRequests>().is_some());
+        assert!(both.find::<CancellationToken>().is_some());
+        assert!(both.find::<String>().is_none());
+        let mut only = InvocationFeatures::for_test().with_set(StreamFeatures {
+            response: None,
+            requests: Some(requests()),
+        });
+        assert!(only.find::<ResponseStream>().is_none());
+        assert!(only.find::<ClientRequests>().is_some());
+        assert!(only.insert(requests()).is_err(), "Tollgate's own is kept");
+        assert!(
+            only.insert(ResponseStream::new(Arc::clone(&stream)))
+                .is_ok()
+        );
+        assert!(only.find::<ResponseStream>().is_some());
+        assert!(only.insert(7_u8).is_ok());
+        assert_eq!(only.find::<u8>(), Some(&7));
     }
 }

@@ -394,17 +394,24 @@ fn features_for(
         ));
     }
     if let Some(NotificationSink::Stream(stream)) = transport.sink() {
-        if stream.may_close_connection() {
-            features = features.with(crate::stream::event::ResponseStream::new(stream.clone()));
-        }
+        let response = stream
+            .may_close_connection()
+            .then(|| crate::stream::event::ResponseStream::new(stream.clone()));
         // A 2025 session can carry server-to-client requests on this call's stream.
-        if let (true, Some(session)) = (is_legacy(context.protocol_version), stream.session()) {
-            features = features.with(crate::client_request::ClientRequests::new(
-                stream.clone(),
-                session,
-                context.client_capabilities.clone(),
-                tool.inner.input_declarations.clone(),
-            ));
+        let requests = is_legacy(context.protocol_version)
+            .then(|| stream.session())
+            .flatten()
+            .map(|session| {
+                crate::client_request::ClientRequests::new(
+                    stream.clone(),
+                    session,
+                    context.client_capabilities.clone(),
+                    tool.inner.input_declarations.clone(),
+                )
+            });
+        if response.is_some() || requests.is_some() {
+            features =
+                features.with_set(crate::client_request::StreamFeatures { response, requests });
         }
     }
     let mut created = None;

@@ -4,7 +4,7 @@
 //! Owns [`InvocationFeatures`] and [`CancellationToken`]. Knows nothing of the transport: the
 //! dispatcher cancels the token when the request is abandoned (client disconnect, shutdown).
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,15 +142,33 @@ impl std::error::Error for MissingFeature {}
 /// ```
 pub struct InvocationFeatures {
     cancellation: CancellationToken,
+    /// The features a call's stream gives together, in one allocation (`None`: none).
+    set: Option<Box<dyn FeatureSet>>,
     others: Vec<Box<dyn Any + Send + Sync>>,
+}
+
+/// Features Tollgate provides together for one call (a 2025 session call's response stream
+/// and server-to-client requests), held in one allocation rather than one each, and found by
+/// type like the others.
+pub(crate) trait FeatureSet: Send + Sync {
+    /// The member of type `wanted`, if the set holds one.
+    fn member(&self, wanted: TypeId) -> Option<&(dyn Any + Send + Sync)>;
 }
 
 impl InvocationFeatures {
     pub(crate) fn new(cancellation: CancellationToken) -> Self {
         Self {
             cancellation,
+            set: None,
             others: Vec::new(),
         }
+    }
+
+    /// Adds the features of `set` (found by type as any other; one set per invocation, the
+    /// last given kept).
+    pub(crate) fn with_set(mut self, set: impl FeatureSet + 'static) -> Self {
+        self.set = Some(Box::new(set));
+        self
     }
 
     pub(crate) fn with(mut self, feature: impl Any + Send + Sync) -> Self {
@@ -167,6 +185,10 @@ impl InvocationFeatures {
     pub fn find<T: Any>(&self) -> Option<&T> {
         (&self.cancellation as &dyn Any)
             .downcast_ref::<T>()
+            .or_else(|| {
+                let member = self.set.as_ref()?.member(TypeId::of::<T>())?;
+                (member as &dyn Any).downcast_ref::<T>()
+            })
             .or_else(|| {
                 self.others
                     .iter()

@@ -190,14 +190,16 @@ async fn over_http(
 /// revision has no such method; the dispatcher answers for those the endpoint does not offer).
 fn route(
     message: &Envelope,
-    session: Option<Session>,
+    mut session: Option<Session>,
     running: Option<Running>,
     context: &mut RequestContext,
 ) -> Result<Bound, Reply> {
-    if let Some(s) = &session {
+    if let Some(s) = &mut session {
         context.protocol_version = s.revision;
-        context.client_capabilities = s.capabilities.clone();
-        context.client_info = s.client_info.clone();
+        // Moved, not copied: this request's copy of the session (the table keeps its own)
+        // hands them to the context, which is what reads them from here on.
+        context.client_capabilities = std::mem::take(&mut s.capabilities);
+        context.client_info = s.client_info.take();
         context.log_level = s.log_level;
     }
     let revision = context.protocol_version;

@@ -682,9 +682,13 @@ pub(crate) fn trackable(id: &RequestId) -> bool {
 /// Registers `stream` as the answer to request `id`, for cancellation, while the session tracks
 /// fewer than its most requests (an id tracked already is replaced).
 fn track(state: &mut SessionStreamsState, stream: &Arc<EventStream>, id: Option<&RequestId>) {
-    if let Some(id) = id.filter(|id| trackable(id))
-        && (state.in_flight.len() < MAX_TRACKED_REQUESTS || state.in_flight.contains_key(id))
-    {
+    let Some(id) = id.filter(|id| trackable(id)) else {
+        return;
+    };
+    // One lookup: an insert below the bound, a replacement in place at it.
+    if state.in_flight.len() < MAX_TRACKED_REQUESTS {
         state.in_flight.insert(id.clone(), Arc::downgrade(stream));
+    } else if let Some(tracked) = state.in_flight.get_mut(id) {
+        *tracked = Arc::downgrade(stream);
     }
 }
