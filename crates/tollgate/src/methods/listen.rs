@@ -127,7 +127,9 @@ pub(crate) async fn listen(
     let mut tasks: HashSet<Arc<str>> = HashSet::new();
     if let Some(store) = inner.tasks.as_deref() {
         for task_id in task_ids {
-            if store.visible(&task_id, &owner).await {
+            // Boxed, as the relay below: a state the stream passes once does not size the
+            // future every open stream holds for its life.
+            if Box::pin(store.visible(&task_id, &owner)).await {
                 tasks.insert(task_id);
             }
         }
@@ -189,7 +191,9 @@ pub(crate) async fn listen(
         };
         for task_id in relay {
             if tasks.contains(&task_id) && !finished.contains(&task_id) {
-                relay_task(
+                // Boxed: a task store's lookup is far larger than the loop's wait, and only
+                // a watched task's change pays for it (issue 50: an idle stream's size).
+                Box::pin(relay_task(
                     endpoint,
                     context,
                     sink,
@@ -197,7 +201,7 @@ pub(crate) async fn listen(
                     &task_id,
                     &mut finished,
                     &meta,
-                )
+                ))
                 .await;
             }
         }
