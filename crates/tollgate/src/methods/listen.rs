@@ -145,6 +145,7 @@ pub(crate) async fn listen(
     };
     let view = endpoint.list_view(&context.admission);
     let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
+    let updated = Updated::new(&meta);
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -166,13 +167,13 @@ pub(crate) async fn listen(
         let relay: Vec<Arc<str>> = match event {
             Ok(Event::ResourceUpdated(uri)) => {
                 if uris.contains(&uri) {
-                    sink.notify(
-                        "notifications/resources/updated",
-                        JsonObject::builder()
-                            .insert("_meta", meta.clone())
-                            .insert("uri", &*uri)
-                            .build(),
-                    );
+                    match updated.encode(&uri) {
+                        Some(json) => sink.notify_encoded(json),
+                        None => sink.notify(
+                            "notifications/resources/updated",
+                            updated_params(&meta, &uri),
+                        ),
+                    }
                 }
                 continue;
             }
@@ -211,6 +212,59 @@ pub(crate) async fn listen(
         .insert("_meta", meta.clone())
         .build();
     result_reply_json(id, &result.into(), revision)
+}
+
+/// `notifications/resources/updated`'s parameters on a stream.
+fn updated_params(meta: &JsonObject, uri: &str) -> JsonObject {
+    JsonObject::builder()
+        .insert("_meta", meta.clone())
+        .insert("uri", uri)
+        .build()
+}
+
+/// A stream's `notifications/resources/updated`, encoded around its URI: the envelope and the
+/// stream's `_meta` are encoded once, when the stream opens, so an update costs each stream one
+/// buffer rather than an object tree built and written (issue 50: one update, every stream).
+struct Updated {
+    /// The message up to the URI's value (the encoding of the whole, with an empty URI, less
+    /// its last four bytes `""}}`); empty when that could not be encoded.
+    head: Vec<u8>,
+}
+
+impl Updated {
+    /// The last bytes of the message with an empty URI: the URI's value and two closings.
+    const EMPTY_TAIL: &'static [u8] = b"\"\"}}";
+
+    fn new(meta: &JsonObject) -> Self {
+        let message: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/resources/updated")
+            .insert("params", updated_params(meta, ""))
+            .build()
+            .into();
+        let limits = tollgate_json::OutputLimits::default();
+        let mut head = tollgate_json::to_vec(&message, &limits).unwrap_or_default();
+        if head.ends_with(Self::EMPTY_TAIL) {
+            head.truncate(head.len() - Self::EMPTY_TAIL.len());
+        } else {
+            head.clear();
+        }
+        Self { head }
+    }
+
+    /// The message for `uri`, as `NotificationSink::notify` would write it; `None` when it
+    /// cannot be encoded this way (the caller builds it the usual way).
+    fn encode(&self, uri: &str) -> Option<Vec<u8>> {
+        if self.head.is_empty() {
+            return None;
+        }
+        let limits = tollgate_json::OutputLimits::default();
+        let mut json = Vec::with_capacity(self.head.len() + uri.len() + 4);
+        json.extend_from_slice(&self.head);
+        tollgate_json::write_str_into(uri, &mut json, &limits).ok()?;
+        json.extend_from_slice(b"}}");
+        (json.len() <= limits.max_output_bytes()).then_some(json)
+    }
 }
 
 /// What a stream will honour: the list changes asked for (on a live endpoint), the readable
@@ -368,6 +422,32 @@ mod tests {
             assert!(rx.recv().await.is_some(), "acknowledged");
         }
         open
+    }
+
+    /// A resource update encoded around its URI is byte for byte the message the sink builds
+    /// and writes, for plain URIs, URIs that need escaping, and either kind of stream id.
+    #[test]
+    fn an_encoded_update_is_the_built_one() {
+        for id in [
+            RequestId::Integer(7.into()),
+            RequestId::String("a\"b".into()),
+        ] {
+            let meta = JsonObject::builder()
+                .insert(SUBSCRIPTION_ID, id.to_json())
+                .build();
+            let updated = Updated::new(&meta);
+            for uri in ["bench://feed", "file:///a \"b\"\\c\u{1}é", ""] {
+                let (tx, mut rx) = tokio::sync::mpsc::channel(2);
+                let sink = NotificationSink::Lines(tx);
+                sink.notify(
+                    "notifications/resources/updated",
+                    updated_params(&meta, uri),
+                );
+                let built = rx.try_recv().unwrap_or_default();
+                assert!(!built.is_empty());
+                assert_eq!(updated.encode(uri), Some(built), "{uri}");
+            }
+        }
     }
 
     /// A listen ends when the admitted credential expires, with the graceful completion result
