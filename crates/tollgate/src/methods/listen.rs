@@ -145,7 +145,8 @@ pub(crate) async fn listen(
     };
     let view = endpoint.list_view(&context.admission);
     let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
-    let updated = Updated::new(&meta);
+    // Encoded at the first update heard: an idle stream holds none of it.
+    let mut updated: Option<Updated> = None;
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -167,6 +168,7 @@ pub(crate) async fn listen(
         let relay: Vec<Arc<str>> = match event {
             Ok(Event::ResourceUpdated(uri)) => {
                 if uris.contains(&uri) {
+                    let updated = updated.get_or_insert_with(|| Updated::new(&meta));
                     match updated.encode(&uri) {
                         Some(json) => sink.notify_encoded(json),
                         None => sink.notify(
