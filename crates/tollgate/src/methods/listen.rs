@@ -225,8 +225,9 @@ fn updated_params(meta: &JsonObject, uri: &str) -> JsonObject {
 }
 
 /// A stream's `notifications/resources/updated`, encoded around its URI: the envelope and the
-/// stream's `_meta` are encoded once, when the stream opens, so an update costs each stream one
-/// buffer rather than an object tree built and written (issue 50: one update, every stream).
+/// stream's `_meta` are encoded once, at the first update the stream hears, so an update costs
+/// each stream one buffer rather than an object tree built and written (issue 50: one update,
+/// every stream).
 struct Updated {
     /// The message up to the URI's value (the encoding of the whole, with an empty URI, less
     /// its last four bytes `""}}`); empty when that could not be encoded.
