@@ -127,8 +127,7 @@ pub(crate) async fn listen(
     let mut tasks: HashSet<Arc<str>> = HashSet::new();
     if let Some(store) = inner.tasks.as_deref() {
         for task_id in task_ids {
-            // Boxed, as the relay below: a state the stream passes once does not size the
-            // future every open stream holds for its life.
+            // Boxed, as the relay below: a state passed once does not size an open stream.
             if Box::pin(store.visible(&task_id, &owner)).await {
                 tasks.insert(task_id);
             }
@@ -168,14 +167,7 @@ pub(crate) async fn listen(
         let relay: Vec<Arc<str>> = match event {
             Ok(Event::ResourceUpdated(uri)) => {
                 if uris.contains(&uri) {
-                    let updated = updated.get_or_insert_with(|| Updated::new(&meta));
-                    match updated.encode(&uri) {
-                        Some(json) => sink.notify_encoded(json),
-                        None => sink.notify(
-                            "notifications/resources/updated",
-                            updated_params(&meta, &uri),
-                        ),
-                    }
+                    send_updated(sink, &mut updated, &meta, &uri);
                 }
                 continue;
             }
@@ -194,8 +186,7 @@ pub(crate) async fn listen(
         };
         for task_id in relay {
             if tasks.contains(&task_id) && !finished.contains(&task_id) {
-                // Boxed: a task store's lookup is far larger than the loop's wait, and only
-                // a watched task's change pays for it (issue 50: an idle stream's size).
+                // Boxed: a store's lookup is far larger than the loop's wait (issue 50).
                 Box::pin(relay_task(
                     endpoint,
                     context,
@@ -214,6 +205,23 @@ pub(crate) async fn listen(
         .insert("_meta", meta.clone())
         .build();
     result_reply_json(id, &result.into(), revision)
+}
+
+/// Sends `notifications/resources/updated` for `uri`, encoded around it (its fixed part made at
+/// the stream's first update and kept in `updated`).
+fn send_updated(
+    sink: &NotificationSink,
+    updated: &mut Option<Updated>,
+    meta: &JsonObject,
+    uri: &str,
+) {
+    match updated
+        .get_or_insert_with(|| Updated::new(meta))
+        .encode(uri)
+    {
+        Some(json) => sink.notify_encoded(json),
+        None => sink.notify("notifications/resources/updated", updated_params(meta, uri)),
+    }
 }
 
 /// `notifications/resources/updated`'s parameters on a stream.

@@ -205,7 +205,7 @@ pub(crate) fn frame(id: Option<(u64, u64)>, json: &[u8]) -> Bytes {
     if let Some((stream, seq)) = id {
         use std::io::Write as _;
         // Writing into a Vec cannot fail.
-        let _ = write!(event, "id: {stream}-{seq}\n");
+        let _ = writeln!(event, "id: {stream}-{seq}");
     }
     event.extend_from_slice(HEAD);
     event.extend_from_slice(json);
