@@ -158,10 +158,12 @@ pub(crate) async fn listen(
     let mut finished: HashSet<Arc<str>> = HashSet::new();
     // A listen outlives no credential: it ends, gracefully, when the admitted one expires.
     let mut expired = std::pin::pin!(credential_expiry(context.admission.expires_in()));
+    // Made once: one made per event would join and leave the shutdown signal's waiters each time.
+    let mut closing = std::pin::pin!(listeners.closing.cancelled());
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            () = listeners.closing.cancelled() => break,
+            () = closing.as_mut() => break,
             () = expired.as_mut() => break,
         };
         let relay: Vec<Arc<str>> = match event {
@@ -459,6 +461,40 @@ mod tests {
                 assert_eq!(updated.encode(uri), Some(built), "{uri}");
             }
         }
+    }
+
+    /// A stream that has heard events (and waited again after each) still ends at shutdown,
+    /// with the graceful result: its one wait for the signal outlives the events.
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_that_heard_events_ends_at_shutdown() {
+        let endpoint = Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("shutdown", "1"),
+        )
+        .build()
+        .unwrap_or_else(|_| unreachable!("a valid endpoint"));
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let params = JsonObject::builder()
+            .insert("notifications", JsonObject::new())
+            .build();
+        let mut open = open_streams(&endpoint, &params, &tx, &mut rx, 1).await;
+        let listeners = &endpoint.inner.listeners;
+        for _ in 0..3 {
+            listeners.publish(Event::TaskChanged("unwatched".into()));
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+        }
+        assert_eq!(listeners.events.len(), 0, "every event was heard");
+        listeners.close_all();
+        let stream = open.pop().unwrap_or_else(|| unreachable!("one stream"));
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(5), stream)
+            .await
+            .unwrap_or_else(|_| unreachable!("the stream ends at shutdown"))
+            .unwrap_or_else(|_| unreachable!("the stream's task ends"));
+        assert_eq!(reply.status, http::StatusCode::OK);
+        assert_eq!(listeners.open.load(Ordering::Acquire), 0);
     }
 
     /// A listen ends when the admitted credential expires, with the graceful completion result
