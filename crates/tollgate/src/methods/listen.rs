@@ -127,7 +127,8 @@ pub(crate) async fn listen(
     let mut tasks: HashSet<Arc<str>> = HashSet::new();
     if let Some(store) = inner.tasks.as_deref() {
         for task_id in task_ids {
-            if store.visible(&task_id, &owner).await {
+            // Boxed, as the relay below: a state passed once does not size an open stream.
+            if Box::pin(store.visible(&task_id, &owner)).await {
                 tasks.insert(task_id);
             }
         }
@@ -143,6 +144,8 @@ pub(crate) async fn listen(
     };
     let view = endpoint.list_view(&context.admission);
     let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
+    // Encoded at the first update heard: an idle stream holds none of it.
+    let mut updated: Option<Updated> = None;
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -155,22 +158,18 @@ pub(crate) async fn listen(
     let mut finished: HashSet<Arc<str>> = HashSet::new();
     // A listen outlives no credential: it ends, gracefully, when the admitted one expires.
     let mut expired = std::pin::pin!(credential_expiry(context.admission.expires_in()));
+    // Made once: one made per event would join and leave the shutdown signal's waiters each time.
+    let mut closing = std::pin::pin!(listeners.closing.cancelled());
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
-            () = listeners.closing.cancelled() => break,
+            () = closing.as_mut() => break,
             () = expired.as_mut() => break,
         };
         let relay: Vec<Arc<str>> = match event {
             Ok(Event::ResourceUpdated(uri)) => {
                 if uris.contains(&uri) {
-                    sink.notify(
-                        "notifications/resources/updated",
-                        JsonObject::builder()
-                            .insert("_meta", meta.clone())
-                            .insert("uri", &*uri)
-                            .build(),
-                    );
+                    send_updated(sink, &mut updated, &meta, &uri);
                 }
                 continue;
             }
@@ -189,7 +188,8 @@ pub(crate) async fn listen(
         };
         for task_id in relay {
             if tasks.contains(&task_id) && !finished.contains(&task_id) {
-                relay_task(
+                // Boxed: a store's lookup is far larger than the loop's wait (issue 50).
+                Box::pin(relay_task(
                     endpoint,
                     context,
                     sink,
@@ -197,7 +197,7 @@ pub(crate) async fn listen(
                     &task_id,
                     &mut finished,
                     &meta,
-                )
+                ))
                 .await;
             }
         }
@@ -207,6 +207,77 @@ pub(crate) async fn listen(
         .insert("_meta", meta.clone())
         .build();
     result_reply_json(id, &result.into(), revision)
+}
+
+/// Sends `notifications/resources/updated` for `uri`, encoded around it (its fixed part made at
+/// the stream's first update and kept in `updated`).
+fn send_updated(
+    sink: &NotificationSink,
+    updated: &mut Option<Updated>,
+    meta: &JsonObject,
+    uri: &str,
+) {
+    match updated
+        .get_or_insert_with(|| Updated::new(meta))
+        .encode(uri)
+    {
+        Some(json) => sink.notify_encoded(json),
+        None => sink.notify("notifications/resources/updated", updated_params(meta, uri)),
+    }
+}
+
+/// `notifications/resources/updated`'s parameters on a stream.
+fn updated_params(meta: &JsonObject, uri: &str) -> JsonObject {
+    JsonObject::builder()
+        .insert("_meta", meta.clone())
+        .insert("uri", uri)
+        .build()
+}
+
+/// A stream's `notifications/resources/updated`, encoded around its URI: the envelope and the
+/// stream's `_meta` are encoded once, at the first update the stream hears, so an update costs
+/// each stream one buffer rather than an object tree built and written (issue 50: one update,
+/// every stream).
+struct Updated {
+    /// The message up to the URI's value (the encoding of the whole, with an empty URI, less
+    /// its last four bytes `""}}`); empty when that could not be encoded.
+    head: Vec<u8>,
+}
+
+impl Updated {
+    /// The last bytes of the message with an empty URI: the URI's value and two closings.
+    const EMPTY_TAIL: &'static [u8] = b"\"\"}}";
+
+    fn new(meta: &JsonObject) -> Self {
+        let message: JsonValue = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("method", "notifications/resources/updated")
+            .insert("params", updated_params(meta, ""))
+            .build()
+            .into();
+        let limits = tollgate_json::OutputLimits::default();
+        let mut head = tollgate_json::to_vec(&message, &limits).unwrap_or_default();
+        if head.ends_with(Self::EMPTY_TAIL) {
+            head.truncate(head.len() - Self::EMPTY_TAIL.len());
+        } else {
+            head.clear();
+        }
+        Self { head }
+    }
+
+    /// The message for `uri`, as `NotificationSink::notify` would write it; `None` when it
+    /// cannot be encoded this way (the caller builds it the usual way).
+    fn encode(&self, uri: &str) -> Option<Vec<u8>> {
+        if self.head.is_empty() {
+            return None;
+        }
+        let limits = tollgate_json::OutputLimits::default();
+        let mut json = Vec::with_capacity(self.head.len() + uri.len() + 4);
+        json.extend_from_slice(&self.head);
+        tollgate_json::write_str_into(uri, &mut json, &limits).ok()?;
+        json.extend_from_slice(b"}}");
+        (json.len() <= limits.max_output_bytes()).then_some(json)
+    }
 }
 
 /// What a stream will honour: the list changes asked for (on a live endpoint), the readable
@@ -364,6 +435,66 @@ mod tests {
             assert!(rx.recv().await.is_some(), "acknowledged");
         }
         open
+    }
+
+    /// A resource update encoded around its URI is byte for byte the message the sink builds
+    /// and writes, for plain URIs, URIs that need escaping, and either kind of stream id.
+    #[test]
+    fn an_encoded_update_is_the_built_one() {
+        for id in [
+            RequestId::Integer(7.into()),
+            RequestId::String("a\"b".into()),
+        ] {
+            let meta = JsonObject::builder()
+                .insert(SUBSCRIPTION_ID, id.to_json())
+                .build();
+            let updated = Updated::new(&meta);
+            for uri in ["bench://feed", "file:///a \"b\"\\c\u{1}é", ""] {
+                let (tx, mut rx) = tokio::sync::mpsc::channel(2);
+                let sink = NotificationSink::Lines(tx);
+                sink.notify(
+                    "notifications/resources/updated",
+                    updated_params(&meta, uri),
+                );
+                let built = rx.try_recv().unwrap_or_default();
+                assert!(!built.is_empty());
+                assert_eq!(updated.encode(uri), Some(built), "{uri}");
+            }
+        }
+    }
+
+    /// A stream that has heard events (and waited again after each) still ends at shutdown,
+    /// with the graceful result: its one wait for the signal outlives the events.
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_that_heard_events_ends_at_shutdown() {
+        let endpoint = Endpoint::with_path(
+            "/mcp",
+            [ProtocolVersion::V2026_07_28],
+            Implementation::new("shutdown", "1"),
+        )
+        .build()
+        .unwrap_or_else(|_| unreachable!("a valid endpoint"));
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let params = JsonObject::builder()
+            .insert("notifications", JsonObject::new())
+            .build();
+        let mut open = open_streams(&endpoint, &params, &tx, &mut rx, 1).await;
+        let listeners = &endpoint.inner.listeners;
+        for _ in 0..3 {
+            listeners.publish(Event::TaskChanged("unwatched".into()));
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+        }
+        assert_eq!(listeners.events.len(), 0, "every event was heard");
+        listeners.close_all();
+        let stream = open.pop().unwrap_or_else(|| unreachable!("one stream"));
+        let reply = tokio::time::timeout(std::time::Duration::from_secs(5), stream)
+            .await
+            .unwrap_or_else(|_| unreachable!("the stream ends at shutdown"))
+            .unwrap_or_else(|_| unreachable!("the stream's task ends"));
+        assert_eq!(reply.status, http::StatusCode::OK);
+        assert_eq!(listeners.open.load(Ordering::Acquire), 0);
     }
 
     /// A listen ends when the admitted credential expires, with the graceful completion result

@@ -281,12 +281,18 @@ impl NotificationSink {
         if let Ok(bytes) =
             tollgate_json::to_vec(&notification, &tollgate_json::OutputLimits::default())
         {
-            match self {
-                Self::Lines(lines) => {
-                    let _ = lines.try_send(bytes);
-                }
-                Self::Stream(stream) => stream.push_notification(&bytes),
+            self.notify_encoded(bytes);
+        }
+    }
+
+    /// Queues a notification already encoded as one compact JSON-RPC message (a caller that
+    /// sends the same shape often encodes its fixed part once), as [`Self::notify`] does.
+    pub(crate) fn notify_encoded(&self, json: Vec<u8>) {
+        match self {
+            Self::Lines(lines) => {
+                let _ = lines.try_send(json);
             }
+            Self::Stream(stream) => stream.push_notification(&json),
         }
     }
 }

@@ -193,12 +193,21 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// One SSE event: `event: message` with one JSON-RPC message, and an id when numbered.
+///
+/// Made in one buffer of exactly its length: `Bytes` takes such a buffer as it is, where one
+/// with room to spare costs a second allocation (issue 50: one per stream and event).
 pub(crate) fn frame(id: Option<(u64, u64)>, json: &[u8]) -> Bytes {
-    let mut event = Vec::with_capacity(json.len() + 64);
+    const HEAD: &[u8] = b"event: message\ndata: ";
+    let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    // `id: ` + stream + `-` + event + a line end.
+    let id_len = id.map_or(0, |(stream, seq)| 6 + digits(stream) + digits(seq));
+    let mut event = Vec::with_capacity(id_len + HEAD.len() + json.len() + 2);
     if let Some((stream, seq)) = id {
-        event.extend_from_slice(format!("id: {stream}-{seq}\n").as_bytes());
+        use std::io::Write as _;
+        // Writing into a Vec cannot fail.
+        let _ = writeln!(event, "id: {stream}-{seq}");
     }
-    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(HEAD);
     event.extend_from_slice(json);
     event.extend_from_slice(b"\n\n");
     Bytes::from(event)
@@ -233,6 +242,18 @@ mod tests {
     use crate::version::ProtocolVersion;
     use crate::wire::id::RequestId;
     use crate::wire::reply::Reply;
+
+    /// A frame is exactly its bytes, with and without an id, at the digits' edges (0, 9, 10,
+    /// `u64::MAX`).
+    #[test]
+    fn frames_are_exact() {
+        assert_eq!(&frame(None, b"{}")[..], b"event: message\ndata: {}\n\n");
+        for (stream, seq) in [(0, 9), (10, 0), (u64::MAX, u64::MAX)] {
+            let framed = frame(Some((stream, seq)), b"{}");
+            let text = format!("id: {stream}-{seq}\nevent: message\ndata: {{}}\n\n");
+            assert_eq!(&framed[..], text.as_bytes());
+        }
+    }
 
     /// At most `MAX_TRACKED_REQUESTS` running requests are tracked for cancellation, each id
     /// at most `MAX_TRACKED_ID_BYTES`; past either, the request is not tracked.
