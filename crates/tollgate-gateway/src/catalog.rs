@@ -22,45 +22,8 @@ use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
+use crate::naming::Naming;
 use crate::relay::{InputRelay, asks_input, input_required_of};
-
-/// How an upstream's names and URIs are served: its prefix, if any.
-#[derive(Clone)]
-pub(crate) struct Naming {
-    prefix: Option<Arc<str>>,
-}
-
-impl Naming {
-    pub(crate) fn new(prefix: Option<&str>) -> Self {
-        Self {
-            prefix: prefix.map(Arc::from),
-        }
-    }
-
-    /// The served name of a prompt (or tool): `PREFIX_name`.
-    pub(crate) fn name(&self, name: &str) -> String {
-        match &self.prefix {
-            Some(prefix) => format!("{prefix}_{name}"),
-            None => name.to_owned(),
-        }
-    }
-
-    /// The served URI (or URI template) of an upstream one: `PREFIX+uri`.
-    pub(crate) fn uri(&self, uri: &str) -> String {
-        match &self.prefix {
-            Some(prefix) => format!("{prefix}+{uri}"),
-            None => uri.to_owned(),
-        }
-    }
-
-    /// The upstream's URI of a served one; `None` when it does not carry the prefix.
-    pub(crate) fn upstream_uri<'u>(&self, served: &'u str) -> Option<&'u str> {
-        match &self.prefix {
-            Some(prefix) => served.strip_prefix(&**prefix)?.strip_prefix('+'),
-            None => Some(served),
-        }
-    }
-}
 
 /// What the import of an upstream's prompts and resources needs.
 pub(crate) struct Source<'a> {
@@ -279,7 +242,8 @@ impl Forward {
                 .ok_or(ForwardError::Malformed)?
                 .into());
         }
-        PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
+        let object = result.as_object().ok_or(ForwardError::Malformed)?;
+        PromptResult::from_wire(&self.naming.served_prompt(object))
             .map(Into::into)
             .ok_or(ForwardError::Malformed)
     }
@@ -357,25 +321,7 @@ impl Forward {
             .and_then(JsonValue::as_array)
             .ok_or(ForwardError::Malformed)?;
         // The contents' URIs as the client knows them.
-        let mapped: tollgate::json::JsonArray = contents
-            .iter()
-            .map(
-                |c| match (c.as_object(), c.get("uri").and_then(JsonValue::as_str)) {
-                    (Some(o), Some(uri)) => {
-                        let mut b = JsonObject::builder();
-                        for (k, v) in o.iter() {
-                            if k.as_str() == "uri" {
-                                b.push("uri", self.naming.uri(uri).as_str());
-                            } else {
-                                b.push(k.as_str(), v.clone());
-                            }
-                        }
-                        b.build().into()
-                    }
-                    _ => c.clone(),
-                },
-            )
-            .collect();
+        let mapped = self.naming.served_contents(contents);
         let mapped = JsonObject::builder().insert("contents", mapped).build();
         ResourceOutput::from_wire(&mapped)
             .map(Into::into)

@@ -61,6 +61,7 @@ mod import;
 mod inputs;
 mod link;
 mod live;
+mod naming;
 mod relay;
 mod tasks;
 
