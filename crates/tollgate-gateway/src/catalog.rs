@@ -32,8 +32,8 @@ pub(crate) struct Source<'a> {
     pub(crate) naming: &'a Naming,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
-    /// Whether the upstream offers `completion/complete` (then its prompts complete through
-    /// it).
+    /// Whether the upstream offers `completion/complete` (then its prompts and templates
+    /// complete through it).
     pub(crate) completes: bool,
 }
 
@@ -88,14 +88,15 @@ pub(crate) fn import_prompt(
     }
     if source.completes {
         let forward = source.forward();
-        let upstream_name: Arc<str> = Arc::from(name);
         let declared_names: Arc<[Arc<str>]> = declared_names.into();
+        let reference = JsonObject::builder()
+            .insert("type", "ref/prompt")
+            .insert("name", name)
+            .build();
         builder = builder.completion(move |_: &RequestContext, request: CompletionRequest| {
-            forward.clone().complete(
-                Arc::clone(&upstream_name),
-                Arc::clone(&declared_names),
-                request,
-            )
+            forward
+                .clone()
+                .complete(reference.clone(), Arc::clone(&declared_names), request)
         });
     }
     builder
@@ -167,6 +168,23 @@ pub(crate) fn import_template(
             forward.clone().read(request.uri().to_owned(), relay)
         },
     );
+    // Its variables complete through the upstream's template, by the upstream's own URI
+    // template, where the upstream offers completions.
+    let builder = if source.completes {
+        let forward = source.forward();
+        let variables: Arc<[Arc<str>]> = variables_of(template).into();
+        let reference = JsonObject::builder()
+            .insert("type", "ref/resource")
+            .insert("uri", template)
+            .build();
+        builder.completion(move |_: &RequestContext, request: CompletionRequest| {
+            forward
+                .clone()
+                .complete(reference.clone(), Arc::clone(&variables), request)
+        })
+    } else {
+        builder
+    };
     described(builder, entry)
         .ok_or_else(|| refuse(RefusalReason::Malformed))?
         .build()
@@ -187,6 +205,17 @@ impl Source<'_> {
     fn revisions(&self) -> tollgate::endpoint::ProtocolVersions {
         self.revisions.iter().copied().collect()
     }
+}
+
+/// The variable names of a URI template (`{name}` expressions; the endpoint parses the template
+/// itself when it builds the registration, refusing anything past RFC 6570 Level 1).
+fn variables_of(template: &str) -> Vec<Arc<str>> {
+    template
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}'))
+        .map(|(name, _)| Arc::from(name))
+        .collect()
 }
 
 /// A resource's or template's `title`, `description` and `mimeType` from its list entry;
@@ -248,12 +277,13 @@ impl Forward {
             .ok_or(ForwardError::Malformed)
     }
 
-    /// `completion/complete` for the upstream's prompt `name`, with the values already chosen
-    /// for its other declared arguments as context; the answer read back (at most 100 values,
+    /// `completion/complete` for `reference` (the upstream's prompt by its own name, or its
+    /// template by its own URI template), with the values already chosen for its other
+    /// `declared` arguments (variables) as context; the answer read back (at most 100 values,
     /// each a string).
     async fn complete(
         self,
-        name: Arc<str>,
+        reference: JsonObject,
         declared: Arc<[Arc<str>]>,
         request: CompletionRequest,
     ) -> Result<Completion, ForwardError> {
@@ -264,21 +294,13 @@ impl Forward {
             }
         }
         let context = context.build();
-        let mut params = JsonObject::builder()
-            .insert(
-                "ref",
-                JsonObject::builder()
-                    .insert("type", "ref/prompt")
-                    .insert("name", &*name)
-                    .build(),
-            )
-            .insert(
-                "argument",
-                JsonObject::builder()
-                    .insert("name", request.argument())
-                    .insert("value", request.value())
-                    .build(),
-            );
+        let mut params = JsonObject::builder().insert("ref", reference).insert(
+            "argument",
+            JsonObject::builder()
+                .insert("name", request.argument())
+                .insert("value", request.value())
+                .build(),
+        );
         if !context.is_empty() {
             params.push(
                 "context",
@@ -353,4 +375,18 @@ fn completion_of(result: &JsonValue) -> Option<Completion> {
     } else {
         read
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variables_of;
+
+    #[test]
+    fn a_template_s_variables_are_its_expressions() {
+        let names =
+            |t: &str| -> Vec<String> { variables_of(t).iter().map(|n| n.to_string()).collect() };
+        assert_eq!(names("file:///notes/{folder}/{name}"), ["folder", "name"]);
+        assert_eq!(names("file:///fixed"), Vec::<String>::new());
+        assert_eq!(names("x:{a}-{b.c}"), ["a", "b.c"]);
+    }
 }

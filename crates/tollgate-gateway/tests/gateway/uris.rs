@@ -2,12 +2,19 @@
 //! upstream's resource links and embedded resources (in tool results and prompt messages) get
 //! `PREFIX+uri`, listed or not, so a caller reads them back through the gateway; structured
 //! content is left as the upstream wrote it; an upstream without a prefix passes them unchanged.
+//! And a served template's variables completed by the upstream's template, its URI template
+//! mapped back.
 
 use std::convert::Infallible;
 
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::prompt::{PromptArguments, PromptOutcome, PromptRegistration, PromptResult};
-use tollgate::resource::{ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest};
+use tollgate::prompt::{
+    Completion, CompletionRequest, PromptArguments, PromptOutcome, PromptRegistration, PromptResult,
+};
+use tollgate::resource::{
+    ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceTemplateRegistration,
+};
 use tollgate::tool::{CompleteResult, OperationResult};
 use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
@@ -24,7 +31,8 @@ const EMBEDDED: &str = r#"{"type":"resource","resource":{"uri":"file:///readme",
 
 /// A Tollgate upstream: the resource `file:///readme`; the tool `links` (a listed and an
 /// unlisted link, an embedded resource, and structured content holding a URI); the prompt
-/// `cite` (a link, then an embedded resource).
+/// `cite` (a link, then an embedded resource); the template `file:///notes/{folder}/{name}`,
+/// completing `name` with what it was asked (the variable, the value, the folder chosen).
 async fn linking_upstream() -> std::net::SocketAddr {
     let revisions = [V26, ProtocolVersion::V2025_11_25];
     let links = |_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures| async {
@@ -75,7 +83,22 @@ async fn linking_upstream() -> std::net::SocketAddr {
         .handler(read)
         .build()
         .unwrap();
+    let complete = |_: &RequestContext, request: CompletionRequest| async move {
+        let folder = request.context("folder").unwrap_or("-");
+        let seen = format!("{}={}@{folder}", request.argument(), request.value());
+        Ok::<_, Infallible>(Completion::from_values([seen]).with_more(Some(7)))
+    };
+    let notes = ResourceTemplateRegistration::with_uri_template(
+        "file:///notes/{folder}/{name}",
+        "notes",
+        revisions,
+    )
+    .handler(read)
+    .completion(complete)
+    .build()
+    .unwrap();
     let endpoint = Endpoint::with_path("/mcp", revisions, Implementation::new("links", "1"))
+        .add_resource_template(notes)
         .add_tool(tool)
         .add_prompt(prompt)
         .add_resource(resource)
@@ -215,6 +238,42 @@ async fn an_upstream_without_a_prefix_passes_its_uris_unchanged() {
         uris(&messages(&prompt)),
         ["file:///readme", "file:///readme"]
     );
+    client.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_template_completes_through_the_upstream_s_template() {
+    let addr = linking_upstream().await;
+    let gateway = Gateway::connect(&config(&[("links", addr, Some("up"))]), &[V26])
+        .await
+        .unwrap();
+    let client = gateway_client(&gateway).await;
+    let reference = object(r#"{"type":"ref/resource","uri":"up+file:///notes/{folder}/{name}"}"#);
+    let params = object(
+        r#"{"ref":{"type":"ref/resource","uri":"up+file:///notes/{folder}/{name}"},
+            "argument":{"name":"name","value":"re"},"context":{"arguments":{"folder":"work"}}}"#,
+    );
+    let answer = client
+        .request("completion/complete", Some(params))
+        .await
+        .unwrap();
+    let completion = answer.get("completion").unwrap();
+    let values: Vec<&str> = completion
+        .get("values")
+        .and_then(JsonValue::as_array)
+        .unwrap()
+        .iter()
+        .filter_map(JsonValue::as_str)
+        .collect();
+    // The upstream was asked about its own template: the variable, the value, the context.
+    assert_eq!(values, ["name=re@work"]);
+    assert_eq!(completion.get("hasMore"), Some(&JsonValue::Bool(true)));
+    // The gateway's own checks run first: a name that is not one of the template's variables,
+    // and the upstream's template under its own (unserved) URI, are refused.
+    assert!(client.complete(reference, "colour", "x").await.is_err());
+    let unserved = object(r#"{"type":"ref/resource","uri":"file:///notes/{folder}/{name}"}"#);
+    assert!(client.complete(unserved, "name", "x").await.is_err());
     client.close().await.unwrap();
     gateway.close().await;
 }
