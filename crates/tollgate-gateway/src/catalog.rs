@@ -50,7 +50,7 @@ pub(crate) fn import_prompt(
     let mut builder = PromptRegistration::with_name(source.naming.name(name), source.revisions())
         .handler(
             move |context: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
-                let relay = InputRelay::of(context, &forward.link.client(), true);
+                let relay = InputRelay::of(context, &forward.link.client(), true, false);
                 forward
                     .clone()
                     .prompt(Arc::clone(&upstream_name), arguments, relay)
@@ -126,7 +126,7 @@ pub(crate) fn import_resource(
     let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
         .handler(
             move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-                let relay = InputRelay::of(context, &forward.link.client(), true);
+                let relay = InputRelay::of(context, &forward.link.client(), true, false);
                 forward.clone().read(request.uri().to_owned(), relay)
             },
         );
@@ -164,7 +164,7 @@ pub(crate) fn import_template(
     )
     .handler(
         move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-            let relay = InputRelay::of(context, &forward.link.client(), true);
+            let relay = InputRelay::of(context, &forward.link.client(), true, false);
             forward.clone().read(request.uri().to_owned(), relay)
         },
     );

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use tollgate::context::Handler;
+use tollgate::context::{ClientRequests, Handler};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::task::TaskCreation;
 use tollgate::tool::{
@@ -418,7 +418,8 @@ impl Forward {
         features: &InvocationFeatures,
     ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let mut relay = InputRelay::of(context, &client, self.keeps_state);
+        let asks = features.find::<ClientRequests>().is_some();
+        let mut relay = InputRelay::of(context, &client, self.keeps_state, asks);
         let creation = features.find::<TaskCreation>();
         if creation.is_some() {
             relay.declare_tasks();

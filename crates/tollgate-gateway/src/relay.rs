@@ -108,7 +108,13 @@ const UPSTREAM_STATE: &str = "upstream";
 /// caller's responses (and, where the registration keeps state, the upstream's state) back, and
 /// the upstream is told the caller's own elicitation, sampling and roots capabilities, so it asks
 /// only for what the caller can answer (and refuses, -32021, what it requires and the caller
-/// lacks). To a 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
+/// lacks). A 2025 caller the endpoint gives a channel to (a tool call over HTTP) is declared
+/// to the upstream the same way, but the upstream's `input_required` is answered by the
+/// upstream's client itself: each input request goes through the call's handler to the caller
+/// on its own call's stream (see [`asks`](crate::asks)), and the upstream call is retried with
+/// the answers and the upstream's `requestState`, for at most the client's
+/// `max_input_rounds` rounds (default 10; past them the call fails, the fixed -32603). To a
+/// 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
 pub(crate) struct InputRelay {
     /// Whether the upstream's `input_required` is relayed.
     pub(crate) relays: bool,
@@ -120,8 +126,14 @@ pub(crate) struct InputRelay {
 
 impl InputRelay {
     /// Read from `context`, for `client`'s upstream; `keeps_state` when the registration may
-    /// carry the upstream's state.
-    pub(crate) fn of(context: &RequestContext, client: &Client, keeps_state: bool) -> Self {
+    /// carry the upstream's state; `asks` when the caller can be sent requests during the call
+    /// (the endpoint gave it a `ClientRequests` channel: a 2025 caller over HTTP).
+    pub(crate) fn of(
+        context: &RequestContext,
+        client: &Client,
+        keeps_state: bool,
+        asks: bool,
+    ) -> Self {
         let none = |capabilities| Self {
             relays: false,
             capabilities,
@@ -131,14 +143,14 @@ impl InputRelay {
             return none(None);
         }
         if context.protocol_version() != ProtocolVersion::V2026_07_28 {
-            return none(Some(JsonObject::new()));
+            let declared = if asks {
+                askable(context)
+            } else {
+                JsonObject::new()
+            };
+            return none(Some(declared));
         }
-        let mut capabilities = JsonObject::builder();
-        for (name, value) in context.client_capabilities().raw().iter() {
-            if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
-                capabilities.push(name.clone(), value.clone());
-            }
-        }
+        let capabilities = askable(context);
         let retry = context.input_responses().map(|responses| {
             let state = context
                 .request_state()
@@ -150,7 +162,7 @@ impl InputRelay {
         });
         Self {
             relays: true,
-            capabilities: Some(capabilities.build()),
+            capabilities: Some(capabilities),
             retry,
         }
     }
@@ -196,6 +208,17 @@ impl InputRelay {
         }
         out.build()
     }
+}
+
+/// The caller's own `elicitation`, `sampling` and `roots` capabilities, as declared.
+fn askable(context: &RequestContext) -> JsonObject {
+    let mut capabilities = JsonObject::builder();
+    for (name, value) in context.client_capabilities().raw().iter() {
+        if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
+            capabilities.push(name.clone(), value.clone());
+        }
+    }
+    capabilities.build()
 }
 
 /// Where a 2026-07-28 request carries its client's capabilities (`_meta`).
