@@ -23,7 +23,8 @@ use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
 use crate::naming::Naming;
-use crate::relay::{InputRelay, asks_input, input_required_of};
+use crate::relay::{InputRelay, MISSING_CAPABILITY, asks_input, input_required_of};
+use tollgate::context::InputRequiredResult;
 
 /// What the import of an upstream's prompts and resources needs.
 pub(crate) struct Source<'a> {
@@ -260,8 +261,10 @@ impl Forward {
                 .insert("name", &*name)
                 .insert("arguments", object.build())
                 .build();
-            let call = client.request("prompts/get", Some(relay.params(params)));
-            self.link.bounded(self.timeout, call).await?
+            match self.relayed(&client, "prompts/get", params, &relay).await? {
+                Ok(result) => result,
+                Err(missing) => return Ok(missing.into()),
+            }
         } else {
             let call = client.get_prompt(&name, object.build());
             self.link.bounded(self.timeout, call).await?
@@ -275,6 +278,34 @@ impl Forward {
         PromptResult::from_wire(&self.naming.served_prompt(object))
             .map(Into::into)
             .ok_or(ForwardError::Malformed)
+    }
+
+    /// `method` with `params` sent as is (the input relayed as `relay` says): its result, or an
+    /// upstream's -32021 refusal for capabilities the caller lacks, as the endpoint's own (the
+    /// caller is refused -32021 naming them, as for a tool).
+    async fn relayed(
+        &self,
+        client: &tollgate_client::Client,
+        method: &str,
+        params: JsonObject,
+        relay: &InputRelay,
+    ) -> Result<Result<JsonValue, InputRequiredResult>, ForwardError> {
+        let mut refused = None;
+        let call = async {
+            let answer = client.request(method, Some(relay.params(params))).await;
+            if let Err(error) = &answer
+                && error.code() == Some(MISSING_CAPABILITY)
+            {
+                refused = Some(error.data().cloned());
+            }
+            answer
+        };
+        let result = self.link.bounded(self.timeout, call).await;
+        if let Some(data) = refused {
+            let missing = relay.missing(data.as_ref()).ok_or(ForwardError::Upstream)?;
+            return Ok(Err(missing));
+        }
+        result.map(Ok)
     }
 
     /// `completion/complete` for `reference` (the upstream's prompt by its own name, or its
@@ -327,8 +358,13 @@ impl Forward {
         let client = self.link.client();
         let result = if relay.relays {
             let params = JsonObject::builder().insert("uri", uri).build();
-            let call = client.request("resources/read", Some(relay.params(params)));
-            self.link.bounded(self.timeout, call).await?
+            match self
+                .relayed(&client, "resources/read", params, &relay)
+                .await?
+            {
+                Ok(result) => result,
+                Err(missing) => return Ok(missing.into()),
+            }
         } else {
             let call = client.read_resource(uri);
             self.link.bounded(self.timeout, call).await?

@@ -446,7 +446,8 @@ impl Forward {
         .await;
         let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
         if relays_input && let Some(data) = refused {
-            let missing = missing_of(context, data.as_ref()).ok_or(ForwardError::Upstream)?;
+            let missing = missing_of(context.client_capabilities(), data.as_ref())
+                .ok_or(ForwardError::Upstream)?;
             return Ok(missing.into());
         }
         let result = result?;

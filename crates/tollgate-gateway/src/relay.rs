@@ -11,7 +11,9 @@
 use std::future::Future;
 
 use tokio::sync::mpsc;
-use tollgate::context::{InputRequest, InputRequiredResult, ProgressReporter, RequestLogger};
+use tollgate::context::{
+    ClientCapabilities, InputRequest, InputRequiredResult, ProgressReporter, RequestLogger,
+};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client, Error, Progress};
@@ -122,6 +124,8 @@ pub(crate) struct InputRelay {
     capabilities: Option<JsonObject>,
     /// The caller's responses and the upstream's state, on a retry.
     retry: Option<(JsonObject, Option<JsonValue>)>,
+    /// What the caller declares (to answer an upstream's -32021 as the endpoint's own).
+    declared: ClientCapabilities,
 }
 
 impl InputRelay {
@@ -138,6 +142,7 @@ impl InputRelay {
             relays: false,
             capabilities,
             retry: None,
+            declared: ClientCapabilities::default(),
         };
         if !client.revision().is_stateless() {
             return none(None);
@@ -164,7 +169,17 @@ impl InputRelay {
             relays: true,
             capabilities: Some(capabilities),
             retry,
+            declared: context.client_capabilities().clone(),
         }
+    }
+
+    /// An upstream's -32021 refusal (its error `data`) as the endpoint's own: `None` when the
+    /// input is not relayed or the upstream names nothing the caller lacks (see [`missing_of`]).
+    pub(crate) fn missing(&self, data: Option<&JsonValue>) -> Option<InputRequiredResult> {
+        if !self.relays {
+            return None;
+        }
+        missing_of(&self.declared, data)
     }
 
     /// Declares the tasks extension to the upstream (the caller may be given a task).
@@ -277,11 +292,10 @@ pub(crate) const MISSING_CAPABILITY: i64 = -32021;
 /// declare, which the endpoint refuses (-32021, naming them) before anything is sent. `None`
 /// when the upstream names none the caller lacks (then it is the upstream's failure).
 pub(crate) fn missing_of(
-    context: &RequestContext,
+    declared: &ClientCapabilities,
     data: Option<&JsonValue>,
 ) -> Option<InputRequiredResult> {
     let required = data?.get("requiredCapabilities")?.as_object()?;
-    let declared = context.client_capabilities();
     let mut missing: Option<InputRequiredResult> = None;
     for (name, _) in required.iter() {
         let request = match name.as_str() {
