@@ -22,45 +22,9 @@ use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
-use crate::relay::{InputRelay, asks_input, input_required_of};
-
-/// How an upstream's names and URIs are served: its prefix, if any.
-#[derive(Clone)]
-pub(crate) struct Naming {
-    prefix: Option<Arc<str>>,
-}
-
-impl Naming {
-    pub(crate) fn new(prefix: Option<&str>) -> Self {
-        Self {
-            prefix: prefix.map(Arc::from),
-        }
-    }
-
-    /// The served name of a prompt (or tool): `PREFIX_name`.
-    pub(crate) fn name(&self, name: &str) -> String {
-        match &self.prefix {
-            Some(prefix) => format!("{prefix}_{name}"),
-            None => name.to_owned(),
-        }
-    }
-
-    /// The served URI (or URI template) of an upstream one: `PREFIX+uri`.
-    pub(crate) fn uri(&self, uri: &str) -> String {
-        match &self.prefix {
-            Some(prefix) => format!("{prefix}+{uri}"),
-            None => uri.to_owned(),
-        }
-    }
-
-    /// The upstream's URI of a served one; `None` when it does not carry the prefix.
-    pub(crate) fn upstream_uri<'u>(&self, served: &'u str) -> Option<&'u str> {
-        match &self.prefix {
-            Some(prefix) => served.strip_prefix(&**prefix)?.strip_prefix('+'),
-            None => Some(served),
-        }
-    }
-}
+use crate::naming::Naming;
+use crate::relay::{InputRelay, MISSING_CAPABILITY, asks_input, input_required_of};
+use tollgate::context::InputRequiredResult;
 
 /// What the import of an upstream's prompts and resources needs.
 pub(crate) struct Source<'a> {
@@ -69,8 +33,8 @@ pub(crate) struct Source<'a> {
     pub(crate) naming: &'a Naming,
     pub(crate) call_timeout: Duration,
     pub(crate) revisions: &'a [ProtocolVersion],
-    /// Whether the upstream offers `completion/complete` (then its prompts complete through
-    /// it).
+    /// Whether the upstream offers `completion/complete` (then its prompts and templates
+    /// complete through it).
     pub(crate) completes: bool,
 }
 
@@ -87,7 +51,7 @@ pub(crate) fn import_prompt(
     let mut builder = PromptRegistration::with_name(source.naming.name(name), source.revisions())
         .handler(
             move |context: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
-                let relay = InputRelay::of(context, &forward.link.client(), true);
+                let relay = InputRelay::of(context, &forward.link.client(), true, false);
                 forward
                     .clone()
                     .prompt(Arc::clone(&upstream_name), arguments, relay)
@@ -125,14 +89,15 @@ pub(crate) fn import_prompt(
     }
     if source.completes {
         let forward = source.forward();
-        let upstream_name: Arc<str> = Arc::from(name);
         let declared_names: Arc<[Arc<str>]> = declared_names.into();
+        let reference = JsonObject::builder()
+            .insert("type", "ref/prompt")
+            .insert("name", name)
+            .build();
         builder = builder.completion(move |_: &RequestContext, request: CompletionRequest| {
-            forward.clone().complete(
-                Arc::clone(&upstream_name),
-                Arc::clone(&declared_names),
-                request,
-            )
+            forward
+                .clone()
+                .complete(reference.clone(), Arc::clone(&declared_names), request)
         });
     }
     builder
@@ -162,7 +127,7 @@ pub(crate) fn import_resource(
     let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
         .handler(
             move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-                let relay = InputRelay::of(context, &forward.link.client(), true);
+                let relay = InputRelay::of(context, &forward.link.client(), true, false);
                 forward.clone().read(request.uri().to_owned(), relay)
             },
         );
@@ -200,10 +165,27 @@ pub(crate) fn import_template(
     )
     .handler(
         move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-            let relay = InputRelay::of(context, &forward.link.client(), true);
+            let relay = InputRelay::of(context, &forward.link.client(), true, false);
             forward.clone().read(request.uri().to_owned(), relay)
         },
     );
+    // Its variables complete through the upstream's template, by the upstream's own URI
+    // template, where the upstream offers completions.
+    let builder = if source.completes {
+        let forward = source.forward();
+        let variables: Arc<[Arc<str>]> = variables_of(template).into();
+        let reference = JsonObject::builder()
+            .insert("type", "ref/resource")
+            .insert("uri", template)
+            .build();
+        builder.completion(move |_: &RequestContext, request: CompletionRequest| {
+            forward
+                .clone()
+                .complete(reference.clone(), Arc::clone(&variables), request)
+        })
+    } else {
+        builder
+    };
     described(builder, entry)
         .ok_or_else(|| refuse(RefusalReason::Malformed))?
         .build()
@@ -224,6 +206,17 @@ impl Source<'_> {
     fn revisions(&self) -> tollgate::endpoint::ProtocolVersions {
         self.revisions.iter().copied().collect()
     }
+}
+
+/// The variable names of a URI template (`{name}` expressions; the endpoint parses the template
+/// itself when it builds the registration, refusing anything past RFC 6570 Level 1).
+fn variables_of(template: &str) -> Vec<Arc<str>> {
+    template
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}'))
+        .map(|(name, _)| Arc::from(name))
+        .collect()
 }
 
 /// A resource's or template's `title`, `description` and `mimeType` from its list entry;
@@ -268,8 +261,10 @@ impl Forward {
                 .insert("name", &*name)
                 .insert("arguments", object.build())
                 .build();
-            let call = client.request("prompts/get", Some(relay.params(params)));
-            self.link.bounded(self.timeout, call).await?
+            match self.relayed(&client, "prompts/get", params, &relay).await? {
+                Ok(result) => result,
+                Err(missing) => return Ok(missing.into()),
+            }
         } else {
             let call = client.get_prompt(&name, object.build());
             self.link.bounded(self.timeout, call).await?
@@ -279,17 +274,47 @@ impl Forward {
                 .ok_or(ForwardError::Malformed)?
                 .into());
         }
-        PromptResult::from_wire(result.as_object().ok_or(ForwardError::Malformed)?)
+        let object = result.as_object().ok_or(ForwardError::Malformed)?;
+        PromptResult::from_wire(&self.naming.served_prompt(object))
             .map(Into::into)
             .ok_or(ForwardError::Malformed)
     }
 
-    /// `completion/complete` for the upstream's prompt `name`, with the values already chosen
-    /// for its other declared arguments as context; the answer read back (at most 100 values,
+    /// `method` with `params` sent as is (the input relayed as `relay` says): its result, or an
+    /// upstream's -32021 refusal for capabilities the caller lacks, as the endpoint's own (the
+    /// caller is refused -32021 naming them, as for a tool).
+    async fn relayed(
+        &self,
+        client: &tollgate_client::Client,
+        method: &str,
+        params: JsonObject,
+        relay: &InputRelay,
+    ) -> Result<Result<JsonValue, InputRequiredResult>, ForwardError> {
+        let mut refused = None;
+        let call = async {
+            let answer = client.request(method, Some(relay.params(params))).await;
+            if let Err(error) = &answer
+                && error.code() == Some(MISSING_CAPABILITY)
+            {
+                refused = Some(error.data().cloned());
+            }
+            answer
+        };
+        let result = self.link.bounded(self.timeout, call).await;
+        if let Some(data) = refused {
+            let missing = relay.missing(data.as_ref()).ok_or(ForwardError::Upstream)?;
+            return Ok(Err(missing));
+        }
+        result.map(Ok)
+    }
+
+    /// `completion/complete` for `reference` (the upstream's prompt by its own name, or its
+    /// template by its own URI template), with the values already chosen for its other
+    /// `declared` arguments (variables) as context; the answer read back (at most 100 values,
     /// each a string).
     async fn complete(
         self,
-        name: Arc<str>,
+        reference: JsonObject,
         declared: Arc<[Arc<str>]>,
         request: CompletionRequest,
     ) -> Result<Completion, ForwardError> {
@@ -300,21 +325,13 @@ impl Forward {
             }
         }
         let context = context.build();
-        let mut params = JsonObject::builder()
-            .insert(
-                "ref",
-                JsonObject::builder()
-                    .insert("type", "ref/prompt")
-                    .insert("name", &*name)
-                    .build(),
-            )
-            .insert(
-                "argument",
-                JsonObject::builder()
-                    .insert("name", request.argument())
-                    .insert("value", request.value())
-                    .build(),
-            );
+        let mut params = JsonObject::builder().insert("ref", reference).insert(
+            "argument",
+            JsonObject::builder()
+                .insert("name", request.argument())
+                .insert("value", request.value())
+                .build(),
+        );
         if !context.is_empty() {
             params.push(
                 "context",
@@ -341,8 +358,13 @@ impl Forward {
         let client = self.link.client();
         let result = if relay.relays {
             let params = JsonObject::builder().insert("uri", uri).build();
-            let call = client.request("resources/read", Some(relay.params(params)));
-            self.link.bounded(self.timeout, call).await?
+            match self
+                .relayed(&client, "resources/read", params, &relay)
+                .await?
+            {
+                Ok(result) => result,
+                Err(missing) => return Ok(missing.into()),
+            }
         } else {
             let call = client.read_resource(uri);
             self.link.bounded(self.timeout, call).await?
@@ -357,25 +379,7 @@ impl Forward {
             .and_then(JsonValue::as_array)
             .ok_or(ForwardError::Malformed)?;
         // The contents' URIs as the client knows them.
-        let mapped: tollgate::json::JsonArray = contents
-            .iter()
-            .map(
-                |c| match (c.as_object(), c.get("uri").and_then(JsonValue::as_str)) {
-                    (Some(o), Some(uri)) => {
-                        let mut b = JsonObject::builder();
-                        for (k, v) in o.iter() {
-                            if k.as_str() == "uri" {
-                                b.push("uri", self.naming.uri(uri).as_str());
-                            } else {
-                                b.push(k.as_str(), v.clone());
-                            }
-                        }
-                        b.build().into()
-                    }
-                    _ => c.clone(),
-                },
-            )
-            .collect();
+        let mapped = self.naming.served_contents(contents);
         let mapped = JsonObject::builder().insert("contents", mapped).build();
         ResourceOutput::from_wire(&mapped)
             .map(Into::into)
@@ -407,4 +411,18 @@ fn completion_of(result: &JsonValue) -> Option<Completion> {
     } else {
         read
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variables_of;
+
+    #[test]
+    fn a_template_s_variables_are_its_expressions() {
+        let names =
+            |t: &str| -> Vec<String> { variables_of(t).iter().map(|n| n.to_string()).collect() };
+        assert_eq!(names("file:///notes/{folder}/{name}"), ["folder", "name"]);
+        assert_eq!(names("file:///fixed"), Vec::<String>::new());
+        assert_eq!(names("x:{a}-{b.c}"), ["a", "b.c"]);
+    }
 }

@@ -18,12 +18,13 @@ use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
 use tollgate_client::oauth::OAuthClient;
 
-use crate::catalog::{Naming, import_prompt, import_resource, import_template};
+use crate::catalog::{import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
 use crate::import::{Kind, Refusal, RefusalReason, Source, import_tool};
 use crate::link::Link;
 use crate::live::{Watch, follow, listen};
+use crate::naming::Naming;
 
 /// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
 /// standard error (`info`, with the upstream's name), a catalog change applied or refused.

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use tollgate::context::Handler;
+use tollgate::context::{ClientRequests, Handler};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::task::TaskCreation;
 use tollgate::tool::{
@@ -23,10 +23,10 @@ use tollgate::{
 };
 use tollgate_schema::CompiledSchema;
 
-use crate::catalog::Naming;
 use crate::error::ForwardError;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
+use crate::naming::Naming;
 use crate::relay::{
     InputRelay, MISSING_CAPABILITY, asks_input, input_required_of, missing_of, relayed,
 };
@@ -263,6 +263,7 @@ pub(crate) fn import_tool(
         link: Arc::clone(source.link),
         name: Arc::from(name),
         timeout: source.call_timeout,
+        naming: source.naming.clone(),
         keeps_state,
     };
     let mut builder = stage.handler(forward);
@@ -384,6 +385,8 @@ struct Forward {
     link: Arc<Link>,
     name: Arc<str>,
     timeout: Duration,
+    /// How the upstream's URIs are served (its results' content).
+    naming: Naming,
     /// Whether the registration keeps request state (served on 2026-07-28 alone).
     keeps_state: bool,
 }
@@ -415,7 +418,8 @@ impl Forward {
         features: &InvocationFeatures,
     ) -> Result<OperationResult, ForwardError> {
         let client = self.link.client();
-        let mut relay = InputRelay::of(context, &client, self.keeps_state);
+        let asks = features.find::<ClientRequests>().is_some();
+        let mut relay = InputRelay::of(context, &client, self.keeps_state, asks);
         let creation = features.find::<TaskCreation>();
         if creation.is_some() {
             relay.declare_tasks();
@@ -442,13 +446,15 @@ impl Forward {
         .await;
         let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
         if relays_input && let Some(data) = refused {
-            let missing = missing_of(context, data.as_ref()).ok_or(ForwardError::Upstream)?;
+            let missing = missing_of(context.client_capabilities(), data.as_ref())
+                .ok_or(ForwardError::Upstream)?;
             return Ok(missing.into());
         }
         let result = result?;
         if crate::tasks::is_task(&result) {
             // Only a caller given the means to have a task was offered one.
-            return crate::tasks::adopt(&self.link, self.timeout, creation, &result).await;
+            return crate::tasks::adopt(&self.link, self.timeout, &self.naming, creation, &result)
+                .await;
         }
         if relays_input && asks_input(&result) {
             let relayed =
@@ -456,7 +462,8 @@ impl Forward {
             return Ok(relayed.into());
         }
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
-        let complete = CompleteResult::from_wire(object).ok_or(ForwardError::Malformed)?;
+        let complete = CompleteResult::from_wire(&self.naming.served_result(object))
+            .ok_or(ForwardError::Malformed)?;
         Ok(complete.into())
     }
 }

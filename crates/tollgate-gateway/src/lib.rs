@@ -15,10 +15,11 @@
 //!   and never reaches the client;
 //! - a client's credentials are never passed upstream: each upstream gets the gateway's own
 //!   (`headers` in the configuration, or its own OAuth client-credentials grant);
-//! - progress, cancellation, prompt completions, (2026-07-28 on both sides)
-//!   `input_required`, and a 2025 upstream's requests (elicitation, sampling, roots) and log
-//!   messages on a call's own stream relayed between the caller and the upstream; an upstream's
-//!   task made a task of the gateway's own, followed to its end;
+//! - progress, cancellation, prompt and template completions, `input_required` (2026-07-28 on
+//!   both sides, or a 2026-07-28 upstream's to a 2025 caller of a tool), URIs inside answers
+//!   served as the upstream's resources are, and a 2025 upstream's requests (elicitation,
+//!   sampling, roots) and log messages on a call's own stream relayed between the caller and the
+//!   upstream; an upstream's task made a task of the gateway's own, followed to its end;
 //! - each upstream's catalog followed live (its `list_changed`, or a periodic re-list).
 //!
 //! This crate owns the configuration, the import and the forwarding; it knows nothing of HTTP
@@ -61,6 +62,7 @@ mod import;
 mod inputs;
 mod link;
 mod live;
+mod naming;
 mod relay;
 mod tasks;
 

@@ -11,7 +11,9 @@
 use std::future::Future;
 
 use tokio::sync::mpsc;
-use tollgate::context::{InputRequest, InputRequiredResult, ProgressReporter, RequestLogger};
+use tollgate::context::{
+    ClientCapabilities, InputRequest, InputRequiredResult, ProgressReporter, RequestLogger,
+};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client, Error, Progress};
@@ -108,7 +110,13 @@ const UPSTREAM_STATE: &str = "upstream";
 /// caller's responses (and, where the registration keeps state, the upstream's state) back, and
 /// the upstream is told the caller's own elicitation, sampling and roots capabilities, so it asks
 /// only for what the caller can answer (and refuses, -32021, what it requires and the caller
-/// lacks). To a 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
+/// lacks). A 2025 caller the endpoint gives a channel to (a tool call over HTTP) is declared
+/// to the upstream the same way, but the upstream's `input_required` is answered by the
+/// upstream's client itself: each input request goes through the call's handler to the caller
+/// on its own call's stream (see [`asks`](crate::asks)), and the upstream call is retried with
+/// the answers and the upstream's `requestState`, for at most the client's
+/// `max_input_rounds` rounds (default 10; past them the call fails, the fixed -32603). To a
+/// 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
 pub(crate) struct InputRelay {
     /// Whether the upstream's `input_required` is relayed.
     pub(crate) relays: bool,
@@ -116,29 +124,38 @@ pub(crate) struct InputRelay {
     capabilities: Option<JsonObject>,
     /// The caller's responses and the upstream's state, on a retry.
     retry: Option<(JsonObject, Option<JsonValue>)>,
+    /// What the caller declares (to answer an upstream's -32021 as the endpoint's own).
+    declared: ClientCapabilities,
 }
 
 impl InputRelay {
     /// Read from `context`, for `client`'s upstream; `keeps_state` when the registration may
-    /// carry the upstream's state.
-    pub(crate) fn of(context: &RequestContext, client: &Client, keeps_state: bool) -> Self {
+    /// carry the upstream's state; `asks` when the caller can be sent requests during the call
+    /// (the endpoint gave it a `ClientRequests` channel: a 2025 caller over HTTP).
+    pub(crate) fn of(
+        context: &RequestContext,
+        client: &Client,
+        keeps_state: bool,
+        asks: bool,
+    ) -> Self {
         let none = |capabilities| Self {
             relays: false,
             capabilities,
             retry: None,
+            declared: ClientCapabilities::default(),
         };
         if !client.revision().is_stateless() {
             return none(None);
         }
         if context.protocol_version() != ProtocolVersion::V2026_07_28 {
-            return none(Some(JsonObject::new()));
+            let declared = if asks {
+                askable(context)
+            } else {
+                JsonObject::new()
+            };
+            return none(Some(declared));
         }
-        let mut capabilities = JsonObject::builder();
-        for (name, value) in context.client_capabilities().raw().iter() {
-            if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
-                capabilities.push(name.clone(), value.clone());
-            }
-        }
+        let capabilities = askable(context);
         let retry = context.input_responses().map(|responses| {
             let state = context
                 .request_state()
@@ -150,9 +167,19 @@ impl InputRelay {
         });
         Self {
             relays: true,
-            capabilities: Some(capabilities.build()),
+            capabilities: Some(capabilities),
             retry,
+            declared: context.client_capabilities().clone(),
         }
+    }
+
+    /// An upstream's -32021 refusal (its error `data`) as the endpoint's own: `None` when the
+    /// input is not relayed or the upstream names nothing the caller lacks (see [`missing_of`]).
+    pub(crate) fn missing(&self, data: Option<&JsonValue>) -> Option<InputRequiredResult> {
+        if !self.relays {
+            return None;
+        }
+        missing_of(&self.declared, data)
     }
 
     /// Declares the tasks extension to the upstream (the caller may be given a task).
@@ -196,6 +223,17 @@ impl InputRelay {
         }
         out.build()
     }
+}
+
+/// The caller's own `elicitation`, `sampling` and `roots` capabilities, as declared.
+fn askable(context: &RequestContext) -> JsonObject {
+    let mut capabilities = JsonObject::builder();
+    for (name, value) in context.client_capabilities().raw().iter() {
+        if matches!(name.as_str(), "elicitation" | "sampling" | "roots") {
+            capabilities.push(name.clone(), value.clone());
+        }
+    }
+    capabilities.build()
 }
 
 /// Where a 2026-07-28 request carries its client's capabilities (`_meta`).
@@ -254,11 +292,10 @@ pub(crate) const MISSING_CAPABILITY: i64 = -32021;
 /// declare, which the endpoint refuses (-32021, naming them) before anything is sent. `None`
 /// when the upstream names none the caller lacks (then it is the upstream's failure).
 pub(crate) fn missing_of(
-    context: &RequestContext,
+    declared: &ClientCapabilities,
     data: Option<&JsonValue>,
 ) -> Option<InputRequiredResult> {
     let required = data?.get("requiredCapabilities")?.as_object()?;
-    let declared = context.client_capabilities();
     let mut missing: Option<InputRequiredResult> = None;
     for (name, _) in required.iter() {
         let request = match name.as_str() {

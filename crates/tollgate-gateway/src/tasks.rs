@@ -21,6 +21,7 @@ use tollgate::tool::{CompleteResult, OperationResult};
 use crate::error::ForwardError;
 use crate::inputs::input_request_in;
 use crate::link::Link;
+use crate::naming::Naming;
 
 /// The shortest wait between two polls of an upstream task, whatever the upstream says.
 pub(crate) const MIN_UPSTREAM_POLL: Duration = Duration::from_millis(100);
@@ -60,7 +61,8 @@ pub(crate) fn with_extension(capabilities: JsonObject) -> JsonObject {
 }
 
 /// The upstream's `CreateTaskResult` made the gateway's own task through `creation`, its work
-/// following the upstream task on `link` (each request bounded by `timeout`).
+/// following the upstream task on `link` (each request bounded by `timeout`; the URIs of its
+/// result's content served as `naming` says).
 ///
 /// # Errors
 ///
@@ -71,6 +73,7 @@ pub(crate) fn with_extension(capabilities: JsonObject) -> JsonObject {
 pub(crate) async fn adopt(
     link: &Arc<Link>,
     timeout: Duration,
+    naming: &Naming,
     creation: Option<&TaskCreation>,
     result: &JsonValue,
 ) -> Result<OperationResult, ForwardError> {
@@ -83,6 +86,7 @@ pub(crate) async fn adopt(
         link: Arc::clone(link),
         id: Arc::from(id),
         timeout,
+        naming: naming.clone(),
         open: true,
     };
     // Dropped unadopted, the upstream task is cancelled.
@@ -101,6 +105,8 @@ struct UpstreamTask {
     link: Arc<Link>,
     id: Arc<str>,
     timeout: Duration,
+    /// How the upstream's URIs are served (its result's content).
+    naming: Naming,
     /// Whether the upstream task may still be running.
     open: bool,
 }
@@ -173,7 +179,9 @@ async fn step(
             let result = detail
                 .get("result")
                 .and_then(JsonValue::as_object)
-                .and_then(CompleteResult::from_wire)
+                .and_then(|result| {
+                    CompleteResult::from_wire(&upstream.naming.served_result(result))
+                })
                 .ok_or_else(TaskError::internal)?;
             return Ok(Step::Done(result));
         }

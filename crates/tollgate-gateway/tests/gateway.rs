@@ -26,6 +26,8 @@ mod relay;
 mod tasks;
 #[path = "gateway/upstream.rs"]
 mod upstream;
+#[path = "gateway/uris.rs"]
+mod uris;
 
 use std::sync::atomic::Ordering;
 

@@ -237,3 +237,117 @@ async fn a_caller_that_cannot_answer_gets_the_upstream_the_fixed_refusal() {
     }
     gateway.close().await;
 }
+
+/// A 2026-07-28 upstream whose `rounds` asks the caller for a name `n` times (one
+/// `input_required` round each, its count carried in its own request state), then answers the
+/// names it was given, joined. Its elicitation is required: a caller that does not declare it
+/// is refused (-32021) before any round.
+async fn rounds_upstream() -> SocketAddr {
+    use tollgate::context::InputRequiredResult;
+    use tollgate::tool::RequestStateMode;
+    async fn rounds(
+        context: &RequestContext,
+        arguments: ToolArguments<JsonObject>,
+        _: &InvocationFeatures,
+    ) -> Result<OperationResult, std::convert::Infallible> {
+        let n = arguments
+            .raw()
+            .get("n")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_u64())
+            .unwrap_or(1);
+        // The names given so far (the state), and this round's answer.
+        let mut names: Vec<String> = context
+            .request_state()
+            .and_then(JsonValue::as_str)
+            .map(|s| {
+                s.split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(name) = context
+            .input_responses()
+            .and_then(|r| r.get("name"))
+            .and_then(|a| a.get("content"))
+            .and_then(|c| c.get("name"))
+            .and_then(JsonValue::as_str)
+        {
+            names.push(name.to_owned());
+        }
+        if names.len() as u64 >= n {
+            return Ok(CompleteResult::from_tool_text(names.join(",")).into());
+        }
+        let schema = object(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#);
+        let ask = InputRequest::elicitation("Name?", schema);
+        Ok(InputRequiredResult::with_input_request("name", ask)
+            .state(JsonValue::from(format!("{},", names.join(","))))
+            .into())
+    }
+    let tool = ToolRegistration::with_name("rounds", [V26])
+        .json_object_arguments()
+        .handler(rounds)
+        .input_request_declarations([InputRequestDeclaration::new(
+            InputRequestKind::Elicitation,
+            InputRequirement::Required,
+        )])
+        .request_state_mode(RequestStateMode::FrameworkProtected)
+        .build()
+        .unwrap();
+    serve(
+        Endpoint::with_path("/mcp", [V26], Implementation::new("rounds", "1"))
+            .add_tool(tool)
+            .build()
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_upstream_s_input_required_reaches_a_2025_caller_on_its_call_s_stream() {
+    let upstream = rounds_upstream().await;
+    let (gateway, url) = gateway_url(upstream, &[V26, V25]).await;
+    let ada = Caller::new("Ada");
+    let client = connect(&url, Revision::V2025_11_25, &ada, true).await;
+    // One round: the caller is asked on its call's stream, the upstream retried with the
+    // answer and its own state.
+    let one = client
+        .call_tool("up_rounds", object(r#"{"n":1}"#))
+        .await
+        .unwrap();
+    assert_eq!(text(&one), "Ada");
+    assert_eq!(ada.asked.load(Ordering::SeqCst), 1);
+    // At the bound (10 rounds, the upstream client's default) the call completes; one past it
+    // is the fixed internal error, never a loop.
+    let ten = client
+        .call_tool("up_rounds", object(r#"{"n":10}"#))
+        .await
+        .unwrap();
+    assert_eq!(text(&ten), ["Ada"; 10].join(","));
+    assert_eq!(ada.asked.load(Ordering::SeqCst), 11);
+    let eleven = client
+        .call_tool("up_rounds", object(r#"{"n":11}"#))
+        .await
+        .unwrap_err();
+    assert_eq!(eleven.code(), Some(-32603));
+    assert_eq!(
+        ada.asked.load(Ordering::SeqCst),
+        21,
+        "ten rounds asked, then refused"
+    );
+    client.close().await.unwrap();
+
+    // A 2025 caller that does not declare elicitation is declared none: the upstream refuses
+    // before asking, and the caller gets the fixed internal error, never asked.
+    let grace = Caller::new("Grace");
+    let unable = connect(&url, Revision::V2025_11_25, &grace, false).await;
+    let refused = unable
+        .call_tool("up_rounds", object(r#"{"n":1}"#))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(-32603));
+    assert_eq!(grace.asked.load(Ordering::SeqCst), 0);
+    unable.close().await.unwrap();
+    gateway.close().await;
+}

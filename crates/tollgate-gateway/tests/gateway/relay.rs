@@ -215,9 +215,32 @@ async fn asking_upstream() -> std::net::SocketAddr {
         .handler(ask)
         .build()
         .unwrap();
+    // A read asking for an elicitation first, then answering.
+    let read = |context: &RequestContext,
+                request: tollgate::resource::ResourceRequest,
+                _: &InvocationFeatures| {
+        let asked = context.input_responses().is_none();
+        let uri = request.uri().to_owned();
+        async move {
+            use tollgate::resource::{ResourceOutcome, ResourceOutput};
+            if asked {
+                let ask = InputRequest::elicitation("Proceed?", JsonObject::new());
+                return Ok::<ResourceOutcome, std::convert::Infallible>(
+                    InputRequiredResult::with_input_request("go", ask).into(),
+                );
+            }
+            let contents = tollgate::content::ResourceContents::text(&uri, None, "read").unwrap();
+            Ok(ResourceOutput::with_contents(contents).into())
+        }
+    };
+    let resource = tollgate::resource::ResourceRegistration::with_uri("ask://here", "here", [V26])
+        .handler(read)
+        .build()
+        .unwrap();
     let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("asking", "1"))
         .add_tool(tool)
         .add_prompt(prompt)
+        .add_resource(resource)
         .build()
         .unwrap();
     let server = tollgate::Server::bind(
@@ -334,6 +357,23 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Some(-32021));
+    // A prompt's and a read's likewise: the upstream's -32021 is the endpoint's own.
+    let refused = unable
+        .get_prompt("up_ask", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(-32021));
+    let refused = unable.read_resource("up+ask://here").await.unwrap_err();
+    assert_eq!(refused.code(), Some(-32021));
+    // The read's input_required reaches a caller that can answer, and its answer goes back.
+    let read = client.read_resource("up+ask://here").await.unwrap();
+    let text = read
+        .get("contents")
+        .and_then(JsonValue::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("text"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(text, Some("read"));
     unable.close().await.unwrap();
     client.close().await.unwrap();
     gateway.close().await;

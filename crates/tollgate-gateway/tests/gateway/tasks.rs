@@ -2,7 +2,7 @@
 //! tasks, behind the gateway served over HTTP with an admission that names two principals. The
 //! caller gets a task of the gateway's own (never the upstream's id), followed through
 //! `tasks/get` (status message, input requests answered with `tasks/update`, result checked
-//! against the output schema), `tasks/cancel` reaching the upstream task, and another
+//! against the output schema, its resource links served as `PREFIX+uri`), `tasks/cancel` reaching the upstream task, and another
 //! principal never finding the task.
 
 use std::sync::Arc;
@@ -83,7 +83,11 @@ async fn tasks_upstream(seen: &Seen) -> std::net::SocketAddr {
                     task.set_status_message("halfway").await.ok();
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     guard.1 = true;
-                    Ok(CompleteResult::from_tool_text("done"))
+                    // A link in the result: served as `PREFIX+uri` through the gateway.
+                    let result = object(
+                        r#"{"content":[{"type":"text","text":"done"},{"type":"resource_link","uri":"file:///done","name":"done"}]}"#,
+                    );
+                    CompleteResult::from_wire(&result).ok_or_else(TaskError::internal)
                 })
                 .await?;
             Ok::<OperationResult, TaskError>(created.into())
@@ -311,6 +315,15 @@ async fn an_upstream_task_becomes_the_caller_s_own_and_is_followed_to_its_result
     );
     let done = until(&alice, &id, |t| status(t) == Some("completed")).await;
     assert_eq!(done.get("result").and_then(text), Some("done"));
+    // The result's resource link is served as the gateway serves the upstream's URIs.
+    let link = done
+        .get("result")
+        .and_then(|r| r.get("content"))
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.get(1))
+        .and_then(|b| b.get("uri"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(link, Some("up+file:///done"));
     assert!(done.get("statusMessage").is_none());
 
     // A caller that did not declare the extension is not given a task: the upstream's

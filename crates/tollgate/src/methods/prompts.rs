@@ -1,4 +1,5 @@
-//! `prompts/get` and `completion/complete` (prompt arguments), on every revision; `prompts/list`
+//! `prompts/get` and `completion/complete` (prompt arguments and resource templates'
+//! variables), on every revision; `prompts/list`
 //! is a pre-rendered page (`methods::one_page`).
 
 use std::sync::Arc;
@@ -82,8 +83,26 @@ pub(crate) async fn get(
     tree_reply(&endpoint.inner.limits.output, revision, id, out)
 }
 
-/// `completion/complete` for a prompt argument: the prompt's completion handler, or no values
-/// when it has none. Resource-template references are refused (Tollgate serves no resources).
+/// What a `completion/complete` reference names: a prompt, or a resource template (by its URI
+/// template, exactly as registered).
+enum Completing<'c> {
+    Prompt(&'c crate::model::prompt::PromptRegistration),
+    Template(&'c crate::model::resource::ResourceTemplateRegistration),
+}
+
+impl Completing<'_> {
+    /// Whether `name` is one of its declared arguments (a prompt's) or variables (a template's).
+    fn declares(&self, name: &str) -> bool {
+        match self {
+            Self::Prompt(p) => p.arguments().iter().any(|a| a.name() == name),
+            Self::Template(t) => t.template.has_variable(name),
+        }
+    }
+}
+
+/// `completion/complete` for a prompt argument or a resource template's variable: the
+/// registration's completion handler, or no values when it has none. An unknown prompt is the
+/// revision's unknown-prompt error, an unknown template -32602 (neither echoed).
 pub(crate) async fn complete(
     endpoint: &Endpoint,
     params: &JsonObject,
@@ -103,39 +122,50 @@ pub(crate) async fn complete(
     else {
         return fail(revision, id, Fault::InvalidParams, None);
     };
-    let (Some("ref/prompt"), Some(JsonValue::String(name))) = (
-        reference.get("type").and_then(JsonValue::as_str),
-        reference.get("name"),
-    ) else {
-        return fail(revision, id, Fault::InvalidParams, None);
-    };
     // The catalog this request runs on to its end (as its caller sees it).
     let catalog = endpoint.catalog_for(&context.admission);
-    let Some(prompt) = catalog.prompt(name, revision) else {
-        return fail(revision, id, Fault::UnknownPrompt, None);
+    let (target, name) = match (
+        reference.get("type").and_then(JsonValue::as_str),
+        reference.get("name"),
+        reference.get("uri"),
+    ) {
+        (Some("ref/prompt"), Some(JsonValue::String(name)), _) => {
+            let Some(prompt) = catalog.prompt(name, revision) else {
+                return fail(revision, id, Fault::UnknownPrompt, None);
+            };
+            crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(
+                prompt.shared_name(),
+            ));
+            (Completing::Prompt(prompt), name)
+        }
+        (Some("ref/resource"), _, Some(JsonValue::String(uri))) => {
+            let Some(template) = catalog.template(uri, revision) else {
+                return fail(revision, id, Fault::InvalidParams, None);
+            };
+            (Completing::Template(template), uri)
+        }
+        _ => return fail(revision, id, Fault::InvalidParams, None),
     };
-    crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(
-        prompt.shared_name(),
-    ));
-    if let Err(reply) = require_scopes(endpoint, &context, &prompt.inner.required_scopes) {
+    let (scopes, handler) = match &target {
+        Completing::Prompt(p) => (&p.inner.required_scopes, p.inner.completion.as_deref()),
+        Completing::Template(t) => (&t.inner.required_scopes, t.completion.as_deref()),
+    };
+    if let Err(reply) = require_scopes(endpoint, &context, scopes) {
         return reply;
     }
-    if !prompt
-        .arguments()
-        .iter()
-        .any(|a| a.name() == argument_name.as_str())
-    {
+    if !target.declares(argument_name) {
         return fail(revision, id, Fault::InvalidParams, None);
     }
-    // Context: already-chosen values of the prompt's other declared arguments, all strings.
+    // Context: already-chosen values of the other declared arguments (variables), all strings.
     let mut chosen = Vec::new();
     match params.get("context").map(|c| c.get("arguments")) {
         None | Some(None) => {}
         Some(Some(JsonValue::Object(given))) => {
             for (k, v) in given.iter() {
-                let declared = prompt.arguments().iter().any(|a| a.name() == k.as_str());
                 match v.as_str() {
-                    Some(v) if declared => chosen.push((Arc::from(k.as_str()), Arc::from(v))),
+                    Some(v) if target.declares(k) => {
+                        chosen.push((Arc::from(k.as_str()), Arc::from(v)));
+                    }
                     _ => return fail(revision, id, Fault::InvalidParams, None),
                 }
             }
@@ -143,7 +173,7 @@ pub(crate) async fn complete(
         Some(Some(_)) => return fail(revision, id, Fault::InvalidParams, None),
     }
     context.operation_name = Some(name.clone());
-    let completion = match &prompt.inner.completion {
+    let completion = match handler {
         None => Some(Completion::empty()),
         Some(handler) => {
             let request = CompletionRequest::new(argument_name, value, chosen);

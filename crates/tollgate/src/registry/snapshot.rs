@@ -125,6 +125,21 @@ impl Catalog {
         self.prompts
             .iter()
             .any(|p| p.completes() && p.revisions().contains(revision))
+            || self
+                .templates
+                .iter()
+                .any(|t| t.completes() && t.revisions().contains(revision))
+    }
+
+    /// The template registered as `uri_template` (its source, exactly) on `revision`.
+    pub(crate) fn template(
+        &self,
+        uri_template: &str,
+        revision: ProtocolVersion,
+    ) -> Option<&ResourceTemplateRegistration> {
+        self.templates
+            .iter()
+            .find(|t| t.uri_template() == uri_template && t.revisions().contains(revision))
     }
 
     /// Routes a read: a skill's file (2026-07-28), else an MCP Apps view, else an exact

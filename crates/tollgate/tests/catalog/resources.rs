@@ -583,3 +583,132 @@ async fn a_read_may_ask_for_input_on_2026() {
     .await;
     assert_eq!((resp.status, resp.code()), (200, -32603));
 }
+
+/// A template completing its variables: `item` from a fixed list filtered by what is typed and
+/// by the `shelf` already chosen.
+fn completing_endpoint() -> Endpoint {
+    use std::convert::Infallible;
+    use tollgate::prompt::{Completion, CompletionRequest};
+    let complete = |_: &RequestContext, request: CompletionRequest| async move {
+        let shelf = request.context("shelf").unwrap_or("any");
+        let items = ["apple", "apricot", "banana"]
+            .into_iter()
+            .filter(|i| i.starts_with(request.value()))
+            .map(|i| format!("{shelf}/{}/{i}", request.argument()));
+        Ok::<_, Infallible>(Completion::from_values(items))
+    };
+    Endpoint::with_path("/mcp", ALL, Implementation::new("completing", "1"))
+        .legacy_sessions(None)
+        .add_resource_template(
+            ResourceTemplateRegistration::with_uri_template(
+                "test://shelves/{shelf}/{item}",
+                "Shelf item",
+                ALL,
+            )
+            .handler(text)
+            .completion(complete)
+            .build()
+            .unwrap(),
+        )
+        .add_resource_template(
+            ResourceTemplateRegistration::with_uri_template("test://items/{id}", "Item", ALL)
+                .handler(text)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn templates_complete_their_variables_per_revision() {
+    let addr = start(McpService::new(completing_endpoint())).await;
+    let discover = send(addr, V26, None, "server/discover", "", None).await;
+    let caps = discover.result().get("capabilities").cloned().unwrap();
+    assert!(
+        caps.get("completions").is_some(),
+        "a completing template offers completions"
+    );
+    let ask = |template: &str, argument: &str, value: &str, context: &str| {
+        format!(
+            r#""ref":{{"type":"ref/resource","uri":"{template}"}},"argument":{{"name":"{argument}","value":"{value}"}}{context}"#
+        )
+    };
+    let shelves = "test://shelves/{shelf}/{item}";
+    for revision in ALL {
+        let complete = |params: String| async move {
+            send(
+                addr,
+                revision,
+                None,
+                "completion/complete",
+                &params,
+                Some(shelves),
+            )
+            .await
+        };
+        let resp = complete(ask(
+            shelves,
+            "item",
+            "ap",
+            r#","context":{"arguments":{"shelf":"fruit"}}"#,
+        ))
+        .await;
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        let completion = resp.result().get("completion").cloned().unwrap();
+        assert_eq!(
+            to_string(&completion, &Default::default()).unwrap(),
+            r#"{"values":["fruit/item/apple","fruit/item/apricot"],"hasMore":false}"#
+        );
+        // A template without a completion handler offers nothing.
+        let items = "test://items/{id}";
+        let resp = send(
+            addr,
+            revision,
+            None,
+            "completion/complete",
+            &ask(items, "id", "", ""),
+            Some(items),
+        )
+        .await;
+        assert!(resp.text().contains(r#""values":[]"#), "{}", resp.text());
+        let status = if revision == V26 { 400 } else { 200 };
+        for (params, why) in [
+            (ask(shelves, "colour", "", ""), "not one of its variables"),
+            (
+                ask(
+                    shelves,
+                    "item",
+                    "",
+                    r#","context":{"arguments":{"colour":"x"}}"#,
+                ),
+                "context not a variable",
+            ),
+            (
+                ask(
+                    shelves,
+                    "item",
+                    "",
+                    r#","context":{"arguments":{"shelf":1}}"#,
+                ),
+                "non-string context",
+            ),
+        ] {
+            let resp = complete(params).await;
+            assert_eq!((resp.status, resp.code()), (status, -32602), "{why}");
+        }
+        // A URI, not a template served here.
+        let other = "test://shelves/fruit/apple";
+        let params = ask(other, "item", "", "");
+        let resp = send(
+            addr,
+            revision,
+            None,
+            "completion/complete",
+            &params,
+            Some(other),
+        )
+        .await;
+        assert_eq!((resp.status, resp.code()), (status, -32602));
+    }
+}

@@ -17,6 +17,7 @@ use crate::model::cache::CachePolicy;
 use crate::model::content::ResourceContents;
 use crate::model::content::icon::{Icon, render_icons};
 use crate::model::handler::{Erased, Handler, Outcome, erase};
+use crate::model::prompt::completion::{CompletionFn, InvokeCompletion, boxed_completion};
 use crate::policy::authorization::Scopes;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
@@ -361,6 +362,8 @@ impl fmt::Debug for ResourceRegistration {
 pub struct ResourceTemplateRegistration {
     pub(crate) template: Arc<UriTemplate>,
     pub(crate) inner: Arc<ResourceInner>,
+    /// Completes its variables' values (`completion/complete` with `ref/resource`).
+    pub(crate) completion: Option<Arc<dyn InvokeCompletion>>,
 }
 
 impl fmt::Debug for ResourceTemplateRegistration {
@@ -497,6 +500,11 @@ impl ResourceTemplateRegistration {
         self.inner.revisions
     }
 
+    /// Whether it completes its variables (`completion/complete`).
+    pub(crate) fn completes(&self) -> bool {
+        self.completion.is_some()
+    }
+
     pub(crate) fn descriptor(&self, revision: ProtocolVersion) -> JsonValue {
         let mut b = JsonObject::builder()
             .insert("uriTemplate", &*self.template.source)
@@ -538,6 +546,7 @@ impl<K> ResourceHandlerStage<K> {
             metadata: Metadata::default(),
             handler: erase(handler),
             required_scopes: Vec::new(),
+            completion: None,
         }
     }
 }
@@ -551,6 +560,8 @@ pub struct ResourceBuilder<K> {
     metadata: Metadata,
     handler: Box<dyn Erased<ResourceRequest, ResourceOutcome>>,
     required_scopes: Vec<String>,
+    /// A template's completion handler (set only through `ResourceBuilder<Template>`).
+    completion: Option<Box<dyn InvokeCompletion>>,
 }
 
 impl<K: fmt::Debug> fmt::Debug for ResourceBuilder<K> {
@@ -662,6 +673,38 @@ impl ResourceBuilder<Exact> {
 }
 
 impl ResourceBuilder<Template> {
+    /// Completes values of the template's variables for `completion/complete` with a
+    /// `ref/resource` reference to this template (and advertises the `completions` capability):
+    /// the request's argument is one of its variables, its context the others' chosen values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
+    /// use tollgate::prompt::{Completion, CompletionRequest};
+    /// use tollgate::resource::{ResourceOutput, ResourceRequest, ResourceTemplateRegistration};
+    ///
+    /// ResourceTemplateRegistration::with_uri_template("shop://items/{id}", "Item", [ProtocolVersion::V2026_07_28])
+    ///     .handler(|_: &RequestContext, _: ResourceRequest, _: &InvocationFeatures| async {
+    ///         Ok::<_, Infallible>(ResourceOutput::not_found())
+    ///     })
+    ///     .completion(|_: &RequestContext, request: CompletionRequest| async move {
+    ///         let ids = ["apple", "apricot", "banana"].into_iter();
+    ///         Ok::<_, Infallible>(Completion::from_values(ids.filter(|id| id.starts_with(request.value()))))
+    ///     })
+    ///     .build()?;
+    /// # Ok::<(), tollgate::BuildError>(())
+    /// ```
+    pub fn completion<H, E>(mut self, handler: H) -> Self
+    where
+        H: for<'a> CompletionFn<'a, E>,
+        E: 'static,
+    {
+        self.completion = Some(boxed_completion(handler));
+        self
+    }
+
     /// Finishes the registration.
     ///
     /// # Errors
@@ -669,15 +712,17 @@ impl ResourceBuilder<Template> {
     /// [`BuildErrorKind::EmptyRevisions`], [`BuildErrorKind::InvalidUriTemplate`] (anything
     /// past RFC 6570 Level 1, two expressions side by side, a repeated variable, or a limit:
     /// 8,192 bytes, 32 variables, 128-byte names), or [`BuildErrorKind::InvalidResource`].
-    pub fn build(self) -> Result<ResourceTemplateRegistration, BuildError> {
+    pub fn build(mut self) -> Result<ResourceTemplateRegistration, BuildError> {
         let source = self.address.0.clone();
         let fail = |kind| BuildError::new(kind).resource(&source);
         let template =
             UriTemplate::parse(&source).ok_or_else(|| fail(BuildErrorKind::InvalidUriTemplate))?;
+        let completion = self.completion.take().map(Arc::from);
         let (_, inner) = self.inner(fail)?;
         Ok(ResourceTemplateRegistration {
             template: Arc::new(template),
             inner: Arc::new(inner),
+            completion,
         })
     }
 }

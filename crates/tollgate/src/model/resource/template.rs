@@ -113,6 +113,13 @@ impl UriTemplate {
         })
     }
 
+    /// Whether `name` is one of its variables.
+    pub(crate) fn has_variable(&self, name: &str) -> bool {
+        self.parts
+            .iter()
+            .any(|p| matches!(p, Part::Variable(v) if &**v == name))
+    }
+
     /// The variables if `uri` is one of this template's expansions, each non-empty and
     /// percent-decoded to UTF-8. `budget` counts the steps spent; past it nothing matches.
     pub(crate) fn matches(
