@@ -15,7 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::task::{MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskContext, TaskCreation, TaskError};
+use tollgate::task::{
+    MAX_STATUS_MESSAGE_BYTES, MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskContext, TaskCreation,
+    TaskError,
+};
 use tollgate::tool::{CompleteResult, OperationResult};
 
 use crate::error::ForwardError;
@@ -29,10 +32,6 @@ pub(crate) const MIN_UPSTREAM_POLL: Duration = Duration::from_millis(100);
 /// The longest wait between two polls of an upstream task, whatever the upstream says (so a
 /// status change reaches the caller within it).
 pub(crate) const MAX_UPSTREAM_POLL: Duration = Duration::from_secs(5);
-
-/// The longest status message a task carries, in bytes (the runtime's bound); an upstream's
-/// longer message is cut at a character boundary.
-const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
 
 /// Whether an upstream's `tools/call` result is a `CreateTaskResult`.
 pub(crate) fn is_task(result: &JsonValue) -> bool {
@@ -254,7 +253,8 @@ fn poll_interval(detail: &JsonValue) -> Duration {
         .clamp(MIN_UPSTREAM_POLL, MAX_UPSTREAM_POLL)
 }
 
-/// `text` cut to at most [`MAX_STATUS_MESSAGE_BYTES`] at a character boundary.
+/// `text` cut to at most [`MAX_STATUS_MESSAGE_BYTES`] (the runtime's bound) at a character
+/// boundary: an upstream's longer status message is cut, not refused.
 fn cut(text: &str) -> &str {
     if text.len() <= MAX_STATUS_MESSAGE_BYTES {
         return text;

@@ -263,7 +263,8 @@ pub mod task {
     //! statuses and errors, the context a task body runs with, and the stores that keep task
     //! records.
     pub use crate::tasks::model::{
-        MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError, TaskInputError, TaskStatus,
+        MAX_STATUS_MESSAGE_BYTES, MAX_TASK_ID_BYTES, TASKS_EXTENSION, TaskConfig, TaskError,
+        TaskInputError, TaskStatus,
     };
     pub use crate::tasks::runner::TaskCreation;
     #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -16,6 +16,10 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// The longest task id accepted in a request (Tollgate's own ids are 32 characters).
 pub const MAX_TASK_ID_BYTES: usize = 128;
 
+/// The longest status message a task carries, and the longest message of an application's
+/// [`TaskError`], in bytes.
+pub const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
+
 /// A task's status, as the extension names it on the wire.
 ///
 /// # Examples
@@ -242,11 +246,11 @@ pub struct TaskError {
 }
 
 impl TaskError {
-    /// An application error: `code` outside -32768..=-32000, `message` at most 1,024 bytes.
-    /// `None` otherwise.
+    /// An application error: `code` outside -32768..=-32000, `message` at most
+    /// [`MAX_STATUS_MESSAGE_BYTES`] (1,024) bytes. `None` otherwise.
     pub fn application(code: i64, message: impl Into<Arc<str>>) -> Option<Self> {
         let message = message.into();
-        ((!(-32768..=-32000).contains(&code)) && message.len() <= 1024)
+        ((!(-32768..=-32000).contains(&code)) && message.len() <= MAX_STATUS_MESSAGE_BYTES)
             .then_some(Self { code, message })
     }
 

@@ -11,7 +11,7 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::model::features::CancellationToken;
 use crate::model::input::{InputRequest, MAX_INPUT_REQUESTS};
 use crate::model::tool::options::InputRequestDeclaration;
-use crate::tasks::model::{TaskInputError, TaskStatus};
+use crate::tasks::model::{MAX_STATUS_MESSAGE_BYTES, TaskInputError, TaskStatus};
 use crate::tasks::runner::Tasks;
 
 /// What a task's work receives: its id, its cancellation signal, and the means to report a
@@ -50,7 +50,7 @@ impl TaskContext {
     /// [`TaskInputError::InvalidRequests`] for an overlong message, [`TaskInputError::Ended`]
     /// once the task is terminal, [`TaskInputError::Store`] when the store fails.
     pub async fn set_status_message(&self, message: &str) -> Result<(), TaskInputError> {
-        if message.len() > 1024 {
+        if message.len() > MAX_STATUS_MESSAGE_BYTES {
             return Err(TaskInputError::InvalidRequests);
         }
         let updated = self
