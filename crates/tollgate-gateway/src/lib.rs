@@ -14,7 +14,8 @@
 //!   output schema and the endpoint's output limits, so a bad answer becomes the fixed -32603
 //!   and never reaches the client;
 //! - a client's credentials are never passed upstream: each upstream gets the gateway's own
-//!   (`headers` in the configuration, or its own OAuth client-credentials grant);
+//!   (`headers` in the configuration, or its own OAuth client-credentials or authorization-code
+//!   grant, the latter authorized once by [`login`] and kept in a token file);
 //! - progress, cancellation, prompt completions, (2026-07-28 on both sides)
 //!   `input_required`, and a 2025 upstream's requests (elicitation, sampling, roots) and log
 //!   messages on a call's own stream relayed between the caller and the upstream; an upstream's
@@ -61,13 +62,17 @@ mod import;
 mod inputs;
 mod link;
 mod live;
+mod login;
+mod oauth;
 mod relay;
 mod tasks;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
-    MIN_RELIST, UpstreamConfig, UpstreamOAuth, UpstreamTransport,
+    MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};
 pub use import::{Kind, Refusal, RefusalReason};
+pub use login::{ShowUrl, login};
+pub use oauth::{DEFAULT_CLIENT_NAME, OAuthGrant, UpstreamOAuth};
