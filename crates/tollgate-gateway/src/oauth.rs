@@ -497,4 +497,19 @@ mod tests {
         .unwrap();
         assert!(!format!("{good:?}").contains("SECRET42"));
     }
+
+    #[test]
+    fn the_guide_s_authorization_code_table_is_taken() {
+        let guide = include_str!("../../../docs/guide/gateway.md");
+        let block = guide
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| &b[..b.find("```").unwrap()])
+            .find(|b| b.contains("grant = \"authorization_code\""))
+            .unwrap();
+        let config = GatewayConfig::from_toml(block).unwrap();
+        let oauth = config.upstreams()[0].oauth().unwrap();
+        assert_eq!(oauth.grant(), OAuthGrant::AuthorizationCode);
+        assert!(oauth.token_file().is_some());
+    }
 }
