@@ -83,7 +83,10 @@ async fn offline_access_is_asked_for_only_where_the_server_lists_it() {
         Some("mcp offline_access")
     );
     // OpenID Connect Core §11: offline_access is granted only with prompt=consent.
-    assert_eq!(server.seen("/authorize")[0].param("prompt"), Some("consent"));
+    assert_eq!(
+        server.seen("/authorize")[0].param("prompt"),
+        Some("consent")
+    );
     challenge_with(
         &builder().offline_access(false).build().unwrap(),
         &server.url(),
