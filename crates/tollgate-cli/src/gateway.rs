@@ -1,7 +1,8 @@
 //! `tollgate gateway`: Tollgate's checks in front of the MCP servers a TOML file names, served
 //! over HTTP or stdio (`run`), and `tollgate gateway check`, which connects, imports and prints
-//! every tool left out with its JSON Pointer, then exits. Owns only the command's options and
-//! output; the gateway itself is `tollgate-gateway`'s.
+//! every tool left out with its JSON Pointer, then exits, and `tollgate gateway login`, which
+//! authorizes an upstream's authorization-code grant once and keeps its tokens. Owns only the
+//! command's options and output; the gateway itself is `tollgate-gateway`'s.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,9 +13,11 @@ use tollgate_gateway::{Gateway, GatewayConfig};
 /// `tollgate gateway` options.
 #[derive(clap::Args)]
 pub(crate) struct GatewayArgs {
+    #[command(subcommand)]
+    command: Option<GatewayCommand>,
     /// The configuration file (`[[upstream]]` tables).
-    #[arg(long)]
-    config: PathBuf,
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
     /// Where to listen (HTTP, at `/mcp`).
     #[arg(long, default_value = "127.0.0.1:8090")]
     addr: SocketAddr,
@@ -26,7 +29,25 @@ pub(crate) struct GatewayArgs {
     check: bool,
 }
 
-/// Runs the gateway (or its check): `Ok(false)` when the check found tools left out.
+/// `tollgate gateway` subcommands.
+#[derive(clap::Subcommand)]
+enum GatewayCommand {
+    /// Authorize the gateway at one upstream whose `[upstream.oauth]` has
+    /// `grant = "authorization_code"`, once, as a user: prints the authorization URL, receives
+    /// the code on a loopback redirect and keeps the tokens in the upstream's `token_file`:
+    /// `gateway login --config gateway.toml --upstream NAME [--open]`.
+    Login {
+        /// The upstream's `name`.
+        #[arg(long)]
+        upstream: String,
+        /// Also open the URL in a browser (default: only print it).
+        #[arg(long)]
+        open: bool,
+    },
+}
+
+/// Runs the gateway (or its check, or a login): `Ok(false)` when the check found tools left
+/// out or upstreams unavailable.
 pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::Error>> {
     // Its logs (refusals, upstream failures, an upstream's stderr) on standard error, filtered
     // by `RUST_LOG` (default `info`); standard output stays the stdio transport's.
@@ -36,7 +57,11 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
-    let config = GatewayConfig::from_file(&args.config)?;
+    let path = args.config.ok_or("gateway needs --config FILE")?;
+    let config = GatewayConfig::from_file(&path)?;
+    if let Some(GatewayCommand::Login { upstream, open }) = args.command {
+        return login(&config, &upstream, open).await;
+    }
     let revisions: Vec<ProtocolVersion> = config.revisions().to_vec();
     let gateway = Gateway::connect(&config, &revisions).await?;
     if args.check {
@@ -55,11 +80,17 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
         for refusal in gateway.refusals() {
             println!("left out: {refusal}");
         }
+        for unavailable in gateway.unavailable() {
+            println!("unavailable: {unavailable}");
+        }
         gateway.close().await;
-        return Ok(gateway.refusals().is_empty());
+        return Ok(gateway.refusals().is_empty() && gateway.unavailable().is_empty());
     }
     for refusal in gateway.refusals() {
         eprintln!("tollgate gateway: {refusal}");
+    }
+    for unavailable in gateway.unavailable() {
+        eprintln!("tollgate gateway: {unavailable}");
     }
     let endpoint = gateway
         .install(Endpoint::with_path(
@@ -91,5 +122,36 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
             .await?;
     }
     gateway.close().await;
+    Ok(true)
+}
+
+/// `tollgate gateway login`: the authorization-code flow for one upstream, its URL printed on
+/// standard error (and opened in a browser with `--open`).
+async fn login(
+    config: &GatewayConfig,
+    name: &str,
+    open: bool,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let upstream = config
+        .upstreams()
+        .iter()
+        .find(|u| u.name() == name)
+        .ok_or("no upstream of that name in the configuration")?;
+    tollgate_gateway::login(
+        upstream,
+        Box::new(move |url| {
+            eprintln!("Open this URL to authorize the gateway:\n  {url}");
+            if open {
+                crate::login::launch_browser(url);
+            }
+        }),
+    )
+    .await?;
+    let file = upstream
+        .oauth()
+        .and_then(|o| o.token_file())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    println!("logged in to upstream {name}; tokens kept in {file}");
     Ok(true)
 }

@@ -51,6 +51,11 @@ pub(crate) fn stored() -> Option<Arc<OAuthClient>> {
 /// Opens `url` in the user's browser when a launcher is at hand; prints it in any case.
 fn open_browser(url: &str) {
     eprintln!("Open this URL to log in:\n  {url}");
+    launch_browser(url);
+}
+
+/// Opens `url` in the user's browser when a launcher is at hand (`open`, `start`, `xdg-open`).
+pub(crate) fn launch_browser(url: &str) {
     let launcher: &[&str] = if cfg!(target_os = "macos") {
         &["open"]
     } else if cfg!(windows) {

@@ -86,7 +86,9 @@ enum Command {
         connect: remote::Connect,
     },
     /// Put Tollgate's checks in front of the MCP servers a TOML file names:
-    /// `gateway --config gateway.toml [--addr HOST:PORT | --stdio | --check]`.
+    /// `gateway --config gateway.toml [--addr HOST:PORT | --stdio | --check]`, or authorize
+    /// one upstream's OAuth authorization-code grant once:
+    /// `gateway login --config gateway.toml --upstream NAME [--open]`.
     Gateway(gateway::GatewayArgs),
     /// Log in to a protected server (OAuth, a browser and a loopback redirect) and keep its
     /// tokens in the user's config directory (`TOLLGATE_TOKEN_FILE` overrides) for the other

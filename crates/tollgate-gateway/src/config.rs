@@ -10,10 +10,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use tollgate::ProtocolVersion;
 use tollgate_client::Revision;
-use tollgate_client::oauth::{ClientCredentials, KeyAlgorithm, TokenEndpointAuth};
-use zeroize::Zeroizing;
 
 use crate::error::{ConfigErrorKind, GatewayError};
+use crate::oauth::{OAuthTable, UpstreamOAuth};
 
 /// The largest configuration file read, in bytes.
 pub const MAX_CONFIG_BYTES: usize = 256 * 1024;
@@ -68,117 +67,6 @@ pub struct UpstreamConfig {
     relist: Option<Duration>,
     oauth: Option<UpstreamOAuth>,
     revisions: Option<Vec<Revision>>,
-}
-
-/// The gateway's own OAuth client for one HTTP upstream (`[upstream.oauth]`): the client
-/// credentials grant, authenticated with a client secret (`client_secret_basic` or `_post`) or
-/// a private key (`private_key_jwt`). The gateway discovers the upstream's authorization server
-/// on its first 401, as the MCP authorization specification says, and keeps the tokens in
-/// memory; a caller's token is never what reaches the upstream.
-///
-/// # Examples
-///
-/// ```
-/// use tollgate_gateway::GatewayConfig;
-///
-/// let config = GatewayConfig::from_toml(r#"
-/// [[upstream]]
-/// name = "weather"
-/// url = "https://weather.example/mcp"
-///
-/// [upstream.oauth]
-/// client_id = "tollgate-gateway"
-/// client_secret = "s3cret"
-/// "#)?;
-/// let oauth = config.upstreams()[0].oauth().map(|o| o.client_id());
-/// assert_eq!(oauth, Some("tollgate-gateway"));
-/// assert!(!format!("{config:?}").contains("s3cret"));
-/// # Ok::<(), tollgate_gateway::GatewayError>(())
-/// ```
-#[derive(Clone)]
-pub struct UpstreamOAuth {
-    client_id: String,
-    issuer: Option<String>,
-    secret: Option<Zeroizing<String>>,
-    private_key_file: Option<PathBuf>,
-    algorithm: Option<KeyAlgorithm>,
-    method: Option<TokenEndpointAuth>,
-}
-
-impl std::fmt::Debug for UpstreamOAuth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The secret is a credential: never printed.
-        f.debug_struct("UpstreamOAuth")
-            .field("client_id", &self.client_id)
-            .field("issuer", &self.issuer)
-            .field("private_key_file", &self.private_key_file)
-            .finish_non_exhaustive()
-    }
-}
-
-impl UpstreamOAuth {
-    /// The client ID registered at the upstream's authorization server.
-    pub fn client_id(&self) -> &str {
-        &self.client_id
-    }
-
-    /// The authorization server the credentials belong to (`issuer`); without one they are
-    /// bound to the first authorization server the upstream names, and never presented to
-    /// another.
-    pub fn issuer(&self) -> Option<&str> {
-        self.issuer.as_deref()
-    }
-
-    /// The credentials for the client's OAuth module; the private key read from its file.
-    pub(crate) fn credentials(&self) -> std::io::Result<ClientCredentials> {
-        let mut credentials = match &self.issuer {
-            Some(issuer) => ClientCredentials::new(issuer.as_str(), self.client_id.as_str()),
-            None => ClientCredentials::unbound(self.client_id.as_str()),
-        };
-        if let Some(secret) = &self.secret {
-            credentials = credentials.secret(String::clone(secret));
-        }
-        if let (Some(path), Some(algorithm)) = (&self.private_key_file, self.algorithm) {
-            let pem = std::fs::read_to_string(path)?;
-            credentials = credentials.private_key(pem, algorithm);
-        }
-        if let Some(method) = self.method {
-            credentials = credentials.method(method);
-        }
-        Ok(credentials)
-    }
-
-    fn from_table(t: OAuthTable) -> Option<Self> {
-        if t.client_id.is_empty() || t.secret.is_some() == t.private_key_file.is_some() {
-            return None;
-        }
-        let algorithm = match (&t.private_key_file, &t.algorithm) {
-            (Some(_), Some(name)) => Some(KeyAlgorithm::from_name(name)?),
-            (None, None) => None,
-            _ => return None,
-        };
-        let method = match t.auth_method.as_deref() {
-            None => None,
-            Some("client_secret_basic") if t.secret.is_some() => {
-                Some(TokenEndpointAuth::ClientSecretBasic)
-            }
-            Some("client_secret_post") if t.secret.is_some() => {
-                Some(TokenEndpointAuth::ClientSecretPost)
-            }
-            Some("private_key_jwt") if algorithm.is_some() => {
-                Some(TokenEndpointAuth::PrivateKeyJwt)
-            }
-            Some(_) => return None,
-        };
-        Some(Self {
-            client_id: t.client_id,
-            issuer: t.issuer,
-            secret: t.secret.map(Zeroizing::new),
-            private_key_file: t.private_key_file,
-            algorithm,
-            method,
-        })
-    }
 }
 
 /// The shortest `relist_ms` taken (a re-list is a `tools/list` to the upstream).
@@ -253,18 +141,6 @@ struct Table {
     relist_ms: Option<u64>,
     oauth: Option<OAuthTable>,
     revisions: Option<Vec<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OAuthTable {
-    client_id: String,
-    issuer: Option<String>,
-    #[serde(rename = "client_secret")]
-    secret: Option<String>,
-    private_key_file: Option<PathBuf>,
-    algorithm: Option<String>,
-    auth_method: Option<String>,
 }
 
 impl GatewayConfig {
@@ -427,8 +303,8 @@ impl UpstreamConfig {
         let oauth = match t.oauth {
             None => None,
             Some(table) => match UpstreamOAuth::from_table(table) {
-                Some(oauth) => Some(oauth),
-                None => return refuse(ConfigErrorKind::InvalidOAuth),
+                Ok(oauth) => Some(oauth),
+                Err(kind) => return refuse(kind),
             },
         };
         let revisions = match t.revisions {
@@ -644,7 +520,10 @@ mod tests {
             format!("{key}auth_method = \"private_key_jwt\"\n"),
         ] {
             let config = GatewayConfig::from_toml(&with(&good)).unwrap();
-            assert_eq!(config.upstreams()[0].oauth().unwrap().client_id(), "c");
+            assert_eq!(
+                config.upstreams()[0].oauth().unwrap().client_id(),
+                Some("c")
+            );
         }
         for bad in [
             "client_id = \"\"\nclient_secret = \"s\"\n".to_owned(),

@@ -49,11 +49,20 @@ pub enum ConfigErrorKind {
     InvalidTimeout,
     /// A `relist_ms` under 1,000.
     InvalidRelist,
-    /// An `[upstream.oauth]` table without a `client_id`, without exactly one of
-    /// `client_secret` and `private_key_file`, with `algorithm` missing beside a key file (or
-    /// given without one, or unknown), an `auth_method` that does not fit the credentials, or
-    /// beside an `Authorization` header.
+    /// An `[upstream.oauth]` table without a `client_id` (client credentials), without exactly
+    /// one of `client_secret` and `private_key_file` (client credentials), with `algorithm`
+    /// missing beside a key file (or given without one, or unknown), an `auth_method` that does
+    /// not fit the credentials, an empty `client_id` or `client_name`, a `client_secret`
+    /// without a `client_id`, a `client_metadata_url` that is not `https://`, or beside an
+    /// `Authorization` header.
     InvalidOAuth,
+    /// An `[upstream.oauth]` `grant` that is neither `client_credentials` nor
+    /// `authorization_code`, or a key of the other grant (`token_file`, `client_metadata_url`
+    /// or `client_name` with client credentials; `private_key_file` or `algorithm` with the
+    /// authorization code).
+    InvalidGrant,
+    /// `grant = "authorization_code"` without a `token_file` (where its tokens are kept).
+    NoTokenFile,
     /// `revisions` (the gateway's, or an upstream's) empty, naming a revision Tollgate does not
     /// serve (or, for an upstream, its client does not speak), or naming one twice.
     InvalidRevisions,
@@ -81,7 +90,13 @@ impl ConfigErrorKind {
                 "revisions must name one or more distinct revisions Tollgate serves"
             }
             Self::InvalidOAuth => {
-                "an [upstream.oauth] table needs client_id and exactly one of client_secret or private_key_file (with algorithm), an auth_method that fits them, and no Authorization header beside it"
+                "an [upstream.oauth] table needs client_id and exactly one of client_secret or private_key_file (with algorithm) for client credentials, a client_id beside a client_secret, an https client_metadata_url, an auth_method that fits them, and no Authorization header beside it"
+            }
+            Self::InvalidGrant => {
+                "an [upstream.oauth] grant is client_credentials or authorization_code, with only that grant's keys"
+            }
+            Self::NoTokenFile => {
+                "an [upstream.oauth] table with grant = \"authorization_code\" needs a token_file"
             }
         }
     }
@@ -99,6 +114,12 @@ pub enum GatewayErrorKind {
     NameClash,
     /// The gateway's endpoint could not be built from what was imported.
     Build,
+    /// An upstream's authorization-code grant has no usable tokens (none stored, or the
+    /// refresh was refused): the upstream is unavailable until `tollgate gateway login` is run
+    /// for it ([`login`](crate::login)).
+    LoginNeeded,
+    /// `tollgate gateway login` failed ([`GatewayError::cause`] says why, in a fixed text).
+    Login,
 }
 
 /// A gateway error: its kind and, where one is concerned, the upstream's name.
@@ -106,21 +127,34 @@ pub enum GatewayErrorKind {
 pub struct GatewayError {
     kind: GatewayErrorKind,
     upstream: Option<String>,
+    cause: Option<&'static str>,
 }
 
 impl GatewayError {
     pub(crate) fn config(kind: ConfigErrorKind, upstream: Option<&str>) -> Self {
-        Self {
-            kind: GatewayErrorKind::Config(kind),
-            upstream: upstream.map(str::to_owned),
-        }
+        Self::new(GatewayErrorKind::Config(kind), upstream)
     }
 
     pub(crate) fn new(kind: GatewayErrorKind, upstream: Option<&str>) -> Self {
         Self {
             kind,
             upstream: upstream.map(str::to_owned),
+            cause: None,
         }
+    }
+
+    /// This error with the fixed text of what caused it (an OAuth refusal's kind, such as
+    /// `"token request refused"`: never a token, code or URL).
+    pub(crate) fn because(mut self, cause: Option<&'static str>) -> Self {
+        self.cause = cause;
+        self
+    }
+
+    /// The fixed text of what caused it, where one is known (an OAuth refusal's kind, such as
+    /// `"token request refused"`, for [`GatewayErrorKind::LoginNeeded`] and
+    /// [`GatewayErrorKind::Login`]).
+    pub fn cause(&self) -> Option<&'static str> {
+        self.cause
     }
 
     /// What failed.
@@ -149,8 +183,15 @@ impl fmt::Display for GatewayError {
             GatewayErrorKind::Upstream => "the upstream could not be connected to or listed",
             GatewayErrorKind::NameClash => "two upstreams serve the same name: give one a prefix",
             GatewayErrorKind::Build => "the gateway's endpoint could not be built",
+            GatewayErrorKind::LoginNeeded => {
+                "no usable OAuth tokens for the upstream (none stored, or the refresh was refused): run tollgate gateway login --config FILE --upstream NAME"
+            }
+            GatewayErrorKind::Login => "the login to the upstream failed",
         };
         f.write_str(text)?;
+        if let Some(cause) = self.cause {
+            write!(f, ": {cause}")?;
+        }
         if let Some(upstream) = &self.upstream {
             write!(f, " (upstream {upstream})")?;
         }
@@ -188,3 +229,17 @@ impl fmt::Display for ForwardError {
 }
 
 impl std::error::Error for ForwardError {}
+
+/// The login's cause when the upstream has no `[upstream.oauth]` table with
+/// `grant = "authorization_code"` (or is not reached over HTTP).
+pub(crate) const NOT_AUTHORIZATION_CODE: &str =
+    "the upstream has no [upstream.oauth] table with grant = \"authorization_code\"";
+
+/// The login's cause when the upstream could not be connected to, without an OAuth refusal.
+pub(crate) const UNREACHABLE: &str = "the upstream could not be connected to";
+
+/// The login's cause when the upstream answered without asking for authorization.
+pub(crate) const NO_CHALLENGE: &str = "the upstream asked for no authorization; nothing was kept";
+
+/// The cause when the OAuth client could not be set up (its HTTP client, or a key file).
+pub(crate) const CLIENT_SETUP: &str = "the OAuth client could not be set up";

@@ -16,7 +16,6 @@ use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::task::InMemoryTaskStore;
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::Client;
-use tollgate_client::oauth::OAuthClient;
 
 use crate::catalog::{import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
@@ -25,6 +24,7 @@ use crate::import::{Kind, Refusal, RefusalReason, Source, import_tool};
 use crate::link::Link;
 use crate::live::{Watch, follow, listen};
 use crate::naming::Naming;
+use crate::oauth::{OAuthGrant, Watched};
 
 /// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
 /// standard error (`info`, with the upstream's name), a catalog change applied or refused.
@@ -160,6 +160,7 @@ pub struct Gateway {
     resources: Vec<ResourceRegistration>,
     templates: Vec<ResourceTemplateRegistration>,
     refusals: Vec<Refusal>,
+    unavailable: Vec<GatewayError>,
     rules: Rules,
     owners: Owners,
     followers: Mutex<Vec<JoinHandle<()>>>,
@@ -183,7 +184,9 @@ impl Gateway {
     ///
     /// [`GatewayErrorKind::Upstream`] naming the first upstream that cannot be started,
     /// connected to or listed (the ones connected before it are closed);
-    /// [`GatewayErrorKind::NameClash`] when two upstreams serve the same name.
+    /// [`GatewayErrorKind::NameClash`] when two upstreams serve the same name. An upstream
+    /// whose authorization-code grant has no usable tokens is not an error: it is left out
+    /// and listed in [`unavailable`](Self::unavailable).
     pub async fn connect(
         config: &GatewayConfig,
         revisions: &[ProtocolVersion],
@@ -195,6 +198,7 @@ impl Gateway {
             resources: Vec::new(),
             templates: Vec::new(),
             refusals: Vec::new(),
+            unavailable: Vec::new(),
             rules: Rules {
                 revisions: revisions.to_vec(),
                 profile1_only: config.profile1_only(),
@@ -203,9 +207,17 @@ impl Gateway {
             followers: Mutex::new(Vec::new()),
         };
         for upstream in config.upstreams() {
-            if let Err(error) = gateway.add(upstream).await {
-                gateway.close().await;
-                return Err(error);
+            match gateway.add(upstream).await {
+                Ok(()) => {}
+                // Left out until a login: the others are served (the refusal is logged by
+                // the upstream's OAuth client, naming the login command).
+                Err(error) if error.kind() == GatewayErrorKind::LoginNeeded => {
+                    gateway.unavailable.push(error);
+                }
+                Err(error) => {
+                    gateway.close().await;
+                    return Err(error);
+                }
             }
         }
         for refusal in &gateway.refusals {
@@ -308,6 +320,14 @@ impl Gateway {
     /// The resource templates imported at start-up.
     pub fn resource_templates(&self) -> &[ResourceTemplateRegistration] {
         &self.templates
+    }
+
+    /// The upstreams left out at start-up because their authorization-code grant has no
+    /// usable tokens (none stored, or the refresh was refused), each a
+    /// [`GatewayErrorKind::LoginNeeded`] naming the upstream: run `tollgate gateway login` for
+    /// it ([`login`](crate::login)), then start the gateway again.
+    pub fn unavailable(&self) -> &[GatewayError] {
+        &self.unavailable
     }
 
     /// The upstream tools, prompts, resources and templates left out at start-up, and why.
@@ -524,15 +544,31 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
             for (name, value) in headers {
                 builder = builder.header(name, value).map_err(|_| failed())?;
             }
-            if let Some(oauth) = upstream.oauth() {
-                let credentials = oauth.credentials().map_err(|_| failed())?;
-                let client = OAuthClient::builder()
-                    .client_credentials_grant(credentials)
-                    .build()
-                    .map_err(|_| failed())?;
-                builder = builder.authorizer(Arc::new(client));
+            let Some(oauth) = upstream.oauth() else {
+                return builder.connect_http(url).await.map_err(|_| failed());
+            };
+            // The authorization-code grant's client has no redirect: tokens it cannot use or
+            // refresh fail the connection at once (logged, naming the login command), never a
+            // wait for a browser.
+            let client = oauth
+                .client_builder()
+                .and_then(|b| b.build().map_err(std::io::Error::other))
+                .map_err(|_| failed())?;
+            let watched = Watched::new(client, upstream.name(), oauth.grant());
+            builder = builder.authorizer(Arc::clone(&watched) as _);
+            match builder.connect_http(url).await {
+                Ok(client) => Ok(client),
+                Err(_)
+                    if oauth.grant() == OAuthGrant::AuthorizationCode
+                        && watched.last_refusal().is_some() =>
+                {
+                    Err(
+                        GatewayError::new(GatewayErrorKind::LoginNeeded, Some(upstream.name()))
+                            .because(watched.last_refusal()),
+                    )
+                }
+                Err(_) => Err(failed()),
             }
-            builder.connect_http(url).await.map_err(|_| failed())
         }
         UpstreamTransport::Stdio {
             command,

@@ -14,7 +14,8 @@
 //!   output schema and the endpoint's output limits, so a bad answer becomes the fixed -32603
 //!   and never reaches the client;
 //! - a client's credentials are never passed upstream: each upstream gets the gateway's own
-//!   (`headers` in the configuration, or its own OAuth client-credentials grant);
+//!   (`headers` in the configuration, or its own OAuth client-credentials or authorization-code
+//!   grant, the latter authorized once by [`login`] and kept in a token file);
 //! - progress, cancellation, prompt and template completions, `input_required` (2026-07-28 on
 //!   both sides, or a 2026-07-28 upstream's to a 2025 caller of a tool), URIs inside answers
 //!   served as the upstream's resources are, and a 2025 upstream's requests (elicitation,
@@ -62,14 +63,18 @@ mod import;
 mod inputs;
 mod link;
 mod live;
+mod login;
 mod naming;
+mod oauth;
 mod relay;
 mod tasks;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
-    MIN_RELIST, UpstreamConfig, UpstreamOAuth, UpstreamTransport,
+    MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};
 pub use import::{Kind, Refusal, RefusalReason};
+pub use login::{ShowUrl, login};
+pub use oauth::{DEFAULT_CLIENT_NAME, OAuthGrant, UpstreamOAuth};

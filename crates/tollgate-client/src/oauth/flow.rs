@@ -238,7 +238,8 @@ impl OAuthClient {
             )
             .await?;
         flow.requested = scopes.clone();
-        if self.offline_access && server.lists_scope("offline_access") {
+        let offline = self.offline_access && server.lists_scope("offline_access");
+        if offline {
             scopes.insert("offline_access".to_owned());
         }
         let scope = (!scopes.is_empty()).then(|| scopes.into_iter().collect::<Vec<_>>().join(" "));
@@ -256,6 +257,11 @@ impl OAuthClient {
                 .append_pair("resource", &found.resource.resource);
             if let Some(scope) = &scope {
                 query.append_pair("scope", scope);
+            }
+            // OpenID Connect Core §11: `offline_access` is granted only with `prompt=consent`
+            // (servers such as oidc-provider drop it otherwise, and issue no refresh token).
+            if offline {
+                query.append_pair("prompt", "consent");
             }
         }
         let answer = redirect.authorize(authorization.as_str()).await?;

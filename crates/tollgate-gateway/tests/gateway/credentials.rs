@@ -1,10 +1,14 @@
-//! The gateway's own credentials per upstream: static headers or an OAuth client-credentials
-//! grant (a client secret or `private_key_jwt`) held by the gateway; a caller's token never
-//! reaches an upstream (the MCP authorization specification forbids passing tokens through).
+//! The gateway's own credentials per upstream: static headers, an OAuth client-credentials
+//! grant (a client secret or `private_key_jwt`) or the authorization-code grant's stored tokens
+//! (refreshed by the gateway; none stored leaves the upstream out, at once) held by the
+//! gateway; a caller's token never reaches an upstream (the MCP authorization specification
+//! forbids passing tokens through). The login itself runs against a real authorization server
+//! in scripts/oauth-e2e.
 
 use tollgate::{Endpoint, Implementation, McpService, ProtocolVersion, Server};
+use tollgate_client::oauth::{FileTokenStore, TokenStore, Tokens};
 use tollgate_client::{Client, Revision};
-use tollgate_gateway::{Gateway, GatewayConfig};
+use tollgate_gateway::{Gateway, GatewayConfig, GatewayErrorKind};
 
 use crate::upstream::{Upstream, V26, gateway_client, object};
 
@@ -140,4 +144,99 @@ async fn an_unreadable_key_file_is_a_start_up_error_naming_the_upstream() {
         .await
         .unwrap_err();
     assert_eq!(error.upstream(), Some("keyless"));
+}
+
+/// A token file of its own for one test.
+fn token_file(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tollgate-gw-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir.join("tokens.json")
+}
+
+/// An HTTP upstream with the authorization-code grant and `file` as its token file.
+fn authorization_code(url: &str, file: &std::path::Path) -> GatewayConfig {
+    let text = format!(
+        "[[upstream]]\nname = \"coded\"\nprefix = \"up\"\nurl = \"{url}\"\n[upstream.oauth]\ngrant = \"authorization_code\"\ntoken_file = \"{}\"\nclient_id = \"gw\"\n",
+        file.display()
+    );
+    GatewayConfig::from_toml(&text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_stored_tokens_the_upstream_is_left_out_at_once_naming_the_login() {
+    let upstream = Upstream::default();
+    let url = upstream.start_with_oauth().await;
+    let file = token_file("none");
+    let other = Upstream::default();
+    let other_addr = other.start().await;
+    let config = format!(
+        "[[upstream]]\nname = \"open\"\nurl = \"http://{other_addr}/mcp\"\n[[upstream]]\nname = \"coded\"\nprefix = \"up\"\nurl = \"{url}\"\n[upstream.oauth]\ngrant = \"authorization_code\"\ntoken_file = \"{}\"\n",
+        file.display()
+    );
+    let config = GatewayConfig::from_toml(&config).unwrap();
+    // Bounded far below the redirect's 300-second wait: no browser is waited for.
+    let gateway = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        Gateway::connect(&config, &[V26]),
+    )
+    .await
+    .expect("the gateway waited instead of leaving the upstream out")
+    .unwrap();
+    let [unavailable] = gateway.unavailable() else {
+        panic!("{:?}", gateway.unavailable());
+    };
+    assert_eq!(unavailable.kind(), GatewayErrorKind::LoginNeeded);
+    assert_eq!(unavailable.upstream(), Some("coded"));
+    assert!(unavailable.to_string().contains("tollgate gateway login"));
+    // The other upstream is served; nothing of the unavailable one is.
+    assert!(gateway.tools().iter().any(|t| t.name() == "echo"));
+    assert!(!gateway.tools().iter().any(|t| t.name().starts_with("up_")));
+    assert!(upstream.token_requests.lock().unwrap().is_empty());
+    assert!(!file.exists(), "nothing is written without a login");
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_tokens_are_refreshed_and_kept_and_a_call_goes_through() {
+    let upstream = Upstream::default();
+    let url = upstream.start_with_oauth().await;
+    let base = url.trim_end_matches("/mcp");
+    let file = token_file("refresh");
+    // What a login left: an access token the upstream no longer takes and a refresh token.
+    let mut stored = Tokens::new(base, "stale-token".to_owned());
+    stored.refresh_token = Some("refresh-1".to_owned().into());
+    FileTokenStore::new(&file).try_save(&url, stored).unwrap();
+    let gateway = Gateway::connect(&authorization_code(&url, &file), &[V26])
+        .await
+        .unwrap();
+    assert!(gateway.unavailable().is_empty());
+    let client = gateway_client(&gateway).await;
+    let result = client
+        .call_tool("up_echo", object(r#"{"text":"hi"}"#))
+        .await
+        .unwrap();
+    assert!(result.get("content").is_some());
+    client.close().await.unwrap();
+    gateway.close().await;
+    let requests = upstream.token_requests.lock().unwrap().clone();
+    let [refresh] = requests.as_slice() else {
+        panic!("{requests:?}");
+    };
+    assert!(refresh.contains("grant_type=refresh_token"), "{refresh}");
+    assert!(refresh.contains("refresh_token=refresh-1"), "{refresh}");
+    assert!(refresh.contains("client_id=gw"), "{refresh}");
+    // The renewed tokens are in the file, the refresh token kept (none new was issued).
+    let kept = FileTokenStore::new(&file).load(&url).unwrap();
+    assert_eq!(&*kept.access_token, "upstream-token");
+    assert_eq!(
+        kept.refresh_token.as_deref().map(String::as_str),
+        Some("refresh-1")
+    );
+    let seen = upstream.authorizations.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .all(|a| a.is_empty() || a.starts_with("Bearer "))
+    );
+    assert!(seen.iter().any(|a| a == "Bearer upstream-token"));
+    std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
 }

@@ -82,6 +82,11 @@ async fn offline_access_is_asked_for_only_where_the_server_lists_it() {
         server.seen("/authorize")[0].param("scope"),
         Some("mcp offline_access")
     );
+    // OpenID Connect Core §11: offline_access is granted only with prompt=consent.
+    assert_eq!(
+        server.seen("/authorize")[0].param("prompt"),
+        Some("consent")
+    );
     challenge_with(
         &builder().offline_access(false).build().unwrap(),
         &server.url(),
@@ -91,6 +96,7 @@ async fn offline_access_is_asked_for_only_where_the_server_lists_it() {
     .await
     .unwrap();
     assert_eq!(server.seen("/authorize")[1].param("scope"), Some("mcp"));
+    assert_eq!(server.seen("/authorize")[1].param("prompt"), None);
     server.set(|m| m.as_scopes_supported = Some("mcp"));
     challenge_with(&builder().build().unwrap(), &server.url(), 401, "Bearer")
         .await
