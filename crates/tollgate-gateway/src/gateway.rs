@@ -5,7 +5,7 @@
 //! configuration's text or of serving.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -25,19 +25,10 @@ use crate::link::Link;
 use crate::live::{Watch, follow, listen};
 use crate::naming::Naming;
 use crate::oauth::{OAuthGrant, Watched};
-
-/// The target of the gateway's events: an upstream imported, a tool left out, an upstream's
-/// standard error (`info`, with the upstream's name), a catalog change applied or refused.
-pub(crate) const UPSTREAM: &str = "tollgate_gateway::upstream";
+pub(crate) use crate::shared::{UPSTREAM, lock};
 
 /// Served name -> the upstream serving it.
 pub(crate) type Owners = Arc<Mutex<HashMap<String, String>>>;
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every update is whole (a name inserted or removed, a list replaced): a poisoned lock still
-    // holds a consistent value.
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// One connected upstream: its configuration, its client, the signal its `list_changed`
 /// raises, and the names it serves now.

@@ -438,7 +438,7 @@ impl Forward {
                 if let Err(error) = &answer
                     && error.code() == Some(MISSING_CAPABILITY)
                 {
-                    *crate::gateway::lock(&refused) = Some(error.data().cloned());
+                    *crate::shared::lock(&refused) = Some(error.data().cloned());
                 }
                 answer
             },

@@ -67,6 +67,7 @@ mod login;
 mod naming;
 mod oauth;
 mod relay;
+mod shared;
 mod tasks;
 
 pub use config::{

@@ -19,7 +19,7 @@ use tollgate_client::oauth::{
 use zeroize::Zeroizing;
 
 use crate::error::ConfigErrorKind;
-use crate::gateway::UPSTREAM;
+use crate::shared::UPSTREAM;
 
 /// The `client_name` the gateway registers under (dynamic registration) by default.
 pub const DEFAULT_CLIENT_NAME: &str = "tollgate-gateway";
