@@ -64,11 +64,20 @@ impl OAuthClient {
             if tokens.issuer == found.server.issuer
                 && tokens.refresh_token.is_some()
                 && !fresh_from_refresh
-                && let Ok(renewed) = self.refresh(&found, &tokens).await
             {
-                flow.refreshed = Some(digest(&renewed.access_token));
-                self.store.save(&key, renewed);
-                return Ok(Retry::Again);
+                match self.refresh(&found, &tokens).await {
+                    Ok(renewed) => {
+                        flow.refreshed = Some(digest(&renewed.access_token));
+                        self.store.save(&key, renewed);
+                        return Ok(Retry::Again);
+                    }
+                    // The token endpoint was not reached: nothing says the refresh token is
+                    // bad, so it is kept for the next attempt (an outage must not force a new
+                    // authorization).
+                    Err(e) if e.kind() == kind::UNREACHABLE => return Err(e),
+                    // Refused (`invalid_grant` and the like): authorize again.
+                    Err(_) => {}
+                }
             }
             self.store.clear(&key);
         }

@@ -285,6 +285,40 @@ async fn a_second_401_refreshes_and_a_third_authorizes_again() {
 }
 
 #[tokio::test]
+async fn an_unreachable_token_endpoint_keeps_the_refresh_token() {
+    let server = Server::start(Mock::default()).await;
+    let store: Arc<dyn crate::oauth::TokenStore> =
+        Arc::new(crate::oauth::MemoryTokenStore::default());
+    let client = builder().token_store(Arc::clone(&store)).build().unwrap();
+    challenge_with(&client, &server.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    let key = crate::oauth::store_key(&server.url());
+    let before = store.load(&key).unwrap();
+    // The token endpoint goes away: the refresh fails as unreachable, the tokens stay, and no
+    // second authorization starts.
+    server.set(|m| m.token_down = true);
+    let err = challenge_with(&client, &server.url(), 401, "Bearer")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), crate::oauth::kind::UNREACHABLE);
+    let kept = store.load(&key).unwrap();
+    assert_eq!(kept.refresh_token, before.refresh_token);
+    assert_eq!(server.seen("/authorize").len(), 1);
+    // It comes back: the kept refresh token renews the access token.
+    server.set(|m| m.token_down = false);
+    challenge_with(&client, &server.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    let tokens = server.seen("/token");
+    assert_eq!(
+        tokens.last().unwrap().param("grant_type"),
+        Some("refresh_token")
+    );
+    assert_eq!(server.seen("/authorize").len(), 1);
+}
+
+#[tokio::test]
 async fn a_later_run_refreshes_with_the_saved_registration() {
     let server = Server::start(Mock::default()).await;
     let store: Arc<dyn crate::oauth::TokenStore> =

@@ -49,6 +49,8 @@ struct Mock {
     auth_methods: &'static str,
     registration_method: Option<&'static str>,
     refresh_ok: bool,
+    /// The metadata names a token endpoint nothing listens on (the server unreachable).
+    token_down: bool,
     metadata_padding: usize,
     client_prefix: &'static str,
     issued_token_type: &'static str,
@@ -70,6 +72,7 @@ impl Default for Mock {
             auth_methods: r#"["none"]"#,
             registration_method: None,
             refresh_ok: true,
+            token_down: false,
             metadata_padding: 0,
             client_prefix: "dyn",
             issued_token_type: "urn:ietf:params:oauth:token-type:id-jag",
@@ -115,8 +118,13 @@ impl Mock {
                     .map(|s| format!(r#","scopes_supported":{}"#, list(s)))
                     .unwrap_or_default();
                 let pad = "x".repeat(self.metadata_padding);
+                let token = if self.token_down {
+                    "http://127.0.0.1:1/token".to_owned()
+                } else {
+                    format!("{base}/token")
+                };
                 json(format!(
-                    r#"{{"issuer":"{issuer}","authorization_endpoint":"{base}/authorize","token_endpoint":"{base}/token","registration_endpoint":"{base}/register","authorization_response_iss_parameter_supported":{},"client_id_metadata_document_supported":{},"token_endpoint_auth_methods_supported":{}{pkce}{scopes},"pad":"{pad}"}}"#,
+                    r#"{{"issuer":"{issuer}","authorization_endpoint":"{base}/authorize","token_endpoint":"{token}","registration_endpoint":"{base}/register","authorization_response_iss_parameter_supported":{},"client_id_metadata_document_supported":{},"token_endpoint_auth_methods_supported":{}{pkce}{scopes},"pad":"{pad}"}}"#,
                     self.iss_supported, self.cimd, self.auth_methods
                 ))
             }
