@@ -23,6 +23,13 @@ impl AuthError {
     pub fn kind(&self) -> &'static str {
         self.kind
     }
+
+    /// Whether an authorization or token server could not be reached (or the exchange broke
+    /// off): a failure that says nothing of the credentials, so stored tokens are kept.
+    #[cfg(feature = "oauth")]
+    pub fn is_unreachable(&self) -> bool {
+        self.kind == crate::oauth::kind::UNREACHABLE
+    }
 }
 
 impl std::fmt::Display for AuthError {

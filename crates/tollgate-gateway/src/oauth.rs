@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use tollgate_client::auth::{AuthError, AuthFuture, Authorizer, Retry};
@@ -19,7 +19,7 @@ use tollgate_client::oauth::{
 use zeroize::Zeroizing;
 
 use crate::error::ConfigErrorKind;
-use crate::shared::UPSTREAM;
+use crate::shared::{UPSTREAM, lock};
 
 /// The `client_name` the gateway registers under (dynamic registration) by default.
 pub const DEFAULT_CLIENT_NAME: &str = "tollgate-gateway";
@@ -309,16 +309,26 @@ impl Watched {
 
     /// The fixed kind of the last refusal (`None` after a challenge was met).
     pub(crate) fn last_refusal(&self) -> Option<&'static str> {
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner)
+        *lock(&self.last)
     }
 
     fn record(&self, outcome: &Result<Retry, AuthError>) {
         let refusal = outcome.as_ref().err().map(AuthError::kind);
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = refusal;
+        *lock(&self.last) = refusal;
         let Some(kind) = refusal else {
             self.refused.store(false, Ordering::Relaxed);
             return;
         };
+        // The authorization server was not reached: the stored tokens are kept (the client
+        // tries the refresh again at the next 401), so no login is called for.
+        if outcome.as_ref().is_err_and(AuthError::is_unreachable) {
+            tracing::warn!(
+                target: UPSTREAM,
+                upstream = &*self.upstream,
+                "the upstream's authorization server could not be reached: its stored tokens are kept"
+            );
+            return;
+        }
         if self.grant == OAuthGrant::AuthorizationCode
             && !self.refused.swap(true, Ordering::Relaxed)
         {

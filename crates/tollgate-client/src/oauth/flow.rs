@@ -74,7 +74,7 @@ impl OAuthClient {
                     // The token endpoint was not reached: nothing says the refresh token is
                     // bad, so it is kept for the next attempt (an outage must not force a new
                     // authorization).
-                    Err(e) if e.kind() == kind::UNREACHABLE => return Err(e),
+                    Err(e) if e.is_unreachable() => return Err(e),
                     // Refused (`invalid_grant` and the like): authorize again.
                     Err(_) => {}
                 }

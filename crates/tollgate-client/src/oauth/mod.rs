@@ -16,7 +16,7 @@ mod fetch;
 mod file_store;
 mod flow;
 mod jwt;
-mod kind;
+pub(crate) mod kind;
 mod pkce;
 mod redirect;
 mod register;
