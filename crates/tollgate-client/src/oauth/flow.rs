@@ -81,7 +81,7 @@ impl OAuthClient {
             }
             self.store.clear(&key);
         }
-        let scopes = match &challenge.scope {
+        let mut scopes = match &challenge.scope {
             Some(scope) => scope_set(Some(scope)),
             None => found
                 .resource
@@ -91,6 +91,7 @@ impl OAuthClient {
                 .cloned()
                 .collect(),
         };
+        scopes.extend(self.scopes.iter().cloned());
         flow.step_up = None;
         self.obtain(&mut flow, url, &found, scopes).await?;
         Ok(Retry::Again)

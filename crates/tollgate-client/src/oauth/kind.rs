@@ -29,6 +29,8 @@ pub(crate) const BAD_ENDPOINT: &str = "authorization server endpoint missing or 
 pub(crate) const NO_CLIENT: &str = "no client registration possible";
 /// Dynamic client registration was refused or answered badly.
 pub(crate) const REGISTRATION: &str = "client registration refused";
+/// A scope given to the builder is not a scope token, too long, or one too many.
+pub(crate) const BAD_SCOPE: &str = "configured scope invalid";
 /// A random value could not be drawn.
 pub(crate) const RANDOM: &str = "random source failed";
 /// The authorization-code flow is needed and no redirect was configured.

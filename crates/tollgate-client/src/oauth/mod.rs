@@ -68,6 +68,7 @@ pub struct OAuthClient {
     max_document_bytes: usize,
     legacy_discovery: bool,
     dpop: Option<jwt::Dpop>,
+    scopes: BTreeSet<String>,
     flow: tokio::sync::Mutex<flow::FlowState>,
 }
 
@@ -85,6 +86,7 @@ pub struct OAuthClientBuilder {
     max_document_bytes: usize,
     legacy_discovery: bool,
     dpop: bool,
+    scopes: BTreeSet<String>,
 }
 
 impl OAuthClient {
@@ -93,6 +95,10 @@ impl OAuthClient {
     pub const DEFAULT_STEP_UP_LIMIT: u32 = 2;
     /// The default cap on a metadata, registration or token answer: 64 KiB.
     pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 * 1024;
+    /// The most scopes [`OAuthClientBuilder::scopes`] takes.
+    pub const MAX_SCOPES: usize = 32;
+    /// The longest scope [`OAuthClientBuilder::scopes`] takes, in bytes.
+    pub const MAX_SCOPE_BYTES: usize = 256;
 
     /// A builder with the defaults below; give it a [`Redirect`] (for the authorization-code
     /// flow) or client credentials with [`OAuthClientBuilder::client_credentials_grant`].
@@ -110,6 +116,7 @@ impl OAuthClient {
             max_document_bytes: Self::DEFAULT_MAX_DOCUMENT_BYTES,
             legacy_discovery: true,
             dpop: true,
+            scopes: BTreeSet::new(),
         }
     }
 }
@@ -231,12 +238,35 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Scopes asked for in every authorization and token request, beside the ones the server
+    /// names (the challenge's `scope`, else the protected resource's `scopes_supported`):
+    /// e.g. the wider scopes a user grants once at a login, so a later step-up needs no user
+    /// (default: none). Each is an RFC 6749 §3.3 scope token: 1 to
+    /// [`OAuthClient::MAX_SCOPE_BYTES`] bytes of printable ASCII other than space, `"` and
+    /// `\`; at most [`OAuthClient::MAX_SCOPES`] of them.
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// The client.
     ///
     /// # Errors
     ///
-    /// When the default HTTP client cannot be built (TLS setup), or no DPoP key can be made.
+    /// When the default HTTP client cannot be built (TLS setup), no DPoP key can be made, or a
+    /// scope given to [`scopes`](Self::scopes) breaks its rules (the kind names the rule,
+    /// never the scope).
     pub fn build(self) -> Result<OAuthClient, AuthError> {
+        if self.scopes.len() > OAuthClient::MAX_SCOPES
+            || !self.scopes.iter().all(|s| is_scope_token(s))
+        {
+            return Err(AuthError::new(kind::BAD_SCOPE));
+        }
         let dpop = if self.dpop {
             Some(jwt::Dpop::new()?)
         } else {
@@ -263,6 +293,7 @@ impl OAuthClientBuilder {
             max_document_bytes: self.max_document_bytes,
             legacy_discovery: self.legacy_discovery,
             dpop,
+            scopes: self.scopes,
             flow: tokio::sync::Mutex::new(flow::FlowState::default()),
         })
     }
@@ -343,6 +374,25 @@ fn scope_set(scope: Option<&str>) -> BTreeSet<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// Whether `scope` is one RFC 6749 §3.3 scope token (`1*NQCHAR`: %x21 / %x23-5B / %x5D-7E) of
+/// at most [`OAuthClient::MAX_SCOPE_BYTES`] bytes: what [`OAuthClientBuilder::scopes`] takes.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate_client::oauth::is_scope_token;
+///
+/// assert!(is_scope_token("mcp:write"));
+/// assert!(!is_scope_token("mcp:read mcp:write"));
+/// ```
+pub fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope.len() <= OAuthClient::MAX_SCOPE_BYTES
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 /// Whether the URL's host is the loopback interface (where plain HTTP is allowed).

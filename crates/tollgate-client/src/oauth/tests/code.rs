@@ -68,6 +68,51 @@ async fn the_challenges_scope_wins_and_no_scope_is_sent_when_none_is_known() {
 }
 
 #[tokio::test]
+async fn configured_scopes_are_asked_beside_the_servers() {
+    let server = Server::start(Mock {
+        scopes_supported: Some("a b"),
+        ..Mock::default()
+    })
+    .await;
+    let client = builder().scopes(["wide", "a"]).build().unwrap();
+    challenge_with(&client, &server.url(), 401, r#"Bearer scope="only""#)
+        .await
+        .unwrap();
+    assert_eq!(
+        server.seen("/authorize")[0].param("scope"),
+        Some("a only wide")
+    );
+    // With no scope named by the server, the configured ones alone.
+    let bare = Server::start(Mock::default()).await;
+    let client = builder().scopes(["wide"]).build().unwrap();
+    challenge_with(&client, &bare.url(), 401, "Bearer")
+        .await
+        .unwrap();
+    assert_eq!(bare.seen("/authorize")[0].param("scope"), Some("wide"));
+}
+
+#[test]
+fn a_configured_scope_is_a_scope_token_within_its_bounds() {
+    let refused = |scopes: Vec<String>| match OAuthClient::builder().scopes(scopes).build() {
+        Ok(_) => false,
+        Err(e) => {
+            assert_eq!(e.kind(), kind::BAD_SCOPE);
+            true
+        }
+    };
+    let long = "s".repeat(OAuthClient::MAX_SCOPE_BYTES);
+    assert!(!refused(vec![long.clone()]));
+    assert!(refused(vec![format!("{long}s")]));
+    let many = |n: usize| (0..n).map(|i| format!("s{i}")).collect::<Vec<_>>();
+    assert!(!refused(many(OAuthClient::MAX_SCOPES)));
+    assert!(refused(many(OAuthClient::MAX_SCOPES + 1)));
+    for bad in ["", "a b", "a\"b", "a\\b", "é", "a\u{7f}"] {
+        assert!(refused(vec![bad.to_owned()]), "{bad:?}");
+    }
+    assert!(!refused(vec!["mcp:read".to_owned(), "https://x/y!#$".to_owned()]));
+}
+
+#[tokio::test]
 async fn offline_access_is_asked_for_only_where_the_server_lists_it() {
     let server = Server::start(Mock {
         scopes_supported: Some("mcp"),
