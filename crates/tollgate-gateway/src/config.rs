@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tollgate::ProtocolVersion;
-use tollgate_client::Revision;
+use tollgate_client::{ClientLimits, Revision};
 
 use crate::error::{ConfigErrorKind, GatewayError};
 use crate::oauth::{OAuthTable, UpstreamOAuth};
@@ -26,6 +26,10 @@ pub const MAX_UPSTREAM_NAME_BYTES: usize = 64;
 /// How long a forwarded call may take by default before it is answered with the fixed internal
 /// error (and cancelled upstream).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The most `max_input_rounds` an upstream may be given: rounds of input requests answered
+/// within one forwarded call.
+pub const MAX_INPUT_ROUNDS: u32 = 100;
 
 /// A gateway's configuration: the servers it fronts.
 ///
@@ -67,6 +71,7 @@ pub struct UpstreamConfig {
     relist: Option<Duration>,
     oauth: Option<UpstreamOAuth>,
     revisions: Option<Vec<Revision>>,
+    max_input_rounds: u32,
 }
 
 /// The shortest `relist_ms` taken (a re-list is a `tools/list` to the upstream).
@@ -141,6 +146,7 @@ struct Table {
     relist_ms: Option<u64>,
     oauth: Option<OAuthTable>,
     revisions: Option<Vec<String>>,
+    max_input_rounds: Option<u32>,
 }
 
 impl GatewayConfig {
@@ -323,6 +329,13 @@ impl UpstreamConfig {
                 Some(revisions)
             }
         };
+        let max_input_rounds = match t.max_input_rounds {
+            None => ClientLimits::DEFAULT_MAX_INPUT_ROUNDS,
+            Some(rounds) if rounds > MAX_INPUT_ROUNDS => {
+                return refuse(ConfigErrorKind::InvalidInputRounds);
+            }
+            Some(rounds) => rounds,
+        };
         Ok(Self {
             name: t.name,
             prefix: t.prefix,
@@ -331,6 +344,7 @@ impl UpstreamConfig {
             relist,
             oauth,
             revisions,
+            max_input_rounds,
         })
     }
 
@@ -368,6 +382,15 @@ impl UpstreamConfig {
     /// of the gateway's own `revisions` hold: known, distinct, not none.
     pub fn revisions(&self) -> Option<&[Revision]> {
         self.revisions.as_deref()
+    }
+
+    /// How many rounds of input requests (a 2026-07-28 upstream's `input_required`: elicitation,
+    /// sampling, roots asked of the caller) one forwarded call answers before it fails with the
+    /// fixed -32603 (`max_input_rounds`; default 10, the client's
+    /// [`DEFAULT_MAX_INPUT_ROUNDS`](ClientLimits::DEFAULT_MAX_INPUT_ROUNDS); at most
+    /// [`MAX_INPUT_ROUNDS`]; 0 answers none).
+    pub fn max_input_rounds(&self) -> u32 {
+        self.max_input_rounds
     }
 
     /// The gateway's own OAuth client for this upstream (`[upstream.oauth]`, HTTP only), if
@@ -465,6 +488,24 @@ mod tests {
         for bad in ["[]", r#"["2024-01-01"]"#, r#"["2025-11-25","2025-11-25"]"#] {
             assert_eq!(kind(&file(bad)), ConfigErrorKind::InvalidRevisions, "{bad}");
         }
+    }
+
+    #[test]
+    fn input_rounds_default_to_ten_and_are_taken_at_their_bound_and_refused_past_it() {
+        let rounds = |n: u32| {
+            format!("[[upstream]]\nname = \"a\"\ncommand = \"y\"\nmax_input_rounds = {n}\n")
+        };
+        let default =
+            GatewayConfig::from_toml("[[upstream]]\nname = \"a\"\ncommand = \"y\"\n").unwrap();
+        assert_eq!(default.upstreams()[0].max_input_rounds(), 10);
+        for n in [0, 3, MAX_INPUT_ROUNDS] {
+            let config = GatewayConfig::from_toml(&rounds(n)).unwrap();
+            assert_eq!(config.upstreams()[0].max_input_rounds(), n);
+        }
+        assert_eq!(
+            kind(&rounds(MAX_INPUT_ROUNDS + 1)),
+            ConfigErrorKind::InvalidInputRounds
+        );
     }
 
     #[test]

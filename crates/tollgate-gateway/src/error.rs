@@ -63,6 +63,11 @@ pub enum ConfigErrorKind {
     InvalidGrant,
     /// `grant = "authorization_code"` without a `token_file` (where its tokens are kept).
     NoTokenFile,
+    /// `[upstream.oauth]` `scopes` with more than 32 entries, or one that is not an RFC 6749
+    /// scope token (1 to 256 bytes of printable ASCII other than space, `"` and `\`).
+    InvalidScopes,
+    /// A `max_input_rounds` over [`MAX_INPUT_ROUNDS`](crate::config::MAX_INPUT_ROUNDS).
+    InvalidInputRounds,
     /// `revisions` (the gateway's, or an upstream's) empty, naming a revision Tollgate does not
     /// serve (or, for an upstream, its client does not speak), or naming one twice.
     InvalidRevisions,
@@ -86,6 +91,10 @@ impl ConfigErrorKind {
             Self::InvalidCommand => "an upstream command must not be empty",
             Self::InvalidTimeout => "timeout_ms must be at least 1",
             Self::InvalidRelist => "relist_ms must be at least 1000",
+            Self::InvalidScopes => {
+                "[upstream.oauth] scopes must be at most 32 scope tokens of 1 to 256 printable ASCII bytes, without space, quote or backslash"
+            }
+            Self::InvalidInputRounds => "max_input_rounds must be at most 100",
             Self::InvalidRevisions => {
                 "revisions must name one or more distinct revisions Tollgate serves"
             }
@@ -116,8 +125,13 @@ pub enum GatewayErrorKind {
     Build,
     /// An upstream's authorization-code grant has no usable tokens (none stored, or the
     /// refresh was refused): the upstream is unavailable until `tollgate gateway login` is run
-    /// for it ([`login`](crate::login)).
+    /// for it ([`login`](crate::login)); a serving gateway notices the new tokens and lets it
+    /// join ([`Gateway::follow`](crate::Gateway::follow)).
     LoginNeeded,
+    /// An upstream's authorization-code grant has stored tokens, but its authorization server
+    /// could not be reached to refresh them: the tokens are kept, and the upstream joins the
+    /// serving gateway once the server answers (tried again with backoff).
+    AuthorizationUnreachable,
     /// `tollgate gateway login` failed ([`GatewayError::cause`] says why, in a fixed text).
     Login,
 }
@@ -185,6 +199,9 @@ impl fmt::Display for GatewayError {
             GatewayErrorKind::Build => "the gateway's endpoint could not be built",
             GatewayErrorKind::LoginNeeded => {
                 "no usable OAuth tokens for the upstream (none stored, or the refresh was refused): run tollgate gateway login --config FILE --upstream NAME"
+            }
+            GatewayErrorKind::AuthorizationUnreachable => {
+                "the upstream's authorization server could not be reached: its tokens are kept, and it joins once the server answers"
             }
             GatewayErrorKind::Login => "the login to the upstream failed",
         };

@@ -15,7 +15,7 @@ use tollgate::prompt::PromptRegistration;
 use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::task::InMemoryTaskStore;
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
-use tollgate_client::Client;
+use tollgate_client::{Client, ClientLimits};
 
 use crate::catalog::{import_prompt, import_resource, import_template};
 use crate::config::{GatewayConfig, UpstreamConfig, UpstreamTransport};
@@ -25,6 +25,7 @@ use crate::link::Link;
 use crate::live::{Watch, follow, listen};
 use crate::naming::Naming;
 use crate::oauth::{OAuthGrant, Watched};
+use crate::pending::{Joining, join_later};
 pub(crate) use crate::shared::{UPSTREAM, lock};
 
 /// Served name -> the upstream serving it.
@@ -39,6 +40,19 @@ pub(crate) struct Upstream {
     pub(crate) served: Mutex<Vec<String>>,
     /// The prompts, resources and templates it serves now, by owner key ([`owner_key`]).
     pub(crate) served_others: Mutex<Vec<String>>,
+}
+
+impl Upstream {
+    /// A connected upstream that serves nothing yet.
+    pub(crate) fn new(config: UpstreamConfig, link: Arc<Link>, changed: Arc<Notify>) -> Self {
+        Self {
+            config,
+            link,
+            changed,
+            served: Mutex::new(Vec::new()),
+            served_others: Mutex::new(Vec::new()),
+        }
+    }
 }
 
 /// An upstream's prompts, resources and templates, imported.
@@ -152,9 +166,14 @@ pub struct Gateway {
     templates: Vec<ResourceTemplateRegistration>,
     refusals: Vec<Refusal>,
     unavailable: Vec<GatewayError>,
+    /// The upstreams left out at start-up, each with whether its authorization server was
+    /// unreachable (else a login is needed): joined while serving.
+    pending: Vec<(UpstreamConfig, bool)>,
+    /// The pending upstreams that joined since.
+    joined: Arc<Mutex<Vec<Arc<Upstream>>>>,
     rules: Rules,
     owners: Owners,
-    followers: Mutex<Vec<JoinHandle<()>>>,
+    followers: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -190,19 +209,29 @@ impl Gateway {
             templates: Vec::new(),
             refusals: Vec::new(),
             unavailable: Vec::new(),
+            pending: Vec::new(),
+            joined: Arc::default(),
             rules: Rules {
                 revisions: revisions.to_vec(),
                 profile1_only: config.profile1_only(),
             },
             owners: Owners::default(),
-            followers: Mutex::new(Vec::new()),
+            followers: Arc::default(),
         };
         for upstream in config.upstreams() {
             match gateway.add(upstream).await {
                 Ok(()) => {}
-                // Left out until a login: the others are served (the refusal is logged by
-                // the upstream's OAuth client, naming the login command).
-                Err(error) if error.kind() == GatewayErrorKind::LoginNeeded => {
+                // Left out until a login (the refusal is logged by the upstream's OAuth
+                // client, naming the login command) or until its authorization server answers:
+                // the others are served, and it joins once it can (`follow`).
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        GatewayErrorKind::LoginNeeded | GatewayErrorKind::AuthorizationUnreachable
+                    ) =>
+                {
+                    let unreachable = error.kind() == GatewayErrorKind::AuthorizationUnreachable;
+                    gateway.pending.push((upstream.clone(), unreachable));
                     gateway.unavailable.push(error);
                 }
                 Err(error) => {
@@ -222,13 +251,7 @@ impl Gateway {
         let failed = || GatewayError::new(GatewayErrorKind::Upstream, Some(config.name()));
         let changed = Arc::new(Notify::new());
         let link = Link::new(connect(config, Watch::new(&changed)).await?);
-        let upstream = Arc::new(Upstream {
-            config: config.clone(),
-            link,
-            changed,
-            served: Mutex::new(Vec::new()),
-            served_others: Mutex::new(Vec::new()),
-        });
+        let upstream = Arc::new(Upstream::new(config.clone(), link, changed));
         self.upstreams.push(Arc::clone(&upstream));
         let listed = upstream
             .link
@@ -314,9 +337,14 @@ impl Gateway {
     }
 
     /// The upstreams left out at start-up because their authorization-code grant has no
-    /// usable tokens (none stored, or the refresh was refused), each a
-    /// [`GatewayErrorKind::LoginNeeded`] naming the upstream: run `tollgate gateway login` for
-    /// it ([`login`](crate::login)), then start the gateway again.
+    /// usable tokens (none stored, or the refresh was refused: each a
+    /// [`GatewayErrorKind::LoginNeeded`] naming the upstream; run `tollgate gateway login` for
+    /// it, [`login`](crate::login)) or its authorization server could not be reached to
+    /// refresh them ([`GatewayErrorKind::AuthorizationUnreachable`]). Once the endpoint is
+    /// [followed](Self::follow), each joins when it can: a login is noticed within
+    /// [`LOGIN_POLL`](crate::LOGIN_POLL) (the token file changed), an unreachable server is
+    /// tried again with backoff; its catalog then arrives as one live change. This list stays
+    /// what start-up found.
     pub fn unavailable(&self) -> &[GatewayError] {
         &self.unavailable
     }
@@ -340,7 +368,8 @@ impl Gateway {
         if self.rules.relays_tasks() {
             builder = builder.task_store(InMemoryTaskStore::default());
         }
-        if self.upstreams.iter().any(|u| logs(&u.link.client())) {
+        // A pending upstream may log once it joins.
+        if !self.pending.is_empty() || self.upstreams.iter().any(|u| logs(&u.link.client())) {
             builder = builder.logging(true);
         }
         let builder = self
@@ -381,16 +410,20 @@ impl Gateway {
         let catalogs: Catalogs = endpoint
             .catalogs()
             .ok_or_else(|| GatewayError::new(GatewayErrorKind::Build, None))?;
+        let joining = Joining {
+            catalogs,
+            owners: Arc::clone(&self.owners),
+            rules: self.rules.clone(),
+            followers: Arc::clone(&self.followers),
+            joined: Arc::clone(&self.joined),
+        };
         let mut followers = lock(&self.followers);
         for upstream in &self.upstreams {
-            followers.push(tokio::spawn(follow(
-                Arc::clone(upstream),
-                catalogs.clone(),
-                Arc::clone(&self.owners),
-                self.rules.clone(),
-            )));
-            followers.push(tokio::spawn(revive(Arc::clone(upstream))));
-            followers.push(tokio::spawn(listen(Arc::clone(upstream))));
+            followers.extend(spawn_followers(upstream, &joining));
+        }
+        for (config, unreachable) in &self.pending {
+            let waiting = join_later(config.clone(), *unreachable, joining.clone());
+            followers.push(tokio::spawn(waiting));
         }
         Ok(())
     }
@@ -401,10 +434,26 @@ impl Gateway {
         for follower in lock(&self.followers).drain(..) {
             follower.abort();
         }
-        for upstream in &self.upstreams {
+        let joined: Vec<Arc<Upstream>> = lock(&self.joined).drain(..).collect();
+        for upstream in self.upstreams.iter().chain(&joined) {
             let _ = upstream.link.client().close().await;
         }
     }
+}
+
+/// Follows `upstream` while the gateway serves: its catalog changes, its reconnection when
+/// gone, and the `subscriptions/listen` kept open on a 2026-07-28 upstream.
+pub(crate) fn spawn_followers(upstream: &Arc<Upstream>, joining: &Joining) -> [JoinHandle<()>; 3] {
+    [
+        tokio::spawn(follow(
+            Arc::clone(upstream),
+            joining.catalogs.clone(),
+            Arc::clone(&joining.owners),
+            joining.rules.clone(),
+        )),
+        tokio::spawn(revive(Arc::clone(upstream))),
+        tokio::spawn(listen(Arc::clone(upstream))),
+    ]
 }
 
 /// Every tool of `listed` imported, or refused (a name listed twice: the first one served).
@@ -489,7 +538,10 @@ fn logs(client: &Client) -> bool {
 /// Starts or connects to one upstream, with the gateway's own credentials. A 2025 upstream that
 /// logs is asked for every level (`logging/setLevel` `debug`: the level is its session's, which
 /// all callers share); each caller's own level is applied by the gateway's endpoint.
-async fn connect(upstream: &UpstreamConfig, watch: Watch) -> Result<Client, GatewayError> {
+pub(crate) async fn connect(
+    upstream: &UpstreamConfig,
+    watch: Watch,
+) -> Result<Client, GatewayError> {
     let client = connect_client(upstream, watch).await?;
     if !client.revision().is_stateless() && logs(&client) {
         let level = JsonObject::builder().insert("level", "debug").build();
@@ -522,9 +574,11 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
                 .build(),
         )
         .build();
+    let limits = ClientLimits::default().with_max_input_rounds(upstream.max_input_rounds());
     let mut builder = Client::builder()
         .unchecked_output_schemas()
         .capabilities(asks)
+        .limits(limits)
         .handler(watch);
     if let Some(revisions) = upstream.revisions() {
         builder = builder.revisions(revisions.iter().copied());
@@ -553,10 +607,13 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
                     if oauth.grant() == OAuthGrant::AuthorizationCode
                         && watched.last_refusal().is_some() =>
                 {
-                    Err(
-                        GatewayError::new(GatewayErrorKind::LoginNeeded, Some(upstream.name()))
-                            .because(watched.last_refusal()),
-                    )
+                    let kind = if watched.last_unreachable() {
+                        GatewayErrorKind::AuthorizationUnreachable
+                    } else {
+                        GatewayErrorKind::LoginNeeded
+                    };
+                    Err(GatewayError::new(kind, Some(upstream.name()))
+                        .because(watched.last_refusal()))
                 }
                 Err(_) => Err(failed()),
             }

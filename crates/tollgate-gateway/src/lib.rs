@@ -66,12 +66,13 @@ mod live;
 mod login;
 mod naming;
 mod oauth;
+mod pending;
 mod relay;
 mod shared;
 mod tasks;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
+    DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_INPUT_ROUNDS, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
     MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
@@ -79,3 +80,4 @@ pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};
 pub use import::{Kind, Refusal, RefusalReason};
 pub use login::{ShowUrl, login};
 pub use oauth::{DEFAULT_CLIENT_NAME, OAuthGrant, UpstreamOAuth};
+pub use pending::LOGIN_POLL;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use tollgate_client::auth::{AuthError, AuthFuture, Authorizer, Retry};
 use tollgate_client::oauth::{
     ClientCredentials, FileTokenStore, KeyAlgorithm, OAuthClient, OAuthClientBuilder,
-    TokenEndpointAuth,
+    TokenEndpointAuth, is_scope_token,
 };
 use zeroize::Zeroizing;
 
@@ -90,6 +90,7 @@ pub struct UpstreamOAuth {
     token_file: Option<PathBuf>,
     metadata_url: Option<String>,
     client_name: Option<String>,
+    scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for UpstreamOAuth {
@@ -101,6 +102,7 @@ impl std::fmt::Debug for UpstreamOAuth {
             .field("issuer", &self.issuer)
             .field("private_key_file", &self.private_key_file)
             .field("token_file", &self.token_file)
+            .field("scopes", &self.scopes)
             .finish_non_exhaustive()
     }
 }
@@ -120,6 +122,7 @@ pub(crate) struct OAuthTable {
     token_file: Option<PathBuf>,
     client_metadata_url: Option<String>,
     client_name: Option<String>,
+    scopes: Option<Vec<String>>,
 }
 
 impl UpstreamOAuth {
@@ -156,6 +159,15 @@ impl UpstreamOAuth {
         self.metadata_url.as_deref()
     }
 
+    /// Scopes the gateway asks for beside the ones the upstream names (`scopes`, either grant;
+    /// default none): for the authorization-code grant, the wider scopes a user grants once at
+    /// `tollgate gateway login`, so a step-up the upstream asks later needs no new login. Each
+    /// an RFC 6749 scope token ([`is_scope_token`](tollgate_client::oauth::is_scope_token)), at
+    /// most [`OAuthClient::MAX_SCOPES`](tollgate_client::oauth::OAuthClient::MAX_SCOPES).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
     /// The credentials for the client's OAuth module; the private key read from its file.
     fn credentials(&self) -> std::io::Result<Option<ClientCredentials>> {
         let Some(client_id) = &self.client_id else {
@@ -184,7 +196,7 @@ impl UpstreamOAuth {
     /// token asked for.
     pub(crate) fn client_builder(&self) -> std::io::Result<OAuthClientBuilder> {
         let credentials = self.credentials()?;
-        let mut builder = OAuthClient::builder();
+        let mut builder = OAuthClient::builder().scopes(self.scopes.iter().cloned());
         match self.grant {
             OAuthGrant::ClientCredentials => {
                 if let Some(credentials) = credentials {
@@ -250,6 +262,10 @@ impl UpstreamOAuth {
                 }
             }
         }
+        let scopes = t.scopes.unwrap_or_default();
+        if scopes.len() > OAuthClient::MAX_SCOPES || !scopes.iter().all(|s| is_scope_token(s)) {
+            return Err(ConfigErrorKind::InvalidScopes);
+        }
         let algorithm = match (&t.private_key_file, &t.algorithm) {
             (Some(_), Some(name)) => {
                 Some(KeyAlgorithm::from_name(name).ok_or(ConfigErrorKind::InvalidOAuth)?)
@@ -281,6 +297,7 @@ impl UpstreamOAuth {
             token_file: t.token_file,
             metadata_url: t.client_metadata_url,
             client_name: t.client_name,
+            scopes,
         })
     }
 }
@@ -293,6 +310,7 @@ pub(crate) struct Watched {
     upstream: Arc<str>,
     grant: OAuthGrant,
     refused: AtomicBool,
+    unreachable: AtomicBool,
     last: Mutex<Option<&'static str>>,
 }
 
@@ -303,6 +321,7 @@ impl Watched {
             upstream: Arc::from(upstream),
             grant,
             refused: AtomicBool::new(false),
+            unreachable: AtomicBool::new(false),
             last: Mutex::new(None),
         })
     }
@@ -312,16 +331,24 @@ impl Watched {
         *lock(&self.last)
     }
 
+    /// Whether the last refusal was the authorization server not reached (the stored tokens
+    /// kept: no login is called for).
+    pub(crate) fn last_unreachable(&self) -> bool {
+        self.unreachable.load(Ordering::Relaxed)
+    }
+
     fn record(&self, outcome: &Result<Retry, AuthError>) {
         let refusal = outcome.as_ref().err().map(AuthError::kind);
         *lock(&self.last) = refusal;
+        let unreachable = outcome.as_ref().is_err_and(AuthError::is_unreachable);
+        self.unreachable.store(unreachable, Ordering::Relaxed);
         let Some(kind) = refusal else {
             self.refused.store(false, Ordering::Relaxed);
             return;
         };
         // The authorization server was not reached: the stored tokens are kept (the client
         // tries the refresh again at the next 401), so no login is called for.
-        if outcome.as_ref().is_err_and(AuthError::is_unreachable) {
+        if unreachable {
             tracing::warn!(
                 target: UPSTREAM,
                 upstream = &*self.upstream,
@@ -390,6 +417,36 @@ mod tests {
         };
         assert_eq!(error.upstream(), named);
         kind
+    }
+
+    #[test]
+    fn scopes_are_scope_tokens_within_their_bounds() {
+        let code = "grant = \"authorization_code\"\ntoken_file = \"/t/tokens.json\"\n";
+        let list = |items: &[String]| {
+            let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+            format!("{code}scopes = [{}]\n", quoted.join(", "))
+        };
+        assert!(parse(code).unwrap().scopes().is_empty());
+        let wide = parse(&list(&["mcp:read".into(), "mcp:write".into()])).unwrap();
+        assert_eq!(wide.scopes(), ["mcp:read", "mcp:write"]);
+        let many = |n: usize| (0..n).map(|i| format!("s{i}")).collect::<Vec<_>>();
+        assert!(parse(&list(&many(OAuthClient::MAX_SCOPES))).is_ok());
+        assert_eq!(
+            kind(&list(&many(OAuthClient::MAX_SCOPES + 1))),
+            ConfigErrorKind::InvalidScopes
+        );
+        let long = "s".repeat(OAuthClient::MAX_SCOPE_BYTES);
+        assert!(parse(&list(std::slice::from_ref(&long))).is_ok());
+        assert_eq!(
+            kind(&list(&[format!("{long}s")])),
+            ConfigErrorKind::InvalidScopes
+        );
+        for bad in ["", "a b", "a\\b"] {
+            assert_eq!(kind(&list(&[bad.into()])), ConfigErrorKind::InvalidScopes);
+        }
+        // The client credentials grant takes them too.
+        let cc = "client_id = \"gw\"\nclient_secret = \"s\"\nscopes = [\"mcp\"]\n";
+        assert_eq!(parse(cc).unwrap().scopes(), ["mcp"]);
     }
 
     #[test]
@@ -489,7 +546,7 @@ mod tests {
                 format!("{code}client_id = \"c\"\nauth_method = \"client_secret_basic\"\n"),
                 ConfigErrorKind::InvalidOAuth,
             ),
-            (format!("{code}scopes = [\"a\"]\n"), ConfigErrorKind::Syntax),
+            (format!("{code}scope = \"a\"\n"), ConfigErrorKind::Syntax),
         ] {
             assert_eq!(kind(&bad), expected, "{bad}");
         }

@@ -18,7 +18,7 @@ use tollgate::{
 };
 use tollgate_client::handler::{Handler, HandlerFuture};
 use tollgate_client::{Client, Revision};
-use tollgate_gateway::Gateway;
+use tollgate_gateway::{Gateway, GatewayConfig};
 
 use crate::upstream::{V26, config, object};
 
@@ -126,9 +126,12 @@ impl Handler for Caller {
 
 /// The gateway in front of `upstream`, served over HTTP on `revisions`.
 async fn gateway_url(upstream: SocketAddr, revisions: &[ProtocolVersion]) -> (Gateway, String) {
-    let gateway = Gateway::connect(&config(&[("up", upstream, Some("up"))]), revisions)
-        .await
-        .unwrap();
+    gateway_with(&config(&[("up", upstream, Some("up"))]), revisions).await
+}
+
+/// The gateway of `config`, served over HTTP on `revisions`.
+async fn gateway_with(config: &GatewayConfig, revisions: &[ProtocolVersion]) -> (Gateway, String) {
+    let gateway = Gateway::connect(config, revisions).await.unwrap();
     let endpoint = gateway
         .install(Endpoint::with_path(
             "/mcp",
@@ -349,5 +352,35 @@ async fn a_2026_upstream_s_input_required_reaches_a_2025_caller_on_its_call_s_st
     assert_eq!(refused.code(), Some(-32603));
     assert_eq!(grace.asked.load(Ordering::SeqCst), 0);
     unable.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rounds_answered_within_a_call_are_the_upstream_s_max_input_rounds() {
+    let upstream = rounds_upstream().await;
+    let table = format!(
+        "[[upstream]]\nname = \"up\"\nprefix = \"up\"\nurl = \"http://{upstream}/mcp\"\nmax_input_rounds = 3\n"
+    );
+    let config = GatewayConfig::from_toml(&table).unwrap();
+    let (gateway, url) = gateway_with(&config, &[V26, V25]).await;
+    let ada = Caller::new("Ada");
+    let client = connect(&url, Revision::V2025_11_25, &ada, true).await;
+    // At the configured bound the call completes; one past it is the fixed internal error.
+    let three = client
+        .call_tool("up_rounds", object(r#"{"n":3}"#))
+        .await
+        .unwrap();
+    assert_eq!(text(&three), "Ada,Ada,Ada");
+    let four = client
+        .call_tool("up_rounds", object(r#"{"n":4}"#))
+        .await
+        .unwrap_err();
+    assert_eq!(four.code(), Some(-32603));
+    assert_eq!(
+        ada.asked.load(Ordering::SeqCst),
+        6,
+        "three rounds asked, then refused"
+    );
+    client.close().await.unwrap();
     gateway.close().await;
 }

@@ -118,6 +118,15 @@ async fn the_gateway_gets_its_own_token_with_a_client_secret() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configured_scopes_are_asked_beside_the_upstream_s() {
+    let requests = through_oauth(
+        "client_id = \"gw\"\nclient_secret = \"gw-secret\"\nscopes = [\"mcp:wide\"]\n",
+    )
+    .await;
+    assert!(requests[0].contains("scope=mcp%3Awide"), "{}", requests[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_gets_its_own_token_with_a_private_key_jwt() {
     let path =
         std::env::temp_dir().join(format!("tollgate-gateway-key-{}.pem", std::process::id()));
@@ -238,5 +247,117 @@ async fn stored_tokens_are_refreshed_and_kept_and_a_call_goes_through() {
             .all(|a| a.is_empty() || a.starts_with("Bearer "))
     );
     assert!(seen.iter().any(|a| a == "Bearer upstream-token"));
+    std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
+}
+
+/// The gateway's endpoint, followed (so pending upstreams may join), and a client of it in
+/// process.
+async fn followed_client(gateway: &Gateway) -> Client {
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            [V26],
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    gateway.follow(&endpoint).unwrap();
+    Client::builder()
+        .connect_in_process(endpoint)
+        .await
+        .unwrap()
+}
+
+/// Lists the tools until one named `name` is served; false when it is not within 30 seconds
+/// (a bound for a stuck join, never a timing claim).
+async fn served_soon(client: &Client, name: &str) -> bool {
+    for _ in 0..300 {
+        let tools = client.list_tools().await.unwrap();
+        if tools
+            .iter()
+            .any(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))
+        {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// What a login leaves in `file` for `url`: an access token the upstream does not take and a
+/// refresh token.
+fn log_in(url: &str, file: &std::path::Path) {
+    let mut stored = Tokens::new(url.trim_end_matches("/mcp"), "stale-token".to_owned());
+    stored.refresh_token = Some("refresh-1".to_owned().into());
+    FileTokenStore::new(file).try_save(url, stored).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_reaches_the_serving_gateway_without_a_restart() {
+    let upstream = Upstream::default();
+    let url = upstream.start_with_oauth().await;
+    let file = token_file("join");
+    let gateway = Gateway::connect(&authorization_code(&url, &file), &[V26])
+        .await
+        .unwrap();
+    assert_eq!(
+        gateway.unavailable()[0].kind(),
+        GatewayErrorKind::LoginNeeded
+    );
+    let client = followed_client(&gateway).await;
+    assert!(client.list_tools().await.unwrap().is_empty());
+    log_in(&url, &file);
+    assert!(
+        served_soon(&client, "up_echo").await,
+        "the login did not reach the serving gateway"
+    );
+    let result = client
+        .call_tool("up_echo", object(r#"{"text":"hi"}"#))
+        .await
+        .unwrap();
+    assert!(result.get("content").is_some());
+    client.close().await.unwrap();
+    gateway.close().await;
+    std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_authorization_server_keeps_the_tokens_and_the_upstream_joins_once_back() {
+    let upstream = Upstream::default();
+    let url = upstream.start_with_oauth().await;
+    let file = token_file("unreachable");
+    log_in(&url, &file);
+    upstream
+        .token_down
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let gateway = Gateway::connect(&authorization_code(&url, &file), &[V26])
+        .await
+        .unwrap();
+    let [unavailable] = gateway.unavailable() else {
+        panic!("{:?}", gateway.unavailable());
+    };
+    assert_eq!(
+        unavailable.kind(),
+        GatewayErrorKind::AuthorizationUnreachable
+    );
+    assert!(!unavailable.to_string().contains("gateway login"));
+    // The refresh token is kept for the next attempt.
+    let kept = FileTokenStore::new(&file).load(&url).unwrap();
+    assert_eq!(
+        kept.refresh_token.as_deref().map(String::as_str),
+        Some("refresh-1")
+    );
+    let client = followed_client(&gateway).await;
+    upstream
+        .token_down
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        served_soon(&client, "up_echo").await,
+        "the upstream did not join once its authorization server answered"
+    );
+    client.close().await.unwrap();
+    gateway.close().await;
+    let requests = upstream.token_requests.lock().unwrap().clone();
+    assert!(requests.iter().all(|r| r.contains("grant_type=refresh_token")));
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
 }

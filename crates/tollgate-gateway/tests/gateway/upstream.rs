@@ -38,6 +38,9 @@ pub(crate) struct Upstream {
     oauth: Arc<std::sync::Mutex<Option<String>>>,
     /// The form bodies its token endpoint received.
     pub(crate) token_requests: Arc<std::sync::Mutex<Vec<String>>>,
+    /// When set, its token endpoint closes the connection unanswered (an authorization server
+    /// that cannot be reached).
+    pub(crate) token_down: Arc<std::sync::atomic::AtomicBool>,
     /// The `tools/list` result it answers now.
     pub(crate) tools: Arc<std::sync::Mutex<String>>,
     /// The 2025 session id it gives and accepts: a new one each time it (re)starts, so a
@@ -53,6 +56,7 @@ impl Default for Upstream {
             authorizations: Arc::default(),
             oauth: Arc::default(),
             token_requests: Arc::default(),
+            token_down: Arc::default(),
             tools: Arc::new(std::sync::Mutex::new(TOOLS.to_owned())),
             session: Arc::default(),
         }
@@ -106,6 +110,9 @@ impl Upstream {
                 .lock()
                 .unwrap()
                 .push(authorization.clone().unwrap_or_default());
+            if path == "/token" && self.token_down.load(Ordering::SeqCst) {
+                return;
+            }
             if let Some(answer) = self.authorize(&method, &path, &body, authorization.as_deref()) {
                 if tcp.write_all(answer.as_bytes()).await.is_err() {
                     return;
