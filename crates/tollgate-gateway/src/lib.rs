@@ -72,8 +72,8 @@ mod shared;
 mod tasks;
 
 pub use config::{
-    DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_INPUT_ROUNDS, MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS,
-    MIN_RELIST, UpstreamConfig, UpstreamTransport,
+    DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_INPUT_ROUNDS,
+    MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS, MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
 pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};

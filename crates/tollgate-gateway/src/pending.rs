@@ -51,7 +51,10 @@ fn stamp(path: Option<&Path>) -> Option<(SystemTime, u64)> {
 /// only when the token file changes).
 pub(crate) async fn join_later(config: UpstreamConfig, unreachable: bool, joining: Joining) {
     let name = config.name().to_owned();
-    let file = config.oauth().and_then(|o| o.token_file()).map(Path::to_path_buf);
+    let file = config
+        .oauth()
+        .and_then(|o| o.token_file())
+        .map(Path::to_path_buf);
     let mut seen = stamp(file.as_deref());
     let mut backoff = unreachable.then_some(FIRST_REVIVE_BACKOFF);
     let mut waited = Duration::ZERO;

@@ -10,7 +10,7 @@ use tollgate_client::oauth::{FileTokenStore, TokenStore, Tokens};
 use tollgate_client::{Client, Revision};
 use tollgate_gateway::{Gateway, GatewayConfig, GatewayErrorKind};
 
-use crate::upstream::{Upstream, V26, gateway_client, object};
+use crate::upstream::{Upstream, V26, followed_client, gateway_client, object};
 
 /// A P-256 key made for these tests only (`openssl genpkey -algorithm EC`).
 const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
@@ -250,24 +250,6 @@ async fn stored_tokens_are_refreshed_and_kept_and_a_call_goes_through() {
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
 }
 
-/// The gateway's endpoint, followed (so pending upstreams may join), and a client of it in
-/// process.
-async fn followed_client(gateway: &Gateway) -> Client {
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            [V26],
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
-    gateway.follow(&endpoint).unwrap();
-    Client::builder()
-        .connect_in_process(endpoint)
-        .await
-        .unwrap()
-}
-
 /// Lists the tools until one named `name` is served; false when it is not within 30 seconds
 /// (a bound for a stuck join, never a timing claim).
 async fn served_soon(client: &Client, name: &str) -> bool {
@@ -304,7 +286,7 @@ async fn a_login_reaches_the_serving_gateway_without_a_restart() {
         gateway.unavailable()[0].kind(),
         GatewayErrorKind::LoginNeeded
     );
-    let client = followed_client(&gateway).await;
+    let client = followed_client(&gateway, [V26]).await;
     assert!(client.list_tools().await.unwrap().is_empty());
     log_in(&url, &file);
     assert!(
@@ -347,7 +329,7 @@ async fn an_unreachable_authorization_server_keeps_the_tokens_and_the_upstream_j
         kept.refresh_token.as_deref().map(String::as_str),
         Some("refresh-1")
     );
-    let client = followed_client(&gateway).await;
+    let client = followed_client(&gateway, [V26]).await;
     upstream
         .token_down
         .store(false, std::sync::atomic::Ordering::SeqCst);
@@ -358,6 +340,10 @@ async fn an_unreachable_authorization_server_keeps_the_tokens_and_the_upstream_j
     client.close().await.unwrap();
     gateway.close().await;
     let requests = upstream.token_requests.lock().unwrap().clone();
-    assert!(requests.iter().all(|r| r.contains("grant_type=refresh_token")));
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.contains("grant_type=refresh_token"))
+    );
     std::fs::remove_dir_all(file.parent().unwrap()).unwrap();
 }

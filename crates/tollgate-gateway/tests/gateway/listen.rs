@@ -16,7 +16,7 @@ use tollgate::{
 use tollgate_client::Client;
 use tollgate_gateway::{Gateway, GatewayConfig};
 
-use crate::upstream::V26;
+use crate::upstream::{V26, followed_client};
 
 async fn done(
     _: &RequestContext,
@@ -71,19 +71,7 @@ async fn an_upstream_s_list_change_is_heard_on_its_stream_or_listen_without_reli
         let gateway = Gateway::connect(&GatewayConfig::from_toml(&text).unwrap(), &[V26])
             .await
             .unwrap();
-        let endpoint = gateway
-            .install(Endpoint::with_path(
-                "/mcp",
-                [V26],
-                Implementation::new("gateway", "1"),
-            ))
-            .build()
-            .unwrap();
-        gateway.follow(&endpoint).unwrap();
-        let client = Client::builder()
-            .connect_in_process(endpoint)
-            .await
-            .unwrap();
+        let client = followed_client(&gateway, [V26]).await;
         assert_eq!(names(&client).await, ["up_first"], "{revision:?}");
         // The listen (or the session's stream) is opened in the background: the change is made
         // until the gateway hears one, a bounded number of times.

@@ -408,6 +408,28 @@ pub(crate) async fn gateway_client(gateway: &Gateway) -> Client {
         .unwrap()
 }
 
+/// The gateway's endpoint on `revisions`, followed (its catalog kept current, pending
+/// upstreams joined), and a client of it in process.
+pub(crate) async fn followed_client(
+    gateway: &Gateway,
+    revisions: impl IntoIterator<Item = ProtocolVersion>,
+) -> Client {
+    let versions: tollgate::endpoint::ProtocolVersions = revisions.into_iter().collect();
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            versions,
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    gateway.follow(&endpoint).unwrap();
+    Client::builder()
+        .connect_in_process(endpoint)
+        .await
+        .unwrap()
+}
+
 pub(crate) fn object(text: &str) -> JsonObject {
     from_str(text, &JsonLimits::default())
         .unwrap()

@@ -109,7 +109,10 @@ fn a_configured_scope_is_a_scope_token_within_its_bounds() {
     for bad in ["", "a b", "a\"b", "a\\b", "é", "a\u{7f}"] {
         assert!(refused(vec![bad.to_owned()]), "{bad:?}");
     }
-    assert!(!refused(vec!["mcp:read".to_owned(), "https://x/y!#$".to_owned()]));
+    assert!(!refused(vec![
+        "mcp:read".to_owned(),
+        "https://x/y!#$".to_owned()
+    ]));
 }
 
 #[tokio::test]
