@@ -68,6 +68,7 @@ mod naming;
 mod oauth;
 mod relay;
 mod shared;
+mod skills;
 mod tasks;
 
 pub use config::{
