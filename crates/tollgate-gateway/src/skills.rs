@@ -145,20 +145,7 @@ async fn import_skill(
 ) -> Result<SkillRegistration, Refused> {
     let malformed = (RefusalReason::Malformed, None);
     let limit = (RefusalReason::SkillCheck, None);
-    // The extension's limits, checked on the entry before anything is read.
-    if records.len() > MAX_SKILL_FILES {
-        return Err(limit);
-    }
-    let mut declared: u64 = 0;
-    for record in records.iter() {
-        if let Some(size) = record.get("size") {
-            let size = size.as_number().and_then(|n| n.to_u64());
-            declared = declared.saturating_add(size.ok_or(malformed.clone())?);
-        }
-    }
-    if declared > MAX_SKILL_BYTES {
-        return Err(limit);
-    }
+    declared_within_limits(records)?;
     let base = format!("{SCHEME}{root}/");
     let mut builder = SkillRegistration::builder(root);
     if let Some(prefix) = source.prefix {
@@ -191,6 +178,26 @@ async fn import_skill(
             .flatten();
         (RefusalReason::SkillCheck, pointer)
     })
+}
+
+/// The extension's limits (512 files, 16 MiB together), checked on the entry's records before
+/// anything is read: a skill that declares more is refused unread.
+fn declared_within_limits(records: &JsonArray) -> Result<(), Refused> {
+    let limit = (RefusalReason::SkillCheck, None);
+    if records.len() > MAX_SKILL_FILES {
+        return Err(limit);
+    }
+    let mut declared: u64 = 0;
+    for record in records.iter() {
+        if let Some(size) = record.get("size") {
+            let size = size.as_number().and_then(|n| n.to_u64());
+            declared = declared.saturating_add(size.ok_or((RefusalReason::Malformed, None))?);
+        }
+    }
+    if declared > MAX_SKILL_BYTES {
+        return Err(limit);
+    }
+    Ok(())
 }
 
 /// One file of a skill read: its bytes and media type, from exactly one contents at its URI.
@@ -299,6 +306,43 @@ mod tests {
             b"hello",
             &record(&format!(r#"{{"digest":"{upper}"}}"#))
         ));
+    }
+
+    #[test]
+    fn declared_files_and_bytes_are_bounded_before_any_read() {
+        let records = |count: usize, size: u64| -> JsonArray {
+            let text = format!(
+                "[{}]",
+                vec![format!(r#"{{"uri":"skill://a/f","size":{size}}}"#); count].join(",")
+            );
+            record(&text).as_array().unwrap().clone()
+        };
+        let reason = |r: Result<(), Refused>| r.err().map(|(reason, _)| reason);
+        assert_eq!(reason(declared_within_limits(&records(512, 1))), None);
+        assert_eq!(
+            reason(declared_within_limits(&records(513, 1))),
+            Some(RefusalReason::SkillCheck)
+        );
+        let bytes = MAX_SKILL_BYTES / 2;
+        assert_eq!(reason(declared_within_limits(&records(2, bytes))), None);
+        let past: JsonArray = records(2, bytes)
+            .iter()
+            .cloned()
+            .chain([record(r#"{"uri":"skill://a/g","size":1}"#)])
+            .collect();
+        assert_eq!(
+            reason(declared_within_limits(&past)),
+            Some(RefusalReason::SkillCheck)
+        );
+        assert_eq!(
+            reason(declared_within_limits(&records(1, u64::MAX))),
+            Some(RefusalReason::SkillCheck)
+        );
+        let sizeless = record(r#"[{"uri":"skill://a/f","size":"big"}]"#);
+        assert_eq!(
+            reason(declared_within_limits(sizeless.as_array().unwrap())),
+            Some(RefusalReason::Malformed)
+        );
     }
 
     #[test]

@@ -43,19 +43,29 @@ fn pdf(under: &str, forms: &str) -> SkillRegistration {
         .unwrap()
 }
 
-/// A skill whose one other file's URI is 2,047 bytes upstream: one past the limit once
-/// `up/` is added.
-fn long() -> SkillRegistration {
-    let root = "skill://acme/long/";
-    let name = format!("{}.md", "x".repeat(2_047 - root.len() - ".md".len()));
-    let skill = SkillRegistration::builder("long")
+/// The skill `name` under `acme` whose one other file's URI is `bytes` long upstream (a prefix
+/// `up` adds 3: `skill://up/acme/...`).
+fn long_named(name: &str, bytes: usize) -> SkillRegistration {
+    let root = format!("skill://acme/{name}/");
+    let file = format!("{}.md", "x".repeat(bytes - root.len() - ".md".len()));
+    let skill = SkillRegistration::builder(name)
         .under("acme")
-        .file("SKILL.md", skill_md("long", "A long file name."))
-        .file(name, "long")
+        .file("SKILL.md", skill_md(name, "A long file name."))
+        .file(file, "long")
         .build()
         .unwrap();
     assert_eq!(skill.root_uri().len() + 1, root.len());
     skill
+}
+
+/// `long`: 2,046 bytes upstream, one past the 2,048-byte limit under the prefix `up`.
+fn long() -> SkillRegistration {
+    long_named("long", 2_046)
+}
+
+/// `edge`: 2,045 bytes upstream, exactly at the limit under the prefix `up`.
+fn edge() -> SkillRegistration {
+    long_named("edge", 2_045)
 }
 
 /// A skill whose `notes.md` the upstream's interceptor answers with other bytes than it lists.
@@ -156,13 +166,17 @@ async fn blob(client: &Client, uri: &str) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn skills_are_served_under_the_prefix_and_the_refused_ones_reported() {
-    let (addr, _catalogs) =
-        skill_upstream("first", vec![pdf("acme", "# Forms\n"), long(), tampered()]).await;
+    let (addr, _catalogs) = skill_upstream(
+        "first",
+        vec![pdf("acme", "# Forms\n"), long(), edge(), tampered()],
+    )
+    .await;
     let gateway = Gateway::connect(&config(&[("docs", addr, Some("up"))]), &[V26])
         .await
         .unwrap();
+    // `edge`'s file URI is 2,048 bytes served: at the limit, served; `long`'s one past it.
     let roots: Vec<&str> = gateway.skills().iter().map(|s| s.root_uri()).collect();
-    assert_eq!(roots, ["skill://up/acme/pdf"]);
+    assert_eq!(roots, ["skill://up/acme/pdf", "skill://up/acme/edge"]);
     let mut refused: Vec<(String, RefusalReason)> = gateway
         .refusals()
         .iter()
@@ -195,12 +209,14 @@ async fn skills_are_served_under_the_prefix_and_the_refused_ones_reported() {
     assert_eq!(
         uris(&listed),
         [
+            "skill://up/acme/edge/SKILL.md",
             "skill://up/acme/pdf/SKILL.md",
             "skill://up/acme/pdf/forms/SKILL.md"
         ]
     );
-    // Verified by the client against the digests the gateway publishes: the upstream's bytes.
-    assert_eq!(load_all(&client).await, 3);
+    // Verified by the client against the digests the gateway publishes: the upstream's bytes
+    // (`edge`'s file read at its 2,048-byte URI).
+    assert_eq!(load_all(&client).await, 4);
     assert_eq!(
         blob(&client, "skill://up/acme/pdf/assets/logo.png").await,
         LOGO
@@ -210,6 +226,7 @@ async fn skills_are_served_under_the_prefix_and_the_refused_ones_reported() {
     assert_eq!(
         resources,
         [
+            "skill://up/acme/edge/SKILL.md",
             "skill://up/acme/pdf/SKILL.md",
             "skill://up/acme/pdf/forms/SKILL.md"
         ]
@@ -264,17 +281,16 @@ async fn without_a_prefix_skills_keep_their_uris_and_a_clash_refuses_start_up() 
     .await
     .unwrap();
     let roots: Vec<&str> = both.skills().iter().map(|s| s.root_uri()).collect();
-    assert_eq!(roots, ["skill://a/acme/pdf", "skill://b/acme/pdf"]);
-    // The prefix makes the long file's URI one byte past the limit: refused as such.
-    let refused: Vec<_> = both
-        .refusals()
-        .iter()
-        .map(|r| (r.name(), r.reason()))
-        .collect();
+    // The prefix `a` adds 2 bytes: `long`'s file URI is then exactly 2,048 bytes, served.
     assert_eq!(
-        refused,
-        [("skill://acme/long/SKILL.md", RefusalReason::SkillCheck)]
+        roots,
+        [
+            "skill://a/acme/pdf",
+            "skill://a/acme/long",
+            "skill://b/acme/pdf"
+        ]
     );
+    assert!(both.refusals().is_empty(), "{:?}", both.refusals());
     both.close().await;
 }
 
