@@ -172,12 +172,16 @@ async fn import_skill(
             None => builder.file(path, bytes),
         };
     }
-    builder.build().map_err(|e| {
-        let pointer = (e.kind() == BuildErrorKind::SkillFrontmatter)
-            .then(|| e.location().map(str::to_owned))
-            .flatten();
-        (RefusalReason::SkillCheck, pointer)
-    })
+    builder.build().map_err(|e| check_refused(&e))
+}
+
+/// A skill the builder refused: [`RefusalReason::SkillCheck`], with the frontmatter field's
+/// JSON Pointer when a field is the cause (never the field's value).
+fn check_refused(error: &tollgate::BuildError) -> Refused {
+    let pointer = (error.kind() == BuildErrorKind::SkillFrontmatter)
+        .then(|| error.location().map(str::to_owned))
+        .flatten();
+    (RefusalReason::SkillCheck, pointer)
 }
 
 /// The extension's limits (512 files, 16 MiB together), checked on the entry's records before
@@ -343,6 +347,29 @@ mod tests {
             reason(declared_within_limits(sizeless.as_array().unwrap())),
             Some(RefusalReason::Malformed)
         );
+    }
+
+    #[test]
+    fn a_frontmatter_field_is_named_and_its_value_never() {
+        let skill = |md: &str| SkillRegistration::builder("pdf").file("SKILL.md", md.to_owned());
+        let wrong_name = skill("---\nname: secret-value\ndescription: d\n---\n")
+            .build()
+            .unwrap_err();
+        let (reason, pointer) = check_refused(&wrong_name);
+        assert_eq!(reason, RefusalReason::SkillCheck);
+        assert_eq!(pointer.as_deref(), Some("/name"));
+        let refusal = Refusal::of(Kind::Skill, "up", "skill://pdf/SKILL.md", reason).at(pointer);
+        let text = refusal.to_string();
+        assert!(
+            text.contains("\"/name\"") && !text.contains("secret-value"),
+            "{text}"
+        );
+        // A path broken, not a field: no pointer.
+        let escape = skill("---\nname: pdf\ndescription: d\n---\n")
+            .file("../x", "x")
+            .build()
+            .unwrap_err();
+        assert_eq!(check_refused(&escape), (RefusalReason::SkillCheck, None));
     }
 
     #[test]
