@@ -647,3 +647,25 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_root_clashes_with_another_upstream_s_at_or_around_it() {
+        let mut owners = HashMap::new();
+        owners.insert(owner_key(Kind::Skill, "skill://acme/pdf"), "b".to_owned());
+        owners.insert(owner_key(Kind::Prompt, "greet"), "b".to_owned());
+        let skill = |root: &str| owner_key(Kind::Skill, root);
+        assert!(clashes(&owners, &skill("skill://acme/pdf"), "a"));
+        assert!(clashes(&owners, &skill("skill://acme"), "a"));
+        assert!(clashes(&owners, &skill("skill://acme/pdf/forms"), "a"));
+        assert!(!clashes(&owners, &skill("skill://acme/pdfx"), "a"));
+        assert!(!clashes(&owners, &skill("skill://b/acme/pdf"), "a"));
+        // Its own names never clash with it; other kinds by their exact key only.
+        assert!(!clashes(&owners, &skill("skill://acme/pdf"), "b"));
+        assert!(clashes(&owners, &owner_key(Kind::Prompt, "greet"), "a"));
+        assert!(!clashes(&owners, &owner_key(Kind::Resource, "greet"), "a"));
+    }
+}
