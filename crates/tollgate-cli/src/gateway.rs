@@ -77,6 +77,9 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
         for template in gateway.resource_templates() {
             println!("served resource template: {}", template.uri_template());
         }
+        for skill in gateway.skills() {
+            println!("served skill: {}", skill.uri());
+        }
         for refusal in gateway.refusals() {
             println!("left out: {refusal}");
         }

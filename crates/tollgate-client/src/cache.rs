@@ -52,8 +52,10 @@ impl ListCache {
         let lists: &[&str] = match notification {
             "notifications/tools/list_changed" => &["tools/list"],
             "notifications/prompts/list_changed" => &["prompts/list"],
+            // A skill's change is announced as one of the resources list (its SKILL.md is
+            // listed there), so `skills/list` goes stale with it.
             "notifications/resources/list_changed" => {
-                &["resources/list", "resources/templates/list"]
+                &["resources/list", "resources/templates/list", "skills/list"]
             }
             _ => &[],
         };
@@ -86,5 +88,22 @@ impl Handler for Invalidating {
 
     fn request<'a>(&'a self, method: &'a str, params: Option<&'a JsonObject>) -> HandlerFuture<'a> {
         self.inner.request(method, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_resources_change_drops_the_skills_list_too() {
+        let cache = ListCache::default();
+        for list in ["skills/list", "resources/list", "tools/list"] {
+            cache.put(list, 60_000, &[JsonValue::Bool(true)]);
+        }
+        cache.changed("notifications/resources/list_changed");
+        assert!(cache.get("skills/list").is_none());
+        assert!(cache.get("resources/list").is_none());
+        assert!(cache.get("tools/list").is_some());
     }
 }

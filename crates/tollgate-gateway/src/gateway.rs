@@ -13,6 +13,7 @@ use tollgate::endpoint::{Catalogs, EndpointBuilder};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::PromptRegistration;
 use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use tollgate::skill::SkillRegistration;
 use tollgate::task::InMemoryTaskStore;
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 use tollgate_client::{Client, ClientLimits};
@@ -27,6 +28,7 @@ use crate::naming::Naming;
 use crate::oauth::{OAuthGrant, Watched};
 use crate::pending::{Joining, join_later};
 pub(crate) use crate::shared::{UPSTREAM, lock};
+use crate::skills::{SkillCache, SkillSource, import_skills, offers_skills, overlap};
 
 /// Served name -> the upstream serving it.
 pub(crate) type Owners = Arc<Mutex<HashMap<String, String>>>;
@@ -38,8 +40,11 @@ pub(crate) struct Upstream {
     pub(crate) link: Arc<Link>,
     pub(crate) changed: Arc<Notify>,
     pub(crate) served: Mutex<Vec<String>>,
-    /// The prompts, resources and templates it serves now, by owner key ([`owner_key`]).
+    /// The prompts, resources, templates and skills it serves now, by owner key
+    /// ([`owner_key`]).
     pub(crate) served_others: Mutex<Vec<String>>,
+    /// Its skills imported last (an unchanged entry is not read again).
+    pub(crate) skills: SkillCache,
 }
 
 impl Upstream {
@@ -51,16 +56,18 @@ impl Upstream {
             changed,
             served: Mutex::new(Vec::new()),
             served_others: Mutex::new(Vec::new()),
+            skills: SkillCache::default(),
         }
     }
 }
 
-/// An upstream's prompts, resources and templates, imported.
+/// An upstream's prompts, resources, templates and skills, imported.
 #[derive(Default)]
 pub(crate) struct Others {
     pub(crate) prompts: Vec<PromptRegistration>,
     pub(crate) resources: Vec<ResourceRegistration>,
     pub(crate) templates: Vec<ResourceTemplateRegistration>,
+    pub(crate) skills: Vec<SkillRegistration>,
 }
 
 impl Others {
@@ -73,17 +80,43 @@ impl Others {
             .templates
             .iter()
             .map(|t| key(Kind::Template, t.uri_template()));
-        prompts.chain(resources).chain(templates).collect()
+        let skills = self.skills.iter().map(|s| key(Kind::Skill, s.root_uri()));
+        prompts
+            .chain(resources)
+            .chain(templates)
+            .chain(skills)
+            .collect()
     }
 }
 
-/// The key a served prompt, resource or template is owned under (tools: their name).
+/// The key a served prompt, resource, template or skill (by its root URI) is owned under
+/// (tools: their name).
 pub(crate) fn owner_key(kind: Kind, name: &str) -> String {
     format!("{kind:?}:{name}")
 }
 
-/// Lists and imports `upstream`'s prompts, resources and templates, where its capabilities say
-/// it has them; `Err` when a list fails.
+/// Whether serving `key` (an owner key) would clash with what another upstream than `upstream`
+/// serves: the same key, or (a skill) a root that is another's or lies inside or around it.
+pub(crate) fn clashes(owners: &HashMap<String, String>, key: &str, upstream: &str) -> bool {
+    if owners.get(key).is_some_and(|owner| owner != upstream) {
+        return true;
+    }
+    let skill = format!("{:?}:", Kind::Skill);
+    let Some(root) = key.strip_prefix(&skill) else {
+        return false;
+    };
+    owners.iter().any(|(other, owner)| {
+        owner != upstream
+            && other
+                .strip_prefix(&skill)
+                .is_some_and(|other| overlap(root, other))
+    })
+}
+
+/// Lists and imports `upstream`'s prompts, resources, templates and skills, where its
+/// capabilities say it has them (skills: where the upstream and the gateway speak 2026-07-28);
+/// `Err` when a list fails. The `skill://` resources of an upstream whose skills are imported
+/// are served as its skills' files, never as resources of their own.
 pub(crate) async fn import_others(
     upstream: &Upstream,
     rules: &Rules,
@@ -104,6 +137,19 @@ pub(crate) async fn import_others(
     let timeout = config.call_timeout();
     let mut others = Others::default();
     let mut refusals = Vec::new();
+    let skills = rules.revisions.contains(&ProtocolVersion::V2026_07_28) && offers_skills(&client);
+    if skills {
+        let source = SkillSource {
+            upstream: config.name(),
+            client: &client,
+            prefix: config.prefix(),
+            timeout,
+            cache: &upstream.skills,
+        };
+        let (imported, refused) = import_skills(&source).await?;
+        others.skills = imported;
+        refusals.extend(refused);
+    }
     if offers("prompts") {
         let listed = match tokio::time::timeout(timeout, client.list_prompts()).await {
             Ok(Ok(listed)) => listed,
@@ -121,7 +167,14 @@ pub(crate) async fn import_others(
             Ok(Ok(listed)) => listed,
             _ => return Err(()),
         };
-        for entry in &listed {
+        let skill_file = |entry: &&JsonValue| {
+            skills
+                && entry
+                    .get("uri")
+                    .and_then(JsonValue::as_str)
+                    .is_some_and(|uri| uri.starts_with("skill://"))
+        };
+        for entry in listed.iter().filter(|e| !skill_file(e)) {
             match import_resource(&source, entry) {
                 Ok(resource) => others.resources.push(resource),
                 Err(refusal) => refusals.push(refusal),
@@ -164,6 +217,7 @@ pub struct Gateway {
     prompts: Vec<PromptRegistration>,
     resources: Vec<ResourceRegistration>,
     templates: Vec<ResourceTemplateRegistration>,
+    skills: Vec<SkillRegistration>,
     refusals: Vec<Refusal>,
     unavailable: Vec<GatewayError>,
     /// The upstreams left out at start-up, each with whether its authorization server was
@@ -207,6 +261,7 @@ impl Gateway {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            skills: Vec::new(),
             refusals: Vec::new(),
             unavailable: Vec::new(),
             pending: Vec::new(),
@@ -296,24 +351,23 @@ impl Gateway {
         self.prompts.extend(others.prompts);
         self.resources.extend(others.resources);
         self.templates.extend(others.templates);
+        self.skills.extend(others.skills);
         Ok(())
     }
 
-    /// Records that `upstream` serves the prompt, resource or template `name`; a clash with
-    /// another upstream refuses start-up.
+    /// Records that `upstream` serves the prompt, resource, template or skill `name`; a clash
+    /// with another upstream refuses start-up.
     fn claim(&self, kind: Kind, name: &str, upstream: &str) -> Result<(), GatewayError> {
         let key = owner_key(kind, name);
         let mut owners = lock(&self.owners);
-        match owners.get(&key) {
-            Some(owner) if owner != upstream => Err(GatewayError::new(
+        if clashes(&owners, &key, upstream) {
+            return Err(GatewayError::new(
                 GatewayErrorKind::NameClash,
                 Some(upstream),
-            )),
-            _ => {
-                owners.insert(key, upstream.to_owned());
-                Ok(())
-            }
+            ));
         }
+        owners.insert(key, upstream.to_owned());
+        Ok(())
     }
 
     /// The tools imported at start-up, in upstream and list order.
@@ -336,6 +390,11 @@ impl Gateway {
         &self.templates
     }
 
+    /// The skills imported at start-up (served at `skill://PREFIX/<path>` under a prefix).
+    pub fn skills(&self) -> &[SkillRegistration] {
+        &self.skills
+    }
+
     /// The upstreams left out at start-up because their authorization-code grant has no
     /// usable tokens (none stored, or the refresh was refused: each a
     /// [`GatewayErrorKind::LoginNeeded`] naming the upstream; run `tollgate gateway login` for
@@ -354,7 +413,7 @@ impl Gateway {
         &self.refusals
     }
 
-    /// Adds every imported tool, prompt, resource and template to `builder`, turns its live catalogs on (so
+    /// Adds every imported tool, prompt, resource, template and skill to `builder`, turns its live catalogs on (so
     /// [`follow`](Self::follow) can keep them current), declares the gateway's forwarding
     /// error safe to log (its text is fixed and carries no data), and, when an upstream
     /// declares the `logging` capability, turns logging on
@@ -387,10 +446,15 @@ impl Gateway {
             .iter()
             .cloned()
             .fold(builder, |b, r| b.add_resource(r));
-        self.templates
+        let builder = self
+            .templates
             .iter()
             .cloned()
-            .fold(builder, |b, t| b.add_resource_template(t))
+            .fold(builder, |b, t| b.add_resource_template(t));
+        self.skills
+            .iter()
+            .cloned()
+            .fold(builder, |b, s| b.add_skill(s))
     }
 
     /// Keeps `endpoint`'s catalog current with the upstreams': on an upstream's
@@ -638,5 +702,27 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
                 .await
                 .map_err(|_| failed())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_root_clashes_with_another_upstream_s_at_or_around_it() {
+        let mut owners = HashMap::new();
+        owners.insert(owner_key(Kind::Skill, "skill://acme/pdf"), "b".to_owned());
+        owners.insert(owner_key(Kind::Prompt, "greet"), "b".to_owned());
+        let skill = |root: &str| owner_key(Kind::Skill, root);
+        assert!(clashes(&owners, &skill("skill://acme/pdf"), "a"));
+        assert!(clashes(&owners, &skill("skill://acme"), "a"));
+        assert!(clashes(&owners, &skill("skill://acme/pdf/forms"), "a"));
+        assert!(!clashes(&owners, &skill("skill://acme/pdfx"), "a"));
+        assert!(!clashes(&owners, &skill("skill://b/acme/pdf"), "a"));
+        // Its own names never clash with it; other kinds by their exact key only.
+        assert!(!clashes(&owners, &skill("skill://acme/pdf"), "b"));
+        assert!(clashes(&owners, &owner_key(Kind::Prompt, "greet"), "a"));
+        assert!(!clashes(&owners, &owner_key(Kind::Resource, "greet"), "a"));
     }
 }

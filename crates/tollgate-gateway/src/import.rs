@@ -49,8 +49,16 @@ pub enum RefusalReason {
     InputSchema,
     /// The output schema does not compile under Tool Schema Profile 1 as an object schema.
     OutputSchema,
-    /// Another upstream's tool, or another tool of the same upstream, has the served name.
+    /// Another upstream's tool, or another tool of the same upstream, has the served name (a
+    /// skill: the same served root).
     NameClash,
+    /// A skill fails the skill registration's checks (its name, paths, frontmatter or the
+    /// extension's limits), as an application's skill would; a frontmatter field is named by
+    /// [`Refusal::pointer`].
+    SkillCheck,
+    /// A skill file could not be read from the upstream, or its bytes differ from the size or
+    /// `sha256:` digest the skill's entry publishes.
+    SkillContent,
 }
 
 impl RefusalReason {
@@ -65,6 +73,10 @@ impl RefusalReason {
                 "the output schema does not compile under Tool Schema Profile 1 as an object schema"
             }
             Self::NameClash => "another tool is served under the same name",
+            Self::SkillCheck => "the skill fails the skill registration's checks",
+            Self::SkillContent => {
+                "a skill file cannot be read, or differs from the size or digest of its entry"
+            }
         }
     }
 }
@@ -81,6 +93,8 @@ pub enum Kind {
     Resource,
     /// A resource template (by URI template).
     Template,
+    /// A skill (by the URI of its `SKILL.md`).
+    Skill,
 }
 
 impl Kind {
@@ -90,11 +104,12 @@ impl Kind {
             Self::Prompt => "prompt",
             Self::Resource => "resource",
             Self::Template => "resource template",
+            Self::Skill => "skill",
         }
     }
 }
 
-/// An upstream tool, prompt, resource or template left out of the gateway's catalog, and why:
+/// An upstream tool, prompt, resource, template or skill left out of the gateway's catalog, and why:
 /// with the schema compiler's JSON Pointer and keyword when a schema is the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
@@ -122,6 +137,12 @@ impl Refusal {
         }
     }
 
+    /// The refusal with `pointer` (a JSON Pointer into a skill's frontmatter) as its place.
+    pub(crate) fn at(mut self, pointer: Option<String>) -> Self {
+        self.pointer = pointer.map(|p| cut(&p));
+        self
+    }
+
     /// The upstream's name.
     pub fn upstream(&self) -> &str {
         &self.upstream
@@ -132,8 +153,8 @@ impl Refusal {
         self.kind
     }
 
-    /// Its name (a tool's or prompt's) or URI (a resource's or template's) as the upstream
-    /// lists it (its first 128 characters).
+    /// Its name (a tool's or prompt's) or URI (a resource's or template's, a skill's
+    /// `SKILL.md`) as the upstream lists it (its first 128 characters).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -143,7 +164,8 @@ impl Refusal {
         self.reason
     }
 
-    /// Where in the schema (a JSON Pointer from the schema's root), when a schema is the reason.
+    /// Where in the schema (a JSON Pointer from the schema's root), when a schema is the reason;
+    /// the frontmatter field (a JSON Pointer such as `/name`), when a skill's frontmatter is.
     pub fn pointer(&self) -> Option<&str> {
         self.pointer.as_deref()
     }

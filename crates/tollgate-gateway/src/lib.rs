@@ -21,6 +21,9 @@
 //!   served as the upstream's resources are, and a 2025 upstream's requests (elicitation,
 //!   sampling, roots) and log messages on a call's own stream relayed between the caller and the
 //!   upstream; an upstream's task made a task of the gateway's own, followed to its end;
+//! - an upstream's skills (`io.modelcontextprotocol/skills`, 2026-07-28) read once, held to
+//!   the digests their entries publish and rebuilt through the runtime's skill builder under
+//!   the prefix (`skill://PREFIX/<path>`), so the gateway serves exactly the bytes it checked;
 //! - each upstream's catalog followed live (its `list_changed`, or a periodic re-list).
 //!
 //! This crate owns the configuration, the import and the forwarding; it knows nothing of HTTP
@@ -69,6 +72,7 @@ mod oauth;
 mod pending;
 mod relay;
 mod shared;
+mod skills;
 mod tasks;
 
 pub use config::{

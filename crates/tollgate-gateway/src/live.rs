@@ -13,7 +13,7 @@ use tollgate::endpoint::{CatalogChange, Catalogs};
 use tollgate::json::{JsonObject, JsonValue};
 
 use crate::gateway::{
-    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Others, Owners, Rules, UPSTREAM, Upstream,
+    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Others, Owners, Rules, UPSTREAM, Upstream, clashes,
     import_all, import_others, lock, owner_key,
 };
 use crate::import::Kind;
@@ -66,8 +66,8 @@ pub(crate) async fn follow(
     }
 }
 
-/// Lists and imports the upstream's tools, prompts, resources and templates again and applies
-/// the difference as one change.
+/// Lists and imports the upstream's tools, prompts, resources, templates and skills again and
+/// applies the difference as one change.
 async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rules: &Rules) {
     let name = upstream.config.name();
     let client = upstream.link.client();
@@ -94,7 +94,7 @@ async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rule
     }
     let other_keys = others.keys();
     let mut owners = lock(owners);
-    let taken = |key: &str| owners.get(key).is_some_and(|owner| owner != name);
+    let taken = |key: &str| clashes(&owners, key, name);
     let clash = tools
         .iter()
         .map(|t| t.name().to_owned())
@@ -151,7 +151,7 @@ async fn refresh(upstream: &Upstream, catalogs: &Catalogs, owners: &Owners, rule
     }
 }
 
-/// `change` with the prompts, resources and templates served before (`served`, by owner key)
+/// `change` with the prompts, resources, templates and skills served before (`served`, by owner key)
 /// replaced by `others`: the ones gone removed, the ones kept replaced, the new ones added.
 fn others_change(mut change: CatalogChange, served: &[String], others: &Others) -> CatalogChange {
     let was = |kind, name: &str| served.contains(&owner_key(kind, name));
@@ -166,6 +166,8 @@ fn others_change(mut change: CatalogChange, served: &[String], others: &Others) 
         change = match kind {
             "Prompt" => change.remove_prompt(name),
             "Resource" => change.remove_resource(name),
+            // By its root URI: two upstreams' skills may share a name.
+            "Skill" => change.remove_skill(name),
             _ => change.remove_resource_template(name),
         };
     }
@@ -188,6 +190,13 @@ fn others_change(mut change: CatalogChange, served: &[String], others: &Others) 
             change.replace_resource_template(template.clone())
         } else {
             change.add_resource_template(template.clone())
+        };
+    }
+    for skill in &others.skills {
+        change = if was(Kind::Skill, skill.root_uri()) {
+            change.replace_skill(skill.clone())
+        } else {
+            change.add_skill(skill.clone())
         };
     }
     change

@@ -22,6 +22,8 @@ mod credentials;
 mod listen;
 #[path = "gateway/relay.rs"]
 mod relay;
+#[path = "gateway/skills.rs"]
+mod skills;
 #[path = "gateway/tasks.rs"]
 mod tasks;
 #[path = "gateway/upstream.rs"]

@@ -58,9 +58,19 @@ enum Edit<T> {
 }
 
 /// What names a registration in its list: a tool's or prompt's name, a resource's URI, a
-/// template's URI template, a skill's name.
+/// template's URI template, a skill's name (or its root URI: two skills may share a name).
 trait Named {
     fn key(&self) -> &str;
+
+    /// Whether `key` names this registration.
+    fn is(&self, key: &str) -> bool {
+        self.key() == key
+    }
+
+    /// Whether `other` replaces this registration.
+    fn same(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
 }
 
 impl Named for ToolRegistration {
@@ -91,6 +101,21 @@ impl Named for SkillRegistration {
     fn key(&self) -> &str {
         self.name()
     }
+
+    /// A root URI (`skill://...`, never a name) names the skill at that root; a name, the
+    /// first skill of that name.
+    fn is(&self, key: &str) -> bool {
+        if key.starts_with("skill://") {
+            self.root_uri() == key
+        } else {
+            self.name() == key
+        }
+    }
+
+    /// The skill at the same root; or, when none is there, the first of the same name.
+    fn same(&self, other: &Self) -> bool {
+        self.root_uri() == other.root_uri()
+    }
 }
 
 impl Named for AppView {
@@ -105,11 +130,15 @@ impl<T: Named> Edit<T> {
     fn apply(self, list: &mut Vec<T>) -> bool {
         match self {
             Self::Add(item) => list.push(item),
-            Self::Replace(item) => match list.iter_mut().find(|r| r.key() == item.key()) {
-                Some(slot) => *slot = item,
-                None => return false,
-            },
-            Self::Remove(key) => match list.iter().position(|r| r.key() == &*key) {
+            Self::Replace(item) => {
+                let at = (list.iter().position(|r| r.same(&item)))
+                    .or_else(|| list.iter().position(|r| r.key() == item.key()));
+                match at.and_then(|at| list.get_mut(at)) {
+                    Some(slot) => *slot = item,
+                    None => return false,
+                }
+            }
+            Self::Remove(key) => match list.iter().position(|r| r.is(&key)) {
                 Some(at) => {
                     list.remove(at);
                 }
@@ -225,12 +254,15 @@ impl CatalogChange {
         self.step(Step::Skill(Edit::Add(skill)))
     }
 
-    /// Replaces the skill of the same name, in its place.
+    /// Replaces the skill at the same root URI, in its place; when there is none, the first
+    /// skill of the same name.
     pub fn replace_skill(self, skill: SkillRegistration) -> Self {
         self.step(Step::Skill(Edit::Replace(skill)))
     }
 
-    /// Removes the skill `name`.
+    /// Removes the skill `name`, or the skill whose root URI (`skill://<skill-path>`) it is:
+    /// name the root where two skills share a name (their paths differ), since a name removes
+    /// the first of that name.
     pub fn remove_skill(self, name: impl Into<Arc<str>>) -> Self {
         self.step(Step::Skill(Edit::Remove(name.into())))
     }

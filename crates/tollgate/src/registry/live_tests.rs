@@ -116,6 +116,61 @@ fn a_skill_change_is_a_resources_list_change_on_2026_only() {
 }
 
 #[test]
+fn two_skills_of_one_name_are_told_apart_by_their_root() {
+    let (endpoint, catalogs) = endpoint();
+    let md = "---\nname: pdf\ndescription: Fill PDF forms.\n---\n# PDF\n";
+    let under = |prefix: &str, body: &str| {
+        SkillRegistration::builder("pdf")
+            .under(prefix)
+            .file("SKILL.md", md)
+            .file("notes.md", body.to_owned())
+            .build()
+            .unwrap()
+    };
+    catalogs
+        .apply(
+            CatalogChange::new()
+                .add_skill(under("a", "one"))
+                .add_skill(under("b", "one")),
+        )
+        .unwrap();
+    let Some(live) = &endpoint.inner.live else {
+        unreachable!("built live")
+    };
+    let roots = || -> Vec<String> {
+        let current = live.current();
+        current
+            .skill_registrations
+            .iter()
+            .map(|s| s.root_uri().to_owned())
+            .collect()
+    };
+    // Replaced at its own root, not the first of its name.
+    catalogs
+        .apply(CatalogChange::new().replace_skill(under("b", "two")))
+        .unwrap();
+    let current = live.current();
+    let files = |i: usize| current.skill_registrations[i].inner.files.len();
+    assert_eq!((files(0), files(1)), (2, 2));
+    assert!(matches!(
+        &current.skill_registrations[1].inner.files[1].body,
+        crate::model::skill::Body::Text(t) if &**t == "two"
+    ));
+    assert!(matches!(
+        &current.skill_registrations[0].inner.files[1].body,
+        crate::model::skill::Body::Text(t) if &**t == "one"
+    ));
+    // Removed by its root: the other of the same name stays.
+    catalogs
+        .apply(CatalogChange::new().remove_skill("skill://b/pdf"))
+        .unwrap();
+    assert_eq!(roots(), ["skill://a/pdf"]);
+    let unknown = catalogs.apply(CatalogChange::new().remove_skill("skill://c/pdf"));
+    assert!(unknown.is_err());
+    assert_eq!(roots(), ["skill://a/pdf"]);
+}
+
+#[test]
 fn a_refused_change_publishes_nothing() {
     let (endpoint, catalogs) = endpoint();
     let Some(live) = &endpoint.inner.live else {
