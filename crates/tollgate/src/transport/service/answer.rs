@@ -1,13 +1,17 @@
 //! How a POST request with an id is answered: in the request's own future, or behind an event
 //! stream its notifications can go out on before the response. A request that may stream runs in
-//! the request's own future until its answer's shape is known, and moves to a task of its own
-//! only once it streams.
+//! the request's own future until its answer's shape is known, and moves, once it streams, to a
+//! task of its own, or (a listen) into its response body, polled where its frames are read.
 //!
 //! Owns the choice and the move. Knows nothing of the HTTP checks before it (the service's
 //! `mod.rs`) nor of what the request does (`pipeline::receive`).
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Context;
+
+use sync_wrapper::SyncWrapper;
 
 use tollgate_json::JsonValue;
 
@@ -65,15 +69,20 @@ pub(super) fn answering(endpoint: &Endpoint, in_session: bool, value: &JsonValue
 /// connection), the rest of its work moves, as it is, to a task of its own, and the answer
 /// becomes an event stream carrying the notifications and then the response.
 ///
+/// With `in_body` (a listen) and a stream that cannot be resumed, the work moves into the
+/// response body instead of a task (issue 50): an idle listen holds one state machine, woken
+/// once per event, where a task, its wake-up and then the connection's were needed.
+///
 /// Cancellation (`notifications/cancelled`, the session's end) drops the work where it runs:
-/// here before it streams, by aborting its task after. A client that goes away before the
-/// answer streams drops the work with the request's future; from a stream it cannot resume, its
-/// connection aborts the task; a resumable stream keeps running, for a `GET` with
-/// `Last-Event-ID`.
+/// here before it streams, by aborting its task (or in the body) after. A client that goes away
+/// before the answer streams drops the work with the request's future; from a stream it cannot
+/// resume, its connection aborts the task (or drops the body and the work in it); a resumable
+/// stream keeps running, for a `GET` with `Last-Event-ID`.
 pub(super) async fn answer_in_task(
     endpoint: Endpoint,
     origin: Arc<OriginatingRequest>,
     value: JsonValue,
+    in_body: bool,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
     let sink = NotificationSink::Stream(Arc::clone(&stream));
@@ -102,6 +111,13 @@ pub(super) async fn answer_in_task(
     .await;
     match answer {
         Answer::Json(reply) => Outcome::Reply(reply),
+        Answer::Stream if in_body && !stream.is_numbered() => {
+            // Still running: on in the body, polled by this same connection (whose waker the
+            // work registered here).
+            let work = work.map(|running| -> Work { running });
+            let connection = Connection::for_post(stream);
+            Outcome::Stream(McpBody::events_with_work(connection, work))
+        }
         Answer::Stream => {
             // Still running: on in a task of its own, which a cancellation can abort. A future
             // polled here registered this connection's waker; its next poll, in the task,
@@ -119,6 +135,35 @@ pub(super) async fn answer_in_task(
     }
 }
 
+/// A request's work that goes on in its response body once it streams (a listen's).
+pub(super) type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Polls the work a response body carries, before the body reads its stream's frames: what the
+/// work queues is read in the same poll. The stream's waker is forgotten first (the frames are
+/// read right after, and the read registers it again), so queuing them does not wake this
+/// connection a second time. Cancelled, the work is dropped unpolled (its stream finishes
+/// without a reply), as an aborted task's would be; finished, it is dropped.
+pub(super) fn poll_work(
+    connection: &Connection,
+    work: &mut Option<SyncWrapper<Work>>,
+    cx: &mut Context<'_>,
+) {
+    let Some(running) = work.as_mut() else {
+        return;
+    };
+    if connection.stream.forget_waker() || running.get_mut().as_mut().poll(cx).is_ready() {
+        *work = None;
+    }
+}
+
+/// After a body's read found no frame: work cancelled since it was polled is dropped now (its
+/// stream finishes without a reply, which wakes the body again to end it).
+pub(super) fn drop_if_cancelled(connection: &Connection, work: &mut Option<SyncWrapper<Work>>) {
+    if work.is_some() && connection.stream.is_cancelled() {
+        *work = None;
+    }
+}
+
 /// Aborts the request's task when dropped, unless disarmed.
 pub(super) struct AbortOnDrop(pub(super) Option<tokio::task::AbortHandle>);
 
@@ -132,6 +177,94 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         if let Some(task) = self.0.take() {
             task.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Poll, Wake, Waker};
+
+    use super::*;
+    use crate::stream::StreamConfig;
+
+    /// Counts the wake-ups of the connection polling a body.
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counted() -> (Arc<Wakes>, Waker) {
+        let wakes = Arc::new(Wakes(AtomicUsize::new(0)));
+        (Arc::clone(&wakes), Waker::from(wakes))
+    }
+
+    /// The frames a body's work queues are read in the poll that made them, and queuing them
+    /// does not wake the connection a second time (one wake-up per event, not two).
+    #[tokio::test(start_paused = true)]
+    async fn work_in_the_body_is_read_in_the_same_poll_without_a_second_wake_up() {
+        let stream = EventStream::new(StreamConfig::new());
+        let connection = Connection::for_post(Arc::clone(&stream));
+        let (events, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let pushing = Arc::clone(&stream);
+        let running: Work = Box::pin(async move {
+            while heard.recv().await.is_some() {
+                pushing.push_notification(b"{}");
+            }
+        });
+        let mut work = Some(SyncWrapper::new(running));
+        let mut connection = connection;
+        let (wakes, waker) = counted();
+        let mut cx = Context::from_waker(&waker);
+        poll_work(&connection, &mut work, &mut cx);
+        assert!(connection.poll_frame(&mut cx).is_pending());
+        for n in 1..=3 {
+            assert!(events.send(()).is_ok());
+            assert_eq!(wakes.0.load(Ordering::SeqCst), n, "the event's wake-up");
+            poll_work(&connection, &mut work, &mut cx);
+            assert!(matches!(
+                connection.poll_frame(&mut cx),
+                Poll::Ready(Some(_))
+            ));
+            assert!(connection.poll_frame(&mut cx).is_pending());
+            assert_eq!(wakes.0.load(Ordering::SeqCst), n, "no second wake-up");
+        }
+        assert!(work.is_some(), "still listening");
+    }
+
+    /// Work cancelled in the body is dropped, as an aborted task would be, whether the
+    /// cancellation comes before the body's next poll or just after its work was polled: its
+    /// stream finishes without a reply and the body ends.
+    #[tokio::test(start_paused = true)]
+    async fn cancelled_work_in_the_body_is_dropped_and_the_stream_ends() {
+        for after_polling in [false, true] {
+            let stream = EventStream::new(StreamConfig::new());
+            let mut connection = Connection::for_post(Arc::clone(&stream));
+            let finish = FinishOnDrop(Arc::clone(&stream));
+            let running: Work = Box::pin(async move {
+                std::future::pending::<()>().await;
+                drop(finish);
+            });
+            let mut work = Some(SyncWrapper::new(running));
+            let (wakes, waker) = counted();
+            let mut cx = Context::from_waker(&waker);
+            if after_polling {
+                poll_work(&connection, &mut work, &mut cx);
+                assert!(connection.poll_frame(&mut cx).is_pending());
+                stream.cancel();
+                drop_if_cancelled(&connection, &mut work);
+                assert!(wakes.0.load(Ordering::SeqCst) >= 1, "woken to end");
+            } else {
+                stream.cancel();
+                poll_work(&connection, &mut work, &mut cx);
+            }
+            assert!(work.is_none(), "dropped");
+            assert!(stream.is_finished());
+            assert!(matches!(connection.poll_frame(&mut cx), Poll::Ready(None)));
         }
     }
 }
