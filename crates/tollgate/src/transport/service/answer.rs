@@ -8,8 +8,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Wake, Waker};
 
 use sync_wrapper::SyncWrapper;
 
@@ -22,6 +23,7 @@ use crate::pipeline::envelope::asks_for_progress;
 use crate::pipeline::receive;
 use crate::registry::Endpoint;
 use crate::stream::event::{Answer, Connection, EventStream, FinishOnDrop};
+use crate::stream::lock;
 use crate::wire::head::Head;
 use crate::wire::method::Method as McpMethod;
 
@@ -138,27 +140,84 @@ pub(super) async fn answer_in_task(
 /// A request's work that goes on in its response body once it streams (a listen's).
 pub(super) type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Polls the work a response body carries, before the body reads its stream's frames: what the
-/// work queues is read in the same poll. The stream's waker is forgotten first (the frames are
-/// read right after, and the read registers it again), so queuing them does not wake this
-/// connection a second time. Cancelled, the work is dropped unpolled (its stream finishes
-/// without a reply), as an aborted task's would be; finished, it is dropped.
-pub(super) fn poll_work(
-    connection: &Connection,
-    work: &mut Option<SyncWrapper<Work>>,
-    cx: &mut Context<'_>,
-) {
+/// A request's work in its response body, and the waker it is polled with: the body polls it
+/// only when it was woken (an event it waits for, its timers), not at each of the body's polls
+/// (hyper polls a body again after each frame, and the work's chain of futures is deep).
+pub(super) struct InBody {
+    /// Wrapped so the body stays `Sync`: the work is only ever reached through `&mut`.
+    work: SyncWrapper<Work>,
+    woken: Arc<Woken>,
+    waker: Waker,
+}
+
+impl InBody {
+    pub(super) fn new(work: Work) -> Self {
+        // Woken at first: the work registered the connection's own waker where it ran before,
+        // and registers its own at its first poll in the body.
+        let woken = Arc::new(Woken {
+            flag: AtomicBool::new(true),
+            body: Mutex::new(None),
+        });
+        Self {
+            work: SyncWrapper::new(work),
+            waker: Waker::from(Arc::clone(&woken)),
+            woken,
+        }
+    }
+}
+
+/// The work's waker: marks it woken, then wakes the connection polling the body.
+struct Woken {
+    flag: AtomicBool,
+    /// The waker of the body's last poll.
+    body: Mutex<Option<Waker>>,
+}
+
+impl Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.flag.store(true, Ordering::Release);
+        if let Some(body) = lock(&self.body).as_ref() {
+            body.wake_by_ref();
+        }
+    }
+}
+
+/// Polls the work a response body carries, when it was woken, before the body reads its
+/// stream's frames: what the work queues is read in the same poll. The stream's waker is
+/// forgotten first (the frames are read right after, and the read registers it again), so
+/// queuing them does not wake this connection a second time. Cancelled, the work is dropped
+/// unpolled (its stream finishes without a reply), as an aborted task's would be; finished, it
+/// is dropped.
+pub(super) fn poll_work(connection: &Connection, work: &mut Option<InBody>, cx: &mut Context<'_>) {
     let Some(running) = work.as_mut() else {
         return;
     };
-    if connection.stream.forget_waker() || running.get_mut().as_mut().poll(cx).is_ready() {
+    {
+        let mut body = lock(&running.woken.body);
+        if !body.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            *body = Some(cx.waker().clone());
+        }
+    }
+    if !running.woken.flag.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    if connection.stream.forget_waker() {
+        *work = None;
+        return;
+    }
+    let mut own = Context::from_waker(&running.waker);
+    if running.work.get_mut().as_mut().poll(&mut own).is_ready() {
         *work = None;
     }
 }
 
-/// After a body's read found no frame: work cancelled since it was polled is dropped now (its
-/// stream finishes without a reply, which wakes the body again to end it).
-pub(super) fn drop_if_cancelled(connection: &Connection, work: &mut Option<SyncWrapper<Work>>) {
+/// After a body's read found no frame: work cancelled since it was last polled is dropped now
+/// (its stream finishes without a reply, which wakes the body again to end it).
+pub(super) fn drop_if_cancelled(connection: &Connection, work: &mut Option<InBody>) {
     if work.is_some() && connection.stream.is_cancelled() {
         *work = None;
     }
@@ -183,8 +242,8 @@ impl Drop for AbortOnDrop {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::task::{Poll, Wake, Waker};
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Poll;
 
     use super::*;
     use crate::stream::StreamConfig;
@@ -203,21 +262,27 @@ mod tests {
         (Arc::clone(&wakes), Waker::from(wakes))
     }
 
-    /// The frames a body's work queues are read in the poll that made them, and queuing them
-    /// does not wake the connection a second time (one wake-up per event, not two).
+    /// The frames a body's work queues are read in the poll that made them, queuing them does
+    /// not wake the connection a second time (one wake-up per event, not two), and the work is
+    /// polled once per event, not at each of the body's polls.
     #[tokio::test(start_paused = true)]
-    async fn work_in_the_body_is_read_in_the_same_poll_without_a_second_wake_up() {
+    async fn work_in_the_body_is_polled_once_per_event_and_wakes_it_once() {
         let stream = EventStream::new(StreamConfig::new());
-        let connection = Connection::for_post(Arc::clone(&stream));
+        let mut connection = Connection::for_post(Arc::clone(&stream));
         let (events, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
         let pushing = Arc::clone(&stream);
-        let running: Work = Box::pin(async move {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let counting = Arc::clone(&polls);
+        let mut listening = Box::pin(async move {
             while heard.recv().await.is_some() {
                 pushing.push_notification(b"{}");
             }
         });
-        let mut work = Some(SyncWrapper::new(running));
-        let mut connection = connection;
+        let running: Work = Box::pin(std::future::poll_fn(move |cx| {
+            counting.fetch_add(1, Ordering::SeqCst);
+            listening.as_mut().poll(cx)
+        }));
+        let mut work = Some(InBody::new(running));
         let (wakes, waker) = counted();
         let mut cx = Context::from_waker(&waker);
         poll_work(&connection, &mut work, &mut cx);
@@ -230,8 +295,11 @@ mod tests {
                 connection.poll_frame(&mut cx),
                 Poll::Ready(Some(_))
             ));
+            // The body polled again after its frame, as hyper does: the work is not.
+            poll_work(&connection, &mut work, &mut cx);
             assert!(connection.poll_frame(&mut cx).is_pending());
             assert_eq!(wakes.0.load(Ordering::SeqCst), n, "no second wake-up");
+            assert_eq!(polls.load(Ordering::SeqCst), n + 1, "one poll per event");
         }
         assert!(work.is_some(), "still listening");
     }
@@ -249,7 +317,7 @@ mod tests {
                 std::future::pending::<()>().await;
                 drop(finish);
             });
-            let mut work = Some(SyncWrapper::new(running));
+            let mut work = Some(InBody::new(running));
             let (wakes, waker) = counted();
             let mut cx = Context::from_waker(&waker);
             if after_polling {

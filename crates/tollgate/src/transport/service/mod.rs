@@ -538,8 +538,7 @@ enum BodyInner {
     Events {
         connection: Connection,
         /// A listen's work, polled here before its frames are read (`answer::poll_work`).
-        /// Wrapped so the body stays `Sync`: the work is only ever reached through `&mut`.
-        work: Option<sync_wrapper::SyncWrapper<Work>>,
+        work: Option<answer::InBody>,
         _guard: AbortOnDrop,
     },
 }
@@ -582,7 +581,7 @@ impl McpBody {
         Self {
             inner: BodyInner::Events {
                 connection,
-                work: work.map(sync_wrapper::SyncWrapper::new),
+                work: work.map(answer::InBody::new),
                 _guard: AbortOnDrop(None),
             },
         }
