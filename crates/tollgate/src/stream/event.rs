@@ -268,6 +268,15 @@ impl EventStream {
         }
     }
 
+    /// Forgets the connection's waker, before the request's work is polled by that very
+    /// connection (a listen's, in its response body): the frames it queues are read in the same
+    /// poll, which registers the waker again. Whether the request was cancelled.
+    pub(crate) fn forget_waker(&self) -> bool {
+        let mut state = lock(&self.state);
+        state.waker = None;
+        state.cancelled
+    }
+
     /// Whether the request was cancelled.
     pub(crate) fn is_cancelled(&self) -> bool {
         lock(&self.state).cancelled

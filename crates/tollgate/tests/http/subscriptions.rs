@@ -280,3 +280,67 @@ async fn the_filter_is_checked_and_bounded() {
     assert_eq!(at.status, 200);
     assert!(at.until(r#""notifications":{}"#).await);
 }
+
+/// A listen's work goes on in its response body, not a task of its own (issue 50), and keeps
+/// every bound and end: at the configured bound of open listens the next is refused, a client
+/// that goes away frees its place (its body, and the work in it, dropped with its connection),
+/// the others still hear updates, and shutdown ends every open listen with the graceful result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_client_frees_its_listen_and_shutdown_ends_the_rest() {
+    let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("listen", "1"))
+        .limits(tollgate::endpoint::EndpointLimits::new().max_listen_streams(2))
+        .add_resource(
+            ResourceRegistration::with_uri("test://watched", "watched", [V26])
+                .handler(read)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let service = McpService::new(endpoint.clone());
+    let addr = start(service.clone()).await;
+    let filter = r#"{"resourceSubscriptions":["test://watched"]}"#;
+    let mut first = listen(addr, 1, filter, false).await;
+    let mut second = listen(addr, 2, filter, false).await;
+    for stream in [&mut first, &mut second] {
+        assert_eq!(stream.status, 200);
+        assert!(
+            stream
+                .until("notifications/subscriptions/acknowledged")
+                .await
+        );
+    }
+    // At the bound: one past it is refused.
+    assert_eq!(refused(addr, filter, false).await, (503, -32603));
+
+    // The first client goes away: its place is given back (an update written to its closed
+    // connection ends it, if the server has not seen the close yet).
+    drop(first);
+    let mut third = None;
+    for _ in 0..100 {
+        endpoint.notify_resource_updated("test://watched");
+        let stream = listen(addr, 3, filter, false).await;
+        if stream.status == 200 {
+            third = Some(stream);
+            break;
+        }
+        assert_eq!(stream.status, 503);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut third = third.expect("the closed client's place was given back");
+    assert!(
+        third
+            .until("notifications/subscriptions/acknowledged")
+            .await
+    );
+    assert!(second.until("notifications/resources/updated").await);
+
+    // Shutdown ends both open listens, each with its own graceful result.
+    service.end_streams();
+    for (id, stream) in [(2, &mut second), (3, &mut third)] {
+        assert!(stream.finish_reading().await, "listen {id} ends");
+        assert!(stream.text().contains(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"complete""#
+        )));
+    }
+}

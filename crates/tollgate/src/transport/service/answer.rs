@@ -1,13 +1,18 @@
 //! How a POST request with an id is answered: in the request's own future, or behind an event
 //! stream its notifications can go out on before the response. A request that may stream runs in
-//! the request's own future until its answer's shape is known, and moves to a task of its own
-//! only once it streams.
+//! the request's own future until its answer's shape is known, and moves, once it streams, to a
+//! task of its own, or (a listen) into its response body, polled where its frames are read.
 //!
 //! Owns the choice and the move. Knows nothing of the HTTP checks before it (the service's
 //! `mod.rs`) nor of what the request does (`pipeline::receive`).
 
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Wake, Waker};
+
+use sync_wrapper::SyncWrapper;
 
 use tollgate_json::JsonValue;
 
@@ -18,6 +23,7 @@ use crate::pipeline::envelope::asks_for_progress;
 use crate::pipeline::receive;
 use crate::registry::Endpoint;
 use crate::stream::event::{Answer, Connection, EventStream, FinishOnDrop};
+use crate::stream::lock;
 use crate::wire::head::Head;
 use crate::wire::method::Method as McpMethod;
 
@@ -65,15 +71,20 @@ pub(super) fn answering(endpoint: &Endpoint, in_session: bool, value: &JsonValue
 /// connection), the rest of its work moves, as it is, to a task of its own, and the answer
 /// becomes an event stream carrying the notifications and then the response.
 ///
+/// With `in_body` (a listen) and a stream that cannot be resumed, the work moves into the
+/// response body instead of a task (issue 50): an idle listen holds one state machine, woken
+/// once per event, where a task, its wake-up and then the connection's were needed.
+///
 /// Cancellation (`notifications/cancelled`, the session's end) drops the work where it runs:
-/// here before it streams, by aborting its task after. A client that goes away before the
-/// answer streams drops the work with the request's future; from a stream it cannot resume, its
-/// connection aborts the task; a resumable stream keeps running, for a `GET` with
-/// `Last-Event-ID`.
+/// here before it streams, by aborting its task (or in the body) after. A client that goes away
+/// before the answer streams drops the work with the request's future; from a stream it cannot
+/// resume, its connection aborts the task (or drops the body and the work in it); a resumable
+/// stream keeps running, for a `GET` with `Last-Event-ID`.
 pub(super) async fn answer_in_task(
     endpoint: Endpoint,
     origin: Arc<OriginatingRequest>,
     value: JsonValue,
+    in_body: bool,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
     let sink = NotificationSink::Stream(Arc::clone(&stream));
@@ -102,6 +113,13 @@ pub(super) async fn answer_in_task(
     .await;
     match answer {
         Answer::Json(reply) => Outcome::Reply(reply),
+        Answer::Stream if in_body && !stream.is_numbered() => {
+            // Still running: on in the body, polled by this same connection (whose waker the
+            // work registered here).
+            let work = work.map(|running| -> Work { running });
+            let connection = Connection::for_post(stream);
+            Outcome::Stream(McpBody::events_with_work(connection, work))
+        }
         Answer::Stream => {
             // Still running: on in a task of its own, which a cancellation can abort. A future
             // polled here registered this connection's waker; its next poll, in the task,
@@ -119,6 +137,92 @@ pub(super) async fn answer_in_task(
     }
 }
 
+/// A request's work that goes on in its response body once it streams (a listen's).
+pub(super) type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A request's work in its response body, and the waker it is polled with: the body polls it
+/// only when it was woken (an event it waits for, its timers), not at each of the body's polls
+/// (hyper polls a body again after each frame, and the work's chain of futures is deep).
+pub(super) struct InBody {
+    /// Wrapped so the body stays `Sync`: the work is only ever reached through `&mut`.
+    work: SyncWrapper<Work>,
+    woken: Arc<Woken>,
+    waker: Waker,
+}
+
+impl InBody {
+    pub(super) fn new(work: Work) -> Self {
+        // Woken at first: the work registered the connection's own waker where it ran before,
+        // and registers its own at its first poll in the body.
+        let woken = Arc::new(Woken {
+            flag: AtomicBool::new(true),
+            body: Mutex::new(None),
+        });
+        Self {
+            work: SyncWrapper::new(work),
+            waker: Waker::from(Arc::clone(&woken)),
+            woken,
+        }
+    }
+}
+
+/// The work's waker: marks it woken, then wakes the connection polling the body.
+struct Woken {
+    flag: AtomicBool,
+    /// The waker of the body's last poll.
+    body: Mutex<Option<Waker>>,
+}
+
+impl Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.flag.store(true, Ordering::Release);
+        if let Some(body) = lock(&self.body).as_ref() {
+            body.wake_by_ref();
+        }
+    }
+}
+
+/// Polls the work a response body carries, when it was woken, before the body reads its
+/// stream's frames: what the work queues is read in the same poll. The stream's waker is
+/// forgotten first (the frames are read right after, and the read registers it again), so
+/// queuing them does not wake this connection a second time. Cancelled, the work is dropped
+/// unpolled (its stream finishes without a reply), as an aborted task's would be; finished, it
+/// is dropped.
+pub(super) fn poll_work(connection: &Connection, work: &mut Option<InBody>, cx: &mut Context<'_>) {
+    let Some(running) = work.as_mut() else {
+        return;
+    };
+    {
+        let mut body = lock(&running.woken.body);
+        if !body.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            *body = Some(cx.waker().clone());
+        }
+    }
+    if !running.woken.flag.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    if connection.stream.forget_waker() {
+        *work = None;
+        return;
+    }
+    let mut own = Context::from_waker(&running.waker);
+    if running.work.get_mut().as_mut().poll(&mut own).is_ready() {
+        *work = None;
+    }
+}
+
+/// After a body's read found no frame: work cancelled since it was last polled is dropped now
+/// (its stream finishes without a reply, which wakes the body again to end it).
+pub(super) fn drop_if_cancelled(connection: &Connection, work: &mut Option<InBody>) {
+    if work.is_some() && connection.stream.is_cancelled() {
+        *work = None;
+    }
+}
+
 /// Aborts the request's task when dropped, unless disarmed.
 pub(super) struct AbortOnDrop(pub(super) Option<tokio::task::AbortHandle>);
 
@@ -132,6 +236,103 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         if let Some(task) = self.0.take() {
             task.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Poll;
+
+    use super::*;
+    use crate::stream::StreamConfig;
+
+    /// Counts the wake-ups of the connection polling a body.
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn counted() -> (Arc<Wakes>, Waker) {
+        let wakes = Arc::new(Wakes(AtomicUsize::new(0)));
+        (Arc::clone(&wakes), Waker::from(wakes))
+    }
+
+    /// The frames a body's work queues are read in the poll that made them, queuing them does
+    /// not wake the connection a second time (one wake-up per event, not two), and the work is
+    /// polled once per event, not at each of the body's polls.
+    #[tokio::test(start_paused = true)]
+    async fn work_in_the_body_is_polled_once_per_event_and_wakes_it_once() {
+        let stream = EventStream::new(StreamConfig::new());
+        let mut connection = Connection::for_post(Arc::clone(&stream));
+        let (events, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let pushing = Arc::clone(&stream);
+        let polls = Arc::new(AtomicUsize::new(0));
+        let counting = Arc::clone(&polls);
+        let mut listening = Box::pin(async move {
+            while heard.recv().await.is_some() {
+                pushing.push_notification(b"{}");
+            }
+        });
+        let running: Work = Box::pin(std::future::poll_fn(move |cx| {
+            counting.fetch_add(1, Ordering::SeqCst);
+            listening.as_mut().poll(cx)
+        }));
+        let mut work = Some(InBody::new(running));
+        let (wakes, waker) = counted();
+        let mut cx = Context::from_waker(&waker);
+        poll_work(&connection, &mut work, &mut cx);
+        assert!(connection.poll_frame(&mut cx).is_pending());
+        for n in 1..=3 {
+            assert!(events.send(()).is_ok());
+            assert_eq!(wakes.0.load(Ordering::SeqCst), n, "the event's wake-up");
+            poll_work(&connection, &mut work, &mut cx);
+            assert!(matches!(
+                connection.poll_frame(&mut cx),
+                Poll::Ready(Some(_))
+            ));
+            // The body polled again after its frame, as hyper does: the work is not.
+            poll_work(&connection, &mut work, &mut cx);
+            assert!(connection.poll_frame(&mut cx).is_pending());
+            assert_eq!(wakes.0.load(Ordering::SeqCst), n, "no second wake-up");
+            assert_eq!(polls.load(Ordering::SeqCst), n + 1, "one poll per event");
+        }
+        assert!(work.is_some(), "still listening");
+    }
+
+    /// Work cancelled in the body is dropped, as an aborted task would be, whether the
+    /// cancellation comes before the body's next poll or just after its work was polled: its
+    /// stream finishes without a reply and the body ends.
+    #[tokio::test(start_paused = true)]
+    async fn cancelled_work_in_the_body_is_dropped_and_the_stream_ends() {
+        for after_polling in [false, true] {
+            let stream = EventStream::new(StreamConfig::new());
+            let mut connection = Connection::for_post(Arc::clone(&stream));
+            let finish = FinishOnDrop(Arc::clone(&stream));
+            let running: Work = Box::pin(async move {
+                std::future::pending::<()>().await;
+                drop(finish);
+            });
+            let mut work = Some(InBody::new(running));
+            let (wakes, waker) = counted();
+            let mut cx = Context::from_waker(&waker);
+            if after_polling {
+                poll_work(&connection, &mut work, &mut cx);
+                assert!(connection.poll_frame(&mut cx).is_pending());
+                stream.cancel();
+                drop_if_cancelled(&connection, &mut work);
+                assert!(wakes.0.load(Ordering::SeqCst) >= 1, "woken to end");
+            } else {
+                stream.cancel();
+                poll_work(&connection, &mut work, &mut cx);
+            }
+            assert!(work.is_none(), "dropped");
+            assert!(stream.is_finished());
+            assert!(matches!(connection.poll_frame(&mut cx), Poll::Ready(None)));
         }
     }
 }

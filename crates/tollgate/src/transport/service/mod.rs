@@ -35,7 +35,7 @@ use crate::wire::stage::stage;
 mod answer;
 mod builder;
 
-use answer::{AbortOnDrop, Answering, answer_in_task, answering};
+use answer::{AbortOnDrop, Answering, Work, answer_in_task, answering};
 
 pub use builder::McpServiceBuilder;
 
@@ -301,18 +301,20 @@ impl McpService {
                     Ok(value) => value,
                     Err(reply) => break 'outcome Outcome::Reply(reply),
                 };
-                let origin = match answering(endpoint, head.session_id.is_present(), &value) {
-                    Answering::Inline => {
-                        break 'outcome Outcome::Reply(
-                            receive(endpoint, &origin, &head, &value, None).await,
-                        );
-                    }
-                    Answering::InTask => origin,
-                    // A listen holds its request for as long as its stream lasts: its head is
-                    // copied out of the connection's read buffer, which it would otherwise keep.
-                    Answering::Listen => origin.detached(),
-                };
-                answer_in_task(endpoint.clone(), origin, value).await
+                let (origin, in_body) =
+                    match answering(endpoint, head.session_id.is_present(), &value) {
+                        Answering::Inline => {
+                            break 'outcome Outcome::Reply(
+                                receive(endpoint, &origin, &head, &value, None).await,
+                            );
+                        }
+                        Answering::InTask => (origin, false),
+                        // A listen holds its request for as long as its stream lasts: its head
+                        // is copied out of the connection's read buffer, which it would
+                        // otherwise keep; its work goes on in its response body.
+                        Answering::Listen => (origin.detached(), true),
+                    };
+                answer_in_task(endpoint.clone(), origin, value, in_body).await
             };
             Ok(finish(outcome, cors))
         }
@@ -535,6 +537,8 @@ enum BodyInner {
     Full(Option<Bytes>),
     Events {
         connection: Connection,
+        /// A listen's work, polled here before its frames are read (`answer::poll_work`).
+        work: Option<answer::InBody>,
         _guard: AbortOnDrop,
     },
 }
@@ -565,7 +569,20 @@ impl McpBody {
         Self {
             inner: BodyInner::Events {
                 connection,
+                work: None,
                 _guard: guard,
+            },
+        }
+    }
+
+    /// An event stream whose request's work (a listen's) goes on in the body: dropping the body
+    /// drops the work.
+    fn events_with_work(connection: Connection, work: Option<Work>) -> Self {
+        Self {
+            inner: BodyInner::Events {
+                connection,
+                work: work.map(answer::InBody::new),
+                _guard: AbortOnDrop(None),
             },
         }
     }
@@ -586,9 +603,16 @@ impl Body for McpBody {
                     .filter(|b| !b.is_empty())
                     .map(|b| Ok(http_body::Frame::data(b))),
             ),
-            BodyInner::Events { connection, .. } => connection
-                .poll_frame(cx)
-                .map(|frame| frame.map(|f| Ok(http_body::Frame::data(f)))),
+            BodyInner::Events {
+                connection, work, ..
+            } => {
+                answer::poll_work(connection, work, cx);
+                let polled = connection.poll_frame(cx);
+                if polled.is_pending() {
+                    answer::drop_if_cancelled(connection, work);
+                }
+                polled.map(|frame| frame.map(|f| Ok(http_body::Frame::data(f))))
+            }
         }
     }
 
