@@ -427,13 +427,10 @@ impl Serve {
             // is the connection's in-flight request, with no block around it; `Answer` marks
             // the request begun, and ended when its response body is dropped, for `Idle`.
             // The probe paths are answered before the service (no Host check, no admission).
-            // Boxed (issue 50): hyper keeps the in-flight future's place, sized by its type, for
-            // the connection's life; a box is freed once the response head is sent, so a
-            // connection carrying an idle stream holds a pointer there, not 3.7 KiB.
             service_fn(move |request: http::Request<hyper::body::Incoming>| {
                 idle::Answer::new(match health.route(request.uri().path()) {
                     None => Routed::Mcp {
-                        answer: Box::pin(service.serve_from(request, Some(peer))),
+                        answer: service.serve_from(request, Some(peer)),
                     },
                     Some(probe) => Routed::Probe {
                         answer: health.answer(probe, &service),
