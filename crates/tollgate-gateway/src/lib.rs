@@ -74,14 +74,16 @@ mod relay;
 mod shared;
 mod skills;
 mod tasks;
+mod upstream;
 
 pub use config::{
     DEFAULT_CALL_TIMEOUT, GatewayConfig, MAX_CONFIG_BYTES, MAX_INPUT_ROUNDS,
     MAX_UPSTREAM_NAME_BYTES, MAX_UPSTREAMS, MIN_RELIST, UpstreamConfig, UpstreamTransport,
 };
 pub use error::{ConfigErrorKind, ForwardError, GatewayError, GatewayErrorKind};
-pub use gateway::{FIRST_REVIVE_BACKOFF, Gateway, MAX_REVIVE_BACKOFF};
+pub use gateway::Gateway;
 pub use import::{Kind, Refusal, RefusalReason};
 pub use login::{ShowUrl, login};
 pub use oauth::{DEFAULT_CLIENT_NAME, OAuthGrant, UpstreamOAuth};
 pub use pending::LOGIN_POLL;
+pub use upstream::{FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF};

@@ -4,46 +4,21 @@
 //! 2026-07-28 upstream that announces changes) or its re-list interval starts a refresh, which lists and imports its tools again and applies the
 //! difference to the endpoint's live catalog as one change. Owns the refresh and its rules (a
 //! change clashing with another upstream's names is refused whole; a failed list changes
-//! nothing); knows nothing of how tools are imported or served.
+//! nothing) and the followers every served upstream gets (the refresh, the reconnection, the
+//! listen); knows nothing of how tools are imported or served.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 use tollgate::endpoint::{CatalogChange, Catalogs};
 use tollgate::json::{JsonObject, JsonValue};
 
-use crate::gateway::{
-    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Others, Owners, Rules, UPSTREAM, Upstream, clashes,
-    import_all, import_others, lock, owner_key,
-};
 use crate::import::Kind;
-
-/// The client handler that hears an upstream's tool list change.
-pub(crate) struct Watch {
-    changed: Arc<Notify>,
-}
-
-impl Watch {
-    pub(crate) fn new(changed: &Arc<Notify>) -> Self {
-        Self {
-            changed: Arc::clone(changed),
-        }
-    }
-}
-
-impl tollgate_client::handler::Handler for Watch {
-    fn notification(&self, method: &str, _: Option<&JsonObject>) {
-        if matches!(
-            method,
-            "notifications/tools/list_changed"
-                | "notifications/prompts/list_changed"
-                | "notifications/resources/list_changed"
-        ) {
-            // One stored permit: a burst while a refresh runs gives one more refresh.
-            self.changed.notify_one();
-        }
-    }
-}
+use crate::shared::{UPSTREAM, lock};
+use crate::upstream::{
+    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Others, Owners, Rules, Upstream, clashes, import_all,
+    import_others, owner_key, revive,
+};
 
 /// Follows one upstream for as long as the gateway runs (the task is aborted on close).
 pub(crate) async fn follow(
@@ -243,4 +218,31 @@ pub(crate) async fn listen(upstream: Arc<Upstream>) {
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_REVIVE_BACKOFF);
     }
+}
+
+/// Everything a joined upstream is added to: the endpoint's catalogs, the served names' owners,
+/// the import rules, the gateway's followers (aborted on close) and its joined upstreams (closed
+/// on close).
+#[derive(Clone)]
+pub(crate) struct Joining {
+    pub(crate) catalogs: Catalogs,
+    pub(crate) owners: Owners,
+    pub(crate) rules: Rules,
+    pub(crate) followers: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    pub(crate) joined: Arc<Mutex<Vec<Arc<Upstream>>>>,
+}
+
+/// Follows `upstream` while the gateway serves: its catalog changes, its reconnection when
+/// gone, and the `subscriptions/listen` kept open on a 2026-07-28 upstream.
+pub(crate) fn spawn_followers(upstream: &Arc<Upstream>, joining: &Joining) -> [JoinHandle<()>; 3] {
+    [
+        tokio::spawn(follow(
+            Arc::clone(upstream),
+            joining.catalogs.clone(),
+            Arc::clone(&joining.owners),
+            joining.rules.clone(),
+        )),
+        tokio::spawn(revive(Arc::clone(upstream))),
+        tokio::spawn(listen(Arc::clone(upstream))),
+    ]
 }

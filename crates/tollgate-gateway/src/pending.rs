@@ -6,38 +6,21 @@
 //! importing (live.rs), of OAuth (oauth.rs) or of the configuration's text.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
-use tollgate::endpoint::Catalogs;
 
 use crate::config::UpstreamConfig;
 use crate::error::GatewayErrorKind;
-use crate::gateway::{
-    FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Owners, Rules, UPSTREAM, Upstream, connect,
-    spawn_followers,
-};
 use crate::link::Link;
-use crate::live::Watch;
-use crate::shared::lock;
+use crate::live::{Joining, spawn_followers};
+use crate::shared::{UPSTREAM, lock};
+use crate::upstream::{FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF, Upstream, Watch, connect};
 
 /// How often a left-out upstream's token file is looked at (its modification time and length,
 /// one `stat`): a login is noticed within this long.
 pub const LOGIN_POLL: Duration = Duration::from_secs(2);
-
-/// Everything a joined upstream is added to: the endpoint's catalogs, the served names' owners,
-/// the import rules, the gateway's followers (aborted on close) and its joined upstreams (closed
-/// on close).
-#[derive(Clone)]
-pub(crate) struct Joining {
-    pub(crate) catalogs: Catalogs,
-    pub(crate) owners: Owners,
-    pub(crate) rules: Rules,
-    pub(crate) followers: Arc<Mutex<Vec<JoinHandle<()>>>>,
-    pub(crate) joined: Arc<Mutex<Vec<Arc<Upstream>>>>,
-}
 
 /// The token file's stamp: its modification time and length (`None` while it is absent).
 fn stamp(path: Option<&Path>) -> Option<(SystemTime, u64)> {
