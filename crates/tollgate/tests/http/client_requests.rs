@@ -20,7 +20,7 @@ use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
     content::{ContentError, ResourceContents, TextContent},
-    context::{ClientRequestError, ClientRequests, InputRequest},
+    context::{ClientRequestError, ClientRequests, InputRequest, ProgressReporter},
     prompt::{PromptArguments, PromptMessage, PromptRegistration, PromptResult},
     resource::{ResourceOutput, ResourceRegistration, ResourceRequest},
     tool::{
@@ -70,6 +70,23 @@ async fn prompt(
     )))
 }
 
+/// A prompt that reports progress when it was asked for (through the features a tool call
+/// gets), and says whether it could.
+async fn counting(
+    _: &RequestContext,
+    _: PromptArguments,
+    features: &InvocationFeatures,
+) -> Result<PromptResult, Infallible> {
+    let text = match features.find::<ProgressReporter>() {
+        Some(reporter) if reporter.report(1.0, Some(2.0), None).is_ok() => "reported",
+        Some(_) => "refused",
+        None => "no progress",
+    };
+    Ok(PromptResult::with_message(PromptMessage::user(
+        TextContent::new(text),
+    )))
+}
+
 /// A resource whose read asks for roots and serves the answer.
 async fn read(
     _: &RequestContext,
@@ -109,6 +126,12 @@ async fn server() -> SocketAddr {
             .add_prompt(
                 PromptRegistration::with_name("roots", all)
                     .handler(prompt)
+                    .build()
+                    .unwrap(),
+            )
+            .add_prompt(
+                PromptRegistration::with_name("counting", all)
+                    .handler(counting)
                     .build()
                     .unwrap(),
             )
@@ -361,4 +384,44 @@ async fn a_cancelled_prompt_or_read_forgets_its_request() {
         let late = r#"{"jsonrpc":"2.0","id":"tollgate-1","result":{"roots":[]}}"#;
         assert_eq!(post(addr, &h, late.as_bytes()).await.status, 400);
     }
+}
+
+/// A prompt that asked for progress reports it on its own stream, as a tool call does (in a
+/// 2025 session and on 2026-07-28); one that did not ask gets no reporter.
+#[tokio::test]
+async fn a_prompt_reports_progress_on_its_own_stream() {
+    let addr = server().await;
+    let s = session(addr, V1125, "{}").await;
+    let h = [
+        ("Mcp-Session-Id", s.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"counting","_meta":{"progressToken":"p"}}}"#;
+    let mut open = Open::send(addr, post_request(addr, &h, body)).await;
+    assert!(open.until(r#""id":5"#).await, "{}", open.text());
+    let text = open.text();
+    assert!(
+        text.contains(
+            r#""method":"notifications/progress","params":{"progressToken":"p","progress":1"#
+        ),
+        "{text}"
+    );
+    assert!(text.contains("reported"), "{text}");
+    let plain = r#"{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"counting"}}"#;
+    let resp = post(addr, &h, plain.as_bytes()).await;
+    assert!(resp.text().contains("no progress"), "{}", resp.text());
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"counting","_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let h = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "prompts/get"),
+        ("Mcp-Name", "counting"),
+    ];
+    let mut open = Open::send(addr, post_request(addr, &h, body)).await;
+    assert!(open.until(r#""id":5"#).await, "{}", open.text());
+    assert!(
+        open.text().contains(r#""progressToken":"p""#),
+        "{}",
+        open.text()
+    );
+    assert!(open.text().contains("reported"), "{}", open.text());
 }
