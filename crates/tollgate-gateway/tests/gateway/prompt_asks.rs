@@ -2,21 +2,22 @@
 //! HTTP on both sides as for a tool call: a 2025 upstream's elicitation on the prompt's (or the
 //! read's) own stream reaches that caller and the answer goes back; a 2026-07-28 upstream's
 //! `input_required` is asked of the caller on its own stream and the upstream retried, within
-//! the upstream client's ten rounds; a caller that cannot answer is never asked.
+//! the upstream client's ten rounds; a caller that cannot answer is never asked; an upstream
+//! prompt's progress reaches the caller that asked for it (`get_prompt_with`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 
 use tollgate::content::{ContentError, ResourceContents, TextContent};
-use tollgate::context::{ClientRequests, InputRequest, InputRequiredResult};
+use tollgate::context::{ClientRequests, InputRequest, InputRequiredResult, ProgressReporter};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{
     PromptArgument, PromptArguments, PromptMessage, PromptOutcome, PromptRegistration, PromptResult,
 };
 use tollgate::resource::{ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest};
 use tollgate::{Endpoint, Implementation, InvocationFeatures, RequestContext};
-use tollgate_client::{Client, Revision};
+use tollgate_client::{CallOptions, Client, Revision};
 
 use crate::asks::{Caller, V25, connect, gateway_url, serve};
 use crate::upstream::{V26, object};
@@ -119,7 +120,8 @@ fn step(context: &RequestContext, n: usize) -> Result<String, InputRequiredResul
 }
 
 /// A Tollgate upstream on 2026-07-28 alone whose prompt `rounds` asks for a name `n` times
-/// (its argument, one `input_required` round each) and whose resource `rounds://one` asks once.
+/// (its argument, one `input_required` round each), whose resource `rounds://one` asks once,
+/// and whose prompt `counting` reports progress when asked for it.
 async fn upstream_2026() -> SocketAddr {
     async fn prompt(
         context: &RequestContext,
@@ -145,7 +147,25 @@ async fn upstream_2026() -> SocketAddr {
             Err(ask) => ask.into(),
         })
     }
+    async fn counting(
+        _: &RequestContext,
+        _: PromptArguments,
+        features: &InvocationFeatures,
+    ) -> Result<PromptResult, Infallible> {
+        let reported = features
+            .find::<ProgressReporter>()
+            .is_some_and(|r| r.report(1.0, Some(2.0), Some("half")).is_ok());
+        Ok(message(
+            if reported { "reported" } else { "no progress" }.to_owned(),
+        ))
+    }
     let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("rounds", "1"))
+        .add_prompt(
+            PromptRegistration::with_name("counting", [V26])
+                .handler(counting)
+                .build()
+                .unwrap(),
+        )
         .add_prompt(
             PromptRegistration::with_name("rounds", [V26])
                 .handler(prompt)
@@ -262,5 +282,31 @@ async fn a_2026_upstream_s_input_required_for_a_prompt_or_read_reaches_a_2025_ca
     assert_eq!(refused.code(), Some(-32603));
     assert_eq!(grace.asked.load(Ordering::SeqCst), 0);
     unable.close().await.unwrap();
+    gateway.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_prompt_s_progress_reaches_the_2025_caller_that_asked_for_it() {
+    let upstream = upstream_2026().await;
+    let (gateway, url) = gateway_url(upstream, &[V26, V25]).await;
+    let ada = Caller::new("Ada");
+    let client = connect(&url, Revision::V2025_11_25, &ada, true).await;
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<String>)>>> = Default::default();
+    let sink = std::sync::Arc::clone(&seen);
+    let options = CallOptions::new().on_progress(move |p| {
+        sink.lock()
+            .unwrap()
+            .push((p.progress(), p.message().map(str::to_owned)));
+    });
+    let got = client
+        .get_prompt_with("up_counting", JsonObject::new(), options)
+        .await
+        .unwrap();
+    assert_eq!(prompt_text(&got), "reported");
+    assert_eq!(*seen.lock().unwrap(), [(1.0, Some("half".to_owned()))]);
+    // A caller that did not ask: the upstream is asked for none.
+    let plain = prompt(&client, "up_counting", None).await.unwrap();
+    assert_eq!(prompt_text(&plain), "no progress");
+    client.close().await.unwrap();
     gateway.close().await;
 }
