@@ -8,6 +8,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use tollgate::content::{ContentError, ResourceContents, TextContent};
 use tollgate::context::{ClientRequests, InputRequest, InputRequiredResult, ProgressReporter};
@@ -43,6 +44,9 @@ async fn ask_name(features: &InvocationFeatures) -> String {
         Err(error) => format!("refused: {error:?}"),
     }
 }
+
+/// One progress report as the caller saw it: progress, message.
+type Report = (f64, Option<String>);
 
 fn message(text: String) -> PromptResult {
     PromptResult::with_message(PromptMessage::user(TextContent::new(text)))
@@ -291,8 +295,8 @@ async fn an_upstream_prompt_s_progress_reaches_the_2025_caller_that_asked_for_it
     let (gateway, url) = gateway_url(upstream, &[V26, V25]).await;
     let ada = Caller::new("Ada");
     let client = connect(&url, Revision::V2025_11_25, &ada, true).await;
-    let seen: std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<String>)>>> = Default::default();
-    let sink = std::sync::Arc::clone(&seen);
+    let seen: Arc<Mutex<Vec<Report>>> = Arc::default();
+    let sink = Arc::clone(&seen);
     let options = CallOptions::new().on_progress(move |p| {
         sink.lock()
             .unwrap()
