@@ -1,5 +1,6 @@
 //! Calling tools: JSON and serde arguments, the `x-mcp-header` mirrors, a call's own progress
-//! callback ([`CallOptions`]), and the output-schema check of the result. It owns what a
+//! callback and handler ([`CallOptions`], which prompts and reads take too), and the
+//! output-schema check of the result. It owns what a
 //! `tools/call` carries and checks; it must not know transports.
 
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use crate::notify::{Progress, ProgressFn};
 use crate::older;
 use crate::output::check_output;
 
-/// Options of one call ([`Client::call_tool_with`]).
+/// Options of one call ([`Client::call_tool_with`]), prompt ([`Client::get_prompt_with`]) or
+/// read ([`Client::read_resource_with`]).
 ///
 /// # Examples
 ///
@@ -215,7 +217,70 @@ impl Client {
             },
             _ => Vec::new(),
         };
-        // The token is withdrawn when this call ends (or its future is dropped).
+        let params = JsonObject::builder()
+            .insert("name", name)
+            .insert("arguments", arguments)
+            .build();
+        let result = self
+            .send_with("tools/call", params, headers, options)
+            .await?;
+        let result = older::project_result(self.revision(), result);
+        if self.parts.check_output {
+            check_output(tool.as_deref(), &result)?;
+        }
+        Ok(result)
+    }
+
+    /// [`Client::get_prompt`] with options, as [`Client::call_tool_with`] takes them: progress,
+    /// the log level, the call's own handler (a 2025 server's requests on the prompt's own
+    /// stream, a 2026-07-28 server's `input_required` answered through it, within
+    /// [`ClientLimits::max_input_rounds`](crate::ClientLimits::max_input_rounds) rounds), declared capabilities, an
+    /// `input_required` result handed back, a retry.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::get_prompt`].
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        options: CallOptions,
+    ) -> Result<JsonValue, Error> {
+        let params = JsonObject::builder()
+            .insert("name", name)
+            .insert("arguments", arguments)
+            .build();
+        self.send_with("prompts/get", params, Vec::new(), options)
+            .await
+    }
+
+    /// [`Client::read_resource`] with options, as [`Client::get_prompt_with`] takes them.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::read_resource`].
+    pub async fn read_resource_with(
+        &self,
+        uri: &str,
+        options: CallOptions,
+    ) -> Result<JsonValue, Error> {
+        let params = JsonObject::builder().insert("uri", uri).build();
+        self.send_with("resources/read", params, Vec::new(), options)
+            .await
+    }
+
+    /// One request of a tool call, a prompt or a read with its [`CallOptions`]: the progress
+    /// token, log level and capabilities in `_meta` (the last two on 2026-07-28 only), a retry's
+    /// members, and its `input_required` results handed back or answered by its handler.
+    async fn send_with(
+        &self,
+        method: &str,
+        params: JsonObject,
+        headers: Vec<(String, String)>,
+        options: CallOptions,
+    ) -> Result<JsonValue, Error> {
+        let stateless = self.revision().is_stateless();
+        // The token is withdrawn when this request ends (or its future is dropped).
         let token = options.progress.map(|f| self.parts.router.progress(f));
         let mut meta = JsonObject::builder();
         if let Some(token) = &token {
@@ -228,9 +293,7 @@ impl Client {
             meta.push("io.modelcontextprotocol/clientCapabilities", capabilities);
         }
         let meta = meta.build();
-        let mut params = JsonObject::builder()
-            .insert("name", name)
-            .insert("arguments", arguments);
+        let mut params = params.to_builder();
         if !meta.is_empty() {
             params.push("_meta", meta);
         }
@@ -242,18 +305,14 @@ impl Client {
         }
         let call = options.handler;
         let result = if options.return_input_required {
-            self.send_for("tools/call", Some(params.build()), headers, call)
-                .await?
+            self.send_for(method, Some(params.build()), headers, call)
+                .await
         } else {
-            self.send_answering("tools/call", params.build(), headers, call)
-                .await?
+            self.send_answering(method, params.build(), headers, call)
+                .await
         };
-        let result = older::project_result(self.revision(), result);
         drop(token);
-        if self.parts.check_output {
-            check_output(tool.as_deref(), &result)?;
-        }
-        Ok(result)
+        result
     }
 
     /// Calls a tool with serde arguments and binds its `structuredContent` to `R` (under the

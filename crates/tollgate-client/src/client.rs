@@ -716,11 +716,7 @@ impl Client {
     ///
     /// The transport's errors or the server's.
     pub async fn get_prompt(&self, name: &str, arguments: JsonObject) -> Result<JsonValue, Error> {
-        let params = JsonObject::builder()
-            .insert("name", name)
-            .insert("arguments", arguments)
-            .build();
-        self.send_answering("prompts/get", params, Vec::new(), None)
+        self.get_prompt_with(name, arguments, crate::CallOptions::new())
             .await
     }
 
@@ -730,8 +726,7 @@ impl Client {
     ///
     /// The transport's errors or the server's.
     pub async fn read_resource(&self, uri: &str) -> Result<JsonValue, Error> {
-        let params = JsonObject::builder().insert("uri", uri).build();
-        self.send_answering("resources/read", params, Vec::new(), None)
+        self.read_resource_with(uri, crate::CallOptions::new())
             .await
     }
 

@@ -3,11 +3,15 @@
 //! URIs cannot collide, and mapped back before forwarding) through the registrations' own
 //! constructors; handlers that forward and read the upstream's answer back through the content
 //! constructors (a prompt's messages, a resource's contents, their URIs mapped again on the way
-//! up). Knows nothing of configuration files or of how the upstream is reached.
+//! up), with what passes between caller and upstream meanwhile relayed as for a tool (`relay.rs`:
+//! progress, logs, cancellation, `input_required`, a 2025 upstream's requests). Knows nothing of configuration files or of how the upstream is reached.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tollgate::context::{ClientRequests, Handler};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{
     Completion, CompletionRequest, PromptArgument, PromptArguments, PromptOutcome,
@@ -18,12 +22,15 @@ use tollgate::resource::{
     ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
+use tollgate_client::CallOptions;
 
 use crate::error::ForwardError;
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
 use crate::naming::Naming;
-use crate::relay::{InputRelay, MISSING_CAPABILITY, asks_input, input_required_of};
+use crate::relay::{
+    InputRelay, MISSING_CAPABILITY, asks_input, input_required_of, missing_of, relayed,
+};
 use tollgate::context::InputRequiredResult;
 
 /// What the import of an upstream's prompts and resources needs.
@@ -46,17 +53,12 @@ pub(crate) fn import_prompt(
     let listed = entry.get("name").and_then(JsonValue::as_str);
     let refuse = |reason| Refusal::of(Kind::Prompt, source.upstream, listed.unwrap_or(""), reason);
     let name = listed.ok_or_else(|| refuse(RefusalReason::Malformed))?;
-    let forward = source.forward();
-    let upstream_name: Arc<str> = Arc::from(name);
+    let handler = Prompting {
+        forward: source.forward(),
+        name: Arc::from(name),
+    };
     let mut builder = PromptRegistration::with_name(source.naming.name(name), source.revisions())
-        .handler(
-            move |context: &RequestContext, arguments: PromptArguments, _: &InvocationFeatures| {
-                let relay = InputRelay::of(context, &forward.link.client(), true, false);
-                forward
-                    .clone()
-                    .prompt(Arc::clone(&upstream_name), arguments, relay)
-            },
-        );
+        .handler(handler);
     let malformed = || refuse(RefusalReason::Malformed);
     if let Some(title) = text(entry, "title").map_err(|()| malformed())? {
         builder = builder.title(title);
@@ -122,15 +124,9 @@ pub(crate) fn import_resource(
     let (Some(uri), Some(name)) = (listed, entry.get("name").and_then(JsonValue::as_str)) else {
         return Err(refuse(RefusalReason::Malformed));
     };
-    let forward = source.forward();
     let revisions = source.revisions();
     let builder = ResourceRegistration::with_uri(source.naming.uri(uri).as_str(), name, revisions)
-        .handler(
-            move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-                let relay = InputRelay::of(context, &forward.link.client(), true, false);
-                forward.clone().read(request.uri().to_owned(), relay)
-            },
-        );
+        .handler(source.forward());
     described(builder, entry)
         .ok_or_else(|| refuse(RefusalReason::Malformed))?
         .build()
@@ -156,19 +152,13 @@ pub(crate) fn import_template(
     else {
         return Err(refuse(RefusalReason::Malformed));
     };
-    let forward = source.forward();
     let revisions = source.revisions();
     let builder = ResourceTemplateRegistration::with_uri_template(
         source.naming.uri(template).as_str(),
         name,
         revisions,
     )
-    .handler(
-        move |context: &RequestContext, request: ResourceRequest, _: &InvocationFeatures| {
-            let relay = InputRelay::of(context, &forward.link.client(), true, false);
-            forward.clone().read(request.uri().to_owned(), relay)
-        },
-    );
+    .handler(source.forward());
     // Its variables complete through the upstream's template, by the upstream's own URI
     // template, where the upstream offers completions.
     let builder = if source.completes {
@@ -242,70 +232,119 @@ struct Forward {
     naming: Naming,
 }
 
-impl Forward {
-    /// `prompts/get` forwarded; a 2026-07-28 upstream's `input_required` relayed as `relay`
-    /// says (sent as is, so it comes back unanswered).
-    async fn prompt(
-        self,
-        name: Arc<str>,
+/// A prompt's handler: `prompts/get` forwarded to the upstream under its own name.
+struct Prompting {
+    forward: Forward,
+    name: Arc<str>,
+}
+
+/// The future of a forwarding handler.
+type Forwarding<'a, T> = Pin<Box<dyn Future<Output = Result<T, ForwardError>> + Send + 'a>>;
+
+impl<'a> Handler<'a, PromptArguments, PromptOutcome, ForwardError> for Prompting {
+    type Future = Forwarding<'a, PromptOutcome>;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
         arguments: PromptArguments,
-        relay: InputRelay,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future {
+        let (forward, name) = (self.forward.clone(), Arc::clone(&self.name));
+        Box::pin(async move { forward.prompt(context, &name, &arguments, features).await })
+    }
+}
+
+/// A resource's or template's handler: `resources/read` forwarded under the upstream's URI.
+impl<'a> Handler<'a, ResourceRequest, ResourceOutcome, ForwardError> for Forward {
+    type Future = Forwarding<'a, ResourceOutcome>;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future {
+        let forward = self.clone();
+        Box::pin(async move { forward.read(context, request.uri(), features).await })
+    }
+}
+
+impl Forward {
+    /// `prompts/get` forwarded (see [`sent`](Self::sent) for what is relayed), its answer read
+    /// back.
+    async fn prompt(
+        &self,
+        context: &RequestContext,
+        name: &str,
+        arguments: &PromptArguments,
+        features: &InvocationFeatures,
     ) -> Result<PromptOutcome, ForwardError> {
         let mut object = JsonObject::builder();
         for (key, value) in arguments.iter() {
             object.push(key, value);
         }
+        let object = object.build();
         let client = self.link.client();
-        let result = if relay.relays {
-            let params = JsonObject::builder()
-                .insert("name", &*name)
-                .insert("arguments", object.build())
-                .build();
-            match self.relayed(&client, "prompts/get", params, &relay).await? {
-                Ok(result) => result,
-                Err(missing) => return Ok(missing.into()),
-            }
-        } else {
-            let call = client.get_prompt(&name, object.build());
-            self.link.bounded(self.timeout, call).await?
+        let sent = self.sent(context, features, |options| {
+            client.get_prompt_with(name, object, options)
+        });
+        let result = match sent.await? {
+            Sent::Result(result) => result,
+            Sent::Relayed(relayed) => return Ok(relayed.into()),
         };
-        if relay.relays && asks_input(&result) {
-            return Ok(input_required_of(&result, true)
-                .ok_or(ForwardError::Malformed)?
-                .into());
-        }
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
         PromptResult::from_wire(&self.naming.served_prompt(object))
             .map(Into::into)
             .ok_or(ForwardError::Malformed)
     }
 
-    /// `method` with `params` sent as is (the input relayed as `relay` says): its result, or an
-    /// upstream's -32021 refusal for capabilities the caller lacks, as the endpoint's own (the
-    /// caller is refused -32021 naming them, as for a tool).
-    async fn relayed(
+    /// A prompt or a read sent by `send` with the caller's progress, log level, cancellation
+    /// and requests relayed ([`relayed`]), and the upstream's `input_required` as the caller's
+    /// revision allows ([`InputRelay`]): returned to a 2026-07-28 caller, answered through the
+    /// caller's own stream for a 2025 caller given a channel (within the client's
+    /// `max_input_rounds`); an upstream's -32021 for capabilities the caller lacks answered as
+    /// the endpoint's own (the caller is refused -32021 naming them, as for a tool).
+    async fn sent<F>(
         &self,
-        client: &tollgate_client::Client,
-        method: &str,
-        params: JsonObject,
-        relay: &InputRelay,
-    ) -> Result<Result<JsonValue, InputRequiredResult>, ForwardError> {
+        context: &RequestContext,
+        features: &InvocationFeatures,
+        send: impl FnOnce(CallOptions) -> F,
+    ) -> Result<Sent, ForwardError>
+    where
+        F: Future<Output = Result<JsonValue, tollgate_client::Error>>,
+    {
+        let asks = features.find::<ClientRequests>().is_some();
+        let relay = InputRelay::of(context, &self.link.client(), true, asks);
+        let relays_input = relay.relays;
         let mut refused = None;
-        let call = async {
-            let answer = client.request(method, Some(relay.params(params))).await;
-            if let Err(error) = &answer
-                && error.code() == Some(MISSING_CAPABILITY)
-            {
-                refused = Some(error.data().cloned());
-            }
-            answer
-        };
-        let result = self.link.bounded(self.timeout, call).await;
-        if let Some(data) = refused {
-            let missing = relay.missing(data.as_ref()).ok_or(ForwardError::Upstream)?;
-            return Ok(Err(missing));
+        let result = relayed(
+            &self.link,
+            self.timeout,
+            features,
+            relay.call_options(),
+            |options| async {
+                let answer = send(options).await;
+                if let Err(error) = &answer
+                    && error.code() == Some(MISSING_CAPABILITY)
+                {
+                    refused = Some(error.data().cloned());
+                }
+                answer
+            },
+        )
+        .await;
+        if relays_input && let Some(data) = refused {
+            let missing = missing_of(context.client_capabilities(), data.as_ref())
+                .ok_or(ForwardError::Upstream)?;
+            return Ok(Sent::Relayed(missing));
         }
-        result.map(Ok)
+        let result = result?;
+        if relays_input && asks_input(&result) {
+            let relayed = input_required_of(&result, true).ok_or(ForwardError::Malformed)?;
+            return Ok(Sent::Relayed(relayed));
+        }
+        Ok(Sent::Result(result))
     }
 
     /// `completion/complete` for `reference` (the upstream's prompt by its own name, or its
@@ -344,36 +383,26 @@ impl Forward {
         completion_of(&result).ok_or(ForwardError::Malformed)
     }
 
-    /// `resources/read` forwarded, its URIs mapped both ways; a 2026-07-28 upstream's
-    /// `input_required` relayed as `relay` says.
+    /// `resources/read` forwarded (see [`sent`](Self::sent) for what is relayed), its URIs
+    /// mapped both ways.
     async fn read(
-        self,
-        served: String,
-        relay: InputRelay,
+        &self,
+        context: &RequestContext,
+        served: &str,
+        features: &InvocationFeatures,
     ) -> Result<ResourceOutcome, ForwardError> {
         let uri = self
             .naming
-            .upstream_uri(&served)
+            .upstream_uri(served)
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
-        let result = if relay.relays {
-            let params = JsonObject::builder().insert("uri", uri).build();
-            match self
-                .relayed(&client, "resources/read", params, &relay)
-                .await?
-            {
-                Ok(result) => result,
-                Err(missing) => return Ok(missing.into()),
-            }
-        } else {
-            let call = client.read_resource(uri);
-            self.link.bounded(self.timeout, call).await?
+        let sent = self.sent(context, features, |options| {
+            client.read_resource_with(uri, options)
+        });
+        let result = match sent.await? {
+            Sent::Result(result) => result,
+            Sent::Relayed(relayed) => return Ok(relayed.into()),
         };
-        if relay.relays && asks_input(&result) {
-            return Ok(input_required_of(&result, true)
-                .ok_or(ForwardError::Malformed)?
-                .into());
-        }
         let contents = result
             .get("contents")
             .and_then(JsonValue::as_array)
@@ -385,6 +414,15 @@ impl Forward {
             .map(Into::into)
             .ok_or(ForwardError::Malformed)
     }
+}
+
+/// What an upstream answered a prompt or a read.
+enum Sent {
+    /// Its result.
+    Result(JsonValue),
+    /// Its `input_required` (or its refusal for capabilities the caller lacks), the caller's
+    /// to answer.
+    Relayed(InputRequiredResult),
 }
 
 /// A `completion/complete` result read: `completion.values` (strings), `total` and `hasMore`

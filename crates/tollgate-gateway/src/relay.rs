@@ -110,7 +110,8 @@ const UPSTREAM_STATE: &str = "upstream";
 /// caller's responses (and, where the registration keeps state, the upstream's state) back, and
 /// the upstream is told the caller's own elicitation, sampling and roots capabilities, so it asks
 /// only for what the caller can answer (and refuses, -32021, what it requires and the caller
-/// lacks). A 2025 caller the endpoint gives a channel to (a tool call over HTTP) is declared
+/// lacks). A 2025 caller the endpoint gives a channel to (a tool call, a prompt or a read in a
+/// session over HTTP) is declared
 /// to the upstream the same way, but the upstream's `input_required` is answered by the
 /// upstream's client itself: each input request goes through the call's handler to the caller
 /// on its own call's stream (see [`asks`](crate::asks)), and the upstream call is retried with
@@ -124,14 +125,12 @@ pub(crate) struct InputRelay {
     capabilities: Option<JsonObject>,
     /// The caller's responses and the upstream's state, on a retry.
     retry: Option<(JsonObject, Option<JsonValue>)>,
-    /// What the caller declares (to answer an upstream's -32021 as the endpoint's own).
-    declared: ClientCapabilities,
 }
 
 impl InputRelay {
     /// Read from `context`, for `client`'s upstream; `keeps_state` when the registration may
     /// carry the upstream's state; `asks` when the caller can be sent requests during the call
-    /// (the endpoint gave it a `ClientRequests` channel: a 2025 caller over HTTP).
+    /// (the endpoint gave it a `ClientRequests` channel: a 2025 caller in a session over HTTP).
     pub(crate) fn of(
         context: &RequestContext,
         client: &Client,
@@ -142,7 +141,6 @@ impl InputRelay {
             relays: false,
             capabilities,
             retry: None,
-            declared: ClientCapabilities::default(),
         };
         if !client.revision().is_stateless() {
             return none(None);
@@ -169,17 +167,7 @@ impl InputRelay {
             relays: true,
             capabilities: Some(capabilities),
             retry,
-            declared: context.client_capabilities().clone(),
         }
-    }
-
-    /// An upstream's -32021 refusal (its error `data`) as the endpoint's own: `None` when the
-    /// input is not relayed or the upstream names nothing the caller lacks (see [`missing_of`]).
-    pub(crate) fn missing(&self, data: Option<&JsonValue>) -> Option<InputRequiredResult> {
-        if !self.relays {
-            return None;
-        }
-        missing_of(&self.declared, data)
     }
 
     /// Declares the tasks extension to the upstream (the caller may be given a task).
@@ -189,7 +177,7 @@ impl InputRelay {
         }
     }
 
-    /// The options of a tool call.
+    /// The options of a tool call, a prompt or a read.
     pub(crate) fn call_options(self) -> CallOptions {
         let mut options = CallOptions::new();
         if let Some(capabilities) = self.capabilities {
@@ -204,25 +192,6 @@ impl InputRelay {
             None => options,
         }
     }
-
-    /// The parameters of another request (`prompts/get`, `resources/read`) sent as is when the
-    /// input is relayed: `params` with the retry's members and the capabilities in `_meta`.
-    pub(crate) fn params(&self, params: JsonObject) -> JsonObject {
-        let mut out = params.to_builder();
-        if let Some((responses, state)) = &self.retry {
-            out.push("inputResponses", responses.clone());
-            if let Some(state) = state {
-                out.push("requestState", state.clone());
-            }
-        }
-        if let Some(capabilities) = &self.capabilities {
-            let meta = JsonObject::builder()
-                .insert(CAPABILITIES, capabilities.clone())
-                .build();
-            out.push("_meta", meta);
-        }
-        out.build()
-    }
 }
 
 /// The caller's own `elicitation`, `sampling` and `roots` capabilities, as declared.
@@ -235,9 +204,6 @@ fn askable(context: &RequestContext) -> JsonObject {
     }
     capabilities.build()
 }
-
-/// Where a 2026-07-28 request carries its client's capabilities (`_meta`).
-const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Whether an upstream's result is an `input_required` one.
 pub(crate) fn asks_input(result: &JsonValue) -> bool {

@@ -20,6 +20,8 @@ mod asks;
 mod credentials;
 #[path = "gateway/listen.rs"]
 mod listen;
+#[path = "gateway/prompt_asks.rs"]
+mod prompt_asks;
 #[path = "gateway/relay.rs"]
 mod relay;
 #[path = "gateway/skills.rs"]

@@ -2,8 +2,10 @@
 //! sample its model or list its roots, over the request's own SSE stream, and awaits the answer
 //! the client POSTs back.
 //!
-//! Owns [`ClientRequests`] and [`ClientRequestError`], and the routing of a client's JSON-RPC
-//! response to the request waiting for it. Knows nothing of HTTP: the stream module carries the
+//! Owns [`ClientRequests`] and [`ClientRequestError`], the routing of a client's JSON-RPC
+//! response to the request waiting for it, and the one place a handler's transport features are
+//! made (progress, logging, the response stream, server-to-client requests), for tool calls,
+//! prompts and resource reads alike. Knows nothing of HTTP: the stream module carries the
 //! request and keeps the waiting table per session. 2026-07-28 has no such requests; there a
 //! handler returns an `input_required` result instead.
 
@@ -13,13 +15,15 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
 
-use crate::facts::context::ClientCapabilities;
-use crate::model::features::FeatureSet;
+use crate::facts::context::{ClientCapabilities, RequestContext};
+use crate::model::features::{FeatureSet, InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::model::input::InputRequest;
+use crate::model::origin::Transport;
 use crate::model::tool::options::InputRequestDeclaration;
 use crate::stream::event::{EventStream, ResponseStream};
 use crate::stream::session::PendingRequest;
 use crate::stream::session::SessionStreams;
+use crate::version::is_legacy;
 
 /// Why a server-to-client request got no result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +33,7 @@ pub enum ClientRequestError {
     MissingCapability,
     /// The tool did not declare this kind of input
     /// ([`ToolBuilder::input_request_declarations`](crate::tool::ToolBuilder::input_request_declarations)).
+    /// Prompts and resource reads declare no kinds and may ask for any.
     Undeclared,
     /// The client answered with an error, or with a result of the wrong shape for the method.
     Rejected,
@@ -59,9 +64,12 @@ impl std::error::Error for ClientRequestError {}
 
 /// A handler's channel to the client (2025-11-25 and 2025-06-18, inside a session, over HTTP).
 ///
-/// Found in [`InvocationFeatures`](crate::InvocationFeatures) for a tool call in a 2025 session.
-/// Each request travels on the call's SSE stream (the answer becomes a stream if it was not
-/// one) with a server-chosen id; the client POSTs its response, which resumes the handler.
+/// Found in [`InvocationFeatures`](crate::InvocationFeatures) for a tool call, a `prompts/get` or a
+/// `resources/read` in a 2025 session over Streamable HTTP. Each request travels on the
+/// request's SSE stream (the answer becomes a stream if it was not one) with a server-chosen id;
+/// the client POSTs its response, which resumes the handler. A tool asks only for the kinds of
+/// input it declared; prompts and resource reads declare none and may ask for any (as their
+/// `input_required` results may on 2026-07-28). Every other bound is the same for the three.
 ///
 /// # Examples
 ///
@@ -82,8 +90,26 @@ pub struct ClientRequests {
     stream: Arc<EventStream>,
     session: Arc<SessionStreams>,
     capabilities: ClientCapabilities,
-    /// The kinds of input the calling tool declared.
-    declared: Arc<[InputRequestDeclaration]>,
+    /// The kinds of input the handler may ask for.
+    asks: Asks,
+}
+
+/// The kinds of input a handler may ask its client for.
+#[derive(Clone)]
+pub(crate) enum Asks {
+    /// A tool's declared kinds (any other is [`ClientRequestError::Undeclared`]).
+    Declared(Arc<[InputRequestDeclaration]>),
+    /// Any kind: prompts and resource reads declare none.
+    Any,
+}
+
+impl Asks {
+    fn allows(&self, request: &InputRequest) -> bool {
+        match self {
+            Self::Declared(declared) => declared.iter().any(|d| d.kind() == request.kind()),
+            Self::Any => true,
+        }
+    }
 }
 
 impl fmt::Debug for ClientRequests {
@@ -116,13 +142,13 @@ impl ClientRequests {
         stream: Arc<EventStream>,
         session: Arc<SessionStreams>,
         capabilities: ClientCapabilities,
-        declared: Arc<[InputRequestDeclaration]>,
+        asks: Asks,
     ) -> Self {
         Self {
             stream,
             session,
             capabilities,
-            declared,
+            asks,
         }
     }
 
@@ -133,13 +159,13 @@ impl ClientRequests {
     ///
     /// # Errors
     ///
-    /// [`ClientRequestError::Undeclared`] before anything is sent when the tool did not
+    /// [`ClientRequestError::Undeclared`] before anything is sent when a tool did not
     /// declare the request's kind, [`ClientRequestError::MissingCapability`] when the client did
     /// not declare the capability; [`ClientRequestError::Rejected`] for an error answer or a
     /// malformed result; [`ClientRequestError::Unavailable`] when no answer can come;
     /// [`ClientRequestError::TimedOut`] when none came in time.
     pub async fn send(&self, request: InputRequest) -> Result<JsonValue, ClientRequestError> {
-        if !self.declared.iter().any(|d| d.kind() == request.kind()) {
+        if !self.asks.allows(&request) {
             return Err(ClientRequestError::Undeclared);
         }
         if !self.capabilities.declares(request.capability()) {
@@ -189,6 +215,59 @@ impl ClientRequests {
             Err(_) => Err(ClientRequestError::TimedOut),
         }
     }
+}
+
+/// The invocation features a request's transport gives its handler, on top of `features`:
+/// progress (when the request asked with a usable token) and logging (when the endpoint lets
+/// handlers log and a level is set) where the transport can carry notifications, and, on an event
+/// stream, the response stream (when the handler may close the connection) and, inside a 2025
+/// session, [`ClientRequests`] for the kinds `asks` allows. Tool calls, prompts and resource
+/// reads all get theirs here.
+pub(crate) fn transport_features(
+    mut features: InvocationFeatures,
+    transport: Transport<'_>,
+    context: &RequestContext,
+    logging: bool,
+    asks: Asks,
+) -> InvocationFeatures {
+    let Some(sink) = transport.sink() else {
+        return features;
+    };
+    let progress_token = context.meta.get("progressToken").filter(|t| {
+        matches!(t, JsonValue::String(_))
+            || t.as_number()
+                .is_some_and(tollgate_json::JsonNumber::is_integer)
+    });
+    if let Some(token) = progress_token {
+        features = features.with(ProgressReporter::new(token.clone(), sink.clone()));
+    }
+    if let (true, Some(level)) = (logging, context.log_level) {
+        features = features.with(crate::model::features::RequestLogger::new(
+            level,
+            sink.clone(),
+        ));
+    }
+    if let NotificationSink::Stream(stream) = sink {
+        let response = stream
+            .may_close_connection()
+            .then(|| ResponseStream::new(stream.clone()));
+        // A 2025 session can carry server-to-client requests on this request's stream.
+        let requests = is_legacy(context.protocol_version)
+            .then(|| stream.session())
+            .flatten()
+            .map(|session| {
+                ClientRequests::new(
+                    stream.clone(),
+                    session,
+                    context.client_capabilities.clone(),
+                    asks,
+                )
+            });
+        if response.is_some() || requests.is_some() {
+            features = features.with_set(StreamFeatures { response, requests });
+        }
+    }
+    features
 }
 
 /// Delivers a client's JSON-RPC response (`id` plus `result` or `error`) to the request waiting
@@ -280,7 +359,7 @@ mod tests {
             Arc::clone(&stream),
             Arc::clone(&session),
             capabilities,
-            declared,
+            Asks::Declared(declared),
         );
         let started = tokio::time::Instant::now();
         let asking = tokio::spawn(async move {
@@ -311,6 +390,71 @@ mod tests {
         );
     }
 
+    /// A tool asks only for the kinds it declared; a prompt's or a read's handler (`Asks::Any`)
+    /// for any kind, the client's capabilities still checked before anything is sent.
+    #[tokio::test]
+    async fn asks_bound_the_kinds_a_handler_may_send() {
+        let session = Arc::new(SessionStreams::new(
+            StreamConfig::default(),
+            ProtocolVersion::V2025_11_25,
+            Duration::from_secs(600),
+        ));
+        let stream = EventStream::new(StreamConfig::default());
+        let client = |capabilities: JsonObject, asks: Asks| {
+            ClientRequests::new(
+                Arc::clone(&stream),
+                Arc::clone(&session),
+                ClientCapabilities::from_json(capabilities),
+                asks,
+            )
+        };
+        let none = || JsonObject::new();
+        let roots = || {
+            JsonObject::builder()
+                .insert("roots", JsonObject::new())
+                .build()
+        };
+        let elicit = || InputRequest::elicitation("Your name?", JsonObject::new());
+        let declared = Asks::Declared(Arc::from([InputRequestDeclaration::new(
+            InputRequestKind::Roots,
+            InputRequirement::Conditional,
+        )]));
+        assert_eq!(
+            client(roots(), declared).send(elicit()).await,
+            Err(ClientRequestError::Undeclared)
+        );
+        assert_eq!(
+            client(none(), Asks::Any).send(elicit()).await,
+            Err(ClientRequestError::MissingCapability)
+        );
+        assert_eq!(
+            client(none(), Asks::Any)
+                .send(InputRequest::list_roots())
+                .await,
+            Err(ClientRequestError::MissingCapability)
+        );
+        assert!(crate::stream::lock(&session.state).pending.is_empty());
+        // Declared by neither side but asked by a prompt: sent, and its answer awaited.
+        let asking = client(roots(), Asks::Any);
+        let sent = tokio::spawn(async move { asking.send(InputRequest::list_roots()).await });
+        while crate::stream::lock(&session.state).pending.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let answer = JsonObject::builder()
+            .insert("jsonrpc", "2.0")
+            .insert("id", "tollgate-1")
+            .insert(
+                "result",
+                JsonObject::builder()
+                    .insert("roots", Vec::<JsonValue>::new())
+                    .build(),
+            )
+            .build();
+        assert!(deliver(&session, &answer));
+        let got = sent.await.unwrap_or_else(|_| unreachable!("the wait ends"));
+        assert!(got.is_ok(), "{got:?}");
+    }
+
     /// A call's stream features, held together, are found by type as separate ones were (each
     /// present only when given), and an application's value of either type is refused, not
     /// shadowing Tollgate's.
@@ -328,7 +472,7 @@ mod tests {
                 Arc::clone(&stream),
                 Arc::clone(&session),
                 ClientCapabilities::default(),
-                Arc::from([]),
+                Asks::Any,
             )
         };
         let both = InvocationFeatures::for_test().with_set(StreamFeatures {

@@ -22,7 +22,7 @@ use tollgate_gateway::{Gateway, GatewayConfig};
 
 use crate::upstream::{V26, config, object};
 
-const V25: ProtocolVersion = ProtocolVersion::V2025_11_25;
+pub(crate) const V25: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
 /// Logs `asking` at `info`, then asks the caller for a name on the call's stream.
 async fn ask(
@@ -54,7 +54,7 @@ async fn ask(
     Ok(CompleteResult::from_tool_text(text).into())
 }
 
-async fn serve(endpoint: Endpoint) -> SocketAddr {
+pub(crate) async fn serve(endpoint: Endpoint) -> SocketAddr {
     let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
         .await
         .unwrap();
@@ -84,14 +84,14 @@ async fn upstream_2025() -> SocketAddr {
 
 /// Answers elicitations with `name` and keeps the log messages it is sent.
 #[derive(Clone)]
-struct Caller {
+pub(crate) struct Caller {
     name: &'static str,
-    asked: Arc<AtomicUsize>,
+    pub(crate) asked: Arc<AtomicUsize>,
     logs: Arc<Mutex<Vec<JsonObject>>>,
 }
 
 impl Caller {
-    fn new(name: &'static str) -> Self {
+    pub(crate) fn new(name: &'static str) -> Self {
         Self {
             name,
             asked: Arc::default(),
@@ -125,7 +125,10 @@ impl Handler for Caller {
 }
 
 /// The gateway in front of `upstream`, served over HTTP on `revisions`.
-async fn gateway_url(upstream: SocketAddr, revisions: &[ProtocolVersion]) -> (Gateway, String) {
+pub(crate) async fn gateway_url(
+    upstream: SocketAddr,
+    revisions: &[ProtocolVersion],
+) -> (Gateway, String) {
     gateway_with(&config(&[("up", upstream, Some("up"))]), revisions).await
 }
 
@@ -147,7 +150,12 @@ async fn gateway_with(config: &GatewayConfig, revisions: &[ProtocolVersion]) -> 
     (gateway, url)
 }
 
-async fn connect(url: &str, revision: Revision, caller: &Caller, elicits: bool) -> Client {
+pub(crate) async fn connect(
+    url: &str,
+    revision: Revision,
+    caller: &Caller,
+    elicits: bool,
+) -> Client {
     let capabilities = if elicits {
         object(r#"{"elicitation":{}}"#)
     } else {

@@ -9,6 +9,7 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::facts::context::RequestContext;
 use crate::methods::require_scopes;
 use crate::model::guard::guarded;
+use crate::model::origin::Transport;
 use crate::model::prompt::PromptArguments;
 use crate::model::prompt::completion::{Completion, CompletionRequest};
 use crate::registry::Endpoint;
@@ -21,9 +22,10 @@ use crate::wire::stage::stage;
 
 /// `prompts/get`: the prompt, its arguments checked against its declarations once any
 /// interceptors have run (missing, unknown and non-string ones are -32602, and the handler does
-/// not run), the handler, the messages.
+/// not run), the handler (with its transport's features, as a tool call's), the messages.
 pub(crate) async fn get(
     endpoint: &Endpoint,
+    transport: Transport<'_>,
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
@@ -65,7 +67,11 @@ pub(crate) async fn get(
         arguments: &raw_arguments,
     };
     let handler = &*prompt.inner.handler;
-    let result = match run(endpoint, context, &binding, retry, handler, arguments).await {
+    let result = match run(
+        endpoint, transport, context, &binding, retry, handler, arguments,
+    )
+    .await
+    {
         Ok(result) => result,
         Err(reply) => return reply,
     };

@@ -5,6 +5,7 @@ use tollgate_json::{JsonObject, JsonValue};
 
 use crate::facts::context::RequestContext;
 use crate::methods::require_scopes;
+use crate::model::origin::Transport;
 use crate::model::resource::{ResourceRequest, Route};
 use crate::registry::Endpoint;
 use crate::session::Session;
@@ -15,11 +16,12 @@ use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, result_reply_json, tree_reply};
 use crate::wire::stage::stage;
 
-/// `resources/read`: an exact resource, else the first matching template; its handler; the
-/// contents (never empty). An unknown URI is "Resource not found" in each revision's code, and
+/// `resources/read`: an exact resource, else the first matching template; its handler (with
+/// its transport's features, as a tool call's); the contents (never empty). An unknown URI is "Resource not found" in each revision's code, and
 /// the URI is not echoed.
 pub(crate) async fn read(
     endpoint: &Endpoint,
+    transport: Transport<'_>,
     params: &JsonObject,
     mut context: RequestContext,
 ) -> Reply {
@@ -59,9 +61,15 @@ pub(crate) async fn read(
         arguments: &bound,
     };
     let handler = &*registration.handler;
-    let output = match run(endpoint, context, &binding, retry, handler, || {
-        Some(request)
-    })
+    let output = match run(
+        endpoint,
+        transport,
+        context,
+        &binding,
+        retry,
+        handler,
+        || Some(request),
+    )
     .await
     {
         Ok(output) => output,

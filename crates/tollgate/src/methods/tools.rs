@@ -9,11 +9,12 @@ use std::sync::Arc;
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 use tollgate_schema::ValidationErrorKind;
 
+use crate::client_request::Asks;
 use crate::facts::context::missing_capabilities;
 use crate::facts::context::{ClientCapability, RequestContext};
 use crate::model::app::client_renders_views;
 use crate::model::content::TextContent;
-use crate::model::features::{InvocationFeatures, NotificationSink, ProgressReporter};
+use crate::model::features::InvocationFeatures;
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::intercept::{FailureKind, HandlerFailure, HandlerOutput, run_chain, sanitize};
 use crate::model::origin::Transport;
@@ -374,46 +375,16 @@ fn features_for(
     tool: &ToolRegistration,
     context: &RequestContext,
     tasks: Option<Arc<Tasks>>,
-    mut features: InvocationFeatures,
+    features: InvocationFeatures,
     arguments: &JsonObject,
 ) -> (InvocationFeatures, Option<(u64, Arc<ArgumentCheck>)>) {
-    let progress_token = context.meta.get("progressToken").filter(|t| {
-        matches!(t, JsonValue::String(_))
-            || t.as_number()
-                .is_some_and(tollgate_json::JsonNumber::is_integer)
-    });
-    if let (Some(token), Some(sink)) = (progress_token, transport.sink()) {
-        features = features.with(ProgressReporter::new(token.clone(), sink.clone()));
-    }
-    if let (true, Some(level), Some(sink)) =
-        (endpoint.inner.logging, context.log_level, transport.sink())
-    {
-        features = features.with(crate::model::features::RequestLogger::new(
-            level,
-            sink.clone(),
-        ));
-    }
-    if let Some(NotificationSink::Stream(stream)) = transport.sink() {
-        let response = stream
-            .may_close_connection()
-            .then(|| crate::stream::event::ResponseStream::new(stream.clone()));
-        // A 2025 session can carry server-to-client requests on this call's stream.
-        let requests = is_legacy(context.protocol_version)
-            .then(|| stream.session())
-            .flatten()
-            .map(|session| {
-                crate::client_request::ClientRequests::new(
-                    stream.clone(),
-                    session,
-                    context.client_capabilities.clone(),
-                    tool.inner.input_declarations.clone(),
-                )
-            });
-        if response.is_some() || requests.is_some() {
-            features =
-                features.with_set(crate::client_request::StreamFeatures { response, requests });
-        }
-    }
+    let mut features = crate::client_request::transport_features(
+        features,
+        transport,
+        context,
+        endpoint.inner.logging,
+        Asks::Declared(tool.inner.input_declarations.clone()),
+    );
     let mut created = None;
     if let Some(tasks) = tasks {
         // The call's own validation records its outcome here; a task created before it (by an

@@ -92,7 +92,9 @@ pub(crate) fn dispatch(
                 id,
                 &endpoint.catalog_for(&context.admission).prompt_pages,
             ),
-            Method::PromptsGet => Box::pin(methods::prompts::get(endpoint, params, context)).await,
+            Method::PromptsGet => {
+                Box::pin(methods::prompts::get(endpoint, transport, params, context)).await
+            }
             Method::Complete => {
                 Box::pin(methods::prompts::complete(endpoint, params, context)).await
             }
@@ -109,7 +111,10 @@ pub(crate) fn dispatch(
                 &endpoint.catalog_for(&context.admission).template_pages,
             ),
             Method::ResourcesRead => {
-                Box::pin(methods::resources::read(endpoint, params, context)).await
+                Box::pin(methods::resources::read(
+                    endpoint, transport, params, context,
+                ))
+                .await
             }
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
                 methods::resources::subscription(endpoint, method, params, &context, session)

@@ -4,6 +4,7 @@
 
 use tollgate_json::{JsonObject, JsonString, JsonValue};
 
+use crate::client_request::{Asks, transport_features};
 use crate::facts::context::RequestContext;
 use crate::facts::context::missing_capabilities;
 use crate::model::features::InvocationFeatures;
@@ -11,6 +12,7 @@ use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::handler::{Erased, Outcome};
 use crate::model::input::{InputRequiredResult, MAX_APPLICATION_STATE_BYTES};
 use crate::model::intercept::{FailureKind, HandlerFailure, HandlerOutput, run_chain};
+use crate::model::origin::Transport;
 use crate::model::tool::options::RequestStateMode;
 use crate::registry::Endpoint;
 use crate::version::{ProtocolVersion, is_legacy};
@@ -225,10 +227,13 @@ pub(crate) struct Binding<'a> {
 
 /// The handler stage prompts and resources share: a retry's state opened against `binding`
 /// (its input responses then in the context), the handler run under the guard (panics caught,
-/// cancelled if the request is abandoned), and its outcome finished: the completed value, or
-/// the reply to send instead.
+/// cancelled if the request is abandoned) with its transport's features (as a tool call's:
+/// progress, logging, and inside a 2025 session the response stream and server-to-client
+/// requests of any kind), and its outcome finished: the completed value, or the reply to send
+/// instead.
 pub(crate) async fn run<In: Send, T: Kind>(
     endpoint: &Endpoint,
+    transport: Transport<'_>,
     mut context: RequestContext,
     binding: &Binding<'_>,
     retry: Option<Retry<'_>>,
@@ -237,6 +242,13 @@ pub(crate) async fn run<In: Send, T: Kind>(
 ) -> Result<T, Reply> {
     open_state(endpoint, &mut context, binding, retry).await?;
     let (features, guard) = fresh_features();
+    let features = transport_features(
+        features,
+        transport,
+        &context,
+        endpoint.inner.logging,
+        Asks::Any,
+    );
     let outcome = if endpoint.inner.interceptors.is_empty() {
         match input() {
             Some(input) => {

@@ -39,14 +39,15 @@ pub(super) enum Answering {
 }
 
 /// A request is answered behind an event stream when it is a listen, asks for progress, the
-/// endpoint lets handlers log, or it is a tool call inside a 2025 session (whose handler may
-/// close the connection and whose client may resume it); otherwise inline.
+/// endpoint lets handlers log, or it is a tool call, `prompts/get` or `resources/read` inside a
+/// 2025 session (whose handler may ask the client, close the connection, and whose client may
+/// resume it); otherwise inline.
 pub(super) fn answering(endpoint: &Endpoint, in_session: bool, value: &JsonValue) -> Answering {
     if value.get("id").is_none() {
         return Answering::Inline;
     }
-    // The envelope is read later (in the task, or inline): two methods are asked about here,
-    // each with one comparison, rather than the method read twice.
+    // The envelope is read later (in the task, or inline): the few methods asked about here
+    // are each one comparison, rather than the method read twice.
     let method = value
         .get("method")
         .and_then(JsonValue::as_str)
@@ -57,7 +58,9 @@ pub(super) fn answering(endpoint: &Endpoint, in_session: bool, value: &JsonValue
         || asks_for_progress(value)
         || (endpoint.inner.sessions.is_some()
             && in_session
-            && McpMethod::ToolsCall.is_named(method))
+            && (McpMethod::ToolsCall.is_named(method)
+                || McpMethod::PromptsGet.is_named(method)
+                || McpMethod::ResourcesRead.is_named(method)))
     {
         Answering::InTask
     } else {
