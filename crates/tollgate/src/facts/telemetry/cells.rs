@@ -177,8 +177,9 @@ impl Hasher for Mix {
 struct Cells {
     bound: HashMap<Key, Bound, BuildHasherDefault<Mix>>,
     records: u32,
-    /// When they were last let go (or first bound).
-    since: Option<Instant>,
+    /// When they are next let go: [`REBIND_AFTER`] after they were last let go (or first
+    /// bound); `None` before the first record (or when that time is past what `Instant` holds).
+    until: Option<Instant>,
 }
 
 thread_local! {
@@ -196,11 +197,13 @@ pub(super) fn record(
         .try_with(|cells| {
             let mut cells = cells.try_borrow_mut().ok()?;
             cells.records += 1;
-            let since = *cells.since.get_or_insert(now);
-            if cells.records >= REBIND_EVERY || now.saturating_duration_since(since) >= REBIND_AFTER
-            {
+            if cells.until.is_none() {
+                cells.until = now.checked_add(REBIND_AFTER);
+            }
+            // A comparison of two instants, not a duration computed on every record.
+            if cells.records >= REBIND_EVERY || cells.until.is_some_and(|until| now >= until) {
                 cells.records = 0;
-                cells.since = Some(now);
+                cells.until = now.checked_add(REBIND_AFTER);
                 cells.bound.clear();
             }
             let key = cell.key(histogram);
@@ -436,7 +439,11 @@ mod tests {
             record(histogram, &cell, 0.001, later);
             let after = CELLS.with(|c| {
                 let c = c.borrow();
-                (c.records, c.since == Some(later), c.bound.len())
+                (
+                    c.records,
+                    c.until == later.checked_add(REBIND_AFTER),
+                    c.bound.len(),
+                )
             });
             (before, after)
         })
