@@ -69,6 +69,7 @@ thread_local! {
 }
 
 /// Puts `record` in place as this thread's, returning the one it replaces.
+#[inline]
 fn swap(record: Option<Recorded>) -> Option<Recorded> {
     CURRENT
         .try_with(|c| {
@@ -96,6 +97,7 @@ pub(super) struct Entered<'a> {
 }
 
 /// Makes `slot`'s record this thread's until the returned guard is dropped.
+#[inline]
 pub(super) fn enter(slot: &mut Option<Recorded>) -> Entered<'_> {
     let outer_recording = set_recording(slot.as_ref().is_some_and(|r| r.span.is_some()));
     let outer = swap(slot.take());
@@ -107,6 +109,7 @@ pub(super) fn enter(slot: &mut Option<Recorded>) -> Entered<'_> {
 }
 
 impl Drop for Entered<'_> {
+    #[inline]
     fn drop(&mut self) {
         set_recording(self.outer_recording);
         *self.slot = swap(self.outer.take());
@@ -232,6 +235,7 @@ pin_project_lite::pin_project! {
 impl<F: Future> Future for Staged<F> {
     type Output = F::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let Some(cx) = this.span.as_ref() else {
