@@ -16,7 +16,7 @@ pub(crate) async fn admit(
     context: &mut RequestContext,
 ) -> Result<(), Reply> {
     stage!(Admission);
-    crate::facts::telemetry::revision(context.protocol_version.as_str());
+    crate::facts::telemetry::revision(context.protocol_version);
     let admitted = crate::facts::telemetry::stage(
         "admission",
         crate::policy::rules::admit(&endpoint.inner.policy, caller, context),

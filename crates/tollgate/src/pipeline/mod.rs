@@ -210,7 +210,7 @@ fn telemetry(
     headers: Option<(&http::HeaderMap, &Head<'_>)>,
 ) -> crate::facts::telemetry::Request {
     crate::facts::telemetry::Request::start(
-        message.method.as_str(),
+        message.kind,
         message.id.as_ref(),
         message
             .params

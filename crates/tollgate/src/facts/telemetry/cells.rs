@@ -73,7 +73,7 @@ pub(super) struct Cell<'a> {
 }
 
 /// A cell's identity: the addresses (and lengths) of its parts, its outcome and its histogram.
-#[derive(PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
     histogram: usize,
     method: (usize, usize),
@@ -177,8 +177,12 @@ impl Hasher for Mix {
 struct Cells {
     bound: HashMap<Key, Bound, BuildHasherDefault<Mix>>,
     records: u32,
-    /// When they were last let go (or first bound).
-    since: Option<Instant>,
+    /// When they are next let go: [`REBIND_AFTER`] after they were last let go (or first
+    /// bound); `None` before the first record (or when that time is past what `Instant` holds).
+    until: Option<Instant>,
+    /// The cell the thread recorded in last, also in `bound` (which keeps its name alive): a
+    /// server answering one call over and over finds it by one comparison, without hashing.
+    last: Option<(Key, BoundHistogram<f64>)>,
 }
 
 thread_local! {
@@ -196,16 +200,25 @@ pub(super) fn record(
         .try_with(|cells| {
             let mut cells = cells.try_borrow_mut().ok()?;
             cells.records += 1;
-            let since = *cells.since.get_or_insert(now);
-            if cells.records >= REBIND_EVERY || now.saturating_duration_since(since) >= REBIND_AFTER
-            {
+            if cells.until.is_none() {
+                cells.until = now.checked_add(REBIND_AFTER);
+            }
+            // A comparison of two instants, not a duration computed on every record.
+            if cells.records >= REBIND_EVERY || cells.until.is_some_and(|until| now >= until) {
                 cells.records = 0;
-                cells.since = Some(now);
+                cells.until = now.checked_add(REBIND_AFTER);
                 cells.bound.clear();
+                cells.last = None;
             }
             let key = cell.key(histogram);
+            if let Some((_, handle)) = cells.last.as_ref().filter(|(last, _)| *last == key) {
+                handle.record(seconds);
+                return Some(());
+            }
             if let Some(bound) = cells.bound.get(&key) {
                 bound.handle.record(seconds);
+                let handle = bound.handle.clone();
+                cells.last = Some((key, handle));
                 return Some(());
             }
             if cells.bound.len() >= MAX_CELLS {
@@ -213,6 +226,7 @@ pub(super) fn record(
             }
             let handle = histogram.bind(&cell.attributes());
             handle.record(seconds);
+            cells.last = Some((key, handle.clone()));
             cells.bound.insert(
                 key,
                 Bound {
@@ -360,6 +374,33 @@ mod tests {
     }
 
     #[test]
+    fn alternating_cells_each_count_their_own() {
+        let (provider, exporter, histogram) = meter(Temporality::Cumulative);
+        let (ok, failed) = (ping(Outcome::Ok), ping(Outcome::Code(-32602)));
+        let last = std::thread::spawn(move || {
+            // The last cell, then another, then back: found by comparison, then in the map.
+            for cell in [&ok, &ok, &failed, &ok, &failed, &failed, &ok] {
+                record(histogram, cell, 0.001, Instant::now());
+            }
+            CELLS.with(|c| {
+                let c = c.borrow();
+                (c.bound.len(), c.last.as_ref().map(|(key, _)| *key))
+            })
+        })
+        .join()
+        .unwrap();
+        assert!(last == (2, Some(ping(Outcome::Ok).key(histogram))));
+        let base = "mcp.method.name=ping,network.transport=pipe";
+        assert_eq!(
+            points(&provider, &exporter),
+            vec![
+                (format!("error.type=-32602,{base}"), 3),
+                (base.to_owned(), 4),
+            ]
+        );
+    }
+
+    #[test]
     fn past_the_bound_durations_are_still_recorded() {
         let (provider, exporter, histogram) = meter(Temporality::Cumulative);
         // Fill this thread's cells to the bound with distinct codes, then one more.
@@ -406,7 +447,11 @@ mod tests {
             for _ in 0..count {
                 record(histogram, &cell, 0.001, Instant::now());
             }
-            CELLS.with(|c| (c.borrow().records, c.borrow().bound.len()))
+            CELLS.with(|c| {
+                let c = c.borrow();
+                assert!(c.last.is_some(), "the cell bound again is the last one");
+                (c.records, c.bound.len())
+            })
         })
         .join()
         .unwrap();
@@ -436,7 +481,11 @@ mod tests {
             record(histogram, &cell, 0.001, later);
             let after = CELLS.with(|c| {
                 let c = c.borrow();
-                (c.records, c.since == Some(later), c.bound.len())
+                (
+                    c.records,
+                    c.until == later.checked_add(REBIND_AFTER),
+                    c.bound.len(),
+                )
             });
             (before, after)
         })

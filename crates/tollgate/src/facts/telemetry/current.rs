@@ -10,7 +10,7 @@
 //!
 //! Knows the OpenTelemetry API; nothing of transports, envelopes or handlers.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use opentelemetry::{Context, KeyValue};
 
 use super::on::{ACTIVE_STREAMS, telemetry};
 use super::target::Target;
+use crate::version::ProtocolVersion;
 
 /// A registered target's name, shared with its registration.
 pub(super) enum Owned {
@@ -30,13 +31,15 @@ pub(super) enum Owned {
 }
 
 /// What the pipeline learned about a request, kept for the metric at its end (a span's
-/// attributes cannot be read back, and an unsampled span keeps none).
+/// attributes cannot be read back, and an unsampled span keeps none). It moves into this
+/// thread's slot and back at every poll, so it is kept small (40 bytes): the span is boxed (a
+/// request that records pays one allocation more), the revision is one byte.
 #[derive(Default)]
 pub(super) struct Recorded {
     /// The request's span, when it records: attributes learned later go on it (never on
     /// whatever span is current, which inside a stage is the stage's).
-    span: Option<Context>,
-    pub(super) revision: Option<&'static str>,
+    span: Option<Box<Context>>,
+    pub(super) revision: Option<ProtocolVersion>,
     pub(super) target: Option<Owned>,
     pub(super) tool_error: bool,
 }
@@ -45,7 +48,7 @@ impl Recorded {
     /// A request's record, with its span when that records.
     pub(super) fn new(span: Option<Context>) -> Self {
         Self {
-            span,
+            span: span.map(Box::new),
             ..Self::default()
         }
     }
@@ -60,9 +63,13 @@ impl Recorded {
 
 thread_local! {
     static CURRENT: RefCell<Option<Recorded>> = const { RefCell::new(None) };
+    /// Whether the record in [`CURRENT`] records (has its span): what every stage asks first,
+    /// kept apart in a cell with nothing to drop, so asking is one load and no borrow.
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Puts `record` in place as this thread's, returning the one it replaces.
+#[inline]
 fn swap(record: Option<Recorded>) -> Option<Recorded> {
     CURRENT
         .try_with(|c| {
@@ -74,21 +81,37 @@ fn swap(record: Option<Recorded>) -> Option<Recorded> {
         .flatten()
 }
 
+/// Sets whether this thread's record records, returning what it was.
+fn set_recording(recording: bool) -> bool {
+    RECORDING
+        .try_with(|r| r.replace(recording))
+        .unwrap_or(false)
+}
+
 /// A request's record in place as this thread's for one poll; put back when dropped (also
 /// when the poll panics), with the record it set aside restored.
 pub(super) struct Entered<'a> {
     slot: &'a mut Option<Recorded>,
     outer: Option<Recorded>,
+    outer_recording: bool,
 }
 
 /// Makes `slot`'s record this thread's until the returned guard is dropped.
+#[inline]
 pub(super) fn enter(slot: &mut Option<Recorded>) -> Entered<'_> {
+    let outer_recording = set_recording(slot.as_ref().is_some_and(|r| r.span.is_some()));
     let outer = swap(slot.take());
-    Entered { slot, outer }
+    Entered {
+        slot,
+        outer,
+        outer_recording,
+    }
 }
 
 impl Drop for Entered<'_> {
+    #[inline]
     fn drop(&mut self) {
+        set_recording(self.outer_recording);
         *self.slot = swap(self.outer.take());
     }
 }
@@ -107,19 +130,20 @@ fn with<T>(update: impl FnOnce(&mut Recorded) -> T) -> Option<T> {
 /// The revision recorded for the request running here (tests read it back).
 #[cfg(test)]
 pub(super) fn revision_here() -> Option<&'static str> {
-    with(|r| r.revision).flatten()
+    with(|r| r.revision.map(ProtocolVersion::as_str)).flatten()
 }
 
 /// Whether the request running here records (its span is sampled and not a no-op; the
 /// current context is then the request's or one of its stages').
+#[inline]
 fn recording() -> bool {
-    with(|r| r.span.is_some()).unwrap_or(false)
+    RECORDING.try_with(Cell::get).unwrap_or(false)
 }
 
 /// The request's revision, once its gate has read it.
-pub(crate) fn revision(revision: &'static str) {
+pub(crate) fn revision(revision: ProtocolVersion) {
     with(|r| {
-        r.attribute(|| KeyValue::new("mcp.protocol.version", revision));
+        r.attribute(|| KeyValue::new("mcp.protocol.version", revision.as_str()));
         r.revision = Some(revision);
     });
 }
@@ -169,14 +193,22 @@ pub(crate) fn task_status(status: &'static str) {
 }
 
 /// A child span of the current request's span, when that one records.
+#[inline]
 fn child(name: &'static str) -> Option<Context> {
-    if !recording() {
-        return None;
+    if recording() {
+        Some(new_child(name))
+    } else {
+        None
     }
+}
+
+/// A child span of the current context (the request records).
+#[cold]
+fn new_child(name: &'static str) -> Context {
     let parent = Context::current();
     let builder = SpanBuilder::from_name(name).with_kind(SpanKind::Internal);
     let span = telemetry().tracer.build_with_context(builder, &parent);
-    Some(parent.with_span(span))
+    parent.with_span(span)
 }
 
 pin_project_lite::pin_project! {
@@ -203,6 +235,7 @@ pin_project_lite::pin_project! {
 impl<F: Future> Future for Staged<F> {
     type Output = F::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let Some(cx) = this.span.as_ref() else {
@@ -226,6 +259,7 @@ impl<F: Future> Future for Staged<F> {
 }
 
 /// Runs one stage of the request (`admission`, `handler`) in a child span of its own.
+#[inline]
 pub(crate) fn stage<F: Future>(name: &'static str, work: F) -> Staged<F> {
     Staged {
         work,
@@ -250,6 +284,7 @@ where
 }
 
 /// [`stage`] for a stage that does not wait (`validation`, `output`).
+#[inline]
 pub(crate) fn stage_sync<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
     match child(name) {
         None => work(),
@@ -304,12 +339,12 @@ mod tests {
         {
             let _o = enter(&mut outer);
             assert!(recording());
-            revision("2025-11-25");
+            revision(ProtocolVersion::V2025_11_25);
             {
                 let _i = enter(&mut inner);
                 assert!(!recording());
                 assert_eq!(revision_here(), None);
-                revision("2026-07-28");
+                revision(ProtocolVersion::V2026_07_28);
                 tool_error();
             }
             assert!(recording());
@@ -319,9 +354,14 @@ mod tests {
         assert!(!recording());
         assert_eq!(with(|_| ()), None);
         let (outer, inner) = (outer.unwrap(), inner.unwrap());
-        assert_eq!(outer.revision, Some("2025-11-25"));
-        assert_eq!(inner.revision, Some("2026-07-28"));
+        assert_eq!(outer.revision, Some(ProtocolVersion::V2025_11_25));
+        assert_eq!(inner.revision, Some(ProtocolVersion::V2026_07_28));
         assert!(inner.tool_error && !outer.tool_error);
+    }
+
+    #[test]
+    fn the_record_moved_at_each_poll_stays_small() {
+        assert!(std::mem::size_of::<Option<Recorded>>() <= 40);
     }
 
     #[test]
@@ -330,12 +370,12 @@ mod tests {
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _entered = enter(&mut slot);
             assert!(recording());
-            revision("2026-07-28");
+            revision(ProtocolVersion::V2026_07_28);
             panic!("the work panicked");
         }));
         assert!(caught.is_err());
         assert_eq!(with(|_| ()), None);
-        assert_eq!(slot.unwrap().revision, Some("2026-07-28"));
+        assert_eq!(slot.unwrap().revision, Some(ProtocolVersion::V2026_07_28));
         assert!(!recording());
     }
 }

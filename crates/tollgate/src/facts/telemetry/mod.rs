@@ -56,6 +56,7 @@ mod off {
     use super::target::Target;
     use crate::wire::head::Head;
     use crate::wire::id::RequestId;
+    use crate::wire::method::Method;
     use crate::wire::reply::Reply;
 
     /// A request's telemetry: nothing without the feature.
@@ -67,7 +68,7 @@ mod off {
     impl Request {
         #[inline(always)]
         pub(crate) fn start<'t>(
-            _: &str,
+            _: Option<Method>,
             _: Option<&RequestId>,
             _: Option<&JsonObject>,
             _: Option<(&HeaderMap, &Head<'_>)>,
@@ -97,7 +98,7 @@ mod off {
     }
 
     #[inline(always)]
-    pub(crate) fn revision(_: &'static str) {}
+    pub(crate) fn revision(_: crate::version::ProtocolVersion) {}
 
     #[inline(always)]
     pub(crate) fn session(_: &str) {}

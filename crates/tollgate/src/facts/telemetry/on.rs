@@ -123,10 +123,10 @@ fn makes_no_spans<T: Tracer>(tracer: &T) -> bool {
     echoes(&parent.with_telemetry_suppressed()) && echoes(&parent)
 }
 
-/// The method's name as the conventions record it: a method Tollgate knows, else `_OTHER`
-/// (what a client sends is not a metric attribute).
-fn method_name(sent: &str) -> &'static str {
-    Method::of(sent).map_or("_OTHER", Method::name)
+/// The method's name as the conventions record it: a method Tollgate knows (as the envelope
+/// read it), else `_OTHER` (what a client sends is not a metric attribute).
+fn method_name(known: Option<Method>) -> &'static str {
+    known.map_or("_OTHER", Method::name)
 }
 
 /// The caller's span as a remote parent.
@@ -200,12 +200,13 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    /// Starts the span of a request for `method` (as sent) with id `id`, parented by the
+    /// Starts the span of a request for `method` (`None`: one Tollgate does not know) with id
+    /// `id`, parented by the
     /// caller's trace context when it sent a valid one (`_meta` first, then the
     /// `traceparent` header), else by the current context. `headers` are an HTTP request's,
     /// with the fields [`Head::read`] found in them.
     pub(crate) fn start<'t>(
-        method: &str,
+        method: Option<Method>,
         id: Option<&RequestId>,
         meta: Option<&JsonObject>,
         headers: Option<(&HeaderMap, &Head<'_>)>,

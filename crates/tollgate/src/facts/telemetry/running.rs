@@ -89,7 +89,9 @@ impl Running {
         let cell = Cell {
             method: request.method,
             transport: request.transport,
-            revision: recorded.revision,
+            revision: recorded
+                .revision
+                .map(crate::version::ProtocolVersion::as_str),
             target: recorded.target.as_ref(),
             outcome,
         };
@@ -153,6 +155,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
+    use crate::wire::method::Method;
     use http::{HeaderMap, HeaderValue, StatusCode};
 
     fn traced() -> Request {
@@ -162,7 +165,13 @@ mod tests {
             HeaderValue::from_static("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
         );
         let head = crate::wire::head::Head::read(&headers);
-        Request::start("tools/call", None, None, Some((&headers, &head)), || None)
+        Request::start(
+            Some(Method::ToolsCall),
+            None,
+            None,
+            Some((&headers, &head)),
+            || None,
+        )
     }
 
     /// The work sees the request's context and record on every poll, and neither after.
@@ -170,7 +179,7 @@ mod tests {
     async fn the_work_runs_in_its_request() {
         let mut running = traced().begin();
         let work = std::pin::pin!(async {
-            super::super::revision("2026-07-28");
+            super::super::revision(crate::version::ProtocolVersion::V2026_07_28);
             tokio::task::yield_now().await;
             assert_eq!(current::revision_here(), Some("2026-07-28"));
             let cx = Context::current();
@@ -193,7 +202,7 @@ mod tests {
         let mut running = traced().begin();
         {
             let work = std::pin::pin!(async {
-                super::super::revision("2025-11-25");
+                super::super::revision(crate::version::ProtocolVersion::V2025_11_25);
                 std::future::pending::<Reply>().await
             });
             let mut task = std::task::Context::from_waker(std::task::Waker::noop());
@@ -206,7 +215,7 @@ mod tests {
         );
         assert_eq!(
             running.recorded.as_ref().and_then(|r| r.revision),
-            Some("2025-11-25"),
+            Some(crate::version::ProtocolVersion::V2025_11_25),
             "the record came back from the poll"
         );
         running.finish(None);
