@@ -203,8 +203,9 @@ pub mod skill {
 }
 
 pub mod resource {
-    //! Resources: exact-URI and URI-template registrations, the request a read handler
+    //! Resources: exact-URI and URI-template registrations, unlisted read fallbacks, the request a read handler
     //! receives, the contents it returns, and the template bounds.
+    pub use crate::model::resource::fallback::{Prefix, ResourceFallback};
     pub use crate::model::resource::template::{
         MAX_TEMPLATE_BYTES, MAX_TEMPLATE_ROUTED_URI_BYTES, MAX_TEMPLATE_VARIABLES,
         MAX_TEMPLATES_PER_ENDPOINT, MAX_VARIABLE_NAME_BYTES,

@@ -1,5 +1,5 @@
 //! What a server offers, from the outside, one test binary: prompts and completions
-//! (`prompts`), resources (`resources`), skills (`skills`), tasks (`tasks`, `typed_tasks`), the
+//! (`prompts`), resources (`resources`, and read fallbacks: `fallback`), skills (`skills`), tasks (`tasks`, `typed_tasks`), the
 //! typed family's derived schemas and bindings (`derivation`, `recursive_types`), and the
 //! `#[tool]` macro (`macros`, and `compile_fail`: its misuse pinned by trybuild against
 //! `tests/ui`; both need the `macros` feature). Servers start on ephemeral loopback ports through
@@ -17,6 +17,7 @@ mod catalog {
     #[cfg(feature = "macros")]
     mod compile_fail;
     mod derivation;
+    mod fallback;
     #[cfg(feature = "macros")]
     mod macros;
     mod prompts;

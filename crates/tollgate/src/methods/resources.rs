@@ -6,7 +6,7 @@ use tollgate_json::{JsonObject, JsonValue};
 use crate::facts::context::RequestContext;
 use crate::methods::require_scopes;
 use crate::model::origin::Transport;
-use crate::model::resource::{ResourceRequest, Route};
+use crate::model::resource::{ResourceRequest, Route, fallback};
 use crate::registry::Endpoint;
 use crate::session::Session;
 use crate::state::request::{Binding, retry_params, run};
@@ -16,7 +16,8 @@ use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fail, result_reply_json, tree_reply};
 use crate::wire::stage::stage;
 
-/// `resources/read`: an exact resource, else the first matching template; its handler (with
+/// `resources/read`: an exact resource, else the first matching template, else the first
+/// fallback under whose prefix the URI falls (`EndpointBuilder::add_resource_fallback`); its handler (with
 /// its transport's features, as a tool call's); the contents (never empty). An unknown URI is "Resource not found" in each revision's code, and
 /// the URI is not echoed.
 pub(crate) async fn read(
@@ -47,7 +48,11 @@ pub(crate) async fn read(
     let (registration, request) = match catalog.route_resource(uri, revision) {
         Some(Route::Exact(r)) => (&r.inner, ResourceRequest::for_test(uri, [])),
         Some(Route::Template(t, variables)) => (&t.inner, ResourceRequest::routed(uri, variables)),
-        None => return fail(revision, id, not_found, None),
+        // Unrouted: a fallback whose prefix starts the URI (never listed), else not found.
+        None => match fallback::route(uri, revision, &inner.fallbacks) {
+            Some(f) => (&f.inner, ResourceRequest::routed(uri, Vec::new())),
+            None => return fail(revision, id, not_found, None),
+        },
     };
     if let Err(reply) = require_scopes(endpoint, &context, &registration.required_scopes) {
         return reply;
@@ -86,7 +91,7 @@ pub(crate) async fn read(
 }
 
 /// `resources/subscribe` and `resources/unsubscribe`: the URI must name a resource served on
-/// this revision (an exact one, or a template match), of at most 8,192 bytes; a session holds at
+/// this revision (an exact one, or a template match: not a fallback, which is not listed), of at most 8,192 bytes; a session holds at
 /// most 1,024, of at most 256 KiB together.
 pub(crate) fn subscription(
     endpoint: &Endpoint,

@@ -44,6 +44,7 @@ impl Endpoint {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            fallbacks: Vec::new(),
             skills: Vec::new(),
             apps: Vec::new(),
             policy: Policy::default(),
@@ -82,6 +83,7 @@ pub struct EndpointBuilder {
     pub(super) prompts: Vec<PromptRegistration>,
     pub(super) resources: Vec<ResourceRegistration>,
     pub(super) templates: Vec<ResourceTemplateRegistration>,
+    pub(super) fallbacks: Vec<crate::model::resource::fallback::ResourceFallback>,
     pub(super) skills: Vec<SkillRegistration>,
     pub(super) apps: Vec<crate::model::app::AppView>,
     pub(super) policy: Policy,
@@ -179,6 +181,22 @@ impl EndpointBuilder {
     /// the first template (in registration order) that matches.
     pub fn add_resource_template(mut self, template: ResourceTemplateRegistration) -> Self {
         self.templates.push(template);
+        self
+    }
+
+    /// Appends a read fallback: the handler of the URIs under its prefix that no exact resource
+    /// and no template routes (consulted after both, fallbacks in registration order). It is
+    /// never listed and cannot be subscribed to; see
+    /// [`ResourceFallback`](crate::resource::ResourceFallback). Default: none (an unrouted URI
+    /// is "Resource not found"). [`build`](Self::build) refuses a fallback served on a revision
+    /// the endpoint does not serve
+    /// ([`BuildErrorKind::RevisionNotServed`](crate::BuildErrorKind::RevisionNotServed)) and two
+    /// of one prefix ([`BuildErrorKind::DuplicateResource`](crate::BuildErrorKind::DuplicateResource)).
+    pub fn add_resource_fallback(
+        mut self,
+        fallback: crate::model::resource::fallback::ResourceFallback,
+    ) -> Self {
+        self.fallbacks.push(fallback);
         self
     }
 
@@ -525,6 +543,9 @@ impl EndpointBuilder {
     pub fn build(self) -> Result<Endpoint, BuildError> {
         self.check_endpoint()?;
         self.check_protection()?;
+        let protected = self.policy.protected.is_some();
+        crate::model::resource::fallback::check(&self.fallbacks, self.revisions, protected)
+            .map_err(|e| e.at_path(&self.path).with_revisions(self.revisions))?;
         if self.task_store.is_some() && !self.task_config.is_valid() {
             return Err(self.error(BuildErrorKind::TasksNotConfigured));
         }
@@ -739,6 +760,7 @@ impl EndpointBuilder {
             interceptors: self.interceptors.into(),
             sanitizer: self.sanitizer,
             failures: self.failures,
+            fallbacks: self.fallbacks.into(),
         })
     }
 }

@@ -360,6 +360,9 @@ pub struct Endpoint {
 }
 
 pub(crate) struct EndpointInner {
+    /// The read fallbacks, in registration order: consulted after the catalog's resources and
+    /// templates, never listed.
+    pub(crate) fallbacks: Arc<[crate::model::resource::fallback::ResourceFallback]>,
     pub(crate) path: Arc<str>,
     pub(crate) revisions: ProtocolVersions,
     /// The catalog as built: the one every request reads when the endpoint is not live.

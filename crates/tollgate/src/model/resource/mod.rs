@@ -1,5 +1,5 @@
 //! Resources: exact-URI registrations, URI-template registrations (RFC 6570 Level 1, parsed and
-//! matched by `template`), the contents a read returns, and the routing of a read.
+//! matched by `template`), unlisted read fallbacks for a URI prefix (`fallback`), the contents a read returns, and the routing of a read.
 //!
 //! Owns [`ResourceRegistration`], [`ResourceTemplateRegistration`], [`ResourceRequest`] and
 //! [`ResourceOutput`], template parsing (failing closed on anything past Level 1) and matching
@@ -21,6 +21,7 @@ use crate::model::prompt::completion::{CompletionFn, InvokeCompletion, boxed_com
 use crate::policy::authorization::Scopes;
 use crate::version::{ProtocolVersion, ProtocolVersions};
 
+pub(crate) mod fallback;
 pub(crate) mod template;
 
 use template::{MATCH_BUDGET, MAX_TEMPLATE_ROUTED_URI_BYTES, UriTemplate};
