@@ -3,7 +3,8 @@
 //! URIs cannot collide, and mapped back before forwarding) through the registrations' own
 //! constructors; handlers that forward and read the upstream's answer back through the content
 //! constructors (a prompt's messages, a resource's contents, their URIs mapped again on the way
-//! up), with what passes between caller and upstream meanwhile relayed as for a tool (`relay.rs`:
+//! up), and the read fallback of a prefixed upstream (its URIs that are neither listed nor
+//! templated), with what passes between caller and upstream meanwhile relayed as for a tool (`relay.rs`:
 //! progress, logs, cancellation, `input_required`, a 2025 upstream's requests). Knows nothing of configuration files or of how the upstream is reached.
 
 use std::future::Future;
@@ -18,8 +19,8 @@ use tollgate::prompt::{
     PromptRegistration, PromptResult,
 };
 use tollgate::resource::{
-    ResourceBuilder, ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
-    ResourceTemplateRegistration,
+    ResourceBuilder, ResourceFallback, ResourceOutcome, ResourceOutput, ResourceRegistration,
+    ResourceRequest, ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::CallOptions;
@@ -266,7 +267,7 @@ impl<'a> Handler<'a, ResourceRequest, ResourceOutcome, ForwardError> for Forward
         features: &'a InvocationFeatures,
     ) -> Self::Future {
         let forward = self.clone();
-        Box::pin(async move { forward.read(context, request.uri(), features).await })
+        Box::pin(async move { forward.read(context, request.uri(), features, false).await })
     }
 }
 
@@ -384,24 +385,38 @@ impl Forward {
     }
 
     /// `resources/read` forwarded (see [`sent`](Self::sent) for what is relayed), its URIs
-    /// mapped both ways.
+    /// mapped both ways. For an `unlisted` URI (the fallback's), the upstream's "Resource not
+    /// found" (-32002 on 2025 revisions, -32602 on 2026-07-28: the read carries no other
+    /// parameter) is the endpoint's own not-found.
     async fn read(
         &self,
         context: &RequestContext,
         served: &str,
         features: &InvocationFeatures,
+        unlisted: bool,
     ) -> Result<ResourceOutcome, ForwardError> {
         let uri = self
             .naming
             .upstream_uri(served)
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
-        let sent = self.sent(context, features, |options| {
-            client.read_resource_with(uri, options)
+        let mut missing = false;
+        let sent = self.sent(context, features, |options| async {
+            let answer = client.read_resource_with(uri, options).await;
+            if let Err(error) = &answer
+                && matches!(error.code(), Some(NOT_FOUND_2025 | NOT_FOUND_2026))
+            {
+                missing = true;
+            }
+            answer
         });
-        let result = match sent.await? {
-            Sent::Result(result) => result,
-            Sent::Relayed(relayed) => return Ok(relayed.into()),
+        let result = match sent.await {
+            Ok(Sent::Result(result)) => result,
+            Ok(Sent::Relayed(relayed)) => return Ok(relayed.into()),
+            Err(ForwardError::Upstream) if unlisted && missing => {
+                return Ok(ResourceOutput::not_found().into());
+            }
+            Err(error) => return Err(error),
         };
         let contents = result
             .get("contents")
@@ -413,6 +428,73 @@ impl Forward {
         ResourceOutput::from_wire(&mapped)
             .map(Into::into)
             .ok_or(ForwardError::Malformed)
+    }
+}
+
+/// "Resource not found" on the 2025 revisions.
+const NOT_FOUND_2025: i64 = -32002;
+/// "Resource not found" on 2026-07-28 (invalid params: a read's only parameter is its URI).
+const NOT_FOUND_2026: i64 = -32602;
+
+/// The link of an upstream now, or `None` while it has not joined (a pending upstream).
+pub(crate) type Resolve = Arc<dyn Fn() -> Option<Arc<Link>> + Send + Sync>;
+
+/// The read fallback of a prefixed upstream: every `PREFIX+uri` no listed resource or template
+/// routes (a URI its answers carried) is read upstream under its own URI through the link
+/// `resolve` gives at the time of the read (so it follows reconnections and a late join; not
+/// joined yet: not found). Its not-found is the endpoint's "Resource not found". `None` for an
+/// upstream without a prefix (its URIs cannot be told from another upstream's) or a fallback the
+/// runtime refuses.
+pub(crate) fn unlisted_reads(
+    upstream: &str,
+    naming: &Naming,
+    call_timeout: Duration,
+    revisions: &[ProtocolVersion],
+    resolve: Resolve,
+) -> Option<ResourceFallback> {
+    let prefix = naming.uri("");
+    if prefix.is_empty() {
+        return None;
+    }
+    let unlisted = Unlisted {
+        resolve,
+        naming: naming.clone(),
+        timeout: call_timeout,
+    };
+    let revisions: tollgate::endpoint::ProtocolVersions = revisions.iter().copied().collect();
+    ResourceFallback::with_prefix(prefix, upstream, revisions)
+        .handler(unlisted)
+        .build()
+        .ok()
+}
+
+/// The handler of [`unlisted_reads`].
+struct Unlisted {
+    resolve: Resolve,
+    naming: Naming,
+    timeout: Duration,
+}
+
+impl<'a> Handler<'a, ResourceRequest, ResourceOutcome, ForwardError> for Unlisted {
+    type Future = Forwarding<'a, ResourceOutcome>;
+
+    fn call(
+        &self,
+        context: &'a RequestContext,
+        request: ResourceRequest,
+        features: &'a InvocationFeatures,
+    ) -> Self::Future {
+        let forward = (self.resolve)().map(|link| Forward {
+            link,
+            timeout: self.timeout,
+            naming: self.naming.clone(),
+        });
+        Box::pin(async move {
+            match forward {
+                Some(forward) => forward.read(context, request.uri(), features, true).await,
+                None => Ok(ResourceOutput::not_found().into()),
+            }
+        })
     }
 }
 

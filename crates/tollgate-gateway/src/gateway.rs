@@ -10,16 +10,18 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tollgate::endpoint::{Catalogs, EndpointBuilder};
 use tollgate::prompt::PromptRegistration;
-use tollgate::resource::{ResourceRegistration, ResourceTemplateRegistration};
+use tollgate::resource::{ResourceFallback, ResourceRegistration, ResourceTemplateRegistration};
 use tollgate::skill::SkillRegistration;
 use tollgate::task::InMemoryTaskStore;
 use tollgate::{Endpoint, ProtocolVersion, ToolRegistration};
 
+use crate::catalog::{Resolve, unlisted_reads};
 use crate::config::{GatewayConfig, UpstreamConfig};
 use crate::error::{ForwardError, GatewayError, GatewayErrorKind};
 use crate::import::{Kind, Refusal};
 use crate::link::Link;
 use crate::live::{Joining, spawn_followers};
+use crate::naming::Naming;
 use crate::pending::join_later;
 use crate::shared::{UPSTREAM, lock};
 use crate::upstream::{
@@ -268,10 +270,48 @@ impl Gateway {
             .iter()
             .cloned()
             .fold(builder, |b, t| b.add_resource_template(t));
+        let builder = self
+            .unlisted_reads()
+            .into_iter()
+            .fold(builder, |b, f| b.add_resource_fallback(f));
         self.skills
             .iter()
             .cloned()
             .fold(builder, |b, s| b.add_skill(s))
+    }
+
+    /// The read fallback of each prefixed upstream (`PREFIX+uri` for the URIs its answers carry
+    /// that it neither lists nor templates): a connected one reads through its link (followed
+    /// across reconnections), a pending one through the link it has once it joins.
+    fn unlisted_reads(&self) -> Vec<ResourceFallback> {
+        let connected = self.upstreams.iter().map(|u| {
+            let link = Arc::clone(&u.link);
+            let resolve: Resolve = Arc::new(move || Some(Arc::clone(&link)));
+            (&u.config, resolve)
+        });
+        let pending = self.pending.iter().map(|(config, _)| {
+            let (joined, name) = (Arc::clone(&self.joined), config.name().to_owned());
+            let resolve: Resolve = Arc::new(move || {
+                let joined = lock(&joined);
+                let upstream = joined.iter().find(|u| u.config.name() == name)?;
+                Some(Arc::clone(&upstream.link))
+            });
+            (config, resolve)
+        });
+        connected
+            .chain(pending)
+            .filter_map(|(config, resolve)| {
+                let naming = Naming::new(config.prefix());
+                let timeout = config.call_timeout();
+                unlisted_reads(
+                    config.name(),
+                    &naming,
+                    timeout,
+                    &self.rules.revisions,
+                    resolve,
+                )
+            })
+            .collect()
     }
 
     /// Keeps `endpoint`'s catalog current with the upstreams': on an upstream's

@@ -1,6 +1,7 @@
 //! URIs inside an upstream's answers served as the gateway serves its resources: a prefixed
 //! upstream's resource links and embedded resources (in tool results and prompt messages) get
-//! `PREFIX+uri`, listed or not, so a caller reads them back through the gateway; structured
+//! `PREFIX+uri`, listed or not, so a caller reads them back through the gateway (an unlisted
+//! one through the prefix's read fallback; one the upstream does not serve is not found); structured
 //! content is left as the upstream wrote it; an upstream without a prefix passes them unchanged.
 //! And a served template's variables completed by the upstream's template, its URI template
 //! mapped back.
@@ -12,7 +13,7 @@ use tollgate::prompt::{
     Completion, CompletionRequest, PromptArguments, PromptOutcome, PromptRegistration, PromptResult,
 };
 use tollgate::resource::{
-    ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
+    ResourceFallback, ResourceOutcome, ResourceOutput, ResourceRegistration, ResourceRequest,
     ResourceTemplateRegistration,
 };
 use tollgate::tool::{CompleteResult, OperationResult};
@@ -29,7 +30,8 @@ const LINK: &str = r#"{"type":"resource_link","uri":"file:///readme","name":"rea
 const UNLISTED: &str = r#"{"type":"resource_link","uri":"file:///elsewhere","name":"elsewhere"}"#;
 const EMBEDDED: &str = r#"{"type":"resource","resource":{"uri":"file:///readme","text":"hello"}}"#;
 
-/// A Tollgate upstream: the resource `file:///readme`; the tool `links` (a listed and an
+/// A Tollgate upstream: the resource `file:///readme` (and `file:///elsewhere`, read but not
+/// listed); the tool `links` (a listed and an
 /// unlisted link, an embedded resource, and structured content holding a URI); the prompt
 /// `cite` (a link, then an embedded resource); the template `file:///notes/{folder}/{name}`,
 /// completing `name` with what it was asked (the variable, the value, the folder chosen).
@@ -102,6 +104,13 @@ async fn linking_upstream() -> std::net::SocketAddr {
         .add_tool(tool)
         .add_prompt(prompt)
         .add_resource(resource)
+        // Read but never listed: the link the tool sends to `file:///elsewhere`.
+        .add_resource_fallback(
+            ResourceFallback::with_prefix("file:///elsewhere", "elsewhere", revisions)
+                .handler(read)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
@@ -213,9 +222,24 @@ async fn a_prefixed_upstream_s_links_are_served_and_read_back_through_the_gatewa
             uris(&contents.iter().collect::<Vec<_>>()),
             ["up+file:///readme"]
         );
-        // A URI the upstream does not list is still its own (mapped), but the endpoint routes
-        // only what the catalog holds: not found, never another upstream's.
-        assert!(client.read_resource("up+file:///elsewhere").await.is_err());
+        // A URI the upstream sent but neither lists nor templates reads back through the
+        // gateway's fallback for its prefix, its URI served again.
+        let read = client.read_resource("up+file:///elsewhere").await.unwrap();
+        let contents = read.get("contents").and_then(JsonValue::as_array).unwrap();
+        assert_eq!(
+            uris(&contents.iter().collect::<Vec<_>>()),
+            ["up+file:///elsewhere"]
+        );
+        // One the upstream does not serve either is the revision's "Resource not found".
+        let missing = client
+            .read_resource("up+file:///nowhere")
+            .await
+            .unwrap_err();
+        let code = match revision {
+            tollgate_client::Revision::V2026_07_28 => -32602,
+            _ => -32002,
+        };
+        assert_eq!(missing.code(), Some(code), "{revision:?}");
         client.close().await.unwrap();
     }
     gateway.close().await;
@@ -238,6 +262,11 @@ async fn an_upstream_without_a_prefix_passes_its_uris_unchanged() {
         uris(&messages(&prompt)),
         ["file:///readme", "file:///readme"]
     );
+    // Without a prefix its URIs cannot be told from another upstream's: no fallback, so an
+    // unlisted one is not found (a listed one still reads).
+    assert!(client.read_resource("file:///readme").await.is_ok());
+    let missing = client.read_resource("file:///elsewhere").await.unwrap_err();
+    assert_eq!(missing.code(), Some(-32602));
     client.close().await.unwrap();
     gateway.close().await;
 }
