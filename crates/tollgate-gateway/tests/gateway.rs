@@ -413,7 +413,7 @@ async fn an_upstream_that_dies_answers_the_fixed_error_and_is_connected_again_wh
     let addr = listener.local_addr().unwrap();
     let served = upstream.serve_on(listener);
     let revisions = [V26];
-    let gateway = Gateway::connect(&config(&[("mortal", addr, None)]), &revisions)
+    let gateway = Gateway::connect(&config(&[("mortal", addr, Some("up"))]), &revisions)
         .await
         .unwrap();
     let endpoint = gateway
@@ -430,12 +430,15 @@ async fn an_upstream_that_dies_answers_the_fixed_error_and_is_connected_again_wh
         .await
         .unwrap();
     let hi = object(r#"{"text":"hi"}"#);
-    assert!(client.call_tool("echo", hi.clone()).await.is_ok());
+    assert!(client.call_tool("up_echo", hi.clone()).await.is_ok());
 
     // Gone: the fixed internal error, at once (never a hang).
     served.stop();
-    let down = client.call_tool("echo", hi.clone()).await.unwrap_err();
+    let down = client.call_tool("up_echo", hi.clone()).await.unwrap_err();
     assert_eq!(down.code(), Some(-32603));
+    // A read through the prefix's fallback (a URI the upstream does not list) likewise.
+    let unlisted = client.read_resource("up+file:///unlisted").await;
+    assert_eq!(unlisted.unwrap_err().code(), Some(-32603));
 
     // Back on the same address, knowing none of the old sessions: the old client's session is
     // refused (404), so only connecting again (a new initialize) serves the call. A bounded
@@ -444,13 +447,22 @@ async fn an_upstream_that_dies_answers_the_fixed_error_and_is_connected_again_wh
     let _served = upstream.serve_on(listener);
     let mut back = false;
     for _ in 0..100 {
-        if client.call_tool("echo", hi.clone()).await.is_ok() {
+        if client.call_tool("up_echo", hi.clone()).await.is_ok() {
             back = true;
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(back, "the gateway did not connect to the upstream again");
+    // The fallback follows the new connection: the unlisted URI reads again.
+    let read = client.read_resource("up+file:///unlisted").await.unwrap();
+    let text = read
+        .get("contents")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("text"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(text, Some("read file:///unlisted"));
     client.close().await.unwrap();
     gateway.close().await;
 }
