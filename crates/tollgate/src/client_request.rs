@@ -221,14 +221,14 @@ impl ClientRequests {
 /// progress (when the request asked with a usable token) and logging (when the endpoint lets
 /// handlers log and a level is set) where the transport can carry notifications, and, on an event
 /// stream, the response stream (when the handler may close the connection) and, inside a 2025
-/// session, [`ClientRequests`] for the kinds `asks` allows. Tool calls, prompts and resource
-/// reads all get theirs here.
+/// session, [`ClientRequests`] for the kinds `asks` allows (called only then, so a call that
+/// cannot ask pays nothing for it). Tool calls, prompts and resource reads all get theirs here.
 pub(crate) fn transport_features(
     mut features: InvocationFeatures,
     transport: Transport<'_>,
     context: &RequestContext,
     logging: bool,
-    asks: Asks,
+    asks: impl FnOnce() -> Asks,
 ) -> InvocationFeatures {
     let Some(sink) = transport.sink() else {
         return features;
@@ -260,7 +260,7 @@ pub(crate) fn transport_features(
                     stream.clone(),
                     session,
                     context.client_capabilities.clone(),
-                    asks,
+                    asks(),
                 )
             });
         if response.is_some() || requests.is_some() {

@@ -383,7 +383,7 @@ fn features_for(
         transport,
         context,
         endpoint.inner.logging,
-        Asks::Declared(tool.inner.input_declarations.clone()),
+        || Asks::Declared(tool.inner.input_declarations.clone()),
     );
     let mut created = None;
     if let Some(tasks) = tasks {

@@ -247,7 +247,7 @@ pub(crate) async fn run<In: Send, T: Kind>(
         transport,
         &context,
         endpoint.inner.logging,
-        Asks::Any,
+        || Asks::Any,
     );
     let outcome = if endpoint.inner.interceptors.is_empty() {
         match input() {
