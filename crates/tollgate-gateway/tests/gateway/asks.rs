@@ -7,7 +7,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tollgate::context::{ClientRequests, InputRequest, LogLevel, RequestLogger};
+use tollgate::context::{
+    ClientRequests, InputRequest, InputRequiredResult, LogLevel, RequestLogger,
+};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::tool::{
     CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement, OperationResult,
@@ -249,12 +251,45 @@ async fn a_caller_that_cannot_answer_gets_the_upstream_the_fixed_refusal() {
     gateway.close().await;
 }
 
+/// One more round of asking for a name until `n` were given (the names so far in the request
+/// state): the names joined, or the next `input_required`.
+pub(crate) fn name_round(
+    context: &RequestContext,
+    n: usize,
+) -> Result<String, InputRequiredResult> {
+    let mut names: Vec<String> = context
+        .request_state()
+        .and_then(JsonValue::as_str)
+        .map(|s| {
+            s.split(',')
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(name) = context
+        .input_responses()
+        .and_then(|r| r.get("name"))
+        .and_then(|a| a.get("content"))
+        .and_then(|c| c.get("name"))
+        .and_then(JsonValue::as_str)
+    {
+        names.push(name.to_owned());
+    }
+    if names.len() >= n {
+        return Ok(names.join(","));
+    }
+    let schema = object(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#);
+    let ask = InputRequest::elicitation("Name?", schema);
+    Err(InputRequiredResult::with_input_request("name", ask)
+        .state(JsonValue::from(format!("{},", names.join(",")))))
+}
+
 /// A 2026-07-28 upstream whose `rounds` asks the caller for a name `n` times (one
 /// `input_required` round each, its count carried in its own request state), then answers the
 /// names it was given, joined. Its elicitation is required: a caller that does not declare it
 /// is refused (-32021) before any round.
 async fn rounds_upstream() -> SocketAddr {
-    use tollgate::context::InputRequiredResult;
     use tollgate::tool::RequestStateMode;
     async fn rounds(
         context: &RequestContext,
@@ -267,34 +302,12 @@ async fn rounds_upstream() -> SocketAddr {
             .and_then(JsonValue::as_number)
             .and_then(|n| n.to_u64())
             .unwrap_or(1);
-        // The names given so far (the state), and this round's answer.
-        let mut names: Vec<String> = context
-            .request_state()
-            .and_then(JsonValue::as_str)
-            .map(|s| {
-                s.split(',')
-                    .filter(|n| !n.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(name) = context
-            .input_responses()
-            .and_then(|r| r.get("name"))
-            .and_then(|a| a.get("content"))
-            .and_then(|c| c.get("name"))
-            .and_then(JsonValue::as_str)
-        {
-            names.push(name.to_owned());
-        }
-        if names.len() as u64 >= n {
-            return Ok(CompleteResult::from_tool_text(names.join(",")).into());
-        }
-        let schema = object(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#);
-        let ask = InputRequest::elicitation("Name?", schema);
-        Ok(InputRequiredResult::with_input_request("name", ask)
-            .state(JsonValue::from(format!("{},", names.join(","))))
-            .into())
+        Ok(
+            match name_round(context, usize::try_from(n).unwrap_or(usize::MAX)) {
+                Ok(names) => CompleteResult::from_tool_text(names).into(),
+                Err(ask) => ask.into(),
+            },
+        )
     }
     let tool = ToolRegistration::with_name("rounds", [V26])
         .json_object_arguments()

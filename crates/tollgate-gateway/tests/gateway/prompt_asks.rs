@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use tollgate::content::{ContentError, ResourceContents, TextContent};
-use tollgate::context::{ClientRequests, InputRequest, InputRequiredResult, ProgressReporter};
+use tollgate::context::{ClientRequests, InputRequest, ProgressReporter};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{
     PromptArgument, PromptArguments, PromptMessage, PromptOutcome, PromptRegistration, PromptResult,
@@ -20,7 +20,7 @@ use tollgate::resource::{ResourceOutcome, ResourceOutput, ResourceRegistration, 
 use tollgate::{Endpoint, Implementation, InvocationFeatures, RequestContext};
 use tollgate_client::{CallOptions, Client, Revision};
 
-use crate::asks::{Caller, V25, connect, gateway_url, serve};
+use crate::asks::{Caller, V25, connect, gateway_url, name_round, serve};
 use crate::upstream::{V26, object};
 
 /// Asks the caller for a name through the 2025 channel: `hello NAME`, or why not.
@@ -92,37 +92,6 @@ async fn upstream_2025() -> SocketAddr {
     serve(endpoint).await
 }
 
-/// One more round of asking for a name until `n` were given (the names so far in the request
-/// state): the names joined, or the next `input_required`.
-fn step(context: &RequestContext, n: usize) -> Result<String, InputRequiredResult> {
-    let mut names: Vec<String> = context
-        .request_state()
-        .and_then(JsonValue::as_str)
-        .map(|s| {
-            s.split(',')
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(name) = context
-        .input_responses()
-        .and_then(|r| r.get("name"))
-        .and_then(|a| a.get("content"))
-        .and_then(|c| c.get("name"))
-        .and_then(JsonValue::as_str)
-    {
-        names.push(name.to_owned());
-    }
-    if names.len() >= n {
-        return Ok(names.join(","));
-    }
-    let schema = object(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#);
-    let ask = InputRequest::elicitation("Name?", schema);
-    Err(InputRequiredResult::with_input_request("name", ask)
-        .state(JsonValue::from(format!("{},", names.join(",")))))
-}
-
 /// A Tollgate upstream on 2026-07-28 alone whose prompt `rounds` asks for a name `n` times
 /// (its argument, one `input_required` round each), whose resource `rounds://one` asks once,
 /// and whose prompt `counting` reports progress when asked for it.
@@ -133,7 +102,7 @@ async fn upstream_2026() -> SocketAddr {
         _: &InvocationFeatures,
     ) -> Result<PromptOutcome, Infallible> {
         let n = arguments.get("n").and_then(|n| n.parse().ok()).unwrap_or(1);
-        Ok(match step(context, n) {
+        Ok(match name_round(context, n) {
             Ok(names) => message(names).into(),
             Err(ask) => ask.into(),
         })
@@ -143,7 +112,7 @@ async fn upstream_2026() -> SocketAddr {
         request: ResourceRequest,
         _: &InvocationFeatures,
     ) -> Result<ResourceOutcome, ContentError> {
-        Ok(match step(context, 1) {
+        Ok(match name_round(context, 1) {
             Ok(names) => {
                 ResourceOutput::with_contents(ResourceContents::text(request.uri(), None, names)?)
                     .into()
