@@ -190,8 +190,11 @@ impl EndpointBuilder {
     /// [`ResourceFallback`](crate::resource::ResourceFallback). Default: none (an unrouted URI
     /// is "Resource not found"). [`build`](Self::build) refuses a fallback served on a revision
     /// the endpoint does not serve
-    /// ([`BuildErrorKind::RevisionNotServed`](crate::BuildErrorKind::RevisionNotServed)) and two
-    /// of one prefix ([`BuildErrorKind::DuplicateResource`](crate::BuildErrorKind::DuplicateResource)).
+    /// ([`BuildErrorKind::RevisionOutsideEndpoint`](crate::BuildErrorKind::RevisionOutsideEndpoint)),
+    /// two of one prefix
+    /// ([`BuildErrorKind::DuplicateResource`](crate::BuildErrorKind::DuplicateResource)) and
+    /// scopes on an endpoint without a protected resource
+    /// ([`BuildErrorKind::InvalidAuthorization`](crate::BuildErrorKind::InvalidAuthorization)).
     pub fn add_resource_fallback(
         mut self,
         fallback: crate::model::resource::fallback::ResourceFallback,
