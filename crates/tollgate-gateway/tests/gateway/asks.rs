@@ -35,11 +35,16 @@ async fn ask(
     if let Some(log) = features.find::<RequestLogger>() {
         log.log_from(LogLevel::Info, "upstream", "asking");
     }
+    Ok(CompleteResult::from_tool_text(ask_name(features).await).into())
+}
+
+/// Asks the caller for a name through the 2025 channel: `hello NAME`, or why not.
+pub(crate) async fn ask_name(features: &InvocationFeatures) -> String {
     let Some(caller) = features.find::<ClientRequests>() else {
-        return Ok(CompleteResult::from_tool_text("no channel").into());
+        return "no channel".to_owned();
     };
     let schema = object(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#);
-    let text = match caller
+    match caller
         .send(InputRequest::elicitation("Name?", schema))
         .await
     {
@@ -52,8 +57,7 @@ async fn ask(
                 .unwrap_or("?")
         ),
         Err(error) => format!("refused: {error:?}"),
-    };
-    Ok(CompleteResult::from_tool_text(text).into())
+    }
 }
 
 pub(crate) async fn serve(endpoint: Endpoint) -> SocketAddr {

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use tollgate::content::{ContentError, ResourceContents, TextContent};
-use tollgate::context::{ClientRequests, InputRequest, ProgressReporter};
+use tollgate::context::ProgressReporter;
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{
     PromptArgument, PromptArguments, PromptMessage, PromptOutcome, PromptRegistration, PromptResult,
@@ -20,30 +20,8 @@ use tollgate::resource::{ResourceOutcome, ResourceOutput, ResourceRegistration, 
 use tollgate::{Endpoint, Implementation, InvocationFeatures, RequestContext};
 use tollgate_client::{CallOptions, Client, Revision};
 
-use crate::asks::{Caller, V25, connect, gateway_url, name_round, serve};
-use crate::upstream::{V26, object};
-
-/// Asks the caller for a name through the 2025 channel: `hello NAME`, or why not.
-async fn ask_name(features: &InvocationFeatures) -> String {
-    let Some(caller) = features.find::<ClientRequests>() else {
-        return "no channel".to_owned();
-    };
-    let schema = object(r#"{"type":"object","properties":{"name":{"type":"string"}}}"#);
-    match caller
-        .send(InputRequest::elicitation("Name?", schema))
-        .await
-    {
-        Ok(answer) => format!(
-            "hello {}",
-            answer
-                .get("content")
-                .and_then(|c| c.get("name"))
-                .and_then(JsonValue::as_str)
-                .unwrap_or("?")
-        ),
-        Err(error) => format!("refused: {error:?}"),
-    }
-}
+use crate::asks::{Caller, V25, ask_name, connect, gateway_url, name_round, serve};
+use crate::upstream::V26;
 
 /// One progress report as the caller saw it: progress, message.
 type Report = (f64, Option<String>);
