@@ -36,11 +36,13 @@ mod uris;
 use std::sync::atomic::Ordering;
 
 use tokio::net::TcpListener;
+use tollgate::ProtocolVersion;
 use tollgate::json::{JsonObject, JsonValue};
-use tollgate::{Endpoint, Implementation, ProtocolVersion};
 use tollgate_client::Client;
 use tollgate_gateway::{Gateway, GatewayConfig, GatewayErrorKind, RefusalReason};
-use upstream::{ONE_TOOL, TOOLS, Upstream, V26, config, configured, gateway_client, object};
+use upstream::{
+    ONE_TOOL, TOOLS, Upstream, V26, config, configured, followed_client, gateway_client, object,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_upstream_is_contained() {
@@ -250,19 +252,7 @@ async fn an_upstream_catalog_change_is_followed_live() {
     let config = GatewayConfig::from_toml(&format!("{text}url = \"http://{addr}/mcp\"\n")).unwrap();
     let revisions = [V26];
     let gateway = Gateway::connect(&config, &revisions).await.unwrap();
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            revisions,
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
-    gateway.follow(&endpoint).unwrap();
-    let client = Client::builder()
-        .connect_in_process(endpoint)
-        .await
-        .unwrap();
+    let client = followed_client(&gateway, revisions).await;
     let one = vec!["up_echo".to_owned()];
     let listed: Vec<String> = client
         .list_tools()
@@ -416,19 +406,7 @@ async fn an_upstream_that_dies_answers_the_fixed_error_and_is_connected_again_wh
     let gateway = Gateway::connect(&config(&[("mortal", addr, Some("up"))]), &revisions)
         .await
         .unwrap();
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            revisions,
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
-    gateway.follow(&endpoint).unwrap();
-    let client = Client::builder()
-        .connect_in_process(endpoint)
-        .await
-        .unwrap();
+    let client = followed_client(&gateway, revisions).await;
     let hi = object(r#"{"text":"hi"}"#);
     assert!(client.call_tool("up_echo", hi.clone()).await.is_ok());
 

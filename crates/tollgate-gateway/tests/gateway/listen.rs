@@ -121,19 +121,7 @@ async fn an_upstream_s_prompts_and_resources_are_followed_live() {
         .await
         .unwrap();
     assert!(gateway.prompts().is_empty() && gateway.resources().is_empty());
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            [V26],
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
-    gateway.follow(&endpoint).unwrap();
-    let client = Client::builder()
-        .connect_in_process(endpoint)
-        .await
-        .unwrap();
+    let client = followed_client(&gateway, [V26]).await;
     let prompt = PromptRegistration::with_name("greet", [revision])
         .handler(greet)
         .build()

@@ -23,7 +23,7 @@ use tollgate::{
 use tollgate_client::Client;
 use tollgate_gateway::{Gateway, GatewayErrorKind, Kind, RefusalReason};
 
-use crate::upstream::{ONE_TOOL, Upstream, V26, config, gateway_client};
+use crate::upstream::{ONE_TOOL, Upstream, V26, config, followed_client, gateway_client};
 
 const LOGO: &[u8] = &[0x89, b'P', b'N', b'G', 0, 1, 2, 255];
 
@@ -313,19 +313,7 @@ async fn an_upstream_s_skill_changes_are_followed_live() {
     let gateway = Gateway::connect(&config(&[("a", a, Some("a")), ("b", b, Some("b"))]), &[V26])
         .await
         .unwrap();
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            [V26],
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
-    gateway.follow(&endpoint).unwrap();
-    let client = Client::builder()
-        .connect_in_process(endpoint)
-        .await
-        .unwrap();
+    let client = followed_client(&gateway, [V26]).await;
     // Added upstream (announced as a resources list change): served, and its files verified.
     let added = SkillRegistration::builder("new")
         .file("SKILL.md", skill_md("new", "Added later."))
