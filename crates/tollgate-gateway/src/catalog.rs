@@ -26,12 +26,13 @@ use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::CallOptions;
 
 use crate::error::ForwardError;
+use crate::error::upstream_code::{
+    METHOD_NOT_FOUND, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_2025, RESOURCE_NOT_FOUND_2026,
+};
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
 use crate::naming::Naming;
-use crate::relay::{
-    InputRelay, MISSING_CAPABILITY, asks_input, input_required_of, missing_of, relayed,
-};
+use crate::relay::{InputRelay, asks_input, input_required_of, missing_of, relayed};
 use tollgate::context::InputRequiredResult;
 
 /// What the import of an upstream's prompts and resources needs.
@@ -403,8 +404,12 @@ impl Forward {
         let mut missing = false;
         let sent = self.sent(context, features, |options| async {
             let answer = client.read_resource_with(uri, options).await;
+            // An upstream without resources (-32601) has none of the URIs it sent either.
             if let Err(error) = &answer
-                && matches!(error.code(), Some(NOT_FOUND_2025 | NOT_FOUND_2026))
+                && matches!(
+                    error.code(),
+                    Some(RESOURCE_NOT_FOUND_2025 | RESOURCE_NOT_FOUND_2026 | METHOD_NOT_FOUND)
+                )
             {
                 missing = true;
             }
@@ -430,11 +435,6 @@ impl Forward {
             .ok_or(ForwardError::Malformed)
     }
 }
-
-/// "Resource not found" on the 2025 revisions.
-const NOT_FOUND_2025: i64 = -32002;
-/// "Resource not found" on 2026-07-28 (invalid params: a read's only parameter is its URI).
-const NOT_FOUND_2026: i64 = -32602;
 
 /// The link of an upstream now, or `None` while it has not joined (a pending upstream).
 pub(crate) type Resolve = Arc<dyn Fn() -> Option<Arc<Link>> + Send + Sync>;

@@ -18,6 +18,19 @@ pub(crate) const NOT_ANSWERED: Refusal = Refusal {
     message: "the caller did not answer the request",
 };
 
+/// The JSON-RPC codes the gateway reads in an upstream's error answers (the MCP
+/// specification's; the gateway's own answers are the endpoint's fixed ones).
+pub(crate) mod upstream_code {
+    /// "Method not found": for a read, an upstream that serves no resources.
+    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+    /// "Resource not found" on the 2025 revisions.
+    pub(crate) const RESOURCE_NOT_FOUND_2025: i64 = -32002;
+    /// "Resource not found" on 2026-07-28 (invalid params: a read's only parameter is its URI).
+    pub(crate) const RESOURCE_NOT_FOUND_2026: i64 = -32602;
+    /// A refusal for client capabilities a request lacks (2026-07-28).
+    pub(crate) const MISSING_CAPABILITY: i64 = -32021;
+}
+
 /// A broken rule of the configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -24,12 +24,11 @@ use tollgate::{
 use tollgate_schema::CompiledSchema;
 
 use crate::error::ForwardError;
+use crate::error::upstream_code::MISSING_CAPABILITY;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
 use crate::naming::Naming;
-use crate::relay::{
-    InputRelay, MISSING_CAPABILITY, asks_input, input_required_of, missing_of, relayed,
-};
+use crate::relay::{InputRelay, asks_input, input_required_of, missing_of, relayed};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.

@@ -250,9 +250,6 @@ pub(crate) fn input_required_of(
     })
 }
 
-/// The JSON-RPC code of a refusal for client capabilities a request lacks (2026-07-28).
-pub(crate) const MISSING_CAPABILITY: i64 = -32021;
-
 /// An upstream's refusal for capabilities its caller lacks (`data.requiredCapabilities`),
 /// answered as the endpoint answers its own: a request for each such input the caller does not
 /// declare, which the endpoint refuses (-32021, naming them) before anything is sent. `None`

@@ -306,3 +306,40 @@ async fn a_served_template_completes_through_the_upstream_s_template() {
     client.close().await.unwrap();
     gateway.close().await;
 }
+
+/// A Tollgate upstream on 2026-07-28 with one tool and no resources at all.
+async fn tools_only_upstream() -> std::net::SocketAddr {
+    let echo = |_: &RequestContext, _: ToolArguments<JsonObject>, _: &InvocationFeatures| async {
+        Ok::<OperationResult, Infallible>(CompleteResult::from_tool_text("ok").into())
+    };
+    let tool = ToolRegistration::with_name("echo", [V26])
+        .json_object_arguments()
+        .handler(echo)
+        .build()
+        .unwrap();
+    let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("tools", "1"))
+        .add_tool(tool)
+        .build()
+        .unwrap();
+    crate::asks::serve(endpoint).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefixed_upstream_without_resources_reads_as_not_found() {
+    let addr = tools_only_upstream().await;
+    let gateway = Gateway::connect(&config(&[("tools", addr, Some("up"))]), &[V26])
+        .await
+        .unwrap();
+    let client = crate::upstream::followed_client(&gateway, [V26]).await;
+    // Its read fallback makes the gateway declare resources; nothing is listed, and a URI under
+    // its prefix is "Resource not found" (the upstream has no resources: -32601 there), never
+    // the internal error.
+    let capabilities = client.server().get("capabilities").unwrap();
+    assert!(capabilities.get("resources").is_some(), "{capabilities:?}");
+    assert!(client.list_resources().await.unwrap().is_empty());
+    let missing = client.read_resource("up+test://marker").await.unwrap_err();
+    assert_eq!(missing.code(), Some(-32602));
+    assert_eq!(missing.message(), Some("Resource not found"));
+    client.close().await.unwrap();
+    gateway.close().await;
+}

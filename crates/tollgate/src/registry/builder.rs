@@ -706,6 +706,11 @@ impl EndpointBuilder {
             sessions: sessions.is_some(),
             tasks: tasks.is_some(),
             live: self.live,
+            fallbacks: self
+                .fallbacks
+                .iter()
+                .flat_map(|f| f.revisions().iter())
+                .collect(),
         };
         let registrations = Registrations {
             tools: self.tools,

@@ -49,6 +49,9 @@ pub(crate) struct Rules {
     pub(crate) tasks: bool,
     /// Whether the catalogs may change while serving (`listChanged` is then advertised).
     pub(crate) live: bool,
+    /// The revisions a read fallback serves: there `resources/read` answers, so the
+    /// `resources` capability is declared even when nothing is listed.
+    pub(crate) fallbacks: ProtocolVersions,
 }
 
 impl Rules {
@@ -249,7 +252,7 @@ fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Js
         capabilities.push("tools", list_changed(legacy, notifies));
     }
     let skills_here = !legacy && inner.skills.is_some();
-    if live || inner.offers_resources(revision) {
+    if live || inner.offers_resources(revision) || rules.fallbacks.contains(revision) {
         let mut resources = JsonObject::builder();
         if legacy || notifies {
             resources.push("listChanged", notifies);

@@ -560,9 +560,16 @@ impl Endpoint {
     }
 
     /// Whether `revision` offers resources here (the `resources` capability; a live endpoint
-    /// declares it whatever its catalog holds).
+    /// declares it whatever its catalog holds, and a read fallback on `revision` whatever is
+    /// listed).
     pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
-        self.inner.live.is_some() || self.inner.catalog.offers_resources(revision)
+        self.inner.live.is_some()
+            || self.inner.catalog.offers_resources(revision)
+            || self
+                .inner
+                .fallbacks
+                .iter()
+                .any(|f| f.revisions().contains(revision))
     }
 
     /// Whether `revision` offers completions here (the `completions` capability).

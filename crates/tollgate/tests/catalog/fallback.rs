@@ -237,3 +237,66 @@ fn registration_rules() {
         BuildErrorKind::InvalidAuthorization
     );
 }
+
+/// An endpoint whose only resource route is a fallback on `revisions`.
+fn fallback_only(revisions: &[ProtocolVersion]) -> Endpoint {
+    Endpoint::with_path("/mcp", ALL, Implementation::new("fallback", "1"))
+        .legacy_sessions(None)
+        .add_resource_fallback(
+            ResourceFallback::with_prefix(
+                "up+",
+                "Up",
+                revisions
+                    .iter()
+                    .copied()
+                    .collect::<tollgate::endpoint::ProtocolVersions>(),
+            )
+            .handler(fallen)
+            .build()
+            .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_fallback_alone_declares_resources_on_its_revisions() {
+    let addr = start(McpService::new(fallback_only(&ALL))).await;
+    let discover = send(addr, V26, "server/discover", "").await;
+    let caps = discover.result().get("capabilities").cloned().unwrap();
+    assert!(caps.get("resources").is_some(), "{}", discover.text());
+    let init = post(
+        addr,
+        &[],
+        br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    )
+    .await;
+    assert!(
+        init.result()
+            .get("capabilities")
+            .and_then(|c| c.get("resources"))
+            .is_some(),
+        "{}",
+        init.text()
+    );
+    for revision in ALL {
+        let read = send(addr, revision, "resources/read", "up+test://a").await;
+        assert!(
+            read.text().contains(r#""text":"fallback""#),
+            "{}",
+            read.text()
+        );
+        // Nothing is listed.
+        let list = send(addr, revision, "resources/list", "").await;
+        assert!(list.text().contains(r#""resources":[]"#), "{}", list.text());
+    }
+    // On the revisions it does not serve there are no resources: the methods are not offered.
+    let addr = start(McpService::new(fallback_only(&[V26]))).await;
+    let discover = send(addr, V26, "server/discover", "").await;
+    let caps = discover.result().get("capabilities").cloned().unwrap();
+    assert!(caps.get("resources").is_some(), "{}", discover.text());
+    for revision in [V1125, V0618] {
+        let read = send(addr, revision, "resources/read", "up+test://a").await;
+        assert_eq!(read.code(), -32601, "{revision}: {}", read.text());
+    }
+}
