@@ -28,7 +28,7 @@ use crate::error::upstream_code::MISSING_CAPABILITY;
 use crate::fallback::{Fallback, Unsupported};
 use crate::link::Link;
 use crate::naming::Naming;
-use crate::relay::{InputRelay, asks_input, input_required_of, missing_of, relayed};
+use crate::relay::{InputRelay, asks_input, input_required_of, missing_capabilities_of, relayed};
 
 /// The longest upstream text a refusal repeats (a tool name or a schema keyword), in
 /// characters; longer text is cut.
@@ -467,7 +467,7 @@ impl Forward {
         .await;
         let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
         if relays_input && let Some(data) = refused {
-            let missing = missing_of(context.client_capabilities(), data.as_ref())
+            let missing = missing_capabilities_of(context.client_capabilities(), data.as_ref())
                 .ok_or(ForwardError::Upstream)?;
             return Ok(missing.into());
         }

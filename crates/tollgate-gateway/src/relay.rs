@@ -12,9 +12,11 @@ use std::future::Future;
 
 use tokio::sync::mpsc;
 use tollgate::context::{
-    ClientCapabilities, InputRequest, InputRequiredResult, ProgressReporter, RequestLogger,
+    ClientCapabilities, ClientCapability, InputRequest, InputRequiredResult, ProgressReporter,
+    RequestLogger,
 };
 use tollgate::json::{JsonObject, JsonValue};
+use tollgate::tool::MissingCapabilities;
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client, Error, Progress};
 
@@ -248,6 +250,36 @@ pub(crate) fn input_required_of(
         None => InputRequiredResult::with_state(state.into()),
         Some(relayed) => relayed.state(state.into()),
     })
+}
+
+/// A tool's upstream refusal for capabilities its caller lacks (`data.requiredCapabilities`:
+/// `elicitation`, `sampling`, `roots` and the `extensions` named), as the tool's answer: those
+/// the caller does not declare, which the endpoint refuses with its own -32021 naming them.
+/// `None` when the upstream names none the caller lacks, or more or longer than the runtime
+/// takes (then it is the upstream's failure).
+pub(crate) fn missing_capabilities_of(
+    declared: &ClientCapabilities,
+    data: Option<&JsonValue>,
+) -> Option<MissingCapabilities> {
+    let required = data?.get("requiredCapabilities")?.as_object()?;
+    let mut named: Vec<ClientCapability> = Vec::new();
+    for (name, value) in required.iter() {
+        match name.as_str() {
+            "elicitation" => named.push(ClientCapability::Elicitation),
+            "sampling" => named.push(ClientCapability::Sampling),
+            "roots" => named.push(ClientCapability::Roots),
+            "extensions" => {
+                let extensions = value.as_object()?;
+                named.extend(
+                    extensions
+                        .iter()
+                        .map(|(id, _)| ClientCapability::Extension(id.as_str().into())),
+                );
+            }
+            _ => {}
+        }
+    }
+    MissingCapabilities::new(named.into_iter().filter(|c| !declared.declares(c)))
 }
 
 /// An upstream's refusal for capabilities its caller lacks (`data.requiredCapabilities`),

@@ -148,8 +148,8 @@ pub mod tool {
     pub use crate::model::decimal::BigInteger;
     pub use crate::model::decimal::Decimal;
     pub use crate::model::result::{
-        CompleteResult, CompleteResultBuilder, OperationResult, TaskCreated, ToolOutput,
-        ToolOutputBuilder,
+        CompleteResult, CompleteResultBuilder, MissingCapabilities, OperationResult, TaskCreated,
+        ToolOutput, ToolOutputBuilder,
     };
     pub use crate::model::tool::foreign::{ForeignCheck, ForeignSchema};
     pub use crate::model::tool::options::{

@@ -327,8 +327,8 @@ async fn an_upstream_task_becomes_the_caller_s_own_and_is_followed_to_its_result
     assert!(done.get("statusMessage").is_none());
 
     // A caller that did not declare the extension is not given a task: the upstream's
-    // task-required tool refuses the call, the fixed -32603 (its refusal names no input the
-    // caller could give).
+    // task-required tool refuses the call with -32021 naming the extension, and the caller
+    // gets the endpoint's own -32021 naming it (never the internal error).
     let plain = Client::builder()
         .bearer_token("alice")
         .unwrap()
@@ -340,7 +340,13 @@ async fn an_upstream_task_becomes_the_caller_s_own_and_is_followed_to_its_result
         .call_tool("up_slow", object(r#"{"ms":0}"#))
         .await
         .unwrap_err();
-    assert_eq!(refused.code(), Some(-32603));
+    assert_eq!(refused.code(), Some(-32021));
+    let named = refused
+        .data()
+        .and_then(|d| d.get("requiredCapabilities"))
+        .and_then(|r| r.get("extensions"))
+        .and_then(|e| e.get("io.modelcontextprotocol/tasks"));
+    assert!(named.is_some(), "{:?}", refused.data());
     assert_eq!(seen.ids.lock().unwrap().len(), 1, "no upstream task for it");
 
     for client in [alice, bob, plain] {

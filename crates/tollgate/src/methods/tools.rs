@@ -511,6 +511,18 @@ fn outcome(
             stage!(InputRequired);
             return input_required(endpoint, context, &binding, mode, &required);
         }
+        // Capabilities the handler found missing: refused as the registration's own would be,
+        // but only those the caller did not declare.
+        Invocation::Operation(OperationResult::MissingCapabilities(missing)) => {
+            let needed = missing.capabilities();
+            if needed
+                .iter()
+                .any(|c| context.client_capabilities.declares(c))
+            {
+                return fail(revision, id, Fault::Internal, None);
+            }
+            return missing_capabilities(revision, id, needed.iter());
+        }
         Invocation::Operation(OperationResult::TaskCreated(created)) => {
             // Only a task this very call created: a handle kept from another call, or made
             // where tasks were not offered, is an application contract failure.

@@ -6,6 +6,7 @@
 
 use tollgate_json::{JsonObject, JsonValue};
 
+use crate::facts::context::ClientCapability;
 use crate::facts::error::{ContentError, ContentErrorKind};
 use crate::model::content::{ContentBlock, TextContent};
 use crate::wire::syntax;
@@ -238,9 +239,10 @@ impl CompleteResultBuilder {
 
 /// What an advanced handler returns: a closed, framework-owned family.
 ///
-/// [`OperationResult::Complete`], [`OperationResult::InputRequired`] (2026-07-28) or
+/// [`OperationResult::Complete`], [`OperationResult::InputRequired`] (2026-07-28),
 /// [`OperationResult::TaskCreated`] (a task made through this call's
-/// [`TaskCreation`](crate::task::TaskCreation); any other fails with the fixed internal error).
+/// [`TaskCreation`](crate::task::TaskCreation); any other fails with the fixed internal error)
+/// or [`OperationResult::MissingCapabilities`].
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum OperationResult {
@@ -252,6 +254,73 @@ pub enum OperationResult {
     InputRequired(crate::model::input::InputRequiredResult),
     /// The operation continues as a task (tools on 2026-07-28 with the tasks extension).
     TaskCreated(TaskCreated),
+    /// The operation needs client capabilities the caller did not declare, known only once the
+    /// handler runs (a gateway relaying an upstream's refusal): answered as the endpoint answers
+    /// a registration's own requirement, the fixed -32021 "Missing required client capability"
+    /// with `data.requiredCapabilities` naming them (HTTP 400 on 2026-07-28). Naming one the
+    /// caller did declare fails with the fixed internal error. A requirement known in advance
+    /// belongs on the registration, which refuses the call before the handler runs.
+    MissingCapabilities(MissingCapabilities),
+}
+
+impl From<MissingCapabilities> for OperationResult {
+    fn from(missing: MissingCapabilities) -> Self {
+        Self::MissingCapabilities(missing)
+    }
+}
+
+/// The client capabilities an operation needs and its caller did not declare (see
+/// [`OperationResult::MissingCapabilities`]): at least one and at most
+/// [`MissingCapabilities::MAX`], each once, an extension's identifier 1 to
+/// [`MissingCapabilities::MAX_EXTENSION_BYTES`] bytes without control characters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingCapabilities(Vec<ClientCapability>);
+
+impl MissingCapabilities {
+    /// The most capabilities one refusal names.
+    pub const MAX: usize = 16;
+    /// The longest extension identifier named, in bytes.
+    pub const MAX_EXTENSION_BYTES: usize = 256;
+
+    /// The capabilities, duplicates dropped; `None` when there are none, more than
+    /// [`MAX`](Self::MAX), or an extension identifier is empty, longer than
+    /// [`MAX_EXTENSION_BYTES`](Self::MAX_EXTENSION_BYTES) or holds a control character.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tollgate::context::ClientCapability;
+    /// use tollgate::tool::MissingCapabilities;
+    ///
+    /// let tasks = ClientCapability::Extension("io.modelcontextprotocol/tasks".into());
+    /// let missing = MissingCapabilities::new([tasks.clone(), tasks]).unwrap();
+    /// assert_eq!(missing.capabilities().len(), 1);
+    /// assert!(MissingCapabilities::new([]).is_none());
+    /// ```
+    pub fn new(capabilities: impl IntoIterator<Item = ClientCapability>) -> Option<Self> {
+        let mut kept: Vec<ClientCapability> = Vec::new();
+        for capability in capabilities {
+            if let ClientCapability::Extension(name) = &capability
+                && (name.is_empty()
+                    || name.len() > Self::MAX_EXTENSION_BYTES
+                    || name.chars().any(char::is_control))
+            {
+                return None;
+            }
+            if !kept.contains(&capability) {
+                if kept.len() == Self::MAX {
+                    return None;
+                }
+                kept.push(capability);
+            }
+        }
+        (!kept.is_empty()).then_some(Self(kept))
+    }
+
+    /// The capabilities named, in the order given.
+    pub fn capabilities(&self) -> &[ClientCapability] {
+        &self.0
+    }
 }
 
 impl From<CompleteResult> for OperationResult {
@@ -287,5 +356,34 @@ impl TaskCreated {
     /// The task id.
     pub fn task_id(&self) -> &str {
         &self.id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extension(bytes: usize) -> ClientCapability {
+        ClientCapability::Extension("x".repeat(bytes).into())
+    }
+
+    #[test]
+    fn missing_capabilities_are_bounded() {
+        // Count: at the bound and one past it (distinct ones; duplicates are dropped first).
+        let at = (0..MissingCapabilities::MAX).map(|n| extension(n + 1));
+        assert!(MissingCapabilities::new(at).is_some());
+        let past = (0..=MissingCapabilities::MAX).map(|n| extension(n + 1));
+        assert!(MissingCapabilities::new(past).is_none());
+        let repeated = std::iter::repeat_n(ClientCapability::Roots, 40);
+        let once = MissingCapabilities::new(repeated).map(|m| m.capabilities().len());
+        assert_eq!(once, Some(1));
+        // An extension's identifier: 1 to 256 bytes, no control character.
+        let longest = MissingCapabilities::MAX_EXTENSION_BYTES;
+        assert!(MissingCapabilities::new([extension(longest)]).is_some());
+        assert!(MissingCapabilities::new([extension(longest + 1)]).is_none());
+        assert!(MissingCapabilities::new([extension(0)]).is_none());
+        let control = ClientCapability::Extension("a\u{7}b".into());
+        assert!(MissingCapabilities::new([control]).is_none());
+        assert!(MissingCapabilities::new([]).is_none());
     }
 }

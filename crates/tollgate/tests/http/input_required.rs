@@ -20,12 +20,12 @@ use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
     content::ContentErrorKind,
-    context::{InputRequest, InputRequiredResult},
+    context::{ClientCapability, InputRequest, InputRequiredResult},
     endpoint::{RequestStateKey, RequestStateKeyRing},
     policy::{AdmissionDecision, AdmissionIdentity, AdmissionRequest},
     tool::{
         CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement,
-        OperationResult, RequestStateMode,
+        MissingCapabilities, OperationResult, RequestStateMode,
     },
 };
 
@@ -92,6 +92,19 @@ async fn everything(
         .add_input_request("b", sample)
         .add_input_request("c", InputRequest::list_roots())
         .into())
+}
+
+/// Finds, as it runs, that it needs an extension and elicitation.
+async fn needs(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    _: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let missing = MissingCapabilities::new([
+        ClientCapability::Extension("com.example/feeds".into()),
+        ClientCapability::Elicitation,
+    ]);
+    Ok(missing.map_or_else(|| CompleteResult::from_tool_text("?").into(), Into::into))
 }
 
 /// State past the size bound.
@@ -175,6 +188,13 @@ fn service() -> McpService {
             .add_tool(asking(tool("everything").handler(everything)))
             .add_tool(asking(tool("huge").handler(huge)))
             .add_tool(asking(tool("duplicate").handler(duplicate)))
+            .add_tool(
+                ToolRegistration::with_name("needs", both)
+                    .json_object_arguments()
+                    .handler(needs)
+                    .build()
+                    .unwrap(),
+            )
             // Asks without declaring, on both revisions.
             .add_tool(
                 ToolRegistration::with_name("undeclared", both)
@@ -700,4 +720,28 @@ async fn a_call_in_flight_survives_key_rotation_and_retirement_refuses_it() {
     }
     let unknown = greet(before, retry(&by_k2)).await;
     assert_eq!((unknown.status, unknown.code()), (400, -32602));
+}
+
+#[tokio::test]
+async fn a_handler_names_capabilities_it_finds_missing() {
+    let addr = start(service()).await;
+    // Neither declared: the endpoint's own -32021, both named.
+    let resp = call(addr, "alice", "needs", "{}", "", "{}").await;
+    assert_eq!((resp.status, resp.code()), (400, -32021));
+    assert!(
+        resp.text().contains(
+            r#""data":{"requiredCapabilities":{"elicitation":{},"extensions":{"com.example/feeds":{}}}}"#
+        ),
+        "{}",
+        resp.text()
+    );
+    // Naming one the caller declared is the handler's contract failure.
+    let declared = r#"{"extensions":{"com.example/feeds":{}}}"#;
+    let resp = call(addr, "alice", "needs", "{}", "", declared).await;
+    assert_eq!((resp.status, resp.code()), (200, -32603));
+    // 2025-11-25: the same refusal, in a 200 answer.
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"needs","arguments":{}}}"#;
+    let headers = [("MCP-Protocol-Version", "2025-11-25"), ("X-User", "alice")];
+    let resp = post(addr, &headers, body.as_bytes()).await;
+    assert_eq!((resp.status, resp.code()), (200, -32021));
 }
