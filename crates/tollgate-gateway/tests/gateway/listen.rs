@@ -10,8 +10,8 @@ use tollgate::prompt::{PromptArguments, PromptMessage, PromptRegistration, Promp
 use tollgate::resource::{ResourceOutput, ResourceRegistration, ResourceRequest};
 use tollgate::tool::{CompleteResult, OperationResult};
 use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
-    Server, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
 };
 use tollgate_client::Client;
 use tollgate_gateway::{Gateway, GatewayConfig};
@@ -42,11 +42,7 @@ async fn live_upstream(revision: ProtocolVersion) -> (std::net::SocketAddr, Cata
         .build()
         .unwrap();
     let catalogs = endpoint.catalogs().unwrap();
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
-        .await
-        .unwrap();
-    let addr = server.local_addr().unwrap();
-    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+    let addr = crate::asks::serve(endpoint).await;
     (addr, catalogs)
 }
 

@@ -17,8 +17,7 @@ use tollgate::resource::ResourceOutput;
 use tollgate::skill::SkillRegistration;
 use tollgate::tool::{CompleteResult, OperationResult};
 use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, RequestContext, Server,
-    ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, RequestContext, ToolArguments, ToolRegistration,
 };
 use tollgate_client::Client;
 use tollgate_gateway::{Gateway, GatewayErrorKind, Kind, RefusalReason};
@@ -113,11 +112,7 @@ async fn skill_upstream(tool: &str, skills: Vec<SkillRegistration>) -> (SocketAd
         .build()
         .unwrap();
     let catalogs = endpoint.catalogs().unwrap();
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
-        .await
-        .unwrap();
-    let addr = server.local_addr().unwrap();
-    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+    let addr = crate::asks::serve(endpoint).await;
     (addr, catalogs)
 }
 

@@ -18,8 +18,8 @@ use tollgate::resource::{
 };
 use tollgate::tool::{CompleteResult, OperationResult};
 use tollgate::{
-    Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
-    Server, ToolArguments, ToolRegistration,
+    Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
 };
 use tollgate_gateway::Gateway;
 
@@ -113,12 +113,7 @@ async fn linking_upstream() -> std::net::SocketAddr {
         )
         .build()
         .unwrap();
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
-        .await
-        .unwrap();
-    let addr = server.local_addr().unwrap();
-    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
-    addr
+    crate::asks::serve(endpoint).await
 }
 
 /// The URIs of `blocks` (a link's `uri`, an embedded resource's `resource.uri`), in order.
