@@ -81,7 +81,7 @@ impl OAuthClient {
             }
             self.store.clear(&key);
         }
-        let mut scopes = match &challenge.scope {
+        let scopes = match &challenge.scope {
             Some(scope) => scope_set(Some(scope)),
             None => found
                 .resource
@@ -91,7 +91,6 @@ impl OAuthClient {
                 .cloned()
                 .collect(),
         };
-        scopes.extend(self.scopes.iter().cloned());
         flow.step_up = None;
         self.obtain(&mut flow, url, &found, scopes).await?;
         Ok(Retry::Again)
@@ -311,14 +310,16 @@ impl OAuthClient {
         }
     }
 
-    /// Tokens for `scopes` by the configured grant.
+    /// Tokens for `scopes` and the configured ones (every authorization and grant, a step-up's
+    /// too, asks for those) by the configured grant.
     async fn obtain(
         &self,
         flow: &mut FlowState,
         url: &str,
         found: &Discovered,
-        scopes: BTreeSet<String>,
+        mut scopes: BTreeSet<String>,
     ) -> Result<(), AuthError> {
+        scopes.extend(self.scopes.iter().cloned());
         match &self.grant {
             Grant::AuthorizationCode => self.authorize(flow, url, found, scopes).await,
             Grant::ClientCredentials => {

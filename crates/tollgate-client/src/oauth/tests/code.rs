@@ -89,6 +89,20 @@ async fn configured_scopes_are_asked_beside_the_servers() {
         .await
         .unwrap();
     assert_eq!(bare.seen("/authorize")[0].param("scope"), Some("wide"));
+    // A step-up before any 401 of this client (its token from elsewhere) asks them too.
+    let up = Server::start(Mock::default()).await;
+    let client = builder().scopes(["wide"]).build().unwrap();
+    let insufficient = r#"Bearer error="insufficient_scope", scope="mcp:write""#;
+    assert_eq!(
+        challenge_with(&client, &up.url(), 403, insufficient)
+            .await
+            .unwrap(),
+        Retry::Again
+    );
+    assert_eq!(
+        up.seen("/authorize")[0].param("scope"),
+        Some("mcp:write wide")
+    );
 }
 
 #[test]
