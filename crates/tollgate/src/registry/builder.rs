@@ -690,6 +690,7 @@ impl EndpointBuilder {
         if let Some(cluster) = &cluster {
             cluster.share_events(&listeners);
         }
+        let fallback_revisions = crate::model::resource::fallback::revisions(&self.fallbacks);
         let rules = Rules {
             path: Arc::clone(&self.path),
             revisions: self.revisions,
@@ -706,11 +707,7 @@ impl EndpointBuilder {
             sessions: sessions.is_some(),
             tasks: tasks.is_some(),
             live: self.live,
-            fallbacks: self
-                .fallbacks
-                .iter()
-                .flat_map(|f| f.revisions().iter())
-                .collect(),
+            fallbacks: fallback_revisions,
         };
         let registrations = Registrations {
             tools: self.tools,
@@ -769,6 +766,7 @@ impl EndpointBuilder {
             sanitizer: self.sanitizer,
             failures: self.failures,
             fallbacks: self.fallbacks.into(),
+            fallback_revisions,
         })
     }
 }

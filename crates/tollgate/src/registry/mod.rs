@@ -363,6 +363,9 @@ pub(crate) struct EndpointInner {
     /// The read fallbacks, in registration order: consulted after the catalog's resources and
     /// templates, never listed.
     pub(crate) fallbacks: Arc<[crate::model::resource::fallback::ResourceFallback]>,
+    /// The revisions any fallback is served on (where resources are offered whatever is
+    /// listed).
+    pub(crate) fallback_revisions: ProtocolVersions,
     pub(crate) path: Arc<str>,
     pub(crate) revisions: ProtocolVersions,
     /// The catalog as built: the one every request reads when the endpoint is not live.
@@ -565,11 +568,7 @@ impl Endpoint {
     pub(crate) fn offers_resources(&self, revision: ProtocolVersion) -> bool {
         self.inner.live.is_some()
             || self.inner.catalog.offers_resources(revision)
-            || self
-                .inner
-                .fallbacks
-                .iter()
-                .any(|f| f.revisions().contains(revision))
+            || self.inner.fallback_revisions.contains(revision)
     }
 
     /// Whether `revision` offers completions here (the `completions` capability).

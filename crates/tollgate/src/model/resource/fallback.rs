@@ -1,8 +1,9 @@
 //! Resource read fallbacks: a handler for the URIs under a fixed prefix that no exact resource
 //! or template of the catalog routes (a gateway's `PREFIX+uri` for a URI its upstream sent but
 //! does not list). Owns [`ResourceFallback`], its prefix check and its routing. A fallback is
-//! never listed (no `resources/list` or `resources/templates/list` entry, no capability of its
-//! own) and cannot be subscribed to. Knows nothing of catalogs, transports or sessions.
+//! never listed (no `resources/list` or `resources/templates/list` entry) and cannot be
+//! subscribed to; on its revisions the endpoint offers resources (the registry declares the
+//! capability). Knows nothing of catalogs, transports or sessions.
 
 use std::fmt;
 use std::sync::Arc;
@@ -19,8 +20,9 @@ pub struct Prefix(Arc<str>);
 
 /// An immutable read fallback: the handler of every URI starting with its prefix that no exact
 /// resource and no template routes, consulted after both (fallbacks in registration order).
-/// It is not listed anywhere, declares no capability (reads reach it where the endpoint offers
-/// resources on the revision), and cannot be subscribed to. A read through it passes the same
+/// It is not listed anywhere and cannot be subscribed to; on the revisions it serves, the
+/// endpoint offers resources (the `resources` capability is declared and `resources/read`
+/// answered even when nothing is listed). A read through it passes the same
 /// checks a template's does: its required scopes, request state bound to the URI, the output
 /// limits, and [`ResourceOutput::not_found`](super::ResourceOutput::not_found) answered as the
 /// revision's "Resource not found" (the URI never echoed). A URI longer than
@@ -110,6 +112,14 @@ impl ResourceBuilder<Prefix> {
             inner: Arc::new(inner),
         })
     }
+}
+
+/// The revisions any of `fallbacks` is served on: there the endpoint offers resources.
+pub(crate) fn revisions(fallbacks: &[ResourceFallback]) -> ProtocolVersions {
+    fallbacks
+        .iter()
+        .flat_map(|f| f.revisions().iter())
+        .collect()
 }
 
 /// The first fallback (in registration order) served on `revision` whose prefix starts `uri`;
