@@ -23,7 +23,7 @@ use tollgate::resource::{
     ResourceRequest, ResourceTemplateRegistration,
 };
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
-use tollgate_client::CallOptions;
+use tollgate_client::{CallOptions, Client};
 
 use crate::error::ForwardError;
 use crate::error::upstream_code::{
@@ -288,7 +288,7 @@ impl Forward {
         }
         let object = object.build();
         let client = self.link.client();
-        let sent = self.sent(context, features, |options| {
+        let sent = self.sent(context, features, &client, |options| {
             client.get_prompt_with(name, object, options)
         });
         let result = match sent.await? {
@@ -301,8 +301,8 @@ impl Forward {
             .ok_or(ForwardError::Malformed)
     }
 
-    /// A prompt or a read sent by `send` with the caller's progress, log level, cancellation
-    /// and requests relayed ([`relayed`]), and the upstream's `input_required` as the caller's
+    /// A prompt or a read sent by `send` on `client` (the one its relay is read for) with the
+    /// caller's progress, log level, cancellation and requests relayed ([`relayed`]), and the upstream's `input_required` as the caller's
     /// revision allows ([`InputRelay`]): returned to a 2026-07-28 caller, answered through the
     /// caller's own stream for a 2025 caller given a channel (within the client's
     /// `max_input_rounds`); an upstream's -32021 for capabilities the caller lacks answered as
@@ -311,13 +311,14 @@ impl Forward {
         &self,
         context: &RequestContext,
         features: &InvocationFeatures,
+        client: &Client,
         send: impl FnOnce(CallOptions) -> F,
     ) -> Result<Sent, ForwardError>
     where
         F: Future<Output = Result<JsonValue, tollgate_client::Error>>,
     {
         let asks = features.find::<ClientRequests>().is_some();
-        let relay = InputRelay::of(context, &self.link.client(), true, asks);
+        let relay = InputRelay::of(context, client, true, asks);
         let relays_input = relay.relays;
         let mut refused = None;
         let result = relayed(
@@ -402,7 +403,7 @@ impl Forward {
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
         let mut missing = false;
-        let sent = self.sent(context, features, |options| async {
+        let sent = self.sent(context, features, &client, |options| async {
             let answer = client.read_resource_with(uri, options).await;
             // An upstream without resources (-32601) has none of the URIs it sent either.
             if let Err(error) = &answer

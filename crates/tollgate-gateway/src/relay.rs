@@ -282,51 +282,52 @@ pub(crate) fn missing_capabilities_of(
     MissingCapabilities::new(named.into_iter().filter(|c| !declared.declares(c)))
 }
 
-/// An upstream's refusal for capabilities its caller lacks (`data.requiredCapabilities`),
-/// answered as the endpoint answers its own: a request for each such input the caller does not
-/// declare, which the endpoint refuses (-32021, naming them) before anything is sent. `None`
-/// when the upstream names none the caller lacks (then it is the upstream's failure).
+/// A prompt's or read's upstream refusal for capabilities its caller lacks, answered as the
+/// endpoint answers its own: a request for each input of [`missing_capabilities_of`] (their
+/// outcome has no way to name an extension, so those are left out), which the endpoint refuses
+/// (-32021, naming them) before anything is sent. `None` when no such input is left.
 pub(crate) fn missing_of(
     declared: &ClientCapabilities,
     data: Option<&JsonValue>,
 ) -> Option<InputRequiredResult> {
-    let required = data?.get("requiredCapabilities")?.as_object()?;
     let mut missing: Option<InputRequiredResult> = None;
-    for (name, _) in required.iter() {
-        let request = match name.as_str() {
-            "elicitation" => InputRequest::elicitation("", JsonObject::new()),
-            "sampling" => {
-                let params = JsonObject::builder()
-                    .insert(
-                        "messages",
-                        tollgate::json::JsonArray::from(vec![JsonValue::from(
-                            JsonObject::builder()
-                                .insert("role", "user")
-                                .insert(
-                                    "content",
-                                    JsonObject::builder()
-                                        .insert("type", "text")
-                                        .insert("text", "")
-                                        .build(),
-                                )
-                                .build(),
-                        )]),
-                    )
-                    .insert("maxTokens", 1)
-                    .build();
-                InputRequest::sampling(params).ok()?
+    for capability in missing_capabilities_of(declared, data)?.capabilities() {
+        let (key, request) = match capability {
+            ClientCapability::Elicitation => (
+                "elicitation",
+                InputRequest::elicitation("", JsonObject::new()),
+            ),
+            ClientCapability::Sampling => {
+                ("sampling", InputRequest::sampling(sampling_params()).ok()?)
             }
-            "roots" => InputRequest::list_roots(),
+            ClientCapability::Roots => ("roots", InputRequest::list_roots()),
             _ => continue,
         };
-        // Never sent: only what the caller does not declare is named.
-        if declared.declares(request.capability()) {
-            continue;
-        }
         missing = Some(match missing {
-            None => InputRequiredResult::with_input_request(name.as_str(), request),
-            Some(missing) => missing.add_input_request(name.as_str(), request),
+            None => InputRequiredResult::with_input_request(key, request),
+            Some(missing) => missing.add_input_request(key, request),
         });
     }
     missing
+}
+
+/// The smallest valid `sampling/createMessage` parameters (never sent: they only name the kind).
+fn sampling_params() -> JsonObject {
+    let message = JsonObject::builder()
+        .insert("role", "user")
+        .insert(
+            "content",
+            JsonObject::builder()
+                .insert("type", "text")
+                .insert("text", "")
+                .build(),
+        )
+        .build();
+    JsonObject::builder()
+        .insert(
+            "messages",
+            tollgate::json::JsonArray::from(vec![JsonValue::from(message)]),
+        )
+        .insert("maxTokens", 1)
+        .build()
 }

@@ -17,13 +17,10 @@ use tollgate::resource::ResourceOutput;
 use tollgate::skill::{MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_EXTENSION, SkillRegistration};
 use tollgate::{BuildErrorKind, content::ResourceContents};
 use tollgate_client::Client;
-use tollgate_client::handler::Refusal as Answer;
 
+use crate::error::upstream_code::METHOD_NOT_FOUND;
 use crate::import::{Kind, Refusal, RefusalReason};
 use crate::shared::lock;
-
-/// The answer of an upstream that does not offer a method.
-const METHOD_NOT_FOUND: Answer = Answer::METHOD_NOT_FOUND;
 
 const SCHEME: &str = "skill://";
 const SKILL_MD: &str = "/SKILL.md";
@@ -71,7 +68,7 @@ pub(crate) async fn import_skills(
     let listed = match tokio::time::timeout(source.timeout, source.client.list_skills()).await {
         Ok(Ok(listed)) => listed,
         // Its last skill removed, a live upstream no longer offers the methods: it has none.
-        Ok(Err(error)) if error.code() == Some(METHOD_NOT_FOUND.code) => Vec::new(),
+        Ok(Err(error)) if error.code() == Some(METHOD_NOT_FOUND) => Vec::new(),
         _ => return Err(()),
     };
     let roots: Vec<&str> = listed.iter().filter_map(|e| root_of(e)).collect();
@@ -178,8 +175,14 @@ async fn import_skill(
 /// A skill the builder refused: [`RefusalReason::SkillCheck`], with the frontmatter field's
 /// JSON Pointer when a field is the cause (never the field's value).
 fn check_refused(error: &tollgate::BuildError) -> Refused {
+    // Only a JSON Pointer: the location of an unreadable SKILL.md is its path, the upstream's.
     let pointer = (error.kind() == BuildErrorKind::SkillFrontmatter)
-        .then(|| error.location().map(str::to_owned))
+        .then(|| {
+            error
+                .location()
+                .filter(|l| l.starts_with('/'))
+                .map(str::to_owned)
+        })
         .flatten();
     (RefusalReason::SkillCheck, pointer)
 }
