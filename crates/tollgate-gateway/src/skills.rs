@@ -373,6 +373,17 @@ mod tests {
             .build()
             .unwrap_err();
         assert_eq!(check_refused(&escape), (RefusalReason::SkillCheck, None));
+        // A nested SKILL.md that is not UTF-8: its location is its path (names the upstream
+        // chose), never reported as a pointer.
+        let unreadable = skill("---\nname: pdf\ndescription: d\n---\n")
+            .file("secret-dir/SKILL.md", vec![0xff_u8, 0xfe])
+            .build()
+            .unwrap_err();
+        assert_eq!(unreadable.kind(), BuildErrorKind::SkillFrontmatter);
+        assert_eq!(
+            check_refused(&unreadable),
+            (RefusalReason::SkillCheck, None)
+        );
     }
 
     #[test]
