@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tollgate::context::{ClientRequests, Handler};
+use tollgate::context::{ClientRequests, Handler, Outcome};
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::prompt::{
     Completion, CompletionRequest, PromptArgument, PromptArguments, PromptOutcome,
@@ -22,6 +22,7 @@ use tollgate::resource::{
     ResourceBuilder, ResourceFallback, ResourceOutcome, ResourceOutput, ResourceRegistration,
     ResourceRequest, ResourceTemplateRegistration,
 };
+use tollgate::tool::MissingCapabilities;
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client};
 
@@ -32,7 +33,7 @@ use crate::error::upstream_code::{
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
 use crate::naming::Naming;
-use crate::relay::{InputRelay, asks_input, input_required_of, missing_of, relayed};
+use crate::relay::{InputRelay, asks_input, input_required_of, missing_capabilities_of, relayed};
 use tollgate::context::InputRequiredResult;
 
 /// What the import of an upstream's prompts and resources needs.
@@ -293,7 +294,7 @@ impl Forward {
         });
         let result = match sent.await? {
             Sent::Result(result) => result,
-            Sent::Relayed(relayed) => return Ok(relayed.into()),
+            Sent::Relayed(relayed) => return Ok(relayed.outcome()),
         };
         let object = result.as_object().ok_or(ForwardError::Malformed)?;
         PromptResult::from_wire(&self.naming.served_prompt(object))
@@ -306,7 +307,8 @@ impl Forward {
     /// revision allows ([`InputRelay`]): returned to a 2026-07-28 caller, answered through the
     /// caller's own stream for a 2025 caller given a channel (within the client's
     /// `max_input_rounds`); an upstream's -32021 for capabilities the caller lacks answered as
-    /// the endpoint's own (the caller is refused -32021 naming them, as for a tool).
+    /// the endpoint's own on any revision (the caller is refused -32021 naming them, extensions
+    /// too, as for a tool).
     async fn sent<F>(
         &self,
         context: &RequestContext,
@@ -337,15 +339,15 @@ impl Forward {
             },
         )
         .await;
-        if relays_input && let Some(data) = refused {
-            let missing = missing_of(context.client_capabilities(), data.as_ref())
+        if let Some(data) = refused {
+            let missing = missing_capabilities_of(context.client_capabilities(), data.as_ref())
                 .ok_or(ForwardError::Upstream)?;
-            return Ok(Sent::Relayed(missing));
+            return Ok(Sent::Relayed(Relayed::Missing(missing)));
         }
         let result = result?;
         if relays_input && asks_input(&result) {
             let relayed = input_required_of(&result, true).ok_or(ForwardError::Malformed)?;
-            return Ok(Sent::Relayed(relayed));
+            return Ok(Sent::Relayed(Relayed::Input(relayed)));
         }
         Ok(Sent::Result(result))
     }
@@ -418,7 +420,7 @@ impl Forward {
         });
         let result = match sent.await {
             Ok(Sent::Result(result)) => result,
-            Ok(Sent::Relayed(relayed)) => return Ok(relayed.into()),
+            Ok(Sent::Relayed(relayed)) => return Ok(relayed.outcome()),
             Err(ForwardError::Upstream) if unlisted && missing => {
                 return Ok(ResourceOutput::not_found().into());
             }
@@ -503,9 +505,25 @@ impl<'a> Handler<'a, ResourceRequest, ResourceOutcome, ForwardError> for Unliste
 enum Sent {
     /// Its result.
     Result(JsonValue),
-    /// Its `input_required` (or its refusal for capabilities the caller lacks), the caller's
-    /// to answer.
-    Relayed(InputRequiredResult),
+    /// What the caller is answered instead of a result.
+    Relayed(Relayed),
+}
+
+/// An upstream's answer to a prompt or a read that goes to the caller as it came.
+enum Relayed {
+    /// Its `input_required`, the caller's to answer.
+    Input(InputRequiredResult),
+    /// Its refusal for capabilities the caller lacks, refused as the endpoint's own.
+    Missing(MissingCapabilities),
+}
+
+impl Relayed {
+    fn outcome<T>(self) -> Outcome<T> {
+        match self {
+            Self::Input(required) => required.into(),
+            Self::Missing(missing) => missing.into(),
+        }
+    }
 }
 
 /// A `completion/complete` result read: `completion.values` (strings), `total` and `hasMore`

@@ -466,7 +466,8 @@ impl Forward {
         )
         .await;
         let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
-        if relays_input && let Some(data) = refused {
+        // On any revision: a 2025 caller is refused -32021 as a 2026-07-28 one is.
+        if let Some(data) = refused {
             let missing = missing_capabilities_of(context.client_capabilities(), data.as_ref())
                 .ok_or(ForwardError::Upstream)?;
             return Ok(missing.into());

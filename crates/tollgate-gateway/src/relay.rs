@@ -12,8 +12,7 @@ use std::future::Future;
 
 use tokio::sync::mpsc;
 use tollgate::context::{
-    ClientCapabilities, ClientCapability, InputRequest, InputRequiredResult, ProgressReporter,
-    RequestLogger,
+    ClientCapabilities, ClientCapability, InputRequiredResult, ProgressReporter, RequestLogger,
 };
 use tollgate::json::{JsonObject, JsonValue};
 use tollgate::tool::MissingCapabilities;
@@ -252,9 +251,10 @@ pub(crate) fn input_required_of(
     })
 }
 
-/// A tool's upstream refusal for capabilities its caller lacks (`data.requiredCapabilities`:
-/// `elicitation`, `sampling`, `roots` and the `extensions` named), as the tool's answer: those
-/// the caller does not declare, which the endpoint refuses with its own -32021 naming them.
+/// An upstream's refusal of a tool call, a prompt or a read for capabilities its caller lacks
+/// (`data.requiredCapabilities`: `elicitation`, `sampling`, `roots` and the `extensions`
+/// named), as the handler's answer: those the caller does not declare, which the endpoint
+/// refuses with its own -32021 naming them, on the caller's revision.
 /// `None` when the upstream names none the caller lacks, or more or longer than the runtime
 /// takes (then it is the upstream's failure).
 pub(crate) fn missing_capabilities_of(
@@ -280,54 +280,4 @@ pub(crate) fn missing_capabilities_of(
         }
     }
     MissingCapabilities::new(named.into_iter().filter(|c| !declared.declares(c)))
-}
-
-/// A prompt's or read's upstream refusal for capabilities its caller lacks, answered as the
-/// endpoint answers its own: a request for each input of [`missing_capabilities_of`] (their
-/// outcome has no way to name an extension, so those are left out), which the endpoint refuses
-/// (-32021, naming them) before anything is sent. `None` when no such input is left.
-pub(crate) fn missing_of(
-    declared: &ClientCapabilities,
-    data: Option<&JsonValue>,
-) -> Option<InputRequiredResult> {
-    let mut missing: Option<InputRequiredResult> = None;
-    for capability in missing_capabilities_of(declared, data)?.capabilities() {
-        let (key, request) = match capability {
-            ClientCapability::Elicitation => (
-                "elicitation",
-                InputRequest::elicitation("", JsonObject::new()),
-            ),
-            ClientCapability::Sampling => {
-                ("sampling", InputRequest::sampling(sampling_params()).ok()?)
-            }
-            ClientCapability::Roots => ("roots", InputRequest::list_roots()),
-            _ => continue,
-        };
-        missing = Some(match missing {
-            None => InputRequiredResult::with_input_request(key, request),
-            Some(missing) => missing.add_input_request(key, request),
-        });
-    }
-    missing
-}
-
-/// The smallest valid `sampling/createMessage` parameters (never sent: they only name the kind).
-fn sampling_params() -> JsonObject {
-    let message = JsonObject::builder()
-        .insert("role", "user")
-        .insert(
-            "content",
-            JsonObject::builder()
-                .insert("type", "text")
-                .insert("text", "")
-                .build(),
-        )
-        .build();
-    JsonObject::builder()
-        .insert(
-            "messages",
-            tollgate::json::JsonArray::from(vec![JsonValue::from(message)]),
-        )
-        .insert("maxTokens", 1)
-        .build()
 }

@@ -237,10 +237,23 @@ async fn asking_upstream() -> std::net::SocketAddr {
         .handler(read)
         .build()
         .unwrap();
+    // A read that finds, as it runs, that it needs an extension its caller lacks.
+    let feeds = |_: &RequestContext,
+                 _: tollgate::resource::ResourceRequest,
+                 _: &InvocationFeatures| async {
+        let extension = tollgate::context::ClientCapability::Extension("com.example/feeds".into());
+        let missing = tollgate::tool::MissingCapabilities::new([extension]).unwrap();
+        Ok::<tollgate::resource::ResourceOutcome, std::convert::Infallible>(missing.into())
+    };
+    let needs = tollgate::resource::ResourceRegistration::with_uri("feeds://here", "feeds", [V26])
+        .handler(feeds)
+        .build()
+        .unwrap();
     let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("asking", "1"))
         .add_tool(tool)
         .add_prompt(prompt)
         .add_resource(resource)
+        .add_resource(needs)
         .build()
         .unwrap();
     let server = tollgate::Server::bind(
@@ -365,6 +378,15 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
     assert_eq!(refused.code(), Some(-32021));
     let refused = unable.read_resource("up+ask://here").await.unwrap_err();
     assert_eq!(refused.code(), Some(-32021));
+    // An extension the upstream's read finds missing is named to the caller as it was named.
+    let refused = unable.read_resource("up+feeds://here").await.unwrap_err();
+    assert_eq!(refused.code(), Some(-32021));
+    let named = refused
+        .data()
+        .and_then(|d| d.get("requiredCapabilities"))
+        .and_then(|r| r.get("extensions"))
+        .and_then(|e| e.get("com.example/feeds"));
+    assert!(named.is_some(), "{:?}", refused.data());
     // The read's input_required reaches a caller that can answer, and its answer goes back.
     let read = client.read_resource("up+ask://here").await.unwrap();
     let text = read
@@ -398,5 +420,29 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
         .unwrap_err();
     assert_eq!(error.code(), Some(-32603));
     old.close().await.unwrap();
+
+    // A 2025 caller without elicitation is refused as the endpoint refuses its own: -32021.
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            revisions
+                .iter()
+                .copied()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap();
+    let unable = Client::builder()
+        .revisions([Revision::V2025_11_25])
+        .connect_in_process(endpoint)
+        .await
+        .unwrap();
+    let refused = unable
+        .call_tool("up_confirm", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some(-32021));
+    unable.close().await.unwrap();
     gateway.close().await;
 }

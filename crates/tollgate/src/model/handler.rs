@@ -15,6 +15,7 @@ use crate::facts::report::Failures;
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::BoxFuture;
 use crate::model::input::InputRequiredResult;
+use crate::model::result::MissingCapabilities;
 
 /// A handler: any `async fn(&RequestContext, In, &InvocationFeatures) -> Result<T, E>` (or a
 /// closure of that shape whose future is `Send`). `In` is what the registration hands over:
@@ -116,6 +117,18 @@ pub enum Outcome<T> {
     Complete(T),
     /// Input the client must provide before the value can be produced.
     InputRequired(InputRequiredResult),
+    /// Client capabilities the caller did not declare, found missing as the handler ran (a
+    /// gateway relaying an upstream's refusal): answered as a tool's
+    /// [`OperationResult::MissingCapabilities`](crate::tool::OperationResult::MissingCapabilities)
+    /// is, the fixed -32021 "Missing required client capability" naming them (naming one the
+    /// caller did declare fails with the fixed internal error).
+    MissingCapabilities(MissingCapabilities),
+}
+
+impl<T> From<MissingCapabilities> for Outcome<T> {
+    fn from(missing: MissingCapabilities) -> Self {
+        Self::MissingCapabilities(missing)
+    }
 }
 
 impl<T> From<InputRequiredResult> for Outcome<T> {

@@ -270,7 +270,8 @@ impl From<MissingCapabilities> for OperationResult {
 }
 
 /// The client capabilities an operation needs and its caller did not declare (see
-/// [`OperationResult::MissingCapabilities`]): at least one and at most
+/// [`OperationResult::MissingCapabilities`] and, for prompts and resources,
+/// [`Outcome::MissingCapabilities`](crate::context::Outcome::MissingCapabilities)): at least one and at most
 /// [`MissingCapabilities::MAX`], each once, an extension's identifier 1 to
 /// [`MissingCapabilities::MAX_EXTENSION_BYTES`] bytes without control characters.
 #[derive(Clone, Debug, PartialEq, Eq)]

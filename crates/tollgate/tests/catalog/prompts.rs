@@ -593,3 +593,48 @@ async fn a_prompt_may_ask_for_input_on_2026() {
     .await;
     assert_eq!((resp.status, resp.code()), (200, -32603));
 }
+
+/// Finds, as it runs, that the prompt needs the client's roots.
+async fn needs_roots(
+    _: &RequestContext,
+    _: PromptArguments,
+    _: &InvocationFeatures,
+) -> Result<tollgate::prompt::PromptOutcome, std::fmt::Error> {
+    let missing =
+        tollgate::tool::MissingCapabilities::new([tollgate::context::ClientCapability::Roots]);
+    Ok(missing.unwrap().into())
+}
+
+#[tokio::test]
+async fn a_prompt_names_capabilities_it_finds_missing() {
+    let addr = start(McpService::new(
+        Endpoint::with_path("/mcp", [V26, V1125], Implementation::new("p", "1"))
+            .legacy_sessions(None)
+            .add_prompt(
+                PromptRegistration::with_name("rooted", [V26, V1125])
+                    .handler(needs_roots)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    ))
+    .await;
+    let resp = send(
+        addr,
+        V26,
+        "prompts/get",
+        r#""name":"rooted""#,
+        Some("rooted"),
+    )
+    .await;
+    assert_eq!((resp.status, resp.code()), (400, -32021));
+    assert!(
+        resp.text()
+            .contains(r#""data":{"requiredCapabilities":{"roots":{}}}"#),
+        "{}",
+        resp.text()
+    );
+    let resp = send(addr, V1125, "prompts/get", r#""name":"rooted""#, None).await;
+    assert_eq!((resp.status, resp.code()), (200, -32021));
+}

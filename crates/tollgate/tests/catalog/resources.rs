@@ -584,6 +584,68 @@ async fn a_read_may_ask_for_input_on_2026() {
     assert_eq!((resp.status, resp.code()), (200, -32603));
 }
 
+/// Finds, as it runs, that the read needs sampling and an extension the caller lacks.
+async fn needs_feeds(
+    _: &RequestContext,
+    _: ResourceRequest,
+    _: &InvocationFeatures,
+) -> Result<tollgate::resource::ResourceOutcome, tollgate::content::ContentError> {
+    use tollgate::context::ClientCapability;
+    let missing = tollgate::tool::MissingCapabilities::new([
+        ClientCapability::Sampling,
+        ClientCapability::Extension("com.example/feeds".into()),
+    ]);
+    Ok(missing.unwrap().into())
+}
+
+#[tokio::test]
+async fn a_read_names_capabilities_it_finds_missing() {
+    let addr = start(McpService::new(
+        Endpoint::with_path("/mcp", [V26, V1125], Implementation::new("r", "1"))
+            .legacy_sessions(None)
+            .add_resource(
+                ResourceRegistration::with_uri("test://feeds", "f", [V26, V1125])
+                    .handler(needs_feeds)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    ))
+    .await;
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "resources/read"),
+        ("Mcp-Name", "test://feeds"),
+    ];
+    let body = |capabilities: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"test://feeds","_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}}}"#
+        )
+    };
+    let resp = post(addr, &headers, body("{}").as_bytes()).await;
+    assert_eq!((resp.status, resp.code()), (400, -32021));
+    assert!(
+        resp.text().contains(
+            r#""requiredCapabilities":{"sampling":{},"extensions":{"com.example/feeds":{}}}"#
+        ),
+        "{}",
+        resp.text()
+    );
+    // Naming one the caller declared is the handler's contract failure.
+    let resp = post(addr, &headers, body(r#"{"sampling":{}}"#).as_bytes()).await;
+    assert_eq!((resp.status, resp.code()), (200, -32603));
+    let legacy =
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://feeds"}}"#;
+    let resp = post(
+        addr,
+        &[("MCP-Protocol-Version", "2025-11-25")],
+        legacy.as_bytes(),
+    )
+    .await;
+    assert_eq!((resp.status, resp.code()), (200, -32021));
+}
+
 /// A template completing its variables: `item` from a fixed list filtered by what is typed and
 /// by the `shelf` already chosen.
 fn completing_endpoint() -> Endpoint {
