@@ -448,26 +448,6 @@ impl RequestContext {
     }
 }
 
-/// The reply to capabilities a handler found missing as it ran
-/// ([`OperationResult::MissingCapabilities`](crate::tool::OperationResult::MissingCapabilities),
-/// [`Outcome::MissingCapabilities`](crate::context::Outcome::MissingCapabilities)): refused as a
-/// registration's own requirement is ([`missing_capabilities`]), but naming one the caller did
-/// declare is the handler's contract failure, the fixed internal error.
-pub(crate) fn found_missing(
-    context: &RequestContext,
-    missing: &crate::model::result::MissingCapabilities,
-) -> Reply {
-    let (revision, id) = (context.protocol_version, context.request_id.as_ref());
-    let needed = missing.capabilities();
-    if needed
-        .iter()
-        .any(|c| context.client_capabilities.declares(c))
-    {
-        return fail(revision, id, Fault::Internal, None);
-    }
-    missing_capabilities(revision, id, needed.iter())
-}
-
 /// HTTP 400 (200 on the 2025 revisions) / -32021 with `data.requiredCapabilities` listing
 /// `missing`, each with an empty settings object.
 pub(crate) fn missing_capabilities<'a>(

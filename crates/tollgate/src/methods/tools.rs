@@ -10,8 +10,8 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 use tollgate_schema::ValidationErrorKind;
 
 use crate::client_request::Asks;
+use crate::facts::context::missing_capabilities;
 use crate::facts::context::{ClientCapability, RequestContext};
-use crate::facts::context::{found_missing, missing_capabilities};
 use crate::model::app::client_renders_views;
 use crate::model::content::TextContent;
 use crate::model::features::InvocationFeatures;
@@ -514,7 +514,7 @@ fn outcome(
         // Capabilities the handler found missing: refused as the registration's own would be,
         // but only those the caller did not declare.
         Invocation::Operation(OperationResult::MissingCapabilities(missing)) => {
-            return found_missing(context, &missing);
+            return missing.refusal(context);
         }
         Invocation::Operation(OperationResult::TaskCreated(created)) => {
             // Only a task this very call created: a handle kept from another call, or made

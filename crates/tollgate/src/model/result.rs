@@ -6,9 +6,10 @@
 
 use tollgate_json::{JsonObject, JsonValue};
 
-use crate::facts::context::ClientCapability;
+use crate::facts::context::{ClientCapability, RequestContext, missing_capabilities};
 use crate::facts::error::{ContentError, ContentErrorKind};
 use crate::model::content::{ContentBlock, TextContent};
+use crate::wire::fault::Fault;
 use crate::wire::syntax;
 
 /// A tool's output: ordered content blocks, optional structured JSON, and whether it reports an
@@ -276,6 +277,25 @@ impl From<MissingCapabilities> for OperationResult {
 /// [`MissingCapabilities::MAX_EXTENSION_BYTES`] bytes without control characters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingCapabilities(Vec<ClientCapability>);
+
+impl MissingCapabilities {
+    /// The reply to capabilities a handler found missing as it ran
+    /// ([`OperationResult::MissingCapabilities`],
+    /// [`Outcome::MissingCapabilities`](crate::context::Outcome::MissingCapabilities)): refused
+    /// as a registration's own requirement is, but naming one the caller did declare is the
+    /// handler's contract failure, the fixed internal error.
+    pub(crate) fn refusal(&self, context: &RequestContext) -> crate::wire::reply::Reply {
+        let (revision, id) = (context.protocol_version, context.request_id.as_ref());
+        if self
+            .0
+            .iter()
+            .any(|c| context.client_capabilities.declares(c))
+        {
+            return crate::wire::reply::fail(revision, id, Fault::Internal, None);
+        }
+        missing_capabilities(revision, id, self.0.iter())
+    }
+}
 
 impl MissingCapabilities {
     /// The most capabilities one refusal names.

@@ -6,7 +6,7 @@ use tollgate_json::{JsonObject, JsonString, JsonValue};
 
 use crate::client_request::{Asks, transport_features};
 use crate::facts::context::RequestContext;
-use crate::facts::context::{found_missing, missing_capabilities};
+use crate::facts::context::missing_capabilities;
 use crate::model::features::InvocationFeatures;
 use crate::model::guard::{BoxFuture, fresh_features, guarded};
 use crate::model::handler::{Erased, Outcome};
@@ -367,7 +367,7 @@ fn finish<T>(
             RequestStateMode::FrameworkProtected,
             &required,
         )),
-        Ok(Outcome::MissingCapabilities(missing)) => Err(found_missing(context, &missing)),
+        Ok(Outcome::MissingCapabilities(missing)) => Err(missing.refusal(context)),
         Err(kind) => {
             let fault = match kind {
                 FailureKind::InvalidParams => Fault::InvalidParams,
