@@ -239,10 +239,19 @@ if (process.argv[3]) {
   const found = await stdio.callTool({ name: "catalog.stock", arguments: { tenant: "globex", sku: "MUG-001" } });
   assert.equal(found.structuredContent.inStock, 25);
   await stdio.close();
-  const legacyStdio = new Client({ name: "tollgate-e2e", version: "1.0.0" });
+  const legacyStdio = new Client({ name: "tollgate-e2e", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  const askedOverStdio = [];
+  legacyStdio.setRequestHandler("elicitation/create", async (request) => {
+    askedOverStdio.push(request.params.message);
+    return { action: "accept", content: { quantity: 2 } };
+  });
   await legacyStdio.connect(new StdioClientTransport({ command: process.argv[3], args: ["--stdio"] }));
   const got = await legacyStdio.callTool({ name: "catalog.get", arguments: { sku: "POT-001" } });
   assert.equal(got.content[0].type, "text");
+  // A server-to-client elicitation as a line on stdout, answered by the client's line on stdin.
+  const reservedOverStdio = await legacyStdio.callTool({ name: "catalog.reserve", arguments: { sku: "MUG-001" } });
+  assert.equal(reservedOverStdio.content[0].text, "Reserved 2 × Stoneware mug.");
+  assert.equal(askedOverStdio.length, 1);
   await legacyStdio.close();
-  console.log("official TypeScript client: 2026-07-28 and 2025-11-25 over stdio ok");
+  console.log("official TypeScript client: 2026-07-28 and 2025-11-25 over stdio ok (an elicitation answered in lines)");
 }

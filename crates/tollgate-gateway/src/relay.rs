@@ -112,10 +112,10 @@ const UPSTREAM_STATE: &str = "upstream";
 /// the upstream is told the caller's own elicitation, sampling and roots capabilities, so it asks
 /// only for what the caller can answer (and refuses, -32021, what it requires and the caller
 /// lacks). A 2025 caller the endpoint gives a channel to (a tool call, a prompt or a read in a
-/// session over HTTP) is declared
-/// to the upstream the same way, but the upstream's `input_required` is answered by the
-/// upstream's client itself: each input request goes through the call's handler to the caller
-/// on its own call's stream (see [`asks`](crate::asks)), and the upstream call is retried with
+/// session, over HTTP or stdio) is declared to the upstream the same way, but the upstream's
+/// `input_required` is answered by the upstream's client itself: each input request goes
+/// through the call's handler to the caller on its own call's stream or as a line (see
+/// [`asks`](crate::asks)), and the upstream call is retried with
 /// the answers and the upstream's `requestState`, for at most the client's
 /// `max_input_rounds` rounds (default 10; past them the call fails, the fixed -32603). To a
 /// 2026-07-28 upstream whose caller cannot be relayed to, a call declares none.
@@ -131,7 +131,8 @@ pub(crate) struct InputRelay {
 impl InputRelay {
     /// Read from `context`, for `client`'s upstream; `keeps_state` when the registration may
     /// carry the upstream's state; `asks` when the caller can be sent requests during the call
-    /// (the endpoint gave it a `ClientRequests` channel: a 2025 caller in a session over HTTP).
+    /// (the endpoint gave it a `ClientRequests` channel: a 2025 caller in a session, over HTTP
+    /// or stdio).
     pub(crate) fn of(
         context: &RequestContext,
         client: &Client,

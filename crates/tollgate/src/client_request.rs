@@ -1,12 +1,12 @@
 //! Server-to-client requests on the 2025 revisions: a handler asks the client to elicit input,
-//! sample its model or list its roots, over the request's own SSE stream, and awaits the answer
-//! the client POSTs back.
+//! sample its model or list its roots, over the request's own SSE stream (the answer POSTed
+//! back) or as a line on stdout (the answer a line on stdin), and awaits the answer.
 //!
 //! Owns [`ClientRequests`] and [`ClientRequestError`], the routing of a client's JSON-RPC
 //! response to the request waiting for it, and the one place a handler's transport features are
 //! made (progress, logging, the response stream, server-to-client requests), for tool calls,
-//! prompts and resource reads alike. Knows nothing of HTTP: the stream module carries the
-//! request and keeps the waiting table per session. 2026-07-28 has no such requests; there a
+//! prompts and resource reads alike. Knows nothing of HTTP or lines: the stream module or the
+//! stdio writer carries the request, and the session keeps the waiting table. 2026-07-28 has no such requests; there a
 //! handler returns an `input_required` result instead.
 
 use std::any::{Any, TypeId};
@@ -62,12 +62,13 @@ impl fmt::Display for ClientRequestError {
 
 impl std::error::Error for ClientRequestError {}
 
-/// A handler's channel to the client (2025-11-25 and 2025-06-18, inside a session, over HTTP).
+/// A handler's channel to the client (the 2025 revisions, inside a session).
 ///
 /// Found in [`InvocationFeatures`](crate::InvocationFeatures) for a tool call, a `prompts/get` or a
-/// `resources/read` in a 2025 session over Streamable HTTP. Each request travels on the
-/// request's SSE stream (the answer becomes a stream if it was not one) with a server-chosen id;
-/// the client POSTs its response, which resumes the handler. A tool asks only for the kinds of
+/// `resources/read` in a 2025 session, over Streamable HTTP or stdio. Each request has a
+/// server-chosen id; over HTTP it travels on the request's SSE stream (the answer becomes a
+/// stream if it was not one) and the client POSTs its response, over stdio it is a line on
+/// stdout and the client's response a line on stdin; the response resumes the handler. A tool asks only for the kinds of
 /// input it declared; prompts and resource reads declare none and may ask for any (as their
 /// `input_required` results may on 2026-07-28). Every other bound is the same for the three.
 ///
@@ -87,11 +88,32 @@ impl std::error::Error for ClientRequestError {}
 /// }
 /// ```
 pub struct ClientRequests {
-    stream: Arc<EventStream>,
+    out: Outbound,
     session: Arc<SessionStreams>,
     capabilities: ClientCapabilities,
     /// The kinds of input the handler may ask for.
     asks: Asks,
+}
+
+/// Where a request to the client is written.
+pub(crate) enum Outbound {
+    /// The HTTP request's own event stream.
+    Stream(Arc<EventStream>),
+    /// The stdio connection's line writer.
+    Lines(tokio::sync::mpsc::Sender<Vec<u8>>),
+}
+
+impl Outbound {
+    /// Writes one encoded request; false when the connection is gone.
+    async fn send(&self, bytes: Vec<u8>) -> bool {
+        match self {
+            Self::Stream(stream) => {
+                stream.push_notification(&bytes);
+                true
+            }
+            Self::Lines(lines) => lines.send(bytes).await.is_ok(),
+        }
+    }
 }
 
 /// The kinds of input a handler may ask its client for.
@@ -139,13 +161,13 @@ impl Drop for Forget<'_> {
 
 impl ClientRequests {
     pub(crate) fn new(
-        stream: Arc<EventStream>,
+        out: Outbound,
         session: Arc<SessionStreams>,
         capabilities: ClientCapabilities,
         asks: Asks,
     ) -> Self {
         Self {
-            stream,
+            out,
             session,
             capabilities,
             asks,
@@ -205,23 +227,31 @@ impl ClientRequests {
             .into();
         let bytes = to_vec(&message, &OutputLimits::default())
             .map_err(|_| ClientRequestError::Unavailable)?;
-        self.stream.push_notification(&bytes);
-        // Past the timeout `forget` drops the waiting entry: a late answer finds nothing.
+        // Past the timeout `forget` drops the waiting entry: a late answer finds nothing. A
+        // writer that cannot take the line now waits within the same timeout.
         let timeout = self.session.budget().limits.client_request_timeout;
-        match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok(Some(result))) => Ok(result),
-            Ok(Ok(None)) => Err(ClientRequestError::Rejected),
-            Ok(Err(_)) => Err(ClientRequestError::Unavailable),
-            Err(_) => Err(ClientRequestError::TimedOut),
-        }
+        let asked = async {
+            if !self.out.send(bytes).await {
+                return Err(ClientRequestError::Unavailable);
+            }
+            match answer.await {
+                Ok(Some(result)) => Ok(result),
+                Ok(None) => Err(ClientRequestError::Rejected),
+                Err(_) => Err(ClientRequestError::Unavailable),
+            }
+        };
+        tokio::time::timeout(timeout, asked)
+            .await
+            .unwrap_or(Err(ClientRequestError::TimedOut))
     }
 }
 
 /// The invocation features a request's transport gives its handler, on top of `features`:
 /// progress (when the request asked with a usable token) and logging (when the endpoint lets
-/// handlers log and a level is set) where the transport can carry notifications, and, on an event
-/// stream, the response stream (when the handler may close the connection) and, inside a 2025
-/// session, [`ClientRequests`] for the kinds `asks` allows (called only then, so a call that
+/// handlers log and a level is set) where the transport can carry notifications, on an event
+/// stream the response stream (when the handler may close the connection), and, inside a 2025
+/// session (on an event stream or a stdio connection), [`ClientRequests`] for the kinds `asks`
+/// allows (called only then, so a call that
 /// cannot ask pays nothing for it). Tool calls, prompts and resource reads all get theirs here.
 pub(crate) fn transport_features(
     mut features: InvocationFeatures,
@@ -247,27 +277,39 @@ pub(crate) fn transport_features(
             sink.clone(),
         ));
     }
-    if let NotificationSink::Stream(stream) = sink {
-        let response = stream
-            .may_close_connection()
-            .then(|| ResponseStream::new(stream.clone()));
-        // A 2025 session can carry server-to-client requests on this request's stream.
-        let requests = is_legacy(context.protocol_version)
-            .then(|| stream.session())
-            .flatten()
-            .map(|session| {
-                ClientRequests::new(
-                    stream.clone(),
-                    session,
-                    context.client_capabilities.clone(),
-                    asks(),
-                )
-            });
-        if response.is_some() || requests.is_some() {
-            features = features.with_set(StreamFeatures { response, requests });
+    let legacy = is_legacy(context.protocol_version);
+    let ask = |out, session| {
+        ClientRequests::new(out, session, context.client_capabilities.clone(), asks())
+    };
+    let (response, requests) = match sink {
+        NotificationSink::Stream(stream) => {
+            let response = stream
+                .may_close_connection()
+                .then(|| ResponseStream::new(stream.clone()));
+            // A 2025 session can carry server-to-client requests on this request's stream.
+            let session = legacy.then(|| stream.session()).flatten();
+            let requests = session.map(|s| ask(Outbound::Stream(stream.clone()), s));
+            (response, requests)
         }
+        // A 2025 session over stdio carries them as lines.
+        NotificationSink::SessionLines(lines, session) if legacy => {
+            let requests = ask(Outbound::Lines(lines.clone()), Arc::clone(session));
+            (None, Some(requests))
+        }
+        NotificationSink::Lines(_) | NotificationSink::SessionLines(..) => (None, None),
+    };
+    if response.is_some() || requests.is_some() {
+        features = features.with_set(StreamFeatures { response, requests });
     }
     features
+}
+
+/// Whether `message` is a client's JSON-RPC response (an `id` with a `result` or an `error`, no
+/// `method`), which answers a server-to-client request rather than asking anything.
+pub(crate) fn is_response(message: &JsonObject) -> bool {
+    !message.contains_key("method")
+        && message.contains_key("id")
+        && (message.contains_key("result") || message.contains_key("error"))
 }
 
 /// Delivers a client's JSON-RPC response (`id` plus `result` or `error`) to the request waiting
@@ -356,7 +398,7 @@ mod tests {
             InputRequirement::Conditional,
         )]);
         let client = ClientRequests::new(
-            Arc::clone(&stream),
+            Outbound::Stream(Arc::clone(&stream)),
             Arc::clone(&session),
             capabilities,
             Asks::Declared(declared),
@@ -402,7 +444,7 @@ mod tests {
         let stream = EventStream::new(StreamConfig::default());
         let client = |capabilities: JsonObject, asks: Asks| {
             ClientRequests::new(
-                Arc::clone(&stream),
+                Outbound::Stream(Arc::clone(&stream)),
                 Arc::clone(&session),
                 ClientCapabilities::from_json(capabilities),
                 asks,
@@ -469,7 +511,7 @@ mod tests {
         let stream = EventStream::new(StreamConfig::default());
         let requests = || {
             ClientRequests::new(
-                Arc::clone(&stream),
+                Outbound::Stream(Arc::clone(&stream)),
                 Arc::clone(&session),
                 ClientCapabilities::default(),
                 Asks::Any,

@@ -1,6 +1,6 @@
 //! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
-//! revision, framing limits and cancellation, live catalogs, per-principal views, and MCP Apps
-//! metadata per declaration.
+//! revision, framing limits and cancellation, live catalogs, per-principal views, MCP Apps
+//! metadata per declaration, and a 2025 handler's requests to its client (`asks.rs`).
 
 #![allow(
     clippy::unwrap_used,
@@ -22,6 +22,10 @@ use tollgate::{
     tool::{CompleteResult, OperationResult},
     transport::StdioServer,
 };
+
+mod stdio {
+    mod asks;
+}
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 

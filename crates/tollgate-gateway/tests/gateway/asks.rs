@@ -367,14 +367,14 @@ async fn a_2026_upstream_s_input_required_reaches_a_2025_caller_on_its_call_s_st
     client.close().await.unwrap();
 
     // A 2025 caller that does not declare elicitation is declared none: the upstream refuses
-    // before asking, and the caller gets the fixed internal error, never asked.
+    // before asking (-32021), and the caller is refused so too, never asked.
     let grace = Caller::new("Grace");
     let unable = connect(&url, Revision::V2025_11_25, &grace, false).await;
     let refused = unable
         .call_tool("up_rounds", object(r#"{"n":1}"#))
         .await
         .unwrap_err();
-    assert_eq!(refused.code(), Some(-32603));
+    assert_eq!(refused.code(), Some(-32021));
     assert_eq!(grace.asked.load(Ordering::SeqCst), 0);
     unable.close().await.unwrap();
     gateway.close().await;

@@ -223,14 +223,14 @@ async fn a_2026_upstream_s_input_required_for_a_prompt_or_read_reaches_a_2025_ca
         "ten rounds asked, then refused"
     );
     client.close().await.unwrap();
-    // A 2025 caller that does not declare elicitation is declared none: its client cannot
-    // answer the upstream's round, and the caller gets the fixed internal error, never asked.
+    // A 2025 caller that does not declare elicitation is declared none: the upstream refuses
+    // the round it cannot ask (-32021), and the caller is refused so too, never asked.
     let grace = Caller::new("Grace");
     let unable = connect(&url, Revision::V2025_11_25, &grace, false).await;
     let refused = prompt(&unable, "up_rounds", Some("1")).await.unwrap_err();
-    assert_eq!(refused.code(), Some(-32603));
+    assert_eq!(refused.code(), Some(-32021));
     let refused = unable.read_resource("up+rounds://one").await.unwrap_err();
-    assert_eq!(refused.code(), Some(-32603));
+    assert_eq!(refused.code(), Some(-32021));
     assert_eq!(grace.asked.load(Ordering::SeqCst), 0);
     unable.close().await.unwrap();
     gateway.close().await;

@@ -412,13 +412,17 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
     assert_eq!(error.code(), Some(-32603));
     client.close().await.unwrap();
 
-    // A 2025 caller over stdio cannot be asked: the fixed internal error, never a hang.
+    // A 2025 caller over stdio is asked in lines: the gateway's client answers the upstream's
+    // round with the caller's answer and the upstream's own state, within the call.
     let old = asked_client(&gateway, &revisions, Revision::V2025_11_25).await;
-    let error = old
+    let result = old
         .call_tool("up_confirm", JsonObject::new())
         .await
-        .unwrap_err();
-    assert_eq!(error.code(), Some(-32603));
+        .unwrap();
+    assert_eq!(
+        seen(&result),
+        (Some(&JsonValue::Bool(true)), Some("upstream-state"))
+    );
     old.close().await.unwrap();
 
     // A 2025 caller without elicitation is refused as the endpoint refuses its own: -32021.

@@ -264,6 +264,11 @@ mod tests {
 pub(crate) enum NotificationSink {
     /// Lines for the stdio writer.
     Lines(tokio::sync::mpsc::Sender<Vec<u8>>),
+    /// Lines for the stdio writer of a 2025 session, whose requests to the client they carry too.
+    SessionLines(
+        tokio::sync::mpsc::Sender<Vec<u8>>,
+        std::sync::Arc<crate::stream::session::SessionStreams>,
+    ),
     /// The event stream of an HTTP answer.
     Stream(std::sync::Arc<crate::stream::event::EventStream>),
 }
@@ -289,7 +294,7 @@ impl NotificationSink {
     /// sends the same shape often encodes its fixed part once), as [`Self::notify`] does.
     pub(crate) fn notify_encoded(&self, json: Vec<u8>) {
         match self {
-            Self::Lines(lines) => {
+            Self::Lines(lines) | Self::SessionLines(lines, _) => {
                 let _ = lines.try_send(json);
             }
             Self::Stream(stream) => stream.push_notification(&json),

@@ -89,9 +89,7 @@ async fn one(
     if let (Some(object), true) = (
         value.as_object(),
         endpoint.inner.sessions.is_some() && head.session_id.is_present(),
-    ) && !object.contains_key("method")
-        && object.contains_key("id")
-        && (object.contains_key("result") || object.contains_key("error"))
+    ) && crate::client_request::is_response(object)
     {
         return bare::client_response(endpoint, transport.caller(), object).await;
     }

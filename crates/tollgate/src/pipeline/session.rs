@@ -333,6 +333,15 @@ async fn initialize(
     };
     let session_id = match (local, store) {
         (Some(local), _) => {
+            // A connection's session is held to the endpoint's session settings too (its
+            // requests to the client wait the configured timeout).
+            if let Some(table) = &endpoint.inner.sessions {
+                let _ = session.streams.budget.set(crate::stream::session::Budget {
+                    limits: table.held(),
+                    principal: None,
+                    endpoint: Arc::default(),
+                });
+            }
             local.open(session);
             None
         }

@@ -9,6 +9,7 @@ use tokio::task::AbortHandle;
 use tollgate_json::JsonValue;
 
 use crate::session::Session;
+use crate::stream::session::SessionStreams;
 use crate::version::ProtocolVersion;
 use crate::wire::level::LogLevel;
 
@@ -40,6 +41,16 @@ impl LocalSession {
     /// The session, once started.
     pub(crate) fn session(&self) -> Option<Session> {
         lock(&self.session).clone()
+    }
+
+    /// The streams of the session when it is a 2025 one (it can carry server-to-client
+    /// requests, and waits for the client's answers there).
+    pub(crate) fn legacy_streams(&self) -> Option<std::sync::Arc<SessionStreams>> {
+        let session = lock(&self.session);
+        session
+            .as_ref()
+            .filter(|s| crate::version::is_legacy(s.revision))
+            .map(|s| std::sync::Arc::clone(&s.streams))
     }
 
     /// Starts (or, on a second `initialize`, replaces) the connection's session.

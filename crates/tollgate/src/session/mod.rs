@@ -486,6 +486,11 @@ impl SessionTable {
         self.lock().sessions.len()
     }
 
+    /// What a session's requests, streams and requests to the client are held to.
+    pub(crate) fn held(&self) -> crate::stream::session::HoldLimits {
+        self.config.held
+    }
+
     /// The streams of a new session here. With a shared store the store's idle clock decides
     /// when a session ends (its requests may all go to other instances while its stream is held
     /// here), so the streams keep no idle clock of their own.

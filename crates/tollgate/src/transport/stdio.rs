@@ -7,7 +7,9 @@
 //! (`pipeline::handle`), minus what only HTTP has (headers, statuses): on 2026-07-28 every
 //! request names its revision in `_meta`; the 2025 revisions `initialize` once per connection,
 //! whose session (and requests in flight, for `notifications/cancelled`) the connection keeps.
-//! In a 2025-03-26 session a line may be a JSON-RPC batch, answered as one line
+//! In a 2025 session a handler's requests to the client (`ClientRequests`) go out as lines and
+//! the client's responses come back as lines, delivered to the handler waiting for each. In a
+//! 2025-03-26 session a line may be a JSON-RPC batch, answered as one line
 //! (`pipeline/batch.rs`).
 
 use std::io;
@@ -118,6 +120,10 @@ impl StdioServer {
         for listen in connection.listens {
             listen.abort();
         }
+        // No answer to a request sent to the client can come any more: its handler is told so.
+        if let Some(streams) = connection.local.legacy_streams() {
+            streams.close();
+        }
         let _ = connection.permits.acquire_many(MAX_IN_FLIGHT as u32).await;
         drop(connection.tx);
         writer.await.unwrap_or_else(|e| Err(io::Error::other(e)))
@@ -150,6 +156,15 @@ impl Lines {
         };
         if value.as_array().is_some() && crate::pipeline::gate::stdio_takes_batches(&self.local) {
             return self.batch(value).await;
+        }
+        // In a 2025 session, a client's response answers a request a handler sent it; one that
+        // answers nothing waiting (late, or never asked) is dropped: a response gets no reply.
+        if let Some(object) = value.as_object()
+            && crate::client_request::is_response(object)
+            && let Some(streams) = self.local.legacy_streams()
+        {
+            crate::client_request::deliver(&streams, object);
+            return true;
         }
         let message = match read(&value) {
             Ok(m) => m,
@@ -237,8 +252,12 @@ impl Lines {
         let task_key = key.clone();
         let task = self.local.track(key, || {
             tokio::spawn(async move {
-                // Progress notifications go out as lines before the response.
-                let sink = NotificationSink::Lines(tx.clone());
+                // Progress notifications (and, in a 2025 session, requests to the client) go
+                // out as lines before the response.
+                let sink = match local.legacy_streams() {
+                    Some(streams) => NotificationSink::SessionLines(tx.clone(), streams),
+                    None => NotificationSink::Lines(tx.clone()),
+                };
                 let arrival = Arrival {
                     transport: Transport::stdio(Some(&sink)),
                     local: Some(&local),

@@ -1,0 +1,182 @@
+//! Server-to-client requests over stdio in a 2025 session: a handler's elicitation goes out as
+//! a line and the client's response line resumes it; stray responses get no reply; a client
+//! without the capability is never asked; input that ends fails the wait at once; 2026-07-28
+//! requests have no channel.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tollgate::context::{ClientRequests, InputRequest};
+use tollgate::json::{JsonObject, JsonValue, to_string};
+use tollgate::tool::{
+    CompleteResult, InputRequestDeclaration, InputRequestKind, InputRequirement, OperationResult,
+};
+use tollgate::{
+    Endpoint, Implementation, InvocationFeatures, ProtocolVersion, RequestContext, ToolArguments,
+    ToolRegistration,
+};
+
+use crate::{META, Pipe, serve};
+
+/// Asks the client for a name: the answer as structured content, or what went wrong as text.
+async fn ask(
+    _: &RequestContext,
+    _: ToolArguments<JsonObject>,
+    features: &InvocationFeatures,
+) -> Result<OperationResult, Infallible> {
+    let Some(client) = features.find::<ClientRequests>() else {
+        return Ok(CompleteResult::from_tool_text("no channel").into());
+    };
+    let request = InputRequest::elicitation("Your name?", JsonObject::new());
+    Ok(match client.send(request).await {
+        Ok(answer) => match answer.as_object() {
+            Some(answer) => CompleteResult::from_tool_structured_content(answer.clone()).into(),
+            None => CompleteResult::from_tool_text("not an object").into(),
+        },
+        Err(error) => CompleteResult::from_tool_text(error.to_string()).into(),
+    })
+}
+
+fn asking() -> Endpoint {
+    let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
+    let elicits =
+        InputRequestDeclaration::new(InputRequestKind::Elicitation, InputRequirement::Conditional);
+    Endpoint::with_path("/mcp", all, Implementation::new("stdio-asks", "1"))
+        .add_tool(
+            ToolRegistration::with_name("ask", all)
+                .json_object_arguments()
+                .handler(ask)
+                .input_request_declarations([elicits])
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
+/// A 2025-11-25 session declaring `capabilities`.
+async fn session(capabilities: &str) -> Pipe {
+    let mut pipe = serve(asking());
+    pipe.send(&format!(r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"clientInfo":{{"name":"t","version":"1"}}}}}}"#)).await;
+    assert!(pipe.receive().await.get("result").is_some());
+    pipe.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    pipe
+}
+
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#;
+
+fn text(line: &JsonValue) -> Option<&str> {
+    line.get("result")?
+        .get("content")?
+        .as_array()?
+        .first()?
+        .get("text")?
+        .as_str()
+}
+
+#[tokio::test]
+async fn a_2025_handler_asks_its_client_in_lines() {
+    let mut pipe = session(r#"{"elicitation":{}}"#).await;
+    pipe.send(CALL).await;
+    let asked = pipe.receive().await;
+    assert_eq!(
+        asked.get("method").and_then(JsonValue::as_str),
+        Some("elicitation/create")
+    );
+    let id = asked
+        .get("id")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    // A response to nothing waiting (never asked) is dropped without a reply.
+    pipe.send(r#"{"jsonrpc":"2.0","id":"never-asked","result":{"action":"cancel"}}"#)
+        .await;
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"accept","content":{{"name":"Ada"}}}}}}"#
+    ))
+    .await;
+    let answer = pipe.receive().await;
+    assert_eq!(
+        answer
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(1)
+    );
+    let seen = answer
+        .get("result")
+        .and_then(|r| r.get("structuredContent"));
+    assert_eq!(
+        to_string(seen.unwrap(), &Default::default()).unwrap(),
+        r#"{"action":"accept","content":{"name":"Ada"}}"#
+    );
+    // The same id answered twice: the second finds nothing, and nothing is written for it.
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"decline"}}}}"#
+    ))
+    .await;
+    pipe.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+        .await;
+    assert_eq!(
+        pipe.receive()
+            .await
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(2)
+    );
+    // An error answer (or a result of the wrong shape) is the client's rejection.
+    pipe.send(CALL).await;
+    let asked = pipe.receive().await;
+    let id = asked
+        .get("id")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    pipe.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"maybe"}}}}"#
+    ))
+    .await;
+    assert_eq!(
+        text(&pipe.receive().await),
+        Some("the client rejected the request")
+    );
+}
+
+#[tokio::test]
+async fn a_client_without_the_capability_is_never_asked() {
+    let mut pipe = session("{}").await;
+    pipe.send(CALL).await;
+    let answer = pipe.receive().await;
+    assert_eq!(
+        text(&answer),
+        Some("the client did not declare the capability this request needs")
+    );
+    // On 2026-07-28 there is no channel: input_required results ask instead.
+    let mut pipe = serve(asking());
+    pipe.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"ask","arguments":{{}},{META}}}}}"#)).await;
+    assert_eq!(text(&pipe.receive().await), Some("no channel"));
+}
+
+#[tokio::test]
+async fn input_that_ends_ends_the_wait_at_once() {
+    let mut pipe = session(r#"{"elicitation":{}}"#).await;
+    pipe.send(CALL).await;
+    let asked = pipe.receive().await;
+    assert_eq!(
+        asked.get("method").and_then(JsonValue::as_str),
+        Some("elicitation/create")
+    );
+    // The client goes away without answering: the handler hears so, answers, and the server
+    // ends well within the 60-second request timeout.
+    pipe.input.shutdown().await.unwrap();
+    assert_eq!(
+        text(&pipe.receive().await),
+        Some("the client cannot be asked now")
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(5), pipe.server).await;
+    assert!(matches!(ended, Ok(Ok(Ok(())))));
+}
