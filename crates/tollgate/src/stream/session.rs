@@ -558,6 +558,11 @@ impl SessionStreams {
         lock(&self.state).pending.remove(id);
     }
 
+    /// Whether a request sent to the client waits for its answer.
+    pub(crate) fn awaits_answers(&self) -> bool {
+        !lock(&self.state).pending.is_empty()
+    }
+
     /// Takes the request a client's response answers.
     pub(crate) fn take_request(&self, id: &str) -> Option<PendingRequest> {
         lock(&self.state).pending.remove(id)

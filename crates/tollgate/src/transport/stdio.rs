@@ -2,8 +2,9 @@
 //! for desktop clients that start the server as a subprocess.
 //!
 //! Owns line framing (each line bounded by the endpoint's input byte limit) and concurrency
-//! (each request runs in its own task, at most 64 at once; lines that change what the next one
-//! means run in order). Every message goes through the same pipeline as over HTTP
+//! (each request runs in its own task, at most 64 at once, a 65th read once one ends, or refused
+//! busy while one of them waits for the client's answer, which only the reader can read; lines
+//! that change what the next one means run in order). Every message goes through the same pipeline as over HTTP
 //! (`pipeline::handle`), minus what only HTTP has (headers, statuses): on 2026-07-28 every
 //! request names its revision in `_meta`; the 2025 revisions `initialize` once per connection,
 //! whose session (and requests in flight, for `notifications/cancelled`) the connection keeps.
@@ -16,7 +17,7 @@ use std::io;
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, TryAcquireError, mpsc};
 use tokio::task::AbortHandle;
 
 use crate::model::features::NotificationSink;
@@ -25,8 +26,9 @@ use crate::pipeline::Arrival;
 use crate::pipeline::envelope::{Envelope, parse, read, unreadable};
 use crate::registry::Endpoint;
 use crate::session::local::{LocalSession, id_key};
+use crate::wire::fault::Fault;
 use crate::wire::method::Method;
-use crate::wire::reply::Reply;
+use crate::wire::reply::{Reply, fault_reply};
 use crate::wire::stage::stage;
 
 const MAX_IN_FLIGHT: usize = 64;
@@ -244,8 +246,30 @@ impl Lines {
     /// abort it. False when no more requests can be taken.
     async fn spawn(&mut self, key: String, message: Envelope) -> bool {
         let listening = message.kind == Some(Method::SubscriptionsListen);
-        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
-            return false;
+        let permit = match Arc::clone(&self.permits).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(TryAcquireError::Closed) => return false,
+            // All 64 run and one waits for the client's answer, which only this loop can read:
+            // waiting here could wait out that request's timeout, so this one is refused.
+            Err(TryAcquireError::NoPermits)
+                if self
+                    .local
+                    .legacy_streams()
+                    .is_some_and(|s| s.awaits_answers()) =>
+            {
+                send(
+                    &self.tx,
+                    fault_reply(message.id.as_ref(), Fault::Busy, None),
+                )
+                .await;
+                return true;
+            }
+            Err(TryAcquireError::NoPermits) => {
+                let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+                    return false;
+                };
+                permit
+            }
         };
         let (endpoint, tx) = (self.endpoint.clone(), self.tx.clone());
         let local = Arc::clone(&self.local);

@@ -1,7 +1,7 @@
 //! Server-to-client requests over stdio in a 2025 session: a handler's elicitation goes out as
 //! a line and the client's response line resumes it; stray responses get no reply; a client
 //! without the capability is never asked; input that ends fails the wait at once; 2026-07-28
-//! requests have no channel.
+//! requests have no channel; a 65th request while 64 wait for answers is refused busy.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -179,4 +179,59 @@ async fn input_that_ends_ends_the_wait_at_once() {
     );
     let ended = tokio::time::timeout(Duration::from_secs(5), pipe.server).await;
     assert!(matches!(ended, Ok(Ok(Ok(())))));
+}
+
+#[tokio::test]
+async fn a_65th_request_while_64_wait_for_answers_is_refused_busy() {
+    let mut pipe = session(r#"{"elicitation":{}}"#).await;
+    let call = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ask","arguments":{{}}}}}}"#
+        )
+    };
+    // 64 run at once, each asking the client (the bound): all 64 are asked.
+    let mut asked = Vec::new();
+    for id in 1..=64 {
+        pipe.send(&call(id)).await;
+    }
+    for _ in 1..=64 {
+        let line = pipe.receive().await;
+        assert_eq!(
+            line.get("method").and_then(JsonValue::as_str),
+            Some("elicitation/create")
+        );
+        asked.push(
+            line.get("id")
+                .and_then(JsonValue::as_str)
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    // One past: refused at once (the reader must stay free to read their answers).
+    pipe.send(&call(65)).await;
+    let refused = pipe.receive().await;
+    assert_eq!(
+        refused
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(65)
+    );
+    assert_eq!(
+        refused
+            .get("error")
+            .and_then(|e| e.get("message"))
+            .and_then(JsonValue::as_str),
+        Some("Server busy")
+    );
+    // The answers are read and each call completes.
+    for id in &asked {
+        pipe.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"decline"}}}}"#
+        ))
+        .await;
+    }
+    for _ in 1..=64 {
+        assert!(pipe.receive().await.get("result").is_some());
+    }
 }
