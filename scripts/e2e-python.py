@@ -1,12 +1,14 @@
 """End-to-end check with the official Python MCP SDK (PyPI `mcp`, pinned by scripts/e2e):
 initialize over 2025-11-25 against a running catalog demo, list its tools and call them (one
-call's stream is closed by the server and resumed by the client).
-Usage: python e2e-python.py http://127.0.0.1:PORT/mcp
+call's stream is closed by the server and resumed by the client); then the demo over stdio,
+where catalog.reserve's elicitation is a line the client answers with a line.
+Usage: python e2e-python.py http://127.0.0.1:PORT/mcp [path/to/catalog]
 """
 import asyncio
 import sys
 
 from mcp import ClientSession, types
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -59,4 +61,24 @@ async def main(url: str) -> None:
             print(f"official Python SDK: initialize ({init.protocol_version}), list and call ok")
 
 
+async def over_stdio(binary: str) -> None:
+    asked = []
+
+    async def on_elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"quantity": 4})
+
+    params = StdioServerParameters(command=binary, args=["--stdio"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, elicitation_callback=on_elicit) as session:
+            init = await session.initialize()
+            assert init.protocol_version == "2025-11-25", init.protocol_version
+            reserved = await session.call_tool("catalog.reserve", {"sku": "POT-001"})
+            assert reserved.content[0].text.startswith("Reserved 4 × "), reserved
+            assert len(asked) == 1, asked
+    print("official Python SDK: over stdio, an elicitation answered in lines ok")
+
+
 asyncio.run(main(sys.argv[1]))
+if len(sys.argv) > 2:
+    asyncio.run(over_stdio(sys.argv[2]))
