@@ -12,7 +12,17 @@ const url = new URL(process.argv[2]);
 for (const revision of ["2026-07-28", "2025-11-25"]) {
   // Pinned to 2026-07-28; the client's default mode speaks 2025-11-25 (initialize, a session).
   const options = revision === "2026-07-28" ? { versionNegotiation: { mode: { pin: revision } } } : {};
-  const client = new Client({ name: "tollgate-gateway-e2e", version: "1.0.0" }, options);
+  const capabilities = { sampling: {}, elicitation: {} };
+  const client = new Client({ name: "tollgate-gateway-e2e", version: "1.0.0" }, { ...options, capabilities });
+  const asked = [];
+  client.setRequestHandler("sampling/createMessage", async (request) => {
+    asked.push(request.params.messages[0].content.text);
+    return { role: "assistant", content: { type: "text", text: "sampled by the caller" }, model: "e2e" };
+  });
+  client.setRequestHandler("elicitation/create", async (request) => {
+    asked.push(request.params.message);
+    return { action: "accept", content: { name: "Ada", check: true, integer: 7 } };
+  });
   await client.connect(new StreamableHTTPClientTransport(url));
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name);
@@ -50,6 +60,16 @@ for (const revision of ["2026-07-28", "2025-11-25"]) {
   assert.match(read.contents[0].text, /Features/);
   const dynamic = await client.readResource({ uri: "ev+demo://resource/dynamic/text/3" });
   assert.match(dynamic.contents[0].text, /Resource 3/);
+  // The stdio upstream's requests during a call (sampling, elicitation), relayed to a 2025
+  // caller on its call's stream: nothing on the upstream's lines names the call, and the
+  // gateway's `sole_call_requests` gives them to the only call outstanding.
+  if (revision === "2025-11-25") {
+    const sampled = await client.callTool({ name: "ev_trigger-sampling-request", arguments: { prompt: "hello" } });
+    assert.match(sampled.content[0].text, /sampled by the caller/, JSON.stringify(sampled));
+    const elicited = await client.callTool({ name: "ev_trigger-elicitation-request", arguments: {} });
+    assert.match(elicited.content.map((c) => c.text).join("\n"), /Ada/, JSON.stringify(elicited));
+    assert.equal(asked.length, 2, `${asked}`);
+  }
   await client.close();
-  console.log(`gateway ${revision}: list and calls ok through the gateway`);
+  console.log(`gateway ${revision}: list and calls ok through the gateway${revision === "2025-11-25" ? " (sampling and elicitation relayed from stdio)" : ""}`);
 }

@@ -34,6 +34,7 @@ pub struct ClientBuilder {
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) check_output: bool,
     pub(crate) stderr: Option<crate::transport::stdio::StderrSink>,
+    pub(crate) sole_call: bool,
     cache: Arc<ListCache>,
     router: Arc<Router>,
 }
@@ -50,6 +51,7 @@ impl Default for ClientBuilder {
             authorizer: None,
             check_output: true,
             stderr: None,
+            sole_call: false,
             cache: Arc::default(),
             router: Arc::default(),
         }
@@ -173,10 +175,24 @@ impl ClientBuilder {
             self.headers.clone(),
             self.limits.clone(),
             self.transport_handler(),
+            self.sole_call,
         )
         .await?;
         self.revisions = vec![Revision::V2024_11_05];
         Client::negotiate(self, Arc::new(lines)).await
+    }
+
+    /// Over stdio, the in-process pipe and 2024-11-05's HTTP+SSE, where nothing on the wire
+    /// names the call a server's request belongs to: a request or log message the server sends while exactly one request
+    /// of this client is outstanding goes to that request's own handler
+    /// ([`CallOptions::handler`](crate::CallOptions::handler)) when it has one, as it would on
+    /// that request's own response stream over Streamable HTTP. Off by default: the server
+    /// may send a request that belongs to no call (a `roots/list` of its own) while one is
+    /// outstanding, and that call's handler would get it. With two or more outstanding (or
+    /// none), such messages go to the client's handler either way.
+    pub fn sole_call_requests(mut self, on: bool) -> Self {
+        self.sole_call = on;
+        self
     }
 
     /// Where a stdio server's stderr goes, line by line (each cut to 8 KiB; default: this
@@ -200,6 +216,7 @@ impl ClientBuilder {
             self.limits.clone(),
             self.transport_handler(),
             self.stderr.clone(),
+            self.sole_call,
         )?;
         Client::negotiate(self, Arc::new(lines)).await
     }
@@ -232,6 +249,7 @@ impl ClientBuilder {
             endpoint,
             self.limits.clone(),
             self.transport_handler(),
+            self.sole_call,
         );
         Client::negotiate(self, Arc::new(lines)).await
     }

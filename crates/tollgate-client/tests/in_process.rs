@@ -45,8 +45,9 @@ async fn every_revision_lists_calls_and_answers_input() {
                 .find(|t| t.get("name").and_then(|n| n.as_str()) == Some("add"));
             assert!(add.unwrap().get("outputSchema").is_some(), "{revision}");
         }
-        if revision.is_stateless() {
-            // The input_required round answered by the handler, the schema's default applied.
+        if revision.is_stateless() || revision >= Revision::V2025_06_18 {
+            // The input_required round (2026-07-28), or the server's request as a line (a 2025
+            // session over stdio), answered by the handler, the schema's default applied.
             let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
             assert_eq!(text(&result), "hello Ada");
         }
@@ -177,4 +178,53 @@ async fn dropping_a_call_cancels_it_on_the_server() {
             .await
             .is_ok()
     );
+}
+
+/// Over lines nothing names the call a server's request belongs to: with
+/// `sole_call_requests`, one that arrives while a single request is outstanding goes to that
+/// call's own handler; with two outstanding, or without the setting, to the client's (here
+/// none, so the tool hears a refusal).
+#[tokio::test]
+async fn a_sole_call_s_requests_go_to_its_own_handler() {
+    use tollgate_client::CallOptions;
+    let cancelled = Arc::new(AtomicUsize::new(0));
+    let connect = |sole: bool| {
+        Client::builder()
+            .revisions([Revision::V2025_11_25])
+            .capabilities(elicitation())
+            .sole_call_requests(sole)
+            .connect_in_process(endpoint(&ALL, Arc::clone(&cancelled)))
+    };
+    let own = || CallOptions::new().handler(Accept::default());
+    let client = connect(true).await.unwrap();
+    let result = client
+        .call_tool_with("ask", JsonObject::new(), own())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "hello Ada");
+    // A call without a handler of its own: the client's (none) refuses.
+    let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+    assert_eq!(text(&result), "refused");
+    // Two outstanding: the request names neither, so the client's handler gets it.
+    let waiting = client.call_tool("wait", JsonObject::new());
+    let asked = async {
+        while cancelled.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        client.call_tool_with("ask", JsonObject::new(), own()).await
+    };
+    tokio::select! {
+        biased;
+        _ = waiting => unreachable!("the tool waits until it is cancelled"),
+        result = asked => assert_eq!(text(&result.unwrap()), "refused"),
+    }
+    client.close().await.unwrap();
+    // Off (the default): the call's own handler is not asked.
+    let client = connect(false).await.unwrap();
+    let result = client
+        .call_tool_with("ask", JsonObject::new(), own())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "refused");
+    client.close().await.unwrap();
 }

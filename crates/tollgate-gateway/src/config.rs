@@ -72,6 +72,7 @@ pub struct UpstreamConfig {
     oauth: Option<UpstreamOAuth>,
     revisions: Option<Vec<Revision>>,
     max_input_rounds: u32,
+    sole_call_requests: bool,
 }
 
 /// The shortest `relist_ms` taken (a re-list is a `tools/list` to the upstream).
@@ -147,6 +148,8 @@ struct Table {
     oauth: Option<OAuthTable>,
     revisions: Option<Vec<String>>,
     max_input_rounds: Option<u32>,
+    #[serde(default)]
+    sole_call_requests: bool,
 }
 
 impl GatewayConfig {
@@ -265,7 +268,11 @@ impl UpstreamConfig {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
                     return refuse(ConfigErrorKind::InvalidUrl);
                 }
-                if !t.args.is_empty() || !t.env.is_empty() || t.cwd.is_some() {
+                if !t.args.is_empty()
+                    || !t.env.is_empty()
+                    || t.cwd.is_some()
+                    || t.sole_call_requests
+                {
                     return refuse(ConfigErrorKind::MixedTransport);
                 }
                 // Two credentials for one upstream: the grant's token or the header's?
@@ -345,6 +352,7 @@ impl UpstreamConfig {
             oauth,
             revisions,
             max_input_rounds,
+            sole_call_requests: t.sole_call_requests,
         })
     }
 
@@ -391,6 +399,17 @@ impl UpstreamConfig {
     /// [`MAX_INPUT_ROUNDS`]; 0 answers none).
     pub fn max_input_rounds(&self) -> u32 {
         self.max_input_rounds
+    }
+
+    /// Whether a request or log message a stdio upstream sends while exactly one forwarded
+    /// request to it is outstanding is relayed to that request's caller
+    /// (`sole_call_requests`, stdio only; default `false`: nothing on a line names the call it
+    /// belongs to, so such messages are refused, -32601, or dropped). On, a request the
+    /// upstream sends of its own accord (a `roots/list` outside any call) while one call is
+    /// outstanding reaches that call's caller; with two or more outstanding it is refused
+    /// either way. See [`ClientBuilder::sole_call_requests`](tollgate_client::ClientBuilder::sole_call_requests).
+    pub fn sole_call_requests(&self) -> bool {
+        self.sole_call_requests
     }
 
     /// The gateway's own OAuth client for this upstream (`[upstream.oauth]`, HTTP only), if
@@ -488,6 +507,18 @@ mod tests {
         for bad in ["[]", r#"["2024-01-01"]"#, r#"["2025-11-25","2025-11-25"]"#] {
             assert_eq!(kind(&file(bad)), ConfigErrorKind::InvalidRevisions, "{bad}");
         }
+    }
+
+    #[test]
+    fn sole_call_requests_are_off_by_default_and_for_stdio_upstreams_only() {
+        let stdio = "[[upstream]]\nname = \"a\"\ncommand = \"y\"\n";
+        let off = GatewayConfig::from_toml(stdio).unwrap();
+        assert!(!off.upstreams()[0].sole_call_requests());
+        let on = GatewayConfig::from_toml(&format!("{stdio}sole_call_requests = true\n")).unwrap();
+        assert!(on.upstreams()[0].sole_call_requests());
+        let http =
+            "[[upstream]]\nname = \"a\"\nurl = \"http://h/mcp\"\nsole_call_requests = true\n";
+        assert_eq!(kind(http), ConfigErrorKind::MixedTransport);
     }
 
     #[test]

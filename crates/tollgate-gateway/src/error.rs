@@ -98,7 +98,7 @@ impl ConfigErrorKind {
             Self::DuplicateName => "two upstreams share a name",
             Self::InvalidPrefix => "a prefix must be 1 to 64 bytes of A-Z a-z 0-9 _ -",
             Self::MixedTransport => {
-                "an upstream needs exactly one of url (with headers) or command (with args, env, cwd)"
+                "an upstream needs exactly one of url (with headers) or command (with args, env, cwd, sole_call_requests)"
             }
             Self::InvalidUrl => "an upstream url must start with http:// or https://",
             Self::InvalidCommand => "an upstream command must not be empty",

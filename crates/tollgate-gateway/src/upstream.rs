@@ -359,6 +359,9 @@ async fn connect_client(upstream: &UpstreamConfig, watch: Watch) -> Result<Clien
     if let Some(revisions) = upstream.revisions() {
         builder = builder.revisions(revisions.iter().copied());
     }
+    if upstream.sole_call_requests() {
+        builder = builder.sole_call_requests(true);
+    }
     match upstream.transport() {
         UpstreamTransport::Http { url, headers } => {
             let mut builder = builder;

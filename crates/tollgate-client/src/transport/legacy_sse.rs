@@ -24,6 +24,7 @@ pub(crate) async fn connect(
     headers: HeaderMap,
     limits: ClientLimits,
     handler: std::sync::Arc<dyn Handler>,
+    sole_call: bool,
 ) -> Result<Lines, Error> {
     let base = reqwest::Url::parse(url)
         .map_err(|_| Error::new(ErrorKind::Argument, "the URL is not valid"))?;
@@ -70,12 +71,13 @@ pub(crate) async fn connect(
     let reading = tokio::spawn(read_events(response, parser, to_client));
     let max = limits.max_message_bytes();
     let writing = tokio::spawn(post_lines(client, endpoint, headers, from_client, max));
-    let lines = Lines::start(from_server, to_server, limits, handler).on_close(move || {
-        Box::pin(async move {
-            reading.abort();
-            writing.abort();
-        })
-    });
+    let lines =
+        Lines::start(from_server, to_server, limits, handler, sole_call).on_close(move || {
+            Box::pin(async move {
+                reading.abort();
+                writing.abort();
+            })
+        });
     Ok(lines)
 }
 

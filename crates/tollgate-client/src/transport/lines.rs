@@ -1,8 +1,9 @@
 //! Newline-delimited JSON-RPC over any byte pipe: a child's stdin and stdout, or an in-memory
 //! pipe to an endpoint in the same process. It owns framing (each line bounded by
 //! [`ClientLimits::max_message_bytes`]), matching answers to requests, answering server
-//! requests through the handler, and `notifications/cancelled` when a request's future is
-//! dropped; it must not know what is on the other end of the pipe.
+//! requests through the handler (the client's, or with `sole_call` the one outstanding
+//! request's own, when it is the only one), and `notifications/cancelled` when a request's
+//! future is dropped; it must not know what is on the other end of the pipe.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +13,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::{mpsc, oneshot};
 use tollgate_json::{JsonNumber, JsonObject, JsonValue};
 
-use super::{BoxFuture, Outgoing, RevisionCell, Transport, answer};
+use super::{BoxFuture, Outgoing, RevisionCell, Transport, answer, for_call};
 use crate::error::{Error, ErrorKind};
 use crate::handler::Handler;
 use crate::limits::ClientLimits;
@@ -22,7 +23,13 @@ use crate::revision::Revision;
 /// Lines waiting to be written, at most.
 const QUEUE: usize = 64;
 
-type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Result<JsonValue, Error>>>>>>;
+/// A request waiting for its answer, with its own handler (kept only with `sole_call`).
+struct Waiting {
+    answer: oneshot::Sender<Result<JsonValue, Error>>,
+    handler: Option<Arc<dyn Handler>>,
+}
+
+type Pending = Arc<Mutex<Option<HashMap<u64, Waiting>>>>;
 
 /// What ends the other side when the transport closes.
 type OnClose = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
@@ -36,15 +43,22 @@ pub(crate) struct Lines {
     on_close: Mutex<Option<OnClose>>,
     /// The revision in use, which the reader needs (batches, requests it defines).
     revision: Arc<RevisionCell>,
+    /// Whether a request's own handler is kept, for the server's requests while it is the
+    /// only one outstanding.
+    sole_call: bool,
 }
 
 impl Lines {
     /// Starts the reader and writer tasks over `input` (what the server writes) and `output`.
+    /// With `sole_call`, a server request or log message that arrives while exactly one
+    /// request is outstanding goes to that request's own handler when it has one (nothing on
+    /// a line names the call it belongs to); otherwise to `handler`.
     pub(crate) fn start<R, W>(
         input: R,
         output: W,
         limits: ClientLimits,
         handler: Arc<dyn Handler>,
+        sole_call: bool,
     ) -> Self
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -77,6 +91,7 @@ impl Lines {
             next_id: AtomicU64::new(1),
             on_close: Mutex::new(None),
             revision,
+            sole_call,
         }
     }
 
@@ -100,13 +115,17 @@ impl Lines {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let bytes = message::request(id, &out.method, out.params)?;
         let (tx, rx) = oneshot::channel();
+        let waiting = Waiting {
+            answer: tx,
+            handler: out.handler.filter(|_| self.sole_call),
+        };
         match self
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_mut()
         {
-            Some(map) => map.insert(id, tx),
+            Some(map) => map.insert(id, waiting),
             None => return Err(Error::new(ErrorKind::Closed, "")),
         };
         let sender = self.sender()?;
@@ -182,14 +201,17 @@ impl Reader {
                         .and_then(|map| map.remove(&id))
                 });
                 if let Some(waiting) = waiting {
-                    let _ = waiting.send(outcome);
+                    let _ = waiting.answer.send(outcome);
                 }
             }
             Incoming::Notification { method, params } => {
-                self.handler.notification(&method, params.as_ref());
+                let call = self.sole_call();
+                for_call(&self.handler, call.as_ref(), &method, false)
+                    .notification(&method, params.as_ref());
             }
             Incoming::Request { id, method, params } => {
-                let handler = Arc::clone(&self.handler);
+                let call = self.sole_call();
+                let handler = Arc::clone(for_call(&self.handler, call.as_ref(), &method, true));
                 let out = self.out.clone();
                 let revision = self.revision.get();
                 tokio::spawn(async move {
@@ -202,6 +224,18 @@ impl Reader {
                 });
             }
         }
+    }
+}
+
+impl Reader {
+    /// The handler of the only request outstanding, when it has one of its own.
+    fn sole_call(&self) -> Option<Arc<dyn Handler>> {
+        let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let map = pending.as_ref()?;
+        if map.len() != 1 {
+            return None;
+        }
+        map.values().next()?.handler.clone()
     }
 }
 

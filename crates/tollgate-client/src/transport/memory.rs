@@ -15,6 +15,7 @@ pub(crate) fn serve(
     endpoint: tollgate::Endpoint,
     limits: ClientLimits,
     handler: Arc<dyn Handler>,
+    sole_call: bool,
 ) -> Lines {
     let (client_side, server_side) = tokio::io::duplex(PIPE);
     let (server_read, server_write) = tokio::io::split(server_side);
@@ -24,7 +25,7 @@ pub(crate) fn serve(
             .await;
     });
     let (read, write) = tokio::io::split(client_side);
-    Lines::start(read, write, limits, handler).on_close(move || {
+    Lines::start(read, write, limits, handler, sole_call).on_close(move || {
         Box::pin(async move {
             // The server ends when its input ends (the writer was shut down by closing).
             let _ = server.await;

@@ -35,8 +35,10 @@ pub(crate) struct Outgoing {
     /// `Mcp-Param-*` mirrors, already encoded.
     pub(crate) headers: Vec<(String, String)>,
     /// The call's own handler: the server's requests and log messages on the request's own
-    /// response stream go to it (Streamable HTTP); `None`, or a transport whose wire names no
-    /// call (stdio), sends them to the client's.
+    /// response stream go to it (Streamable HTTP), or, over lines (whose wire names no call),
+    /// those that arrive while it is the only request outstanding, when the client was built
+    /// with [`sole_call_requests`](crate::ClientBuilder::sole_call_requests); otherwise (or
+    /// `None`) to the client's.
     pub(crate) handler: Option<Arc<dyn Handler>>,
 }
 

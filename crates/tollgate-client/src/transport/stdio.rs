@@ -29,6 +29,7 @@ pub(crate) fn spawn(
     limits: ClientLimits,
     handler: Arc<dyn Handler>,
     stderr: Option<StderrSink>,
+    sole_call: bool,
 ) -> Result<Lines, Error> {
     command
         .stdin(Stdio::piped())
@@ -65,7 +66,7 @@ pub(crate) fn spawn(
         });
     }
     let child = Arc::new(Mutex::new(child));
-    Ok(Lines::start(stdout, stdin, limits, handler)
+    Ok(Lines::start(stdout, stdin, limits, handler, sole_call)
         .on_close(move || Box::pin(async move { end(&mut *child.lock().await).await })))
 }
 
