@@ -26,10 +26,10 @@ use tollgate::tool::MissingCapabilities;
 use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client};
 
-use crate::error::ForwardError;
 use crate::error::upstream_code::{
     METHOD_NOT_FOUND, MISSING_CAPABILITY, RESOURCE_NOT_FOUND_2025, RESOURCE_NOT_FOUND_2026,
 };
+use crate::error::{Failed, ForwardError};
 use crate::import::{Kind, Refusal, RefusalReason, text};
 use crate::link::Link;
 use crate::naming::Naming;
@@ -315,36 +315,22 @@ impl Forward {
         features: &InvocationFeatures,
         client: &Client,
         send: impl FnOnce(CallOptions) -> F,
-    ) -> Result<Sent, ForwardError>
+    ) -> Result<Sent, Failed>
     where
         F: Future<Output = Result<JsonValue, tollgate_client::Error>>,
     {
         let asks = features.find::<ClientRequests>().is_some();
         let relay = InputRelay::of(context, client, true, asks);
         let relays_input = relay.relays;
-        let mut refused = None;
-        let result = relayed(
-            &self.link,
-            self.timeout,
-            features,
-            relay.call_options(),
-            |options| async {
-                let answer = send(options).await;
-                if let Err(error) = &answer
-                    && error.code() == Some(MISSING_CAPABILITY)
-                {
-                    refused = Some(error.data().cloned());
-                }
-                answer
-            },
-        )
-        .await;
-        if let Some(data) = refused {
-            let missing = missing_capabilities_of(context.client_capabilities(), data.as_ref())
-                .ok_or(ForwardError::Upstream)?;
-            return Ok(Sent::Relayed(Relayed::Missing(missing)));
-        }
-        let result = result?;
+        let options = relay.call_options();
+        let result = match relayed(&self.link, self.timeout, features, options, send).await {
+            Err(failed) if failed.code() == Some(MISSING_CAPABILITY) => {
+                let missing = missing_capabilities_of(context.client_capabilities(), failed.data())
+                    .ok_or(ForwardError::Upstream)?;
+                return Ok(Sent::Relayed(Relayed::Missing(missing)));
+            }
+            result => result?,
+        };
         if relays_input && asks_input(&result) {
             let relayed = input_required_of(&result, true).ok_or(ForwardError::Malformed)?;
             return Ok(Sent::Relayed(Relayed::Input(relayed)));
@@ -404,27 +390,23 @@ impl Forward {
             .upstream_uri(served)
             .ok_or(ForwardError::Malformed)?;
         let client = self.link.client();
-        let mut missing = false;
-        let sent = self.sent(context, features, &client, |options| async {
-            let answer = client.read_resource_with(uri, options).await;
-            // An upstream without resources (-32601) has none of the URIs it sent either.
-            if let Err(error) = &answer
-                && matches!(
-                    error.code(),
-                    Some(RESOURCE_NOT_FOUND_2025 | RESOURCE_NOT_FOUND_2026 | METHOD_NOT_FOUND)
-                )
-            {
-                missing = true;
-            }
-            answer
+        let sent = self.sent(context, features, &client, |options| {
+            client.read_resource_with(uri, options)
         });
         let result = match sent.await {
             Ok(Sent::Result(result)) => result,
             Ok(Sent::Relayed(relayed)) => return Ok(relayed.outcome()),
-            Err(ForwardError::Upstream) if unlisted && missing => {
+            // An upstream without resources (-32601) has none of the URIs it sent either.
+            Err(failed)
+                if unlisted
+                    && matches!(
+                        failed.code(),
+                        Some(RESOURCE_NOT_FOUND_2025 | RESOURCE_NOT_FOUND_2026 | METHOD_NOT_FOUND)
+                    ) =>
+            {
                 return Ok(ResourceOutput::not_found().into());
             }
-            Err(error) => return Err(error),
+            Err(failed) => return Err(failed.into()),
         };
         let contents = result
             .get("contents")

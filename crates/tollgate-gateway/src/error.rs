@@ -260,6 +260,51 @@ impl fmt::Display for ForwardError {
 
 impl std::error::Error for ForwardError {}
 
+/// A forwarded request's failure as the gateway's handlers read it: its [`ForwardError`], and,
+/// when the upstream answered with a JSON-RPC error, that error's code and `data` (what the
+/// gateway answers in its place, such as -32021's `requiredCapabilities` or a read's "Resource
+/// not found", is read from them; they never reach the caller as sent).
+#[derive(Debug)]
+pub(crate) struct Failed {
+    pub(crate) error: ForwardError,
+    answered: Option<(i64, Option<tollgate::json::JsonValue>)>,
+}
+
+impl Failed {
+    /// The upstream's error answer `error`, when it is one (else a broken exchange).
+    pub(crate) fn upstream(error: &tollgate_client::Error) -> Self {
+        Self {
+            error: ForwardError::Upstream,
+            answered: error.code().map(|code| (code, error.data().cloned())),
+        }
+    }
+
+    /// The code of the upstream's error answer.
+    pub(crate) fn code(&self) -> Option<i64> {
+        self.answered.as_ref().map(|(code, _)| *code)
+    }
+
+    /// The `data` of the upstream's error answer.
+    pub(crate) fn data(&self) -> Option<&tollgate::json::JsonValue> {
+        self.answered.as_ref().and_then(|(_, data)| data.as_ref())
+    }
+}
+
+impl From<ForwardError> for Failed {
+    fn from(error: ForwardError) -> Self {
+        Self {
+            error,
+            answered: None,
+        }
+    }
+}
+
+impl From<Failed> for ForwardError {
+    fn from(failed: Failed) -> Self {
+        failed.error
+    }
+}
+
 /// The login's cause when the upstream has no `[upstream.oauth]` table with
 /// `grant = "authorization_code"` (or is not reached over HTTP).
 pub(crate) const NOT_AUTHORIZATION_CODE: &str =

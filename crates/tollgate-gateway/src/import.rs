@@ -7,7 +7,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tollgate::context::{ClientRequests, Handler};
@@ -447,31 +447,20 @@ impl Forward {
         }
         let relays_input = relay.relays;
         let options = relay.call_options();
-        // The upstream's refusal for capabilities the caller lacks, kept to answer it as such.
-        let refused: std::sync::Mutex<Option<Option<JsonValue>>> = std::sync::Mutex::default();
-        let result = relayed(
-            &self.link,
-            self.timeout,
-            features,
-            options,
-            |options| async {
-                let answer = client.call_tool_with(&self.name, arguments, options).await;
-                if let Err(error) = &answer
-                    && error.code() == Some(MISSING_CAPABILITY)
-                {
-                    *crate::shared::lock(&refused) = Some(error.data().cloned());
-                }
-                answer
-            },
-        )
+        let result = relayed(&self.link, self.timeout, features, options, |options| {
+            client.call_tool_with(&self.name, arguments, options)
+        })
         .await;
-        let refused = refused.into_inner().unwrap_or_else(PoisonError::into_inner);
-        // On any revision: a 2025 caller is refused -32021 as a 2026-07-28 one is.
-        if let Some(data) = refused {
-            let missing = missing_capabilities_of(context.client_capabilities(), data.as_ref())
-                .ok_or(ForwardError::Upstream)?;
-            return Ok(missing.into());
-        }
+        let result = match result {
+            // The upstream's refusal for capabilities the caller lacks, on any revision: a
+            // 2025 caller is refused -32021 as a 2026-07-28 one is.
+            Err(failed) if failed.code() == Some(MISSING_CAPABILITY) => {
+                let missing = missing_capabilities_of(context.client_capabilities(), failed.data())
+                    .ok_or(ForwardError::Upstream)?;
+                return Ok(missing.into());
+            }
+            result => result,
+        };
         let result = result?;
         if crate::tasks::is_task(&result) {
             // Only a caller given the means to have a task was offered one.

@@ -12,7 +12,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 use tollgate_client::{Client, Error, ErrorKind};
 
-use crate::error::ForwardError;
+use crate::error::{Failed, ForwardError};
 
 /// One upstream's connection.
 pub(crate) struct Link {
@@ -55,12 +55,12 @@ impl Link {
         &self,
         timeout: Duration,
         call: impl Future<Output = Result<T, Error>>,
-    ) -> Result<T, ForwardError> {
+    ) -> Result<T, Failed> {
         match tokio::time::timeout(timeout, call).await {
-            Err(_) => Err(ForwardError::Timeout),
+            Err(_) => Err(ForwardError::Timeout.into()),
             Ok(Err(error)) => {
                 self.failed(&error);
-                Err(ForwardError::Upstream)
+                Err(Failed::upstream(&error))
             }
             Ok(Ok(answer)) => Ok(answer),
         }

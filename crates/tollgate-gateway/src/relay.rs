@@ -20,7 +20,7 @@ use tollgate::{InvocationFeatures, ProtocolVersion, RequestContext};
 use tollgate_client::{CallOptions, Client, Error, Progress};
 
 use crate::asks;
-use crate::error::ForwardError;
+use crate::error::{Failed, ForwardError};
 use crate::inputs::input_request_in;
 use crate::link::Link;
 
@@ -28,8 +28,8 @@ use crate::link::Link;
 /// later one supersedes it).
 const PROGRESS_QUEUE: usize = 32;
 
-/// Runs `call` (made with `options` and the ones it is given) on `link` within `timeout`,
-/// relaying the upstream's progress to the caller when the caller asked for progress, what the
+/// Runs `call` (made with `options` and the ones it is given) on `link` within `timeout` (its
+/// failure with the upstream's error code and data, see [`Failed`]), relaying the upstream's progress to the caller when the caller asked for progress, what the
 /// upstream asks of the caller during the call (its requests and log messages, see
 /// [`asks`](crate::asks)), and dropping the call (so cancelling it upstream) when the caller's
 /// request is cancelled.
@@ -39,7 +39,7 @@ pub(crate) async fn relayed<T, F>(
     features: &InvocationFeatures,
     options: CallOptions,
     call: impl FnOnce(CallOptions) -> F,
-) -> Result<T, ForwardError>
+) -> Result<T, Failed>
 where
     F: Future<Output = Result<T, Error>>,
 {
@@ -81,8 +81,8 @@ where
     };
     let result = tokio::select! {
         result = bounded => result,
-        () = relay => Err(ForwardError::Upstream),
-        () = features.cancellation().cancelled() => Err(ForwardError::Cancelled),
+        () = relay => Err(ForwardError::Upstream.into()),
+        () = features.cancellation().cancelled() => Err(ForwardError::Cancelled.into()),
     };
     // Reports and log messages that came with the answer go before it.
     while let Ok(progress) = rx.try_recv() {
