@@ -186,10 +186,11 @@ impl ClientBuilder {
     /// names the call a server's request belongs to: a request or log message the server sends while exactly one request
     /// of this client is outstanding goes to that request's own handler
     /// ([`CallOptions::handler`](crate::CallOptions::handler)) when it has one, as it would on
-    /// that request's own response stream over Streamable HTTP. Off by default: the server
-    /// may send a request that belongs to no call (a `roots/list` of its own) while one is
-    /// outstanding, and that call's handler would get it. With two or more outstanding (or
-    /// none), such messages go to the client's handler either way.
+    /// that request's own response stream over Streamable HTTP. Off by default, since the
+    /// wire cannot confirm it: the server may send a request that belongs to no call (a
+    /// `roots/list` of its own) while one is outstanding, or one for a call just dropped when
+    /// the next is already outstanding, and that call's handler would get it. With two or more
+    /// outstanding (or none), such messages go to the client's handler either way.
     pub fn sole_call_requests(mut self, on: bool) -> Self {
         self.sole_call = on;
         self

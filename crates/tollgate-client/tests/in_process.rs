@@ -180,10 +180,27 @@ async fn dropping_a_call_cancels_it_on_the_server() {
     );
 }
 
+/// Answers every elicitation with its own name.
+struct Named(&'static str);
+
+impl tollgate_client::handler::Handler for Named {
+    fn request<'a>(
+        &'a self,
+        _: &'a str,
+        _: Option<&'a JsonObject>,
+    ) -> tollgate_client::handler::HandlerFuture<'a> {
+        let content = JsonObject::builder().insert("name", self.0).build();
+        let answer = JsonObject::builder()
+            .insert("action", "accept")
+            .insert("content", content)
+            .build();
+        Box::pin(async move { Ok(answer.into()) })
+    }
+}
+
 /// Over lines nothing names the call a server's request belongs to: with
 /// `sole_call_requests`, one that arrives while a single request is outstanding goes to that
-/// call's own handler; with two outstanding, or without the setting, to the client's (here
-/// none, so the tool hears a refusal).
+/// call's own handler; with two outstanding, or without the setting, to the client's.
 #[tokio::test]
 async fn a_sole_call_s_requests_go_to_its_own_handler() {
     use tollgate_client::CallOptions;
@@ -192,19 +209,20 @@ async fn a_sole_call_s_requests_go_to_its_own_handler() {
         Client::builder()
             .revisions([Revision::V2025_11_25])
             .capabilities(elicitation())
+            .handler(Named("the client's"))
             .sole_call_requests(sole)
             .connect_in_process(endpoint(&ALL, Arc::clone(&cancelled)))
     };
-    let own = || CallOptions::new().handler(Accept::default());
+    let own = || CallOptions::new().handler(Named("the call's"));
     let client = connect(true).await.unwrap();
     let result = client
         .call_tool_with("ask", JsonObject::new(), own())
         .await
         .unwrap();
-    assert_eq!(text(&result), "hello Ada");
-    // A call without a handler of its own: the client's (none) refuses.
+    assert_eq!(text(&result), "hello the call's");
+    // A call without a handler of its own: the client's answers.
     let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
-    assert_eq!(text(&result), "refused");
+    assert_eq!(text(&result), "hello the client's");
     // Two outstanding: the request names neither, so the client's handler gets it.
     let waiting = client.call_tool("wait", JsonObject::new());
     let asked = async {
@@ -216,7 +234,7 @@ async fn a_sole_call_s_requests_go_to_its_own_handler() {
     tokio::select! {
         biased;
         _ = waiting => unreachable!("the tool waits until it is cancelled"),
-        result = asked => assert_eq!(text(&result.unwrap()), "refused"),
+        result = asked => assert_eq!(text(&result.unwrap()), "hello the client's"),
     }
     client.close().await.unwrap();
     // Off (the default): the call's own handler is not asked.
@@ -225,6 +243,6 @@ async fn a_sole_call_s_requests_go_to_its_own_handler() {
         .call_tool_with("ask", JsonObject::new(), own())
         .await
         .unwrap();
-    assert_eq!(text(&result), "refused");
+    assert_eq!(text(&result), "hello the client's");
     client.close().await.unwrap();
 }

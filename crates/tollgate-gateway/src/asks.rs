@@ -1,9 +1,10 @@
 //! What an upstream asks of the caller while one forwarded call runs, carried from the upstream's
 //! client to the relay of that call: a 2025 upstream's requests (`elicitation/create`,
 //! `sampling/createMessage`, `roots/list`) and log messages (`notifications/message`) that came
-//! on the call's own response stream (Streamable HTTP), and a 2026-07-28 upstream's
-//! `input_required` requests when the client answers them itself (a 2025 caller of a tool,
-//! asked on its call's own stream; the client retries with the answers, within its
+//! on the call's own response stream (Streamable HTTP) or, from a stdio upstream with
+//! `sole_call_requests`, while the call was the only request outstanding; and a 2026-07-28
+//! upstream's `input_required` requests when the client answers them itself (a 2025 caller,
+//! asked on its call's own stream or as a line; the client retries with the answers, within its
 //! `max_input_rounds`). Owns the call's client handler and the channel to the relay (the fixed
 //! refusals it sends upstream are in `error.rs`); knows nothing of tools, catalogs, names or the caller's transport.
 

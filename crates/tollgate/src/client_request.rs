@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use tollgate_json::{JsonObject, JsonValue, OutputLimits, to_vec};
 
-use crate::facts::context::{ClientCapabilities, RequestContext};
+use crate::facts::context::{ClientCapabilities, ClientCapability, RequestContext};
 use crate::model::features::{FeatureSet, InvocationFeatures, NotificationSink, ProgressReporter};
 use crate::model::input::InputRequest;
 use crate::model::origin::Transport;
@@ -23,13 +23,14 @@ use crate::model::tool::options::InputRequestDeclaration;
 use crate::stream::event::{EventStream, ResponseStream};
 use crate::stream::session::PendingRequest;
 use crate::stream::session::SessionStreams;
-use crate::version::is_legacy;
+use crate::version::{ProtocolVersion, is_legacy};
 
 /// Why a server-to-client request got no result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientRequestError {
-    /// The client did not declare the capability the request needs at `initialize`.
+    /// The client did not declare the capability the request needs at `initialize` (or the
+    /// session's revision has no such request: elicitation before 2025-06-18).
     MissingCapability,
     /// The tool did not declare this kind of input
     /// ([`ToolBuilder::input_request_declarations`](crate::tool::ToolBuilder::input_request_declarations)).
@@ -190,7 +191,11 @@ impl ClientRequests {
         if !self.asks.allows(&request) {
             return Err(ClientRequestError::Undeclared);
         }
-        if !self.capabilities.declares(request.capability()) {
+        // Elicitation came with 2025-06-18: an older session has no such request, whatever
+        // its client declared.
+        let defined = !matches!(request.capability(), ClientCapability::Elicitation)
+            || self.session.revision >= ProtocolVersion::V2025_06_18;
+        if !defined || !self.capabilities.declares(request.capability()) {
             return Err(ClientRequestError::MissingCapability);
         }
         let (reply, answer) = tokio::sync::oneshot::channel();

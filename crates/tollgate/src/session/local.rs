@@ -55,7 +55,12 @@ impl LocalSession {
 
     /// Starts (or, on a second `initialize`, replaces) the connection's session.
     pub(crate) fn open(&self, session: Session) {
-        *lock(&self.session) = Some(session);
+        let replaced = lock(&self.session).replace(session);
+        // The old session's requests to the client can get no answer now (answers go to the
+        // new one, whose ids start over): their handlers are told so at once.
+        if let Some(replaced) = replaced {
+            replaced.streams.close();
+        }
         self.opened
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }

@@ -147,6 +147,9 @@ pub(crate) struct SessionStreams {
     /// Its bounds and the usage it shares (set by the session table; the defaults, shared with
     /// nothing, until then).
     pub(crate) budget: std::sync::OnceLock<Budget>,
+    /// Woken when a server-to-client request is recorded (a stdio reader waiting for a free
+    /// slot stops waiting: it must read that request's answer).
+    asked: tokio::sync::Notify,
     /// Its requests running now.
     pub(crate) running: AtomicUsize,
     /// Its view of a live catalog with per-principal views (set at `initialize`): which list
@@ -219,6 +222,7 @@ impl SessionStreams {
             }),
             route: std::sync::OnceLock::new(),
             budget: std::sync::OnceLock::new(),
+            asked: tokio::sync::Notify::new(),
             running: AtomicUsize::new(0),
             view: std::sync::OnceLock::new(),
         }
@@ -550,6 +554,8 @@ impl SessionStreams {
         let prefix = self.route.get().map_or("tollgate-", |r| r.prefix());
         let id: Arc<str> = Arc::from(format!("{prefix}{}", state.next_request));
         state.pending.insert(Arc::clone(&id), pending);
+        drop(state);
+        self.asked.notify_waiters();
         Some(id)
     }
 
@@ -561,6 +567,20 @@ impl SessionStreams {
     /// Whether a request sent to the client waits for its answer.
     pub(crate) fn awaits_answers(&self) -> bool {
         !lock(&self.state).pending.is_empty()
+    }
+
+    /// Ready once a request sent to the client waits for its answer (at once if one does).
+    pub(crate) async fn asked(&self) {
+        loop {
+            let notified = self.asked.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check: a request recorded after it still wakes this one.
+            notified.as_mut().enable();
+            if self.awaits_answers() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Takes the request a client's response answers.

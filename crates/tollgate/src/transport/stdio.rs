@@ -17,9 +17,12 @@ use std::io;
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Semaphore, TryAcquireError, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError, mpsc};
 use tokio::task::AbortHandle;
 
+use tollgate_json::JsonValue;
+
+use crate::client_request::{deliver, is_response};
 use crate::model::features::NotificationSink;
 use crate::model::origin::Transport;
 use crate::pipeline::Arrival;
@@ -97,9 +100,17 @@ impl StdioServer {
         };
         let mut reader = BufReader::new(input);
         let mut line = Vec::new();
+        let mut failed = None;
         loop {
             line.clear();
-            let (complete, oversized) = read_line(&mut reader, &mut line, max_line).await?;
+            let (complete, oversized) = match read_line(&mut reader, &mut line, max_line).await {
+                Ok(read) => read,
+                // Ended as input that ends is, the error returned once the rest is done.
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            };
             if !complete && line.is_empty() && !oversized {
                 break;
             }
@@ -128,7 +139,8 @@ impl StdioServer {
         }
         let _ = connection.permits.acquire_many(MAX_IN_FLIGHT as u32).await;
         drop(connection.tx);
-        writer.await.unwrap_or_else(|e| Err(io::Error::other(e)))
+        let written = writer.await.unwrap_or_else(|e| Err(io::Error::other(e)));
+        failed.map_or(written, Err)
     }
 }
 
@@ -162,10 +174,10 @@ impl Lines {
         // In a 2025 session, a client's response answers a request a handler sent it; one that
         // answers nothing waiting (late, or never asked) is dropped: a response gets no reply.
         if let Some(object) = value.as_object()
-            && crate::client_request::is_response(object)
+            && is_response(object)
             && let Some(streams) = self.local.legacy_streams()
         {
-            crate::client_request::deliver(&streams, object);
+            deliver(&streams, object);
             return true;
         }
         let message = match read(&value) {
@@ -211,8 +223,13 @@ impl Lines {
     /// Answers a batch (2025-03-26) in a task of its own: each element through the pipeline in
     /// turn, the answers in one line. False when no more requests can be taken.
     async fn batch(&mut self, value: tollgate_json::JsonValue) -> bool {
-        let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
-            return false;
+        let permit = match self.slot().await {
+            Ok(Some(permit)) => permit,
+            Ok(None) => {
+                send(&self.tx, fault_reply(None, Fault::Busy, None)).await;
+                return true;
+            }
+            Err(Closed) => return false,
         };
         let (endpoint, tx) = (self.endpoint.clone(), self.tx.clone());
         let local = Arc::clone(&self.local);
@@ -226,10 +243,20 @@ impl Lines {
                 local: Some(&local),
             };
             let endpoint = &endpoint;
-            let one = |element| {
+            // A client's responses in the batch answer requests sent to it (no reply for them).
+            let streams = local.legacy_streams();
+            let one = |element: &JsonValue| {
+                let delivered = match (element.as_object(), &streams) {
+                    (Some(response), Some(streams)) if is_response(response) => {
+                        deliver(streams, response);
+                        true
+                    }
+                    _ => false,
+                };
                 let message = read(element);
                 async move {
                     match message {
+                        _ if delivered => Reply::empty(http::StatusCode::ACCEPTED),
                         Ok(message) => crate::pipeline::handle(endpoint, arrival, message).await,
                         Err(reply) => reply,
                     }
@@ -246,17 +273,9 @@ impl Lines {
     /// abort it. False when no more requests can be taken.
     async fn spawn(&mut self, key: String, message: Envelope) -> bool {
         let listening = message.kind == Some(Method::SubscriptionsListen);
-        let permit = match Arc::clone(&self.permits).try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(TryAcquireError::Closed) => return false,
-            // All 64 run and one waits for the client's answer, which only this loop can read:
-            // waiting here could wait out that request's timeout, so this one is refused.
-            Err(TryAcquireError::NoPermits)
-                if self
-                    .local
-                    .legacy_streams()
-                    .is_some_and(|s| s.awaits_answers()) =>
-            {
+        let permit = match self.slot().await {
+            Ok(Some(permit)) => permit,
+            Ok(None) => {
                 send(
                     &self.tx,
                     fault_reply(message.id.as_ref(), Fault::Busy, None),
@@ -264,12 +283,7 @@ impl Lines {
                 .await;
                 return true;
             }
-            Err(TryAcquireError::NoPermits) => {
-                let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
-                    return false;
-                };
-                permit
-            }
+            Err(Closed) => return false,
         };
         let (endpoint, tx) = (self.endpoint.clone(), self.tx.clone());
         let local = Arc::clone(&self.local);
@@ -297,6 +311,34 @@ impl Lines {
             self.listens.push(task);
         }
         true
+    }
+}
+
+/// No more requests can be taken (the connection is ending).
+struct Closed;
+
+impl Lines {
+    /// A slot for one more request in flight: at once when one of the 64 is free; else the
+    /// first of a slot freed and (in a 2025 session) a request sent to the client while all 64
+    /// run, whose answer only this reader can read: then `None`, and the request is refused
+    /// busy rather than the reader waiting out that request's timeout.
+    async fn slot(&self) -> Result<Option<OwnedSemaphorePermit>, Closed> {
+        match Arc::clone(&self.permits).try_acquire_owned() {
+            Ok(permit) => return Ok(Some(permit)),
+            Err(TryAcquireError::Closed) => return Err(Closed),
+            Err(TryAcquireError::NoPermits) => {}
+        }
+        let streams = self.local.legacy_streams();
+        let asked = async {
+            match &streams {
+                Some(streams) => streams.asked().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            permit = Arc::clone(&self.permits).acquire_owned() => permit.map(Some).map_err(|_| Closed),
+            () = asked => Ok(None),
+        }
     }
 }
 

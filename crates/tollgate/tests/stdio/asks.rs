@@ -19,16 +19,21 @@ use tollgate::{
 
 use crate::{META, Pipe, serve};
 
-/// Asks the client for a name: the answer as structured content, or what went wrong as text.
+/// Asks the client for a name (or, with `{"roots": true}`, its roots): the answer as structured
+/// content, or what went wrong as text.
 async fn ask(
     _: &RequestContext,
-    _: ToolArguments<JsonObject>,
+    arguments: ToolArguments<JsonObject>,
     features: &InvocationFeatures,
 ) -> Result<OperationResult, Infallible> {
     let Some(client) = features.find::<ClientRequests>() else {
         return Ok(CompleteResult::from_tool_text("no channel").into());
     };
-    let request = InputRequest::elicitation("Your name?", JsonObject::new());
+    let request = if arguments.raw().get("roots").is_some() {
+        InputRequest::list_roots()
+    } else {
+        InputRequest::elicitation("Your name?", JsonObject::new())
+    };
     Ok(match client.send(request).await {
         Ok(answer) => match answer.as_object() {
             Some(answer) => CompleteResult::from_tool_structured_content(answer.clone()).into(),
@@ -39,15 +44,19 @@ async fn ask(
 }
 
 fn asking() -> Endpoint {
-    let all = [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25];
-    let elicits =
-        InputRequestDeclaration::new(InputRequestKind::Elicitation, InputRequirement::Conditional);
+    let all = [
+        ProtocolVersion::V2026_07_28,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_03_26,
+    ];
+    let declared = [InputRequestKind::Elicitation, InputRequestKind::Roots]
+        .map(|kind| InputRequestDeclaration::new(kind, InputRequirement::Conditional));
     Endpoint::with_path("/mcp", all, Implementation::new("stdio-asks", "1"))
         .add_tool(
             ToolRegistration::with_name("ask", all)
                 .json_object_arguments()
                 .handler(ask)
-                .input_request_declarations([elicits])
+                .input_request_declarations(declared)
                 .build()
                 .unwrap(),
         )
@@ -189,27 +198,32 @@ async fn a_65th_request_while_64_wait_for_answers_is_refused_busy() {
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ask","arguments":{{}}}}}}"#
         )
     };
-    // 64 run at once, each asking the client (the bound): all 64 are asked.
-    let mut asked = Vec::new();
-    for id in 1..=64 {
+    // 65 sent before any is answered (the 65th may be read before any of the 64 has asked):
+    // the 64 (the bound) are each asked, and the 65th is refused at once, busy, as soon as one
+    // of them waits for an answer only the reader can read.
+    for id in 1..=65 {
         pipe.send(&call(id)).await;
     }
-    for _ in 1..=64 {
+    let mut asked = Vec::new();
+    let mut refused = Vec::new();
+    for _ in 1..=65 {
         let line = pipe.receive().await;
-        assert_eq!(
-            line.get("method").and_then(JsonValue::as_str),
-            Some("elicitation/create")
-        );
-        asked.push(
-            line.get("id")
-                .and_then(JsonValue::as_str)
-                .unwrap()
-                .to_owned(),
-        );
+        match line.get("method").and_then(JsonValue::as_str) {
+            Some("elicitation/create") => {
+                asked.push(
+                    line.get("id")
+                        .and_then(JsonValue::as_str)
+                        .unwrap()
+                        .to_owned(),
+                );
+            }
+            _ => refused.push(line),
+        }
     }
-    // One past: refused at once (the reader must stay free to read their answers).
-    pipe.send(&call(65)).await;
-    let refused = pipe.receive().await;
+    assert_eq!(asked.len(), 64);
+    let [refused] = refused.as_slice() else {
+        panic!("one refusal: {refused:?}")
+    };
     assert_eq!(
         refused
             .get("id")
@@ -234,4 +248,81 @@ async fn a_65th_request_while_64_wait_for_answers_is_refused_busy() {
     for _ in 1..=64 {
         assert!(pipe.receive().await.get("result").is_some());
     }
+}
+
+#[tokio::test]
+async fn a_second_initialize_ends_the_first_session_s_waits() {
+    let mut pipe = session(r#"{"elicitation":{}}"#).await;
+    pipe.send(CALL).await;
+    let asked = pipe.receive().await;
+    assert_eq!(
+        asked.get("method").and_then(JsonValue::as_str),
+        Some("elicitation/create")
+    );
+    // A new session on the connection: the old one's request can be answered no more.
+    pipe.send(r#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let mut lines = [pipe.receive().await, pipe.receive().await];
+    lines.sort_by_key(|l| {
+        l.get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64())
+    });
+    assert_eq!(text(&lines[0]), Some("the client cannot be asked now"));
+    assert!(
+        lines[1]
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn a_2025_03_26_client_answers_in_a_batch_and_is_never_asked_to_elicit() {
+    let mut pipe = serve(asking());
+    pipe.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    assert!(pipe.receive().await.get("result").is_some());
+    pipe.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    // Elicitation came with 2025-06-18: not sent, whatever the client declared.
+    pipe.send(CALL).await;
+    assert_eq!(
+        text(&pipe.receive().await),
+        Some("the client did not declare the capability this request needs")
+    );
+    // Roots are asked, and the answer may come inside a batch, which gets no reply itself.
+    pipe.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"roots":true}}}"#).await;
+    let asked = pipe.receive().await;
+    assert_eq!(
+        asked.get("method").and_then(JsonValue::as_str),
+        Some("roots/list")
+    );
+    let id = asked
+        .get("id")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    pipe.send(&format!(
+        r#"[{{"jsonrpc":"2.0","id":"{id}","result":{{"roots":[{{"uri":"file:///tmp","name":"tmp"}}]}}}}]"#
+    ))
+    .await;
+    let answer = pipe.receive().await;
+    assert_eq!(
+        answer
+            .get("id")
+            .and_then(JsonValue::as_number)
+            .and_then(|n| n.to_i64()),
+        Some(2)
+    );
+    let roots = answer
+        .get("result")
+        .and_then(|r| r.get("content"))
+        .and_then(JsonValue::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("text"))
+        .and_then(JsonValue::as_str);
+    // 2025-03-26 has no structured content: the tool's object is mirrored as text.
+    assert!(
+        roots.is_some_and(|t| t.contains("file:///tmp")),
+        "{answer:?}"
+    );
 }
