@@ -2,13 +2,20 @@
 //! over HTTP or stdio (`run`), and `tollgate gateway check`, which connects, imports and prints
 //! every tool left out with its JSON Pointer, then exits, and `tollgate gateway login`, which
 //! authorizes an upstream's authorization-code grant once and keeps its tokens. Owns only the
-//! command's options and output; the gateway itself is `tollgate-gateway`'s.
+//! command's options and output, and applying the configuration's `[server]` table to the
+//! endpoint and service it serves; the gateway itself is `tollgate-gateway`'s.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use std::time::Duration;
+
+use tollgate::auth::{BearerAuth, JwtValidation};
+use tollgate::policy::{ProtectedResource, TokenBucket};
+
+use tollgate::transport::CorsPolicy;
 use tollgate::{Endpoint, Implementation, ProtocolVersion};
-use tollgate_gateway::{Gateway, GatewayConfig};
+use tollgate_gateway::{Gateway, GatewayConfig, ServerConfig};
 
 /// `tollgate gateway` options.
 #[derive(clap::Args)]
@@ -95,23 +102,29 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
     for unavailable in gateway.unavailable() {
         eprintln!("tollgate gateway: {unavailable}");
     }
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            revisions
-                .iter()
-                .copied()
-                .collect::<tollgate::endpoint::ProtocolVersions>(),
-            Implementation::new("tollgate-gateway", env!("CARGO_PKG_VERSION")),
-        ))
-        .build()?;
+    let builder = gateway.install(Endpoint::with_path(
+        "/mcp",
+        revisions
+            .iter()
+            .copied()
+            .collect::<tollgate::endpoint::ProtocolVersions>(),
+        Implementation::new("tollgate-gateway", env!("CARGO_PKG_VERSION")),
+    ));
+    // `[server]` is about serving over HTTP: a local process over stdio is left to its
+    // environment (as the MCP authorization specification says).
+    let builder = if args.stdio {
+        builder
+    } else {
+        protect(builder, config.server())?
+    };
+    let endpoint = builder.build()?;
     gateway.follow(&endpoint)?;
     if args.stdio {
         tollgate::transport::StdioServer::new(endpoint)
             .serve_stdio()
             .await?;
     } else {
-        let server = tollgate::Server::bind(args.addr, tollgate::McpService::new(endpoint)).await?;
+        let server = tollgate::Server::bind(args.addr, service(endpoint, config.server())?).await?;
         eprintln!(
             "tollgate gateway: {} tools of {} upstreams at http://{}/mcp",
             gateway.tools().len(),
@@ -126,6 +139,54 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
     }
     gateway.close().await;
     Ok(true)
+}
+
+/// The endpoint's part of `[server]`: a request rate limit per caller and, with
+/// `[server.oauth]`, the OAuth protected resource (RFC 9728 metadata naming the issuer, and
+/// bearer admission of the JWT access tokens it signed for the resource, with the scopes
+/// required).
+fn protect(
+    mut builder: tollgate::endpoint::EndpointBuilder,
+    server: &ServerConfig,
+) -> Result<tollgate::endpoint::EndpointBuilder, Box<dyn std::error::Error>> {
+    if let Some(n) = server.requests_per_minute() {
+        let bucket = TokenBucket::with_capacity(n).refill(n, Duration::from_secs(60));
+        builder = builder.request_rate_limiter(bucket);
+    }
+    if let Some(oauth) = server.oauth() {
+        let resource = ProtectedResource::builder(oauth.resource())
+            .authorization_server(oauth.issuer())
+            .scopes_supported(oauth.scopes().iter().cloned())
+            .resource_name("Tollgate gateway")
+            .build()?;
+        let auth = BearerAuth::builder(&resource)
+            .jwt(JwtValidation::new(oauth.issuer()))
+            .required_scopes(oauth.scopes().iter().cloned())
+            .build()?;
+        builder = builder.bearer_auth(auth);
+    }
+    Ok(builder)
+}
+
+/// The service's part of `[server]`: the Host and Origin names accepted beside loopback's, and
+/// the page origins the CORS policy grants.
+fn service(
+    endpoint: Endpoint,
+    server: &ServerConfig,
+) -> Result<tollgate::McpService, Box<dyn std::error::Error>> {
+    let mut service = tollgate::McpService::builder().endpoint(endpoint);
+    for host in server.allowed_hosts() {
+        service = service.allowed_host(host.clone());
+    }
+    for origin in server.allowed_origins() {
+        service = service.allowed_origin(origin.clone());
+    }
+    if !server.cors_origins().is_empty() {
+        service = service.cors(CorsPolicy::allow_origins(
+            server.cors_origins().iter().cloned(),
+        )?);
+    }
+    Ok(service.build()?)
 }
 
 /// `tollgate gateway login`: the authorization-code flow for one upstream, its URL printed on

@@ -269,3 +269,147 @@ fn the_demo_serves_its_view() {
     assert_eq!(out.strip_suffix('\n').unwrap_or(&out), bundle);
     assert!(bundle.contains(r#"<script type="module">"#) && !bundle.contains(" src="));
 }
+
+/// `tollgate gateway` in front of the demo over stdio, its `[server]` table written out; the
+/// server's address once it serves.
+fn gateway(name: &str, server: &str, addr: &str) -> (Demo, String) {
+    let config = file(
+        name,
+        &format!(
+            "[[upstream]]\nname = \"demo\"\ncommand = \"{BIN}\"\nargs = [\"serve-demo\", \"--stdio\"]\nprefix = \"demo\"\n\n[server]\n{server}"
+        ),
+    );
+    let mut child = Command::new(BIN)
+        .args(["gateway", "--config", &config, "--addr", addr])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let served = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .inspect(|l| seen.push(l.clone()))
+        .find(|l| l.starts_with("tollgate gateway:") && l.contains("http://"))
+        .unwrap_or_else(|| panic!("the gateway did not serve: {seen:?}"));
+    // Keep reading its logs so the gateway never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    let url = served.split_whitespace().last().unwrap();
+    let host = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    (Demo(child), host.to_owned())
+}
+
+/// One HTTP/1.1 exchange on loopback: the answer's head and body as text.
+fn exchange(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut answer).unwrap();
+    answer
+}
+
+const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+fn discover(host: &str, origin: Option<&str>, token: Option<&str>) -> String {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "server/discover"),
+    ];
+    if let Some(origin) = origin {
+        headers.push(("Origin", origin));
+    }
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    if let Some(bearer) = &bearer {
+        headers.push(("Authorization", bearer));
+    }
+    exchange(host, "POST", "/mcp", &headers, DISCOVER)
+}
+
+#[test]
+fn the_gateway_serves_as_its_server_table_says() {
+    let (server, host) = gateway(
+        "edge.toml",
+        "allowed_origins = [\"https://app.example\"]\ncors_origins = [\"https://page.example\"]\nrequests_per_minute = 4\n",
+        "127.0.0.1:0",
+    );
+    // Origins: an allowed one is served, any other refused before anything runs.
+    assert!(discover(&host, Some("https://app.example"), None).starts_with("HTTP/1.1 200"));
+    assert!(discover(&host, Some("https://evil.example"), None).starts_with("HTTP/1.1 403"));
+    // CORS: the page origin's preflight is granted.
+    let preflight = exchange(
+        &host,
+        "OPTIONS",
+        "/mcp",
+        &[
+            ("Origin", "https://page.example"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        "",
+    )
+    .to_ascii_lowercase();
+    assert!(
+        preflight.contains("access-control-allow-origin: https://page.example"),
+        "{preflight}"
+    );
+    // Four requests a minute for the (anonymous) caller: the next ones are 429.
+    let statuses: Vec<String> = (0..4)
+        .map(|_| discover(&host, None, None)[9..12].to_owned())
+        .collect();
+    assert!(statuses.iter().any(|s| s == "429"), "{statuses:?}");
+    drop(server);
+
+    // The OAuth protected resource: no token, 401 naming its metadata, which names the issuer.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let (server, host) = gateway(
+        "protected.toml",
+        &format!(
+            "[server.oauth]\nissuer = \"http://127.0.0.1:9/issuer\"\nresource = \"{resource}\"\nscopes = [\"mcp:use\"]\n"
+        ),
+        &format!("127.0.0.1:{port}"),
+    );
+    let refused = discover(&host, None, None);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    assert!(
+        refused.contains(&format!("resource_metadata=\"{metadata}\"")),
+        "{refused}"
+    );
+    let forged = discover(&host, None, Some("not.a.token"));
+    assert!(forged.starts_with("HTTP/1.1 401"), "{forged}");
+    let published = exchange(
+        &host,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    );
+    assert!(published.starts_with("HTTP/1.1 200"), "{published}");
+    assert!(
+        published.contains(r#""authorization_servers":["http://127.0.0.1:9/issuer"]"#),
+        "{published}"
+    );
+    drop(server);
+    // A [server] table that breaks its rules is refused before anything starts.
+    let bad = file(
+        "bad-server.toml",
+        "[[upstream]]\nname = \"demo\"\ncommand = \"x\"\n[server]\nrequests_per_minute = 0\n",
+    );
+    let out = Command::new(BIN)
+        .args(["gateway", "--config", &bad, "--check"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("requests_per_minute"));
+}

@@ -13,6 +13,7 @@ use tollgate_client::{ClientLimits, Revision};
 
 use crate::error::{ConfigErrorKind, GatewayError};
 use crate::oauth::{OAuthTable, UpstreamOAuth};
+use crate::server::{ServerConfig, ServerTable};
 
 /// The largest configuration file read, in bytes.
 pub const MAX_CONFIG_BYTES: usize = 256 * 1024;
@@ -59,6 +60,7 @@ pub struct GatewayConfig {
     upstreams: Vec<UpstreamConfig>,
     profile1_only: bool,
     revisions: Vec<ProtocolVersion>,
+    server: ServerConfig,
 }
 
 /// One upstream server: its name, how it is reached, and the prefix of the names it serves.
@@ -127,6 +129,7 @@ struct File {
     #[serde(default)]
     profile1_only: bool,
     revisions: Option<Vec<String>>,
+    server: Option<ServerTable>,
 }
 
 #[derive(Deserialize)]
@@ -209,11 +212,21 @@ impl GatewayConfig {
                 revisions
             }
         };
+        let server = ServerConfig::from_table(file.server.unwrap_or_default())
+            .map_err(|kind| GatewayError::config(kind, None))?;
         Ok(Self {
             upstreams,
             profile1_only: file.profile1_only,
             revisions,
+            server,
         })
+    }
+
+    /// How the gateway's endpoint is served over HTTP (`[server]`: Host, Origin and CORS
+    /// allowances, a request rate limit, the OAuth protected resource); the defaults are the
+    /// endpoint's own.
+    pub fn server(&self) -> &ServerConfig {
+        &self.server
     }
 
     /// Reads and checks the configuration file at `path` (at most [`MAX_CONFIG_BYTES`]).
@@ -635,6 +648,14 @@ mod tests {
         revisions.reverse();
         assert_eq!(revisions, ProtocolVersion::ALL);
         assert!(config.upstreams()[2].oauth().is_some());
+        assert_eq!(config.server().requests_per_minute(), Some(600));
+        assert!(
+            config
+                .server()
+                .oauth()
+                .is_some_and(|o| o.resource().ends_with("/mcp"))
+        );
+        assert!(config.upstreams()[0].sole_call_requests());
     }
 
     #[test]

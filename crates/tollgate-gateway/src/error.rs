@@ -81,6 +81,11 @@ pub enum ConfigErrorKind {
     InvalidScopes,
     /// A `max_input_rounds` over [`MAX_INPUT_ROUNDS`](crate::config::MAX_INPUT_ROUNDS).
     InvalidInputRounds,
+    /// A `[server]` table with a Host that is not 1 to 255 visible ASCII bytes (without `/`
+    /// or `@`), an origin that is not `http(s)://host[:port]`, more than 64 names in a list, a
+    /// `requests_per_minute` of 0 or over a million, or a `[server.oauth]` whose `issuer` or
+    /// `resource` is not an `http(s)://` URL or whose `scopes` are not at most 32 scope tokens.
+    InvalidServer,
     /// `revisions` (the gateway's, or an upstream's) empty, naming a revision Tollgate does not
     /// serve (or, for an upstream, its client does not speak), or naming one twice.
     InvalidRevisions,
@@ -108,6 +113,9 @@ impl ConfigErrorKind {
                 "[upstream.oauth] scopes must be at most 32 scope tokens of 1 to 256 printable ASCII bytes, without space, quote or backslash"
             }
             Self::InvalidInputRounds => "max_input_rounds must be at most 100",
+            Self::InvalidServer => {
+                "[server] takes hosts, http(s) origins (at most 64 each), requests_per_minute from 1 to 1000000, and an [server.oauth] with http(s) issuer and resource and at most 32 scope tokens"
+            }
             Self::InvalidRevisions => {
                 "revisions must name one or more distinct revisions Tollgate serves"
             }

@@ -71,6 +71,7 @@ mod naming;
 mod oauth;
 mod pending;
 mod relay;
+mod server;
 mod shared;
 mod skills;
 mod tasks;
@@ -86,4 +87,7 @@ pub use import::{Kind, Refusal, RefusalReason};
 pub use login::{ShowUrl, login};
 pub use oauth::{DEFAULT_CLIENT_NAME, OAuthGrant, UpstreamOAuth};
 pub use pending::LOGIN_POLL;
+pub use server::{
+    MAX_REQUESTS_PER_MINUTE, MAX_REQUIRED_SCOPES, MAX_SERVER_NAMES, ServerConfig, ServerOAuth,
+};
 pub use upstream::{FIRST_REVIVE_BACKOFF, MAX_REVIVE_BACKOFF};

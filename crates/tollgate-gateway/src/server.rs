@@ -1,0 +1,267 @@
+//! The configuration's `[server]` table: how the gateway's own endpoint is served over HTTP —
+//! the Host and Origin names it accepts beside loopback's, the page origins its CORS policy
+//! grants, a request rate limit per caller, and the OAuth 2.1 protected resource it may be
+//! (bearer tokens an authorization server signed for it). Owns reading and checking them, never
+//! applying them (the `tollgate gateway` command does, on the endpoint and service it builds; a
+//! library user applies them as it likes). Knows nothing of upstreams.
+
+use serde::Deserialize;
+
+use crate::error::ConfigErrorKind;
+
+/// The most names in one of `allowed_hosts`, `allowed_origins` and `cors_origins`.
+pub const MAX_SERVER_NAMES: usize = 64;
+/// The highest `requests_per_minute`.
+pub const MAX_REQUESTS_PER_MINUTE: u32 = 1_000_000;
+/// The most `scopes` the protected resource requires.
+pub const MAX_REQUIRED_SCOPES: usize = 32;
+
+/// How the gateway's endpoint is served over HTTP (`[server]`; every key optional, and the
+/// default is the endpoint's own: loopback Host and Origin names only, no CORS grant, no rate
+/// limit, no token required). Over stdio none of it applies (the MCP authorization
+/// specification leaves a local process to its environment).
+#[derive(Clone, Debug, Default)]
+pub struct ServerConfig {
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    cors_origins: Vec<String>,
+    requests_per_minute: Option<u32>,
+    oauth: Option<ServerOAuth>,
+}
+
+/// The OAuth 2.1 protected resource the gateway's endpoint is (`[server.oauth]`): its RFC 9728
+/// metadata names `issuer` as its authorization server, and only JWT access tokens that issuer
+/// signed for `resource` (the `aud`), carrying every scope of `scopes`, are admitted.
+#[derive(Clone, Debug)]
+pub struct ServerOAuth {
+    issuer: String,
+    resource: String,
+    scopes: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerTable {
+    #[serde(default)]
+    allowed_hosts: Vec<String>,
+    #[serde(default)]
+    allowed_origins: Vec<String>,
+    #[serde(default)]
+    cors_origins: Vec<String>,
+    requests_per_minute: Option<u32>,
+    oauth: Option<OAuthTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuthTable {
+    issuer: String,
+    resource: String,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+impl ServerConfig {
+    /// Checks a `[server]` table whole.
+    pub(crate) fn from_table(table: ServerTable) -> Result<Self, ConfigErrorKind> {
+        let refuse = Err(ConfigErrorKind::InvalidServer);
+        let names = [
+            &table.allowed_hosts,
+            &table.allowed_origins,
+            &table.cors_origins,
+        ];
+        if names.iter().any(|n| n.len() > MAX_SERVER_NAMES)
+            || !table.allowed_hosts.iter().all(|h| is_host(h))
+            || !table
+                .allowed_origins
+                .iter()
+                .chain(&table.cors_origins)
+                .all(|o| is_origin(o))
+        {
+            return refuse;
+        }
+        if table
+            .requests_per_minute
+            .is_some_and(|n| n == 0 || n > MAX_REQUESTS_PER_MINUTE)
+        {
+            return refuse;
+        }
+        let oauth = match table.oauth {
+            None => None,
+            Some(t) => {
+                if !is_http_url(&t.issuer)
+                    || !is_http_url(&t.resource)
+                    || t.scopes.len() > MAX_REQUIRED_SCOPES
+                    || !t
+                        .scopes
+                        .iter()
+                        .all(|s| tollgate_client::oauth::is_scope_token(s))
+                {
+                    return refuse;
+                }
+                Some(ServerOAuth {
+                    issuer: t.issuer,
+                    resource: t.resource,
+                    scopes: t.scopes,
+                })
+            }
+        };
+        Ok(Self {
+            allowed_hosts: table.allowed_hosts,
+            allowed_origins: table.allowed_origins,
+            cors_origins: table.cors_origins,
+            requests_per_minute: table.requests_per_minute,
+            oauth,
+        })
+    }
+
+    /// Host names (with a port where given) accepted beside loopback's (`allowed_hosts`).
+    pub fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
+    }
+
+    /// `Origin`s accepted beside loopback's (`allowed_origins`, each `scheme://host[:port]`).
+    pub fn allowed_origins(&self) -> &[String] {
+        &self.allowed_origins
+    }
+
+    /// The page origins the CORS policy grants (`cors_origins`; default none, no CORS).
+    pub fn cors_origins(&self) -> &[String] {
+        &self.cors_origins
+    }
+
+    /// Requests one caller (its principal, or anonymous callers together) may make per minute,
+    /// as a bucket of that many refilled continuously (`requests_per_minute`, 1 to
+    /// [`MAX_REQUESTS_PER_MINUTE`]; default none). Past it: 429 with `Retry-After`.
+    pub fn requests_per_minute(&self) -> Option<u32> {
+        self.requests_per_minute
+    }
+
+    /// The protected resource, when `[server.oauth]` is given.
+    pub fn oauth(&self) -> Option<&ServerOAuth> {
+        self.oauth.as_ref()
+    }
+}
+
+impl ServerOAuth {
+    /// The authorization server's issuer URL (`issuer`).
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The resource identifier tokens are checked against (`resource`; its path must be the
+    /// endpoint's, `/mcp`, or the endpoint refuses to build).
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The scopes every request's token must carry (`scopes`, at most
+    /// [`MAX_REQUIRED_SCOPES`] RFC 6749 scope tokens; default none).
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+}
+
+/// A Host value: 1 to 255 bytes of visible ASCII, without `/`, `@` or a space.
+fn is_host(host: &str) -> bool {
+    (1..=255).contains(&host.len())
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'@'))
+}
+
+/// An origin: `http://` or `https://` and a host (with a port where given), nothing after.
+fn is_origin(origin: &str) -> bool {
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    rest.is_some_and(|host| is_host(host) && !host.contains(['?', '#']))
+}
+
+/// An `http://` or `https://` URL of at most 2,048 bytes of visible ASCII.
+fn is_http_url(url: &str) -> bool {
+    url.len() <= 2048
+        && (url.starts_with("https://") || url.starts_with("http://"))
+        && url.bytes().all(|b| b.is_ascii_graphic())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn table(text: &str) -> Result<ServerConfig, ConfigErrorKind> {
+        let table: ServerTable = toml::from_str(text).map_err(|_| ConfigErrorKind::Syntax)?;
+        ServerConfig::from_table(table)
+    }
+
+    #[test]
+    fn every_key_is_checked_and_the_defaults_are_the_endpoint_s_own() {
+        let default = table("").unwrap();
+        assert!(default.allowed_hosts().is_empty() && default.cors_origins().is_empty());
+        assert_eq!(
+            (default.requests_per_minute(), default.oauth().is_none()),
+            (None, true)
+        );
+        let full = table(
+            r#"
+allowed_hosts = ["mcp.example.com", "mcp.example.com:8443"]
+allowed_origins = ["https://app.example"]
+cors_origins = ["http://localhost:5173"]
+requests_per_minute = 600
+[oauth]
+issuer = "https://auth.example"
+resource = "https://mcp.example.com/mcp"
+scopes = ["mcp:use"]
+"#,
+        )
+        .unwrap();
+        assert_eq!(full.allowed_hosts().len(), 2);
+        assert_eq!(full.requests_per_minute(), Some(600));
+        assert_eq!(
+            full.oauth().map(ServerOAuth::scopes),
+            Some(&["mcp:use".to_owned()][..])
+        );
+        for bad in [
+            r#"allowed_hosts = ["a/b"]"#,
+            r#"allowed_hosts = [""]"#,
+            r#"allowed_origins = ["app.example"]"#,
+            r#"cors_origins = ["https://app.example/path"]"#,
+            "requests_per_minute = 0",
+            "requests_per_minute = 1000001",
+            "[oauth]\nissuer = \"ftp://a\"\nresource = \"https://r/mcp\"",
+            "[oauth]\nissuer = \"https://a\"\nresource = \"https://r/mcp\"\nscopes = [\"a b\"]",
+        ] {
+            assert_eq!(
+                table(bad).unwrap_err(),
+                ConfigErrorKind::InvalidServer,
+                "{bad}"
+            );
+        }
+        assert_eq!(table("unknown = 1").unwrap_err(), ConfigErrorKind::Syntax);
+    }
+
+    #[test]
+    fn names_and_limits_at_their_bounds_and_one_past() {
+        let names = |n: usize| {
+            let list: Vec<String> = (0..n).map(|i| format!("\"h{i}.example\"")).collect();
+            format!("allowed_hosts = [{}]", list.join(","))
+        };
+        assert!(table(&names(MAX_SERVER_NAMES)).is_ok());
+        assert!(table(&names(MAX_SERVER_NAMES + 1)).is_err());
+        assert!(table(&format!("requests_per_minute = {MAX_REQUESTS_PER_MINUTE}")).is_ok());
+        let host = |n: usize| format!("allowed_hosts = [\"{}\"]", "h".repeat(n));
+        assert!(table(&host(255)).is_ok());
+        assert!(table(&host(256)).is_err());
+        let scopes = |n: usize| {
+            let list: Vec<String> = (0..n).map(|i| format!("\"s{i}\"")).collect();
+            format!(
+                "[oauth]\nissuer = \"https://a\"\nresource = \"https://r/mcp\"\nscopes = [{}]",
+                list.join(",")
+            )
+        };
+        assert!(table(&scopes(MAX_REQUIRED_SCOPES)).is_ok());
+        assert!(table(&scopes(MAX_REQUIRED_SCOPES + 1)).is_err());
+    }
+}
