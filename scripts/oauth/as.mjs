@@ -1,14 +1,15 @@
 // A local OAuth 2.1 authorization server for scripts/oauth-e2e: oidc-provider (npm, pinned in
 // scripts/oauth-e2e) with dynamic client registration, PKCE, RFC 8707 resource indicators and
-// JWT access tokens (`typ: at+jwt`, ES256) whose audience is the one protected resource it serves.
+// JWT access tokens (`typ: at+jwt`, ES256) whose audience is the protected resource asked for
+// (one of those it serves).
 // The login and consent screens are replaced by an automatic "demo-user approves what was asked"
 // so a headless client can run the authorization code flow; everything else is the provider's.
-// Usage: node as.mjs PORT RESOURCE   (prints "issuer: URL" once listening)
+// Usage: node as.mjs PORT RESOURCE[,RESOURCE...]   (prints "issuer: URL" once listening)
 import Provider, { errors } from "oidc-provider";
 import * as jose from "jose";
 
 const port = Number(process.argv[2]);
-const resource = process.argv[3];
+const resources = process.argv[3].split(",");
 const issuer = `http://127.0.0.1:${port}`;
 const scopes = ["catalog:read", "catalog:write"];
 
@@ -35,13 +36,13 @@ const provider = new Provider(issuer, {
     registration: { enabled: true },
     resourceIndicators: {
       enabled: true,
-      defaultResource: () => resource,
+      defaultResource: () => resources[0],
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, indicator) => {
-        if (indicator !== resource) throw new errors.InvalidTarget();
+        if (!resources.includes(indicator)) throw new errors.InvalidTarget();
         return {
           scope: scopes.join(" "),
-          audience: resource,
+          audience: indicator,
           accessTokenTTL: 600,
           accessTokenFormat: "jwt",
           jwt: { sign: { alg: "ES256" } },

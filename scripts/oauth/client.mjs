@@ -4,12 +4,16 @@
 // PKCE for `catalog:read` (this script plays the browser, following redirects with its own
 // cookie jar), then lists and calls tools. `catalog.restock` needs `catalog:write`: its 403
 // `insufficient_scope` makes the client step up and retry. Finally it checks the refusals a
-// client without a usable token gets.
-// Usage: node client.mjs http://127.0.0.1:PORT/mcp
+// client without a usable token gets. With `gateway`, the same flow against `tollgate gateway`
+// protecting the demo it fronts over stdio (its tools served as `cat_*`): list and call with
+// the gateway's token (never passed upstream), then the refusals.
+// Usage: node client.mjs http://127.0.0.1:PORT/mcp [gateway]
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 
 const url = new URL(process.argv[2]);
+const gateway = process.argv[3] === "gateway";
+const served = (name) => (gateway ? `cat_${name}` : name);
 const redirect = "http://127.0.0.1:9/callback";
 const store = {};
 let callback;
@@ -92,10 +96,16 @@ const asked = store.asked.split(" ");
 assert.ok(asked.includes("catalog:read") && !asked.includes("catalog:write"), store.asked);
 
 const { tools } = await authorized(transport, () => client.listTools());
-assert.ok(tools.some((t) => t.name === "catalog.restock"), "the catalog lists every tool");
+assert.ok(tools.some((t) => t.name === served("catalog.restock")), "the catalog lists every tool");
 const found = await authorized(transport, () =>
-  client.callTool({ name: "catalog.search", arguments: { query: "tea", limit: 5 } }));
+  client.callTool({ name: served("catalog.search"), arguments: { query: "tea", limit: 5 } }));
 assert.deepEqual(found.structuredContent.items.map((i) => i.sku), ["TEA-001", "POT-001"]);
+if (gateway) {
+  await client.close();
+  console.log("OAuth through the gateway: discovery, registration, PKCE code flow at the gateway as a protected resource, list and call of the stdio server behind it ok");
+  await refusals();
+  process.exit(0);
+}
 const who = await authorized(transport, () => client.callTool({ name: "catalog.whoami", arguments: {} }));
 assert.match(who.content[0].text, /user: demo-user \(catalog:read\)$/);
 console.log("OAuth: discovery, registration, PKCE code flow, list and call as demo-user ok");
@@ -121,27 +131,31 @@ assert.match(legacyWho.content[0].text, /user: demo-user \(catalog:read catalog:
 await legacy.close();
 console.log("OAuth: a 2025-11-25 session with the same token ok");
 
+await refusals();
+
 // Without a usable token: the fixed refusals, none echoing what was sent.
-const raw = (authorization) => fetch(url, {
-  method: "POST",
-  headers: {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tools/list",
-    ...(authorization ? { authorization } : {}),
-  },
-  body: JSON.stringify({
-    jsonrpc: "2.0", id: 1, method: "tools/list",
-    params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } },
-  }),
-});
-const none = await raw();
-assert.equal(none.status, 401);
-assert.match(none.headers.get("www-authenticate"), /^Bearer resource_metadata="[^"]+", scope="catalog:read"$/);
-const forged = store.tokens.access_token.slice(0, -4) + "AAAA";
-const refused = await raw(`Bearer ${forged}`);
-assert.equal(refused.status, 401);
-assert.match(refused.headers.get("www-authenticate"), /error="invalid_token"/);
-assert.ok(!(await refused.text()).includes(forged.split(".")[1]));
-console.log("OAuth: refusals without a usable token ok");
+async function refusals() {
+  const raw = (authorization) => fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/list",
+      ...(authorization ? { authorization } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0", id: 1, method: "tools/list",
+      params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } },
+    }),
+  });
+  const none = await raw();
+  assert.equal(none.status, 401);
+  assert.match(none.headers.get("www-authenticate"), /^Bearer resource_metadata="[^"]+", scope="catalog:read"$/);
+  const forged = store.tokens.access_token.slice(0, -4) + "AAAA";
+  const refused = await raw(`Bearer ${forged}`);
+  assert.equal(refused.status, 401);
+  assert.match(refused.headers.get("www-authenticate"), /error="invalid_token"/);
+  assert.ok(!(await refused.text()).includes(forged.split(".")[1]));
+  console.log("OAuth: refusals without a usable token ok");
+}

@@ -656,6 +656,12 @@ mod tests {
                 .is_some_and(|o| o.resource().ends_with("/mcp"))
         );
         assert!(config.upstreams()[0].sole_call_requests());
+        // Every other example in the guide is a configuration the gateway takes too.
+        let blocks = guide.split("```toml\n").skip(1);
+        for (n, block) in blocks.enumerate() {
+            let text = &block[..block.find("```").unwrap()];
+            assert!(GatewayConfig::from_toml(text).is_ok(), "toml block {n}");
+        }
     }
 
     #[test]
