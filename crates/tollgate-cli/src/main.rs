@@ -1,5 +1,7 @@
 //! The `tollgate` command: check and validate Tool Schema Profile 1 schemas, talk to MCP servers
-//! by hand (over HTTP or a stdio child, on tollgate-client), and serve the catalog demo.
+//! by hand (over HTTP or a stdio child, on tollgate-client), serve the catalog demo, and run the
+//! gateway; what it serves exports to OpenTelemetry when `OTEL_EXPORTER_OTLP_ENDPOINT` is set
+//! (`telemetry.rs`).
 //!
 //! A thin shell over the library crates; it owns argument parsing and output formats only.
 
@@ -7,6 +9,7 @@ mod gateway;
 mod locate;
 mod login;
 mod remote;
+mod telemetry;
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -421,9 +424,34 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
     })
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    match run(Cli::parse()).await {
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // OpenTelemetry for what the command serves (`OTEL_EXPORTER_OTLP_ENDPOINT`): the exporters
+    // send from threads of their own, so they are installed before the runtime starts and
+    // flushed after it ends.
+    let telemetry = match telemetry::from_env("tollgate") {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("tollgate: OpenTelemetry: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("tollgate: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
+    drop(runtime);
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {

@@ -60,7 +60,7 @@
 //!
 //! OpenTelemetry (opt-in): with `OTEL_EXPORTER_OTLP_ENDPOINT` set (for example
 //! `http://127.0.0.1:4318`), every request's spans and Tollgate's instruments are exported over
-//! OTLP/HTTP (`telemetry.rs`), continuing the caller's trace.
+//! OTLP/HTTP (`src/telemetry.rs`, shared with the `tollgate` command), continuing the caller's trace.
 //!
 //! Browser pages on `http://localhost:5173` (or `TOLLGATE_CATALOG_PAGE_ORIGIN`) may call it: its
 //! CORS policy grants that origin. `examples/catalog/web` is such a page, using the official
@@ -81,6 +81,8 @@ mod endpoint;
 mod options;
 mod protect;
 mod stores;
+// One source with the `tollgate` command's own export.
+#[path = "../../src/telemetry.rs"]
 mod telemetry;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -88,7 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     options::init_logs(options.json_logs);
     // The exporters send from threads of their own: installed before the runtime starts and
     // flushed after it ends.
-    let telemetry = telemetry::from_env()?;
+    let telemetry = telemetry::from_env("tollgate-catalog")?;
     let served = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?

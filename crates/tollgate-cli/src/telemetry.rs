@@ -1,4 +1,5 @@
-//! OpenTelemetry export for the demo: when `OTEL_EXPORTER_OTLP_ENDPOINT` (or its `_TRACES_` /
+//! OpenTelemetry export for what the `tollgate` command serves (the gateway, the demo) and for
+//! the catalog example, which includes this file: when `OTEL_EXPORTER_OTLP_ENDPOINT` (or its `_TRACES_` /
 //! `_METRICS_` form) is set, Tollgate's request spans and instruments go to that OTLP receiver
 //! over HTTP (protobuf), with the exporter's and the SDK's other `OTEL_*` variables honoured
 //! (headers, timeout, `OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`,
@@ -11,7 +12,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
-/// The installed providers, flushed and shut down when the demo stops.
+/// The installed providers, flushed and shut down when the process stops serving.
 pub(crate) struct Telemetry {
     tracer: SdkTracerProvider,
     meter: SdkMeterProvider,
@@ -21,8 +22,9 @@ fn set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty())
 }
 
-/// Installs the OTLP exporters as the global providers when the environment names a receiver.
-pub(crate) fn from_env() -> Result<Option<Telemetry>, Box<dyn std::error::Error>> {
+/// Installs the OTLP exporters as the global providers when the environment names a receiver,
+/// as `service` unless `OTEL_SERVICE_NAME` names it.
+pub(crate) fn from_env(service: &str) -> Result<Option<Telemetry>, Box<dyn std::error::Error>> {
     let traces = set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
     let metrics = set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
     if !traces && !metrics {
@@ -30,7 +32,7 @@ pub(crate) fn from_env() -> Result<Option<Telemetry>, Box<dyn std::error::Error>
     }
     let mut resource = Resource::builder();
     if !set("OTEL_SERVICE_NAME") {
-        resource = resource.with_service_name("tollgate-catalog");
+        resource = resource.with_service_name(service.to_owned());
     }
     let resource = resource.build();
     // The exporter's reqwest client is built on rustls without a crypto provider of its own
