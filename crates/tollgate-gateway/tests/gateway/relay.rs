@@ -283,23 +283,26 @@ impl tollgate_client::handler::Handler for Accept {
     }
 }
 
+/// The gateway's endpoint, serving `revisions`.
+fn endpoint(gateway: &Gateway, revisions: &[ProtocolVersion]) -> tollgate::Endpoint {
+    let revisions = revisions.iter().copied();
+    gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            revisions.collect::<tollgate::endpoint::ProtocolVersions>(),
+            Implementation::new("gateway", "1"),
+        ))
+        .build()
+        .unwrap()
+}
+
 /// A client of the gateway's `revisions` on `revision`, answering elicitations.
 async fn asked_client(
     gateway: &Gateway,
     revisions: &[ProtocolVersion],
     revision: tollgate_client::Revision,
 ) -> Client {
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            revisions
-                .iter()
-                .copied()
-                .collect::<tollgate::endpoint::ProtocolVersions>(),
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
+    let endpoint = endpoint(gateway, revisions);
     Client::builder()
         .capabilities(object(r#"{"elicitation":{}}"#))
         .handler(Accept)
@@ -353,16 +356,7 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
     // A caller that cannot answer an elicitation is told so (-32021), as for the
     // endpoint's own tools.
     let unable = Client::builder()
-        .connect_in_process(
-            gateway
-                .install(Endpoint::with_path(
-                    "/mcp",
-                    [V26],
-                    Implementation::new("gateway", "1"),
-                ))
-                .build()
-                .unwrap(),
-        )
+        .connect_in_process(endpoint(&gateway, &[V26]))
         .await
         .unwrap();
     let refused = unable
@@ -426,20 +420,9 @@ async fn an_upstream_s_input_required_reaches_a_2026_caller_and_its_answer_goes_
     old.close().await.unwrap();
 
     // A 2025 caller without elicitation is refused as the endpoint refuses its own: -32021.
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            revisions
-                .iter()
-                .copied()
-                .collect::<tollgate::endpoint::ProtocolVersions>(),
-            Implementation::new("gateway", "1"),
-        ))
-        .build()
-        .unwrap();
     let unable = Client::builder()
         .revisions([Revision::V2025_11_25])
-        .connect_in_process(endpoint)
+        .connect_in_process(endpoint(&gateway, &revisions))
         .await
         .unwrap();
     let refused = unable

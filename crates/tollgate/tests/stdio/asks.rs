@@ -86,20 +86,26 @@ fn text(line: &JsonValue) -> Option<&str> {
         .as_str()
 }
 
+/// A line's numeric JSON-RPC id.
+fn number_id(line: &JsonValue) -> Option<i64> {
+    line.get("id")?.as_number()?.to_i64()
+}
+
+/// The id of a request sent to the client, checking its method.
+fn asked_id(line: &JsonValue, method: &str) -> String {
+    assert_eq!(line.get("method").and_then(JsonValue::as_str), Some(method));
+    line.get("id")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned()
+}
+
 #[tokio::test]
 async fn a_2025_handler_asks_its_client_in_lines() {
     let mut pipe = session(r#"{"elicitation":{}}"#).await;
     pipe.send(CALL).await;
     let asked = pipe.receive().await;
-    assert_eq!(
-        asked.get("method").and_then(JsonValue::as_str),
-        Some("elicitation/create")
-    );
-    let id = asked
-        .get("id")
-        .and_then(JsonValue::as_str)
-        .unwrap()
-        .to_owned();
+    let id = asked_id(&asked, "elicitation/create");
     // A response to nothing waiting (never asked) is dropped without a reply.
     pipe.send(r#"{"jsonrpc":"2.0","id":"never-asked","result":{"action":"cancel"}}"#)
         .await;
@@ -108,13 +114,7 @@ async fn a_2025_handler_asks_its_client_in_lines() {
     ))
     .await;
     let answer = pipe.receive().await;
-    assert_eq!(
-        answer
-            .get("id")
-            .and_then(JsonValue::as_number)
-            .and_then(|n| n.to_i64()),
-        Some(1)
-    );
+    assert_eq!(number_id(&answer), Some(1));
     let seen = answer
         .get("result")
         .and_then(|r| r.get("structuredContent"));
@@ -129,22 +129,11 @@ async fn a_2025_handler_asks_its_client_in_lines() {
     .await;
     pipe.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
         .await;
-    assert_eq!(
-        pipe.receive()
-            .await
-            .get("id")
-            .and_then(JsonValue::as_number)
-            .and_then(|n| n.to_i64()),
-        Some(2)
-    );
+    assert_eq!(number_id(&pipe.receive().await), Some(2));
     // An error answer (or a result of the wrong shape) is the client's rejection.
     pipe.send(CALL).await;
     let asked = pipe.receive().await;
-    let id = asked
-        .get("id")
-        .and_then(JsonValue::as_str)
-        .unwrap()
-        .to_owned();
+    let id = asked_id(&asked, "elicitation/create");
     pipe.send(&format!(
         r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"maybe"}}}}"#
     ))
@@ -175,10 +164,7 @@ async fn input_that_ends_ends_the_wait_at_once() {
     let mut pipe = session(r#"{"elicitation":{}}"#).await;
     pipe.send(CALL).await;
     let asked = pipe.receive().await;
-    assert_eq!(
-        asked.get("method").and_then(JsonValue::as_str),
-        Some("elicitation/create")
-    );
+    asked_id(&asked, "elicitation/create");
     // The client goes away without answering: the handler hears so, answers, and the server
     // ends well within the 60-second request timeout.
     pipe.input.shutdown().await.unwrap();
@@ -224,13 +210,7 @@ async fn a_65th_request_while_64_wait_for_answers_is_refused_busy() {
     let [refused] = refused.as_slice() else {
         panic!("one refusal: {refused:?}")
     };
-    assert_eq!(
-        refused
-            .get("id")
-            .and_then(JsonValue::as_number)
-            .and_then(|n| n.to_i64()),
-        Some(65)
-    );
+    assert_eq!(number_id(refused), Some(65));
     assert_eq!(
         refused
             .get("error")
@@ -255,18 +235,11 @@ async fn a_second_initialize_ends_the_first_session_s_waits() {
     let mut pipe = session(r#"{"elicitation":{}}"#).await;
     pipe.send(CALL).await;
     let asked = pipe.receive().await;
-    assert_eq!(
-        asked.get("method").and_then(JsonValue::as_str),
-        Some("elicitation/create")
-    );
+    asked_id(&asked, "elicitation/create");
     // A new session on the connection: the old one's request can be answered no more.
     pipe.send(r#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#).await;
     let mut lines = [pipe.receive().await, pipe.receive().await];
-    lines.sort_by_key(|l| {
-        l.get("id")
-            .and_then(JsonValue::as_number)
-            .and_then(|n| n.to_i64())
-    });
+    lines.sort_by_key(number_id);
     assert_eq!(text(&lines[0]), Some("the client cannot be asked now"));
     assert!(
         lines[1]
@@ -292,27 +265,13 @@ async fn a_2025_03_26_client_answers_in_a_batch_and_is_never_asked_to_elicit() {
     // Roots are asked, and the answer may come inside a batch, which gets no reply itself.
     pipe.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"roots":true}}}"#).await;
     let asked = pipe.receive().await;
-    assert_eq!(
-        asked.get("method").and_then(JsonValue::as_str),
-        Some("roots/list")
-    );
-    let id = asked
-        .get("id")
-        .and_then(JsonValue::as_str)
-        .unwrap()
-        .to_owned();
+    let id = asked_id(&asked, "roots/list");
     pipe.send(&format!(
         r#"[{{"jsonrpc":"2.0","id":"{id}","result":{{"roots":[{{"uri":"file:///tmp","name":"tmp"}}]}}}}]"#
     ))
     .await;
     let answer = pipe.receive().await;
-    assert_eq!(
-        answer
-            .get("id")
-            .and_then(JsonValue::as_number)
-            .and_then(|n| n.to_i64()),
-        Some(2)
-    );
+    assert_eq!(number_id(&answer), Some(2));
     let roots = answer
         .get("result")
         .and_then(|r| r.get("content"))
