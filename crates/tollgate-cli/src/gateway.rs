@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tollgate::auth::{BearerAuth, JwtValidation};
+use tollgate::endpoint::{PostgresSessionStore, RequestStateKeyRing};
 use tollgate::policy::{ProtectedResource, TokenBucket};
+use tollgate::task::PostgresTaskStore;
 
 use tollgate::transport::CorsPolicy;
 use tollgate::{Endpoint, Implementation, ProtocolVersion};
@@ -115,7 +117,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
     let builder = if args.stdio {
         builder
     } else {
-        protect(builder, config.server())?
+        shared(protect(builder, config.server())?, config.server()).await?
     };
     let endpoint = builder.build()?;
     gateway.follow(&endpoint)?;
@@ -164,6 +166,24 @@ fn protect(
             .required_scopes(oauth.scopes().iter().cloned())
             .build()?;
         builder = builder.bearer_auth(auth);
+    }
+    Ok(builder)
+}
+
+/// What many instances behind one URL share, from `[server]`: the PostgreSQL database of 2025
+/// sessions and tasks (replacing the in-memory task store `install` set), and the
+/// request-state key ring.
+async fn shared(
+    mut builder: tollgate::endpoint::EndpointBuilder,
+    server: &ServerConfig,
+) -> Result<tollgate::endpoint::EndpointBuilder, Box<dyn std::error::Error>> {
+    if let Some(url) = server.postgres() {
+        builder = builder
+            .session_store(PostgresSessionStore::connect(url).await?)
+            .task_store(PostgresTaskStore::connect(url).await?);
+    }
+    if let Some(path) = server.request_state_keys_file() {
+        builder = builder.request_state_keys(RequestStateKeyRing::from_file(path)?);
     }
     Ok(builder)
 }

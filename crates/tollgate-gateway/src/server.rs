@@ -1,7 +1,9 @@
 //! The configuration's `[server]` table: how the gateway's own endpoint is served over HTTP —
 //! the Host and Origin names it accepts beside loopback's, the page origins its CORS policy
-//! grants, a request rate limit per caller, and the OAuth 2.1 protected resource it may be
-//! (bearer tokens an authorization server signed for it). Owns reading and checking them, never
+//! grants, a request rate limit per caller, the OAuth 2.1 protected resource it may be (bearer
+//! tokens an authorization server signed for it), and what many instances behind one URL share
+//! (a PostgreSQL database for 2025 sessions and tasks, a request-state key ring). Owns reading
+//! and checking them, never
 //! applying them (the `tollgate gateway` command does, on the endpoint and service it builds; a
 //! library user applies them as it likes). Knows nothing of upstreams.
 
@@ -20,13 +22,30 @@ pub const MAX_REQUIRED_SCOPES: usize = 32;
 /// default is the endpoint's own: loopback Host and Origin names only, no CORS grant, no rate
 /// limit, no token required). Over stdio none of it applies (the MCP authorization
 /// specification leaves a local process to its environment).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ServerConfig {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     cors_origins: Vec<String>,
     requests_per_minute: Option<u32>,
     oauth: Option<ServerOAuth>,
+    postgres: Option<String>,
+    request_state_keys_file: Option<std::path::PathBuf>,
+}
+
+/// The database URL holds a password: never shown.
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("cors_origins", &self.cors_origins)
+            .field("requests_per_minute", &self.requests_per_minute)
+            .field("oauth", &self.oauth)
+            .field("postgres", &self.postgres.as_ref().map(|_| "(set)"))
+            .field("request_state_keys_file", &self.request_state_keys_file)
+            .finish()
+    }
 }
 
 /// The OAuth 2.1 protected resource the gateway's endpoint is (`[server.oauth]`): its RFC 9728
@@ -50,6 +69,8 @@ pub(crate) struct ServerTable {
     cors_origins: Vec<String>,
     requests_per_minute: Option<u32>,
     oauth: Option<OAuthTable>,
+    postgres: Option<String>,
+    request_state_keys_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -86,6 +107,13 @@ impl ServerConfig {
         {
             return refuse;
         }
+        if table
+            .postgres
+            .as_deref()
+            .is_some_and(|url| !is_postgres_url(url))
+        {
+            return refuse;
+        }
         let oauth = match table.oauth {
             None => None,
             Some(t) => {
@@ -112,7 +140,26 @@ impl ServerConfig {
             cors_origins: table.cors_origins,
             requests_per_minute: table.requests_per_minute,
             oauth,
+            postgres: table.postgres,
+            request_state_keys_file: table.request_state_keys_file,
         })
+    }
+
+    /// The PostgreSQL database many instances of the gateway behind one URL share
+    /// (`postgres = "postgres://..."`; default none, each instance on its own): 2025 sessions
+    /// (any instance serves a session's requests) and tasks (any instance answers `tasks/get`;
+    /// a task's work runs where it was created). Give every instance the same
+    /// [`request_state_keys_file`](Self::request_state_keys_file) too. A stateful 2025
+    /// upstream's session stays with the instance that opened it (see the deployment guide).
+    pub fn postgres(&self) -> Option<&str> {
+        self.postgres.as_deref()
+    }
+
+    /// The request-state key ring, in its text form (`ID=hex:SECRET,...`, the sealing key
+    /// first), read from this file at start (`request_state_keys_file`; default: a key of the
+    /// process's own, so state sealed by one instance opens on no other).
+    pub fn request_state_keys_file(&self) -> Option<&std::path::Path> {
+        self.request_state_keys_file.as_deref()
     }
 
     /// Host names (with a port where given) accepted beside loopback's (`allowed_hosts`).
@@ -178,6 +225,13 @@ fn is_origin(origin: &str) -> bool {
     rest.is_some_and(|host| is_host(host) && !host.contains(['?', '#']))
 }
 
+/// A `postgres://` or `postgresql://` URL of at most 2,048 bytes of visible ASCII.
+fn is_postgres_url(url: &str) -> bool {
+    url.len() <= 2048
+        && (url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        && url.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// An `http://` or `https://` URL of at most 2,048 bytes of visible ASCII.
 fn is_http_url(url: &str) -> bool {
     url.len() <= 2048
@@ -230,6 +284,7 @@ scopes = ["mcp:use"]
             r#"cors_origins = ["https://app.example/path"]"#,
             "requests_per_minute = 0",
             "requests_per_minute = 1000001",
+            "postgres = \"mysql://db\"",
             "[oauth]\nissuer = \"ftp://a\"\nresource = \"https://r/mcp\"",
             "[oauth]\nissuer = \"https://a\"\nresource = \"https://r/mcp\"\nscopes = [\"a b\"]",
         ] {
@@ -240,6 +295,10 @@ scopes = ["mcp:use"]
             );
         }
         assert_eq!(table("unknown = 1").unwrap_err(), ConfigErrorKind::Syntax);
+        // The database URL's password is never shown.
+        let shared = table("postgres = \"postgres://gw:SECRET42@db/gw\"").unwrap();
+        assert_eq!(shared.postgres(), Some("postgres://gw:SECRET42@db/gw"));
+        assert!(!format!("{shared:?}").contains("SECRET42"));
     }
 
     #[test]
