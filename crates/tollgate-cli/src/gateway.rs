@@ -133,11 +133,9 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<bool, Box<dyn std::error::E
             config.upstreams().len(),
             server.local_addr()?
         );
-        server
-            .serve_with_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        // Ctrl-C or SIGTERM (what service managers send) ends it gracefully, so what telemetry
+        // buffered is flushed after.
+        server.serve_with_shutdown(stopped()).await?;
     }
     gateway.close().await;
     Ok(true)
@@ -207,6 +205,22 @@ fn service(
         )?);
     }
     Ok(service.build()?)
+}
+
+/// Ready on Ctrl-C or, on Unix, SIGTERM.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// `tollgate gateway login`: the authorization-code flow for one upstream, its URL printed on

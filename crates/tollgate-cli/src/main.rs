@@ -426,12 +426,14 @@ async fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // OpenTelemetry for what the command serves (`OTEL_EXPORTER_OTLP_ENDPOINT`): the exporters
-    // send from threads of their own, so they are installed before the runtime starts and
-    // flushed after it ends.
-    let telemetry = match telemetry::from_env("tollgate") {
-        Ok(telemetry) => telemetry,
-        Err(e) => {
+    // OpenTelemetry for what the command serves (`gateway`, `serve-demo`; with
+    // `OTEL_EXPORTER_OTLP_ENDPOINT`): the exporters send from threads of their own, so they are
+    // installed before the runtime starts and flushed after it ends.
+    let serves = matches!(cli.command, Command::Gateway(_) | Command::ServeDemo { .. });
+    let telemetry = match serves.then(|| telemetry::from_env("tollgate")) {
+        None => None,
+        Some(Ok(telemetry)) => telemetry,
+        Some(Err(e)) => {
             eprintln!("tollgate: OpenTelemetry: {e}");
             return ExitCode::from(2);
         }

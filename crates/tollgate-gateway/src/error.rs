@@ -81,11 +81,11 @@ pub enum ConfigErrorKind {
     InvalidScopes,
     /// A `max_input_rounds` over [`MAX_INPUT_ROUNDS`](crate::config::MAX_INPUT_ROUNDS).
     InvalidInputRounds,
-    /// A `[server]` table with a Host that is not 1 to 255 visible ASCII bytes (without `/`
-    /// or `@`), an origin that is not `http(s)://host[:port]`, more than 64 names in a list, a
-    /// `requests_per_minute` of 0 or over a million, or a `[server.oauth]` whose `issuer` or
-    /// `resource` is not an `http(s)://` URL or whose `scopes` are not at most 32 scope tokens,
-    /// or a `postgres` that is not a `postgres://` URL.
+    /// A `[server]` table with a Host that is not a DNS name, IPv4 or bracketed IPv6 address
+    /// without a port, an origin the runtime's `CorsPolicy` refuses, more than 64 names in a
+    /// list, a `requests_per_minute` of 0 or over a million, a `[server.oauth]` the runtime's
+    /// `ProtectedResource` refuses (its URL, issuer or scopes) or whose `resource` path is not
+    /// `/mcp`, or a `postgres` that is not a `postgres://` URL.
     InvalidServer,
     /// `revisions` (the gateway's, or an upstream's) empty, naming a revision Tollgate does not
     /// serve (or, for an upstream, its client does not speak), or naming one twice.
@@ -115,7 +115,7 @@ impl ConfigErrorKind {
             }
             Self::InvalidInputRounds => "max_input_rounds must be at most 100",
             Self::InvalidServer => {
-                "[server] takes hosts, http(s) origins (at most 64 each), requests_per_minute from 1 to 1000000, an [server.oauth] with http(s) issuer and resource and at most 32 scope tokens, and a postgres:// URL"
+                "[server] takes host names without a port, scheme://host[:port] origins (at most 64 each), requests_per_minute from 1 to 1000000, an [server.oauth] whose resource ends in /mcp with an issuer and at most 32 scopes the protected resource takes, and a postgres:// URL"
             }
             Self::InvalidRevisions => {
                 "revisions must name one or more distinct revisions Tollgate serves"

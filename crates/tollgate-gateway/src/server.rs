@@ -91,13 +91,15 @@ impl ServerConfig {
             &table.allowed_origins,
             &table.cors_origins,
         ];
+        // Origins by the runtime's own rule (`CorsPolicy`'s), so a value taken here is one the
+        // service takes, and matches what browsers send (no default port).
+        let origins_ok = |list: &[String]| {
+            list.is_empty() || tollgate::transport::CorsPolicy::allow_origins(list).is_ok()
+        };
         if names.iter().any(|n| n.len() > MAX_SERVER_NAMES)
             || !table.allowed_hosts.iter().all(|h| is_host(h))
-            || !table
-                .allowed_origins
-                .iter()
-                .chain(&table.cors_origins)
-                .all(|o| is_origin(o))
+            || !origins_ok(&table.allowed_origins)
+            || !origins_ok(&table.cors_origins)
         {
             return refuse;
         }
@@ -117,13 +119,15 @@ impl ServerConfig {
         let oauth = match table.oauth {
             None => None,
             Some(t) => {
-                if !is_http_url(&t.issuer)
-                    || !is_http_url(&t.resource)
+                // The protected resource as the runtime builds it (its URL, issuer and scope
+                // rules), and the endpoint's path, so a table taken here is one that serves.
+                let resource = tollgate::policy::ProtectedResource::builder(&t.resource)
+                    .authorization_server(&t.issuer)
+                    .scopes_supported(t.scopes.iter())
+                    .build();
+                if resource.is_err()
+                    || path_of(&t.resource) != Some("/mcp")
                     || t.scopes.len() > MAX_REQUIRED_SCOPES
-                    || !t
-                        .scopes
-                        .iter()
-                        .all(|s| tollgate_client::oauth::is_scope_token(s))
                 {
                     return refuse;
                 }
@@ -162,7 +166,8 @@ impl ServerConfig {
         self.request_state_keys_file.as_deref()
     }
 
-    /// Host names (with a port where given) accepted beside loopback's (`allowed_hosts`).
+    /// Host names accepted beside loopback's (`allowed_hosts`; without a port: the port a
+    /// request names is not compared).
     pub fn allowed_hosts(&self) -> &[String] {
         &self.allowed_hosts
     }
@@ -177,8 +182,9 @@ impl ServerConfig {
         &self.cors_origins
     }
 
-    /// Requests one caller (its principal, or anonymous callers together) may make per minute,
-    /// as a bucket of that many refilled continuously (`requests_per_minute`, 1 to
+    /// Requests one caller (its principal, or anonymous callers together: without
+    /// `[server.oauth]`, one bucket for the whole gateway) may make per minute, as a bucket of
+    /// that many refilled continuously (`requests_per_minute`, 1 to
     /// [`MAX_REQUESTS_PER_MINUTE`]; default none). Past it: 429 with `Retry-After`.
     pub fn requests_per_minute(&self) -> Option<u32> {
         self.requests_per_minute
@@ -196,33 +202,38 @@ impl ServerOAuth {
         &self.issuer
     }
 
-    /// The resource identifier tokens are checked against (`resource`; its path must be the
-    /// endpoint's, `/mcp`, or the endpoint refuses to build).
+    /// The resource identifier tokens are checked against (`resource`; its path is the
+    /// endpoint's, `/mcp`).
     pub fn resource(&self) -> &str {
         &self.resource
     }
 
     /// The scopes every request's token must carry (`scopes`, at most
-    /// [`MAX_REQUIRED_SCOPES`] RFC 6749 scope tokens; default none).
+    /// [`MAX_REQUIRED_SCOPES`] scope tokens of at most 128 bytes, not `offline_access`;
+    /// default none).
     pub fn scopes(&self) -> &[String] {
         &self.scopes
     }
 }
 
-/// A Host value: 1 to 255 bytes of visible ASCII, without `/`, `@` or a space.
+/// A Host name as the service compares it (its port is not compared, so none is given): a DNS
+/// name or IPv4 address of 1 to 253 bytes of letters, digits, `.` and `-`, or a bracketed IPv6
+/// address.
 fn is_host(host: &str) -> bool {
-    (1..=255).contains(&host.len())
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'@'))
-}
-
-/// An origin: `http://` or `https://` and a host (with a port where given), nothing after.
-fn is_origin(origin: &str) -> bool {
-    let rest = origin
-        .strip_prefix("https://")
-        .or_else(|| origin.strip_prefix("http://"));
-    rest.is_some_and(|host| is_host(host) && !host.contains(['?', '#']))
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(ipv6) => {
+            !ipv6.is_empty()
+                && ipv6
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        }
+        None => {
+            (1..=253).contains(&host.len())
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        }
+    }
 }
 
 /// A `postgres://` or `postgresql://` URL of at most 2,048 bytes of visible ASCII.
@@ -232,11 +243,15 @@ fn is_postgres_url(url: &str) -> bool {
         && url.bytes().all(|b| b.is_ascii_graphic())
 }
 
-/// An `http://` or `https://` URL of at most 2,048 bytes of visible ASCII.
-fn is_http_url(url: &str) -> bool {
-    url.len() <= 2048
-        && (url.starts_with("https://") || url.starts_with("http://"))
-        && url.bytes().all(|b| b.is_ascii_graphic())
+/// The path of an `http(s)://` URL (`None` for another scheme, or with a query or fragment).
+fn path_of(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    if rest.contains(['?', '#']) {
+        return None;
+    }
+    rest.find('/').map(|at| &rest[at..])
 }
 
 #[cfg(test)]
@@ -260,7 +275,7 @@ mod tests {
         );
         let full = table(
             r#"
-allowed_hosts = ["mcp.example.com", "mcp.example.com:8443"]
+allowed_hosts = ["mcp.example.com", "[2001:db8::1]"]
 allowed_origins = ["https://app.example"]
 cors_origins = ["http://localhost:5173"]
 requests_per_minute = 600
@@ -280,6 +295,9 @@ scopes = ["mcp:use"]
         for bad in [
             r#"allowed_hosts = ["a/b"]"#,
             r#"allowed_hosts = [""]"#,
+            r#"allowed_hosts = ["mcp.example.com:8443"]"#,
+            r#"allowed_origins = ["https://app.example:443"]"#,
+            "[oauth]\nissuer = \"https://a\"\nresource = \"https://r/other\"",
             r#"allowed_origins = ["app.example"]"#,
             r#"cors_origins = ["https://app.example/path"]"#,
             "requests_per_minute = 0",
@@ -311,8 +329,8 @@ scopes = ["mcp:use"]
         assert!(table(&names(MAX_SERVER_NAMES + 1)).is_err());
         assert!(table(&format!("requests_per_minute = {MAX_REQUESTS_PER_MINUTE}")).is_ok());
         let host = |n: usize| format!("allowed_hosts = [\"{}\"]", "h".repeat(n));
-        assert!(table(&host(255)).is_ok());
-        assert!(table(&host(256)).is_err());
+        assert!(table(&host(253)).is_ok());
+        assert!(table(&host(254)).is_err());
         let scopes = |n: usize| {
             let list: Vec<String> = (0..n).map(|i| format!("\"s{i}\"")).collect();
             format!(
