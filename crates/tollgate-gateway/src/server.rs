@@ -216,24 +216,9 @@ impl ServerOAuth {
     }
 }
 
-/// A Host name as the service compares it (its port is not compared, so none is given): a DNS
-/// name or IPv4 address of 1 to 253 bytes of letters, digits, `.` and `-`, or a bracketed IPv6
-/// address.
+/// A Host name the service can match (the runtime's rule: no port), of at most 253 bytes.
 fn is_host(host: &str) -> bool {
-    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        Some(ipv6) => {
-            !ipv6.is_empty()
-                && ipv6
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
-        }
-        None => {
-            (1..=253).contains(&host.len())
-                && host
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-        }
-    }
+    host.len() <= 253 && tollgate::transport::is_allowed_host(host)
 }
 
 /// A `postgres://` or `postgresql://` URL of at most 2,048 bytes of visible ASCII.

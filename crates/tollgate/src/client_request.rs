@@ -23,7 +23,7 @@ use crate::model::tool::options::InputRequestDeclaration;
 use crate::stream::event::{EventStream, ResponseStream};
 use crate::stream::session::PendingRequest;
 use crate::stream::session::SessionStreams;
-use crate::version::{ProtocolVersion, is_legacy};
+use crate::version::is_legacy;
 
 /// Why a server-to-client request got no result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,7 +194,7 @@ impl ClientRequests {
         // Elicitation came with 2025-06-18: an older session has no such request, whatever
         // its client declared.
         let defined = !matches!(request.capability(), ClientCapability::Elicitation)
-            || self.session.revision >= ProtocolVersion::V2025_06_18;
+            || self.session.revision.carries_titles_and_structure();
         if !defined || !self.capabilities.declares(request.capability()) {
             return Err(ClientRequestError::MissingCapability);
         }

@@ -33,6 +33,7 @@ pub use self::health::{
     DEFAULT_READINESS_PATH, DEFAULT_TOLERATED_PROBE_FAILURES, Health, MAX_PROBE_DURATION,
     MAX_TOLERATED_PROBE_FAILURES,
 };
+pub use self::rebinding::is_allowed_host;
 pub use self::server::{DEFAULT_ADDR, Server, ServerLimits};
 pub use self::service::{
     DEFAULT_MAX_BODY_BYTES_PER_PEER, DEFAULT_MAX_HEADER_BYTES, McpBody, McpService,

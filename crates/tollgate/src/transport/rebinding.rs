@@ -53,6 +53,24 @@ fn valid_port(port: &str) -> bool {
     !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Whether `host` is a name [`McpServiceBuilder::allowed_host`](crate::transport::McpServiceBuilder::allowed_host)
+/// can match: a `Host` value's host part without a port (the port a request names is not
+/// compared), a registered name, an IPv4 address or a bracketed IPv6 address.
+///
+/// # Examples
+///
+/// ```
+/// use tollgate::transport::is_allowed_host;
+///
+/// assert!(is_allowed_host("mcp.example.com"));
+/// assert!(is_allowed_host("[2001:db8::1]"));
+/// assert!(!is_allowed_host("mcp.example.com:8443"));
+/// assert!(!is_allowed_host("a/b"));
+/// ```
+pub fn is_allowed_host(host: &str) -> bool {
+    is_authority(host) && host_of(host).len() == host.len()
+}
+
 /// Whether `authority` is a `Host` value RFC 9112 accepts: a host (a registered name of RFC 3986
 /// `reg-name` characters, an IPv4 address, or a bracketed IPv6 address) and an optional port of
 /// one to five digits. No user information, no path, nothing empty.

@@ -29,6 +29,7 @@ use crate::pipeline::Arrival;
 use crate::pipeline::envelope::{Envelope, parse, read, unreadable};
 use crate::registry::Endpoint;
 use crate::session::local::{LocalSession, id_key};
+use crate::stream::session::SessionStreams;
 use crate::wire::fault::Fault;
 use crate::wire::method::Method;
 use crate::wire::reply::{Reply, fault_reply};
@@ -173,11 +174,7 @@ impl Lines {
         }
         // In a 2025 session, a client's response answers a request a handler sent it; one that
         // answers nothing waiting (late, or never asked) is dropped: a response gets no reply.
-        if let Some(object) = value.as_object()
-            && is_response(object)
-            && let Some(streams) = self.local.legacy_streams()
-        {
-            deliver(&streams, object);
+        if delivered(&value, || self.local.legacy_streams()) {
             return true;
         }
         let message = match read(&value) {
@@ -246,17 +243,11 @@ impl Lines {
             // A client's responses in the batch answer requests sent to it (no reply for them).
             let streams = local.legacy_streams();
             let one = |element: &JsonValue| {
-                let delivered = match (element.as_object(), &streams) {
-                    (Some(response), Some(streams)) if is_response(response) => {
-                        deliver(streams, response);
-                        true
-                    }
-                    _ => false,
-                };
+                let answered = delivered(element, || streams.clone());
                 let message = read(element);
                 async move {
                     match message {
-                        _ if delivered => Reply::empty(http::StatusCode::ACCEPTED),
+                        _ if answered => Reply::empty(http::StatusCode::ACCEPTED),
                         Ok(message) => crate::pipeline::handle(endpoint, arrival, message).await,
                         Err(reply) => reply,
                     }
@@ -311,6 +302,22 @@ impl Lines {
             self.listens.push(task);
         }
         true
+    }
+}
+
+/// Delivers `value` to the request waiting for it when it is a client's response and the
+/// connection's 2025 session (`streams`, asked only then) can take it; whether it was.
+fn delivered(value: &JsonValue, streams: impl FnOnce() -> Option<Arc<SessionStreams>>) -> bool {
+    match value.as_object() {
+        Some(response) if is_response(response) => match streams() {
+            Some(streams) => {
+                // One nothing waits for (late, or never asked) is dropped just the same.
+                deliver(&streams, response);
+                true
+            }
+            None => false,
+        },
+        _ => false,
     }
 }
 
