@@ -100,6 +100,13 @@ impl ProtocolVersion {
         self.rank() >= Self::V2025_03_26.rank()
     }
 
+    /// Whether the revision has the experimental, requestor-driven tasks of 2025-11-25 (a
+    /// `tools/call` with a `task` member, `tasks/get`, `tasks/result`, `tasks/cancel`), as
+    /// opposed to 2026-07-28's tasks extension.
+    pub(crate) const fn has_requested_tasks(self) -> bool {
+        matches!(self, Self::V2025_11_25)
+    }
+
     /// Whether invalid tool arguments are a JSON-RPC -32602 error rather than a tool error
     /// result (up to 2025-06-18).
     pub(crate) const fn arguments_error_is_protocol_error(self) -> bool {

@@ -141,7 +141,7 @@ impl BuildErrorKind {
                 "a tool names a rate limiter its endpoint does not register"
             }
             Self::InvalidTaskSupport => {
-                "task support needs an advanced handler, and required tasks only 2026-07-28"
+                "task support needs an advanced handler, and required tasks 2026-07-28 or 2025-11-25"
             }
             Self::TasksNotConfigured => {
                 "a tool supports tasks but the endpoint has no valid task store and lifetimes"

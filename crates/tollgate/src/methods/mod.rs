@@ -6,6 +6,7 @@
 pub(crate) mod discover;
 pub(crate) mod listen;
 pub(crate) mod prompts;
+pub(crate) mod requested_tasks;
 pub(crate) mod resources;
 pub(crate) mod skills;
 pub(crate) mod tasks;

@@ -1,6 +1,8 @@
 //! `tasks/get`, `tasks/update` and `tasks/cancel` (2026-07-28, an endpoint with a task store):
 //! one prologue (the extension declared, the id, the caller's own task), then the detailed task,
-//! the partial answers, or the cancellation.
+//! the partial answers, or the cancellation. 2025-11-25's `tasks/get`, `tasks/cancel` and
+//! `tasks/result` (`methods/requested_tasks.rs`) share the prologue (no extension there) and
+//! the cancellation.
 
 use std::sync::Arc;
 
@@ -48,7 +50,7 @@ pub(crate) fn missing_extension(context: &RequestContext) -> Reply {
     )
 }
 
-fn no_task(context: &RequestContext) -> Reply {
+pub(crate) fn no_task(context: &RequestContext) -> Reply {
     fail(
         context.protocol_version,
         context.request_id.as_ref(),
@@ -57,7 +59,7 @@ fn no_task(context: &RequestContext) -> Reply {
     )
 }
 
-fn internal(context: &RequestContext) -> Reply {
+pub(crate) fn internal(context: &RequestContext) -> Reply {
     fail(
         context.protocol_version,
         context.request_id.as_ref(),
@@ -67,7 +69,7 @@ fn internal(context: &RequestContext) -> Reply {
 }
 
 /// The store could not be reached: HTTP 503 `Server busy`, which a client may retry.
-fn unavailable(context: &RequestContext) -> Reply {
+pub(crate) fn unavailable(context: &RequestContext) -> Reply {
     fail(
         context.protocol_version,
         context.request_id.as_ref(),
@@ -78,7 +80,10 @@ fn unavailable(context: &RequestContext) -> Reply {
 
 /// A failed store write: 503 when the store did not answer (retry), the fixed -32603 when the
 /// record cannot be used (retrying does not help).
-fn store_failure(context: &RequestContext, kind: crate::tasks::store::TaskStoreErrorKind) -> Reply {
+pub(crate) fn store_failure(
+    context: &RequestContext,
+    kind: crate::tasks::store::TaskStoreErrorKind,
+) -> Reply {
     if kind == crate::tasks::store::TaskStoreErrorKind::Backend {
         unavailable(context)
     } else {
@@ -93,14 +98,18 @@ fn ack(context: &RequestContext) -> Reply {
     }
 }
 
-/// The gate, the task id and the caller's own task, or the reply that ends the request.
-async fn own_task<'p>(
+/// The gate (2026-07-28), the task id and the caller's own task, or the reply that ends the
+/// request.
+pub(crate) async fn own_task<'p>(
     endpoint: &Endpoint,
     tasks: &Tasks,
     params: &'p JsonObject,
     context: &RequestContext,
 ) -> Result<(&'p str, TaskRecord), Reply> {
-    gate(context)?;
+    // 2025-11-25's tasks are the server's, asked for per call: no client capability gates them.
+    if !context.protocol_version.has_requested_tasks() {
+        gate(context)?;
+    }
     let id = task_id(params).ok_or_else(|| no_task(context))?;
     let owner = owner_of(&endpoint.inner.path, context);
     match tasks.lookup_for_client(id, &owner).await {
@@ -157,12 +166,12 @@ pub(crate) async fn get(
     }
 }
 
-/// A completed task's result as `context` may see it: through the endpoint's sanitizer (with
-/// the creating call's tool and arguments), then, for a typed tool, checked against its output
-/// schema (and mirrored as text, as the call itself would have been). The stored result is
-/// left as it is, so a later read can succeed. A result that does not read back, is refused
-/// by the sanitizer, fails the schema, or belongs to a tool that is no longer typed here is
-/// the fixed internal error.
+/// A completed task's result as `context` may see it, in its revision: through the endpoint's
+/// sanitizer (with the creating call's tool and arguments), then, for a typed tool, checked
+/// against its output schema (and mirrored as text, as the call itself would have been). The
+/// stored result is left as it is, so a later read can succeed. A result that does not read
+/// back, is refused by the sanitizer, fails the schema, or belongs to a tool that is no longer
+/// typed here is the fixed internal error.
 pub(crate) fn visible_result(
     endpoint: &Endpoint,
     record: &TaskRecord,
@@ -170,7 +179,9 @@ pub(crate) fn visible_result(
 ) -> Result<Arc<str>, Fault> {
     let text = record.result.as_ref().ok_or(Fault::Internal)?;
     let sanitizer = endpoint.inner.sanitizer.as_ref();
-    if sanitizer.is_none() && !record.typed {
+    let revision = context.protocol_version;
+    // Stored as 2026-07-28 writes it: another revision's reader gets it written again.
+    if sanitizer.is_none() && !record.typed && revision == ProtocolVersion::V2026_07_28 {
         return Ok(text.clone());
     }
     let parsed = record.stored_result().ok_or(Fault::Internal)?;
@@ -187,7 +198,7 @@ pub(crate) fn visible_result(
         clean
     };
     let limits = &endpoint.inner.limits.output;
-    render_tool_result(limits, ProtocolVersion::V2026_07_28, &shown).ok_or(Fault::Internal)
+    render_tool_result(limits, revision, &shown).ok_or(Fault::Internal)
 }
 
 /// The `tasks/get` response: the envelope written around the stored result or error text,
@@ -291,7 +302,23 @@ pub(crate) async fn cancel(
         Ok(found) => found,
         Err(reply) => return reply,
     };
-    let updated = tasks
+    match cancelled(tasks, id, known).await {
+        Ok(_) => {
+            tasks.cancel_local(id);
+            ack(context)
+        }
+        Err(e) => store_failure(context, e.kind()),
+    }
+}
+
+/// Moves a task not yet terminal to `cancelled` (its outstanding requests and answers
+/// dropped); a terminal one is left as it is. The record as stored after.
+pub(crate) async fn cancelled(
+    tasks: &Tasks,
+    id: &str,
+    known: TaskRecord,
+) -> Result<Option<TaskRecord>, crate::tasks::store::TaskStoreError> {
+    tasks
         .update_from(id, Some(known), |r| {
             if r.status.is_terminal() {
                 return false;
@@ -302,12 +329,5 @@ pub(crate) async fn cancel(
             r.responses = JsonObject::new();
             true
         })
-        .await;
-    match updated {
-        Ok(_) => {
-            tasks.cancel_local(id);
-            ack(context)
-        }
-        Err(e) => store_failure(context, e.kind()),
-    }
+        .await
 }

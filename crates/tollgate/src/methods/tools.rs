@@ -62,12 +62,13 @@ pub(crate) fn list(
     crate::methods::paged(revision, params, id, pages, catalog.fingerprint)
 }
 
-/// What a `tools/call` names: the tool, its arguments (an object, empty when absent) and a
-/// retry's responses and state.
+/// What a `tools/call` names: the tool, its arguments (an object, empty when absent), a
+/// retry's responses and state, and (2025-11-25) whether it asks to run as a task.
 struct Call<'p> {
     name: &'p JsonString,
     arguments: JsonObject,
     retry: Option<Retry<'p>>,
+    task: bool,
 }
 
 impl<'p> Call<'p> {
@@ -81,11 +82,34 @@ impl<'p> Call<'p> {
             Some(_) => return Err(Fault::InvalidParams),
         };
         let retry = retry_params(params, revision)?;
+        // 2025-11-25's `task` (2026-07-28 ignores the obsolete member).
+        let task = revision.has_requested_tasks() && requested_task(params.get("task"))?;
         Ok(Self {
             name,
             arguments,
             retry,
+            task,
         })
+    }
+}
+
+/// Whether a 2025-11-25 call asks for a task: `task` is an object with an optional
+/// non-negative integer `ttl` (a wish the endpoint's own lifetime overrides).
+fn requested_task(task: Option<&JsonValue>) -> Result<bool, Fault> {
+    match task {
+        None => Ok(false),
+        Some(JsonValue::Object(task)) => {
+            let ttl_ok = task.get("ttl").is_none_or(|t| {
+                t.as_number()
+                    .is_some_and(|n| n.is_integer() && n.to_u64().is_some())
+            });
+            if ttl_ok {
+                Ok(true)
+            } else {
+                Err(Fault::InvalidParams)
+            }
+        }
+        Some(_) => Err(Fault::InvalidParams),
     }
 }
 
@@ -138,7 +162,13 @@ pub(crate) fn call(
             features,
             &call.arguments,
         );
-        let check = created.as_ref().map(|(_, check)| &**check);
+        // A 2025-11-25 call that asked for a task gets one even when its handler answers
+        // inline (the revision answers such a call with a task).
+        let requested = created
+            .as_ref()
+            .filter(|_| call.task)
+            .map(|(_, _, creation)| creation.clone());
+        let check = created.as_ref().map(|(_, check, _)| &**check);
         let ended = if endpoint.inner.interceptors.is_empty() {
             validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
         } else {
@@ -155,7 +185,7 @@ pub(crate) fn call(
             .await
         };
         guard.disarm();
-        let task_serial = created.as_ref().map(|(serial, _)| *serial);
+        let task_serial = created.as_ref().map(|(serial, _, _)| *serial);
         // A task refused for its arguments (an interceptor created it before they were
         // validated): the call answers as any call with those arguments.
         let ended = match check.and_then(ArgumentCheck::refused) {
@@ -163,9 +193,30 @@ pub(crate) fn call(
             Some(Checked::Busy) => Ended::Busy,
             Some(Checked::Valid) | None => ended,
         };
+        let ended = match requested {
+            Some(creation) => Box::pin(as_task(creation, ended)).await,
+            None => ended,
+        };
         crate::facts::telemetry::stage_sync("output", || {
             outcome(endpoint, tool, &call, &context, task_serial, ended)
         })
+    }
+}
+
+/// A 2025-11-25 call that asked for a task and whose handler answered inline: its result
+/// becomes the result of a task created for it (stored as any task's, read back through the
+/// sanitizer and the output schema at `tasks/result`). Anything else ends as it ended.
+async fn as_task(creation: crate::tasks::runner::TaskCreation, ended: Ended) -> Ended {
+    let result = match ended {
+        Ended::Output(Invocation::Operation(OperationResult::Complete(result))) => result,
+        Ended::Output(Invocation::Structured(value)) => {
+            CompleteResult::from_tool_structured_content(value)
+        }
+        other => return other,
+    };
+    match creation.spawn(move |_| async move { Ok(result) }).await {
+        Ok(created) => Ended::Output(Invocation::Operation(OperationResult::TaskCreated(created))),
+        Err(_) => Ended::Failed,
     }
 }
 
@@ -326,18 +377,33 @@ fn select<'e>(
     crate::facts::telemetry::target(crate::facts::telemetry::Target::Tool(tool.shared_name()));
     crate::methods::require_scopes(endpoint, context, &tool.inner.required_scopes)?;
     let caps = &context.client_capabilities;
-    // Tasks: offered on 2026-07-28, by an endpoint with a store, to a client declaring the
-    // extension on this call; a tool that requires them refuses a call that cannot have one.
+    // Tasks: offered by an endpoint with a store, on 2026-07-28 to a client declaring the
+    // extension on this call, on 2025-11-25 to a call asking for one; a tool that requires
+    // them refuses a call that cannot have one.
     let tasks = match &endpoint.inner.tasks {
-        Some(tasks)
-            if !is_legacy(revision)
-                && tool.inner.task_support != TaskSupport::Forbidden
-                && caps.extension(TASKS_EXTENSION) =>
-        {
-            Some(tasks.clone())
+        Some(tasks) if tool.inner.task_support != TaskSupport::Forbidden => {
+            let offered = if revision.has_requested_tasks() {
+                call.task
+            } else {
+                !is_legacy(revision) && caps.extension(TASKS_EXTENSION)
+            };
+            offered.then(|| tasks.clone())
         }
         _ => None,
     };
+    // 2025-11-25's tool-level negotiation: a task for a tool that takes none, or none for one
+    // that requires it, is -32601.
+    if revision.has_requested_tasks() && endpoint.inner.tasks.is_some() {
+        let support = tool.inner.task_support;
+        let wrong = if call.task {
+            support == TaskSupport::Forbidden
+        } else {
+            support == TaskSupport::Required
+        };
+        if wrong {
+            return Err(fail(revision, id, Fault::MethodNotFound, None));
+        }
+    }
     let tasks_missing = tool.inner.task_support == TaskSupport::Required && tasks.is_none();
     // The tool's own requirements, then those of the inputs every call may need.
     let mut required: Vec<ClientCapability> = Vec::new();
@@ -377,7 +443,10 @@ fn features_for(
     tasks: Option<Arc<Tasks>>,
     features: InvocationFeatures,
     arguments: &JsonObject,
-) -> (InvocationFeatures, Option<(u64, Arc<ArgumentCheck>)>) {
+) -> (
+    InvocationFeatures,
+    Option<(u64, Arc<ArgumentCheck>, crate::tasks::runner::TaskCreation)>,
+) {
     let mut features = crate::client_request::transport_features(
         features,
         transport,
@@ -410,7 +479,7 @@ fn features_for(
                 .then(|| arguments.clone()),
             Arc::clone(&check),
         );
-        created = Some((creation.serial(), check));
+        created = Some((creation.serial(), check, creation.clone()));
         features = features.with(creation);
     }
     (features, created)
@@ -523,7 +592,11 @@ fn outcome(
                 return fail(revision, id, Fault::Internal, None);
             }
             // (`TaskCreation::spawn` creates tasks for validated arguments only.)
-            let rendered = created.result.to_builder();
+            let rendered = if revision.has_requested_tasks() {
+                created.requested.to_builder()
+            } else {
+                created.result.to_builder()
+            };
             return tree_reply(&limits.output, revision, id, rendered);
         }
     };

@@ -112,6 +112,35 @@ impl InputRequest {
         }
     }
 
+    /// A request as [`InputRequest::render`] wrote it into a task's record, read back with
+    /// `meta` added to its `_meta` (2025-11-25 names the task a request belongs to there);
+    /// `None` for a method Tollgate never asks or parameters that are not an object.
+    pub(crate) fn from_stored(stored: &JsonValue, meta: (&str, &JsonObject)) -> Option<Self> {
+        let (method, capability) = match stored.get("method")?.as_str()? {
+            "elicitation/create" => ("elicitation/create", ClientCapability::Elicitation),
+            "sampling/createMessage" => ("sampling/createMessage", ClientCapability::Sampling),
+            "roots/list" => ("roots/list", ClientCapability::Roots),
+            _ => return None,
+        };
+        let params = match stored.get("params") {
+            None => JsonObject::new(),
+            Some(JsonValue::Object(p)) => p.clone(),
+            Some(_) => return None,
+        };
+        let mut extra = match params.get("_meta") {
+            Some(JsonValue::Object(m)) => m.to_builder(),
+            _ => JsonObject::builder(),
+        };
+        extra.push(meta.0, meta.1.clone());
+        let mut with_meta = params.to_builder();
+        with_meta.push("_meta", extra.build());
+        Some(Self {
+            method,
+            params: with_meta.build(),
+            capability,
+        })
+    }
+
     pub(crate) fn render(&self) -> JsonValue {
         JsonObject::builder()
             .insert("method", self.method)

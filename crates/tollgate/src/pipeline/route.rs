@@ -35,7 +35,7 @@ fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, sessi
         Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
             endpoint.offers_resources(revision) && session
         }
-        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel | Method::TasksResult => {
             endpoint.inner.tasks.is_some()
         }
         Method::SkillsList | Method::SkillsGet | Method::ResourcesDirectoryRead => {
@@ -134,34 +134,46 @@ pub(crate) fn dispatch(
                 ))
                 .await
             }
-            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel | Method::TasksResult => {
                 let Some(tasks) = inner.tasks.as_deref() else {
                     return fail(revision, id, Fault::MethodNotFound, None);
                 };
-                match method {
-                    Method::TasksGet => {
-                        Box::pin(crate::methods::tasks::get(
-                            endpoint, tasks, params, &context,
-                        ))
-                        .await
-                    }
-                    Method::TasksUpdate => {
-                        Box::pin(crate::methods::tasks::update(
-                            endpoint, tasks, params, &context,
-                        ))
-                        .await
-                    }
-                    _ => {
-                        Box::pin(crate::methods::tasks::cancel(
-                            endpoint, tasks, params, &context,
-                        ))
-                        .await
-                    }
-                }
+                Box::pin(task_method(
+                    endpoint, transport, tasks, method, params, &context,
+                ))
+                .await
             }
             Method::Initialize | Method::LoggingSetLevel => {
                 fail(revision, id, Fault::MethodNotFound, None)
             }
         }
+    }
+}
+
+/// A `tasks/*` method: 2025-11-25's shapes (`methods/requested_tasks.rs`) or the 2026-07-28
+/// extension's (`methods/tasks.rs`).
+async fn task_method(
+    endpoint: &Endpoint,
+    transport: Transport<'_>,
+    tasks: &crate::tasks::runner::Tasks,
+    method: Method,
+    params: &JsonObject,
+    context: &RequestContext,
+) -> Reply {
+    use crate::methods::{requested_tasks, tasks as extension};
+    let requested = context.protocol_version.has_requested_tasks();
+    match method {
+        Method::TasksGet if requested => {
+            requested_tasks::get(endpoint, tasks, params, context).await
+        }
+        Method::TasksCancel if requested => {
+            requested_tasks::cancel(endpoint, tasks, params, context).await
+        }
+        Method::TasksResult => {
+            requested_tasks::result(endpoint, transport, tasks, params, context).await
+        }
+        Method::TasksGet => extension::get(endpoint, tasks, params, context).await,
+        Method::TasksUpdate => extension::update(endpoint, tasks, params, context).await,
+        _ => extension::cancel(endpoint, tasks, params, context).await,
     }
 }

@@ -264,6 +264,16 @@ fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Js
     if inner.offers_completions(revision) && revision.carries_annotations_and_audio() {
         capabilities.push("completions", JsonObject::new());
     }
+    // 2025-11-25's experimental tasks: task-augmented tool calls, `tasks/get`,
+    // `tasks/result` and `tasks/cancel` (no `tasks/list`).
+    if rules.tasks && revision.has_requested_tasks() {
+        let call = JsonObject::builder().insert("call", JsonObject::new());
+        let requests = JsonObject::builder().insert("tools", call.build());
+        let tasks = JsonObject::builder()
+            .insert("cancel", JsonObject::new())
+            .insert("requests", requests.build());
+        capabilities.push("tasks", tasks.build());
+    }
     let mut extensions = JsonObject::builder();
     if !legacy && rules.tasks {
         extensions.push(TASKS_EXTENSION, JsonObject::new());

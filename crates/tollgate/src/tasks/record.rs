@@ -218,20 +218,45 @@ impl TaskRecord {
     /// The fields every task shape shares, in wire order: the one list both
     /// [`TaskRecord::push_common`] and [`TaskRecord::write_common`] write.
     fn common(&self) -> impl Iterator<Item = (&'static str, Field<'_>)> {
+        self.fields(self.status, ("ttlMs", "pollIntervalMs"))
+    }
+
+    /// The task as 2025-11-25's experimental tasks write it (`ttl` and `pollInterval` in
+    /// milliseconds), with `status` as shown there (a completed tool result with `isError`
+    /// is `failed` on that revision).
+    pub(crate) fn push_requested(
+        &self,
+        b: &mut tollgate_json::JsonObjectBuilder,
+        status: TaskStatus,
+    ) {
+        for (key, field) in self.fields(status, ("ttl", "pollInterval")) {
+            match field {
+                Field::Text(text) => b.push(key, &*text),
+                Field::Number(n) => b.push(key, n),
+            }
+        }
+    }
+
+    /// The fields in wire order, with the status shown and the names of the two durations.
+    fn fields(
+        &self,
+        status: TaskStatus,
+        (ttl, poll): (&'static str, &'static str),
+    ) -> impl Iterator<Item = (&'static str, Field<'_>)> {
         fn text(t: &str) -> Field<'_> {
             Field::Text(t.into())
         }
         [
             Some(("taskId", text(&self.id))),
-            Some(("status", text(self.status.as_str()))),
+            Some(("status", text(status.as_str()))),
             self.message.as_deref().map(|m| ("statusMessage", text(m))),
             Some(("createdAt", Field::Text(iso8601(self.created_ms).into()))),
             Some((
                 "lastUpdatedAt",
                 Field::Text(iso8601(self.updated_ms).into()),
             )),
-            Some(("ttlMs", Field::Number(self.ttl_ms))),
-            Some(("pollIntervalMs", Field::Number(self.poll_ms))),
+            Some((ttl, Field::Number(self.ttl_ms))),
+            Some((poll, Field::Number(self.poll_ms))),
         ]
         .into_iter()
         .flatten()

@@ -73,6 +73,10 @@ pub(crate) enum Fault {
     /// `tasks/*` names no task this caller may see: unknown, expired or another's (the
     /// reasons are not told apart).
     TaskNotFound,
+    /// `tasks/cancel` of a task that has ended (2025-11-25).
+    TaskEnded,
+    /// `tasks/result` of a task that was cancelled (2025-11-25): the call has no result.
+    TaskCancelled,
     /// A required header is missing, repeated or malformed, or disagrees with the body.
     HeaderMismatch,
     /// The requested protocol revision is not served here (carries data; see `protocol`).
@@ -112,7 +116,8 @@ impl Fault {
             | Self::NotADirectory
             | Self::InvalidRequestState
             | Self::InvalidCursor
-            | Self::TaskNotFound => code::INVALID_PARAMS,
+            | Self::TaskNotFound
+            | Self::TaskEnded => code::INVALID_PARAMS,
             Self::ResourceNotFound2025 => code::RESOURCE_NOT_FOUND_2025,
             Self::HeaderMismatch => code::HEADER_MISMATCH,
             Self::SessionRequired | Self::SessionNotFound | Self::BatchTooLarge => {
@@ -120,7 +125,7 @@ impl Fault {
             }
             Self::UnsupportedVersion => code::UNSUPPORTED_PROTOCOL_VERSION,
             Self::MissingCapability => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
-            Self::Internal | Self::Busy => code::INTERNAL_ERROR,
+            Self::Internal | Self::Busy | Self::TaskCancelled => code::INTERNAL_ERROR,
             Self::Unauthorized => code::UNAUTHORIZED,
             Self::Forbidden => code::FORBIDDEN,
             Self::RateLimited => code::RATE_LIMITED,
@@ -141,6 +146,8 @@ impl Fault {
             Self::InvalidRequestState => "Invalid request state",
             Self::InvalidCursor => "Invalid cursor",
             Self::TaskNotFound => "Task not found",
+            Self::TaskEnded => "Task already ended",
+            Self::TaskCancelled => "Task cancelled",
             Self::HeaderMismatch => "Header mismatch",
             Self::UnsupportedVersion => "Unsupported protocol version",
             Self::MissingCapability => "Missing required client capability",
@@ -169,11 +176,12 @@ impl Fault {
             | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::TaskNotFound
+            | Self::TaskEnded
             | Self::HeaderMismatch
             | Self::UnsupportedVersion
             | Self::MissingCapability => StatusCode::BAD_REQUEST,
             Self::MethodNotFound => StatusCode::NOT_FOUND,
-            Self::Internal => StatusCode::OK,
+            Self::Internal | Self::TaskCancelled => StatusCode::OK,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
@@ -209,6 +217,8 @@ impl Fault {
             | Self::InvalidRequestState
             | Self::InvalidCursor
             | Self::TaskNotFound
+            | Self::TaskEnded
+            | Self::TaskCancelled
             | Self::HeaderMismatch
             | Self::MissingCapability
             | Self::Internal => StatusCode::OK,

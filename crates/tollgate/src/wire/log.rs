@@ -144,6 +144,8 @@ pub(crate) const fn refusal_kind(fault: Fault) -> Option<&'static str> {
         | Fault::NotADirectory
         | Fault::InvalidCursor
         | Fault::TaskNotFound
+        | Fault::TaskEnded
+        | Fault::TaskCancelled
         | Fault::UnsupportedVersion
         | Fault::MissingCapability
         | Fault::SessionRequired

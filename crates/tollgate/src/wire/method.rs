@@ -81,6 +81,10 @@ enum Revisions {
     Legacy,
     /// Every revision.
     All,
+    /// 2026-07-28 (the tasks extension) and 2025-11-25 (its experimental tasks).
+    Tasks,
+    /// 2025-11-25 only (its experimental tasks).
+    RequestedTasks,
 }
 
 /// One row of the table.
@@ -91,7 +95,7 @@ struct Row {
     mcp_name: Option<&'static str>,
 }
 
-use Revisions::{All, Legacy, Modern};
+use Revisions::{All, Legacy, Modern, RequestedTasks, Tasks};
 
 methods! {
     /// `server/discover`.
@@ -125,11 +129,13 @@ methods! {
     /// `subscriptions/listen` (2026-07-28).
     SubscriptionsListen = "subscriptions/listen", Modern, None;
     /// `tasks/get`.
-    TasksGet = "tasks/get", Modern, Some("taskId");
-    /// `tasks/update`.
+    TasksGet = "tasks/get", Tasks, Some("taskId");
+    /// `tasks/update` (2026-07-28).
     TasksUpdate = "tasks/update", Modern, Some("taskId");
     /// `tasks/cancel`.
-    TasksCancel = "tasks/cancel", Modern, Some("taskId");
+    TasksCancel = "tasks/cancel", Tasks, Some("taskId");
+    /// `tasks/result` (2025-11-25's experimental tasks).
+    TasksResult = "tasks/result", RequestedTasks, None;
     /// `skills/list` (the skills extension, 2026-07-28).
     SkillsList = "skills/list", Modern, None;
     /// `skills/get` (the skills extension, 2026-07-28).
@@ -198,6 +204,8 @@ impl Method {
             Modern => !is_legacy(revision),
             Legacy => is_legacy(revision),
             All => true,
+            Tasks => !is_legacy(revision) || revision.has_requested_tasks(),
+            RequestedTasks => revision.has_requested_tasks(),
         }
     }
 
@@ -262,7 +270,7 @@ mod tests {
         for name in [
             "server/discover",
             "subscriptions/listen",
-            "tasks/get",
+            "tasks/update",
             "skills/list",
             "skills/get",
             "resources/directory/read",
@@ -285,5 +293,15 @@ mod tests {
         ] {
             assert!(Method::on(name, legacy).is_some() && Method::on(name, modern).is_some());
         }
+        // 2025-11-25's experimental tasks: `tasks/get` and `tasks/cancel` there and on
+        // 2026-07-28, `tasks/result` there alone, none of them on the earlier revisions.
+        let older = ProtocolVersion::V2025_06_18;
+        for name in ["tasks/get", "tasks/cancel"] {
+            assert!(Method::on(name, legacy).is_some() && Method::on(name, modern).is_some());
+            assert!(Method::on(name, older).is_none());
+        }
+        assert!(Method::on("tasks/result", legacy).is_some());
+        assert!(Method::on("tasks/result", modern).is_none());
+        assert!(Method::on("tasks/result", older).is_none());
     }
 }

@@ -791,10 +791,13 @@ fn build_rules() {
         .task_support(support)
         .build()
     };
-    // Required tasks cannot be served on a 2025 revision.
-    let err = sleepy_tool(&[V26, V1125], TaskSupport::Required).unwrap_err();
+    // Required tasks cannot be served on a revision without tasks (2025-11-25 has its
+    // experimental ones).
+    let v0618 = ProtocolVersion::V2025_06_18;
+    let err = sleepy_tool(&[V26, v0618], TaskSupport::Required).unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::InvalidTaskSupport);
-    assert!(sleepy_tool(&[V26, V1125], TaskSupport::Optional).is_ok());
+    assert!(sleepy_tool(&[V26, V1125], TaskSupport::Required).is_ok());
+    assert!(sleepy_tool(&[V26, V1125, v0618], TaskSupport::Optional).is_ok());
 
     // A typed complete tool always completes inline.
     #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -263,12 +263,20 @@ fn a_typed_task_required_tool_cannot_loosen_its_task_support() {
             "{support:?}"
         );
     }
-    let err = ToolRegistration::with_name("count", [V26, ProtocolVersion::V2025_11_25])
+    // Required tasks exist on 2026-07-28 and (experimental) 2025-11-25, not before.
+    let err = ToolRegistration::with_name("count", [V26, ProtocolVersion::V2025_06_18])
         .argument_and_output_types::<Count, Report>()
         .operation_handler(count)
         .build()
         .unwrap_err();
     assert_eq!(err.kind(), BuildErrorKind::InvalidTaskSupport);
+    assert!(
+        ToolRegistration::with_name("count", [V26, ProtocolVersion::V2025_11_25])
+            .argument_and_output_types::<Count, Report>()
+            .operation_handler(count)
+            .build()
+            .is_ok()
+    );
     // A typed-complete tool still cannot take tasks.
     async fn complete(
         _: &RequestContext,

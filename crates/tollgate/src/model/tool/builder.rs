@@ -482,13 +482,17 @@ impl ToolBuilder {
         self
     }
 
-    /// Whether the handler may answer with a task (the tasks extension, 2026-07-28). With
+    /// Whether the handler may answer with a task: the tasks extension on 2026-07-28, and the
+    /// experimental tasks of 2025-11-25 when the tool names that revision (a tool on every
+    /// revision that supports tasks is served on 2026-07-28 alone). With
     /// [`TaskSupport::Optional`](crate::tool::TaskSupport::Optional) the handler finds a
     /// [`TaskCreation`](crate::task::TaskCreation) among its features when the client declared the
-    /// extension; with [`TaskSupport::Required`](crate::tool::TaskSupport::Required) a call from a
-    /// client that did not is refused (HTTP 400 / -32021) before the handler. Only advanced
-    /// handlers can return a task, and a required-task tool may select only 2026-07-28
-    /// ([`BuildErrorKind::InvalidTaskSupport`]); its endpoint needs a task store.
+    /// extension (2026-07-28) or asked for a task with the call's `task` member (2025-11-25);
+    /// with [`TaskSupport::Required`](crate::tool::TaskSupport::Required) a call that cannot
+    /// have one is refused before the handler (HTTP 400 / -32021 on 2026-07-28, -32601 on
+    /// 2025-11-25). Only advanced handlers can return a task, and a required-task tool may
+    /// select only 2026-07-28 and 2025-11-25 ([`BuildErrorKind::InvalidTaskSupport`]); its
+    /// endpoint needs a task store.
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         self.task_support = support;
         self
@@ -602,13 +606,17 @@ impl ToolBuilder {
             return fail(BuildErrorKind::InvalidToolName);
         }
         let input = self.input.map_err(|e| e.tool_name(&self.name))?;
-        let legacy = self.revisions.iter().any(crate::version::is_legacy);
+        // Revisions without tasks of any kind (2025-11-25 has its experimental ones).
+        let taskless = self
+            .revisions
+            .iter()
+            .any(|r| crate::version::is_legacy(r) && !r.has_requested_tasks());
         // A typed-complete tool always completes; a typed task-required one always requires
-        // a task; required tasks exist only on 2026-07-28.
+        // a task; required tasks exist only where tasks do.
         let typed_operation = self.output.is_some() && !self.completes && !self.authored_output;
         if (self.completes && self.task_support != TaskSupport::Forbidden)
             || (typed_operation && self.task_support != TaskSupport::Required)
-            || (self.task_support == TaskSupport::Required && legacy)
+            || (self.task_support == TaskSupport::Required && taskless)
         {
             return fail(BuildErrorKind::InvalidTaskSupport);
         }

@@ -328,6 +328,13 @@ impl ToolRegistration {
         if let Some(o) = self.output_schema().filter(|_| full) {
             b.push("outputSchema", o.clone());
         }
+        // 2025-11-25's experimental tasks: which calls may (or must) ask for one.
+        if let Some(support) = t.task_support.requested_name()
+            && revision.has_requested_tasks()
+        {
+            let execution = JsonObject::builder().insert("taskSupport", support);
+            b.push("execution", execution.build());
+        }
         if revision.carries_annotations_and_audio() {
             match (&t.annotations, t.title.as_ref().filter(|_| !full)) {
                 (Some(a), title) => b.push("annotations", a.render(title)),

@@ -25,11 +25,25 @@ pub enum TaskSupport {
     #[default]
     Forbidden,
     /// The handler may create a task when the client declared the extension on the call
-    /// ([`TaskCreation`](crate::task::TaskCreation) is then among its features), and completes inline otherwise.
+    /// (2026-07-28) or asked for one with the call's `task` member (2025-11-25)
+    /// ([`TaskCreation`](crate::task::TaskCreation) is then among its features), and completes
+    /// inline otherwise.
     Optional,
     /// The tool cannot complete inline: a call whose client did not declare the extension is
-    /// refused with HTTP 400 / -32021 before the handler runs.
+    /// refused with HTTP 400 / -32021 before the handler runs (2026-07-28); one without a
+    /// `task` member is refused with -32601 (2025-11-25).
     Required,
+}
+
+impl TaskSupport {
+    /// The `execution.taskSupport` value 2025-11-25 lists (absent for `Forbidden`).
+    pub(crate) fn requested_name(self) -> Option<&'static str> {
+        match self {
+            Self::Forbidden => None,
+            Self::Optional => Some("optional"),
+            Self::Required => Some("required"),
+        }
+    }
 }
 
 /// Advisory hints about a tool's behaviour. Clients must not trust them from an untrusted

@@ -39,9 +39,9 @@ pub(super) enum Answering {
 }
 
 /// A request is answered behind an event stream when it is a listen, asks for progress, the
-/// endpoint lets handlers log, or it is a tool call, `prompts/get` or `resources/read` inside a
-/// 2025 session (whose handler may ask the client, close the connection, and whose client may
-/// resume it); otherwise inline.
+/// endpoint lets handlers log, or it is a tool call, `prompts/get`, `resources/read` or
+/// `tasks/result` inside a 2025 session (whose handler may ask the client, close the
+/// connection, and whose client may resume it); otherwise inline.
 pub(super) fn answering(endpoint: &Endpoint, in_session: bool, value: &JsonValue) -> Answering {
     if value.get("id").is_none() {
         return Answering::Inline;
@@ -60,7 +60,8 @@ pub(super) fn answering(endpoint: &Endpoint, in_session: bool, value: &JsonValue
             && in_session
             && (McpMethod::ToolsCall.is_named(method)
                 || McpMethod::PromptsGet.is_named(method)
-                || McpMethod::ResourcesRead.is_named(method)))
+                || McpMethod::ResourcesRead.is_named(method)
+                || McpMethod::TasksResult.is_named(method)))
     {
         Answering::InTask
     } else {
