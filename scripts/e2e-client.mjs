@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 
 const url = new URL(process.argv[2] ?? "http://127.0.0.1:8080/mcp");
 const client = new Client(
@@ -174,6 +175,35 @@ assert.deepEqual(legacyTools, ["catalog.search", "catalog.get", "catalog.invento
 // A server-to-client elicitation on the call's SSE stream, answered by the client's POST.
 const legacyReserved = await legacy.callTool({ name: "catalog.reserve", arguments: { sku: "MUG-001" } });
 assert.equal(legacyReserved.content[0].text, "Reserved 3 × Stoneware mug.");
+// 2025-11-25's experimental tasks, through the official Tasks package (@modelcontextprotocol/
+// ext-tasks) on this session: catalog.restock offers them, the order runs as a task the package
+// polls, the approval the work asks for arrives on the session's stream naming its task and is
+// answered by the package's input handler, and the result comes from tasks/result.
+// (A client of its own: the package answers through the client's fallback handler, which a
+// handler set for elicitation/create, as on `legacy`, would take precedence over.)
+const tasking = new Client({ name: "tollgate-e2e-tasks", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+await tasking.connect(new StreamableHTTPClientTransport(url));
+const restockTool = (await tasking.listTools()).tools.find((t) => t.name === "catalog.restock");
+assert.deepEqual(restockTool.execution, { taskSupport: "optional" });
+const approvals = [];
+const taskSession = createTaskSessionFromClient(tasking, {
+  endpointId: "tollgate-catalog-e2e",
+  onInputRequest: async (request, context) => {
+    approvals.push([request.kind, context.scope, request.params.message]);
+    return { action: "accept", content: { approve: true } };
+  },
+});
+const execution = await taskSession.callTool("catalog.restock", { sku: "TEA-001", quantity: 2 }, { task: { preference: "require" }, requestTimeoutMs: 20000 });
+const statuses = [];
+const { outcome } = await execution.settle({ onEvent: (e) => statuses.push(e.type === "task" ? e.task.status : e.outcome.status) });
+const ordered = resultFromTaskOutcome(outcome);
+assert.equal(ordered.content[0].text, "Ordered 2 × Assam breakfast tea.");
+assert.deepEqual(ordered.structuredContent, { sku: "TEA-001", ordered: 2, costCents: 1078 });
+assert.equal(ordered._meta["io.modelcontextprotocol/related-task"].taskId, outcome.task.taskId);
+assert.deepEqual(approvals, [["elicitation", "task", "Approve a purchase order of 2 × Assam breakfast tea for $10.78?"]]);
+assert.equal(statuses.at(-1), "completed");
+await taskSession.close();
+await tasking.close();
 const legacyPrompt = await legacy.getPrompt({ name: "catalog.pairing", arguments: { occasion: "evening" } });
 assert.equal(legacyPrompt.description, "Tea pairing for an occasion");
 const prices = await legacy.readResource({ uri: "catalog://price-list" });

@@ -9,8 +9,12 @@ use std::time::Duration;
 
 use tollgate_json::{JsonObject, JsonValue, from_str};
 
-use crate::client_request::{Asks, ClientRequests, transport_features};
-use crate::facts::context::{RequestContext, missing_capabilities};
+use std::sync::Arc;
+
+use crate::client_request::{
+    Asks, ClientRequestError, ClientRequests, Outbound, transport_features,
+};
+use crate::facts::context::{ClientCapability, RequestContext, missing_capabilities};
 use crate::methods::tasks::{
     cancelled, internal, no_task, own_task, store_failure, unavailable, visible_result,
 };
@@ -18,6 +22,7 @@ use crate::model::features::{CancellationToken, InvocationFeatures};
 use crate::model::input::{InputRequest, input_response_shape};
 use crate::model::origin::Transport;
 use crate::registry::Endpoint;
+use crate::stream::session::SessionStreams;
 use crate::tasks::model::TaskStatus;
 use crate::tasks::record::{TaskRecord, stored_text_limits};
 use crate::tasks::runner::{Lookup, Tasks, owner_of};
@@ -49,17 +54,94 @@ fn task_reply(endpoint: &Endpoint, record: &TaskRecord, context: &RequestContext
     tree_reply(&endpoint.inner.limits.output, revision, id, task)
 }
 
-/// `tasks/get`: the caller's own task.
+/// `tasks/get`: the caller's own task. Inside a session, a task waiting for input has its
+/// requests asked on the session's standalone stream (once at a time per task), where
+/// requestors that poll rather than wait on `tasks/result` expect them.
 pub(crate) async fn get(
     endpoint: &Endpoint,
     tasks: &Tasks,
     params: &JsonObject,
     context: &RequestContext,
+    session: Option<&Arc<SessionStreams>>,
 ) -> Reply {
     stage!(Lookup);
     match own_task(endpoint, tasks, params, context).await {
-        Ok((_, record)) => task_reply(endpoint, &record, context),
+        Ok((_, record)) => {
+            if let Some(streams) = session {
+                ask_on_standalone(endpoint, &record, context, streams);
+            }
+            task_reply(endpoint, &record, context)
+        }
         Err(reply) => reply,
+    }
+}
+
+/// Starts asking a waiting task's requests on the session's standalone stream, unless they
+/// are already being asked here or the client cannot answer them all.
+fn ask_on_standalone(
+    endpoint: &Endpoint,
+    record: &TaskRecord,
+    context: &RequestContext,
+    streams: &Arc<SessionStreams>,
+) {
+    let Some(tasks) = endpoint.inner.tasks.clone() else {
+        return;
+    };
+    let capable = record
+        .missing_capabilities(&context.client_capabilities)
+        .is_some_and(|missing| missing.is_empty());
+    if record.status != TaskStatus::InputRequired || record.requests.is_empty() || !capable {
+        return;
+    }
+    let Some(stream) = streams.standalone_stream() else {
+        return;
+    };
+    if relaying(&tasks, &record.id) {
+        return;
+    }
+    let channel = ClientRequests::new(
+        Outbound::Stream(stream),
+        Arc::clone(streams),
+        context.client_capabilities.clone(),
+        Asks::Any,
+    );
+    let record = record.clone();
+    tokio::spawn(async move {
+        // Whatever becomes of it, the next `tasks/get` may ask again.
+        if let Some(_asking) = Relaying::take(&tasks, &record.id) {
+            let _ = ask_all(&tasks, &record, &channel).await;
+        }
+    });
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether a task's requests are being asked from here now.
+fn relaying(tasks: &Tasks, id: &str) -> bool {
+    lock(&tasks.relaying).contains(id)
+}
+
+/// The one relay of a task's requests from here: taken, or `None` while another asks; given
+/// back when dropped (asked, failed, or its request gone).
+struct Relaying<'t> {
+    tasks: &'t Tasks,
+    id: Arc<str>,
+}
+
+impl<'t> Relaying<'t> {
+    fn take(tasks: &'t Tasks, id: &Arc<str>) -> Option<Self> {
+        lock(&tasks.relaying).insert(Arc::clone(id)).then(|| Self {
+            tasks,
+            id: Arc::clone(id),
+        })
+    }
+}
+
+impl Drop for Relaying<'_> {
+    fn drop(&mut self) {
+        lock(&self.tasks.relaying).remove(&self.id);
     }
 }
 
@@ -124,7 +206,11 @@ pub(crate) async fn result(
                 let id = context.request_id.as_ref();
                 return fail(context.protocol_version, id, Fault::TaskCancelled, None);
             }
-            TaskStatus::InputRequired if !record.requests.is_empty() => {
+            // Asked here unless a relay (the standalone stream's) is asking already.
+            TaskStatus::InputRequired if !record.requests.is_empty() && !relaying(tasks, id) => {
+                let Some(_asking) = Relaying::take(tasks, &record.id) else {
+                    continue;
+                };
                 let features = channel.get_or_insert_with(|| {
                     let features = InvocationFeatures::new(CancellationToken::new());
                     transport_features(features, transport, context, false, || Asks::Any)
@@ -221,48 +307,37 @@ fn failed(record: &TaskRecord, context: &RequestContext) -> Reply {
     }
 }
 
+/// Why the work's requests could not all be asked and answered.
+enum AskFailure {
+    /// The client did not declare what a request needs.
+    Missing(ClientCapability),
+    /// A stored request does not read back, or the answer was an error, malformed or late.
+    Failed,
+    /// The store did not answer.
+    Store,
+}
+
 /// Sends the work's outstanding input requests to the client, one by one, each naming the
 /// task, and keeps each answer for the work (shape-checked, as `tasks/update` keeps them).
-/// A client that cannot be asked, or that refuses, ends `tasks/result` with the refusal: the
-/// task stays waiting, and another `tasks/result` asks again.
-async fn relay(
+async fn ask_all(
     tasks: &Tasks,
     record: &TaskRecord,
-    channel: Option<&ClientRequests>,
-    context: &RequestContext,
-) -> Result<(), Reply> {
-    let (revision, request_id) = (context.protocol_version, context.request_id.as_ref());
-    match record.missing_capabilities(&context.client_capabilities) {
-        None => return Err(internal(context)),
-        Some(missing) if !missing.is_empty() => {
-            return Err(missing_capabilities(revision, request_id, missing.iter()));
-        }
-        Some(_) => {}
-    }
-    // Without a session there is no channel to the client: the work cannot be answered here.
-    let Some(channel) = channel else {
-        return Err(internal(context));
-    };
+    channel: &ClientRequests,
+) -> Result<(), AskFailure> {
     let related = JsonObject::builder().insert("taskId", &*record.id).build();
     for (key, stored) in record.requests.iter() {
-        let Some(request) = InputRequest::from_stored(stored, (RELATED_TASK, &related)) else {
-            return Err(internal(context));
-        };
+        let request = InputRequest::from_stored(stored, (RELATED_TASK, &related))
+            .ok_or(AskFailure::Failed)?;
         let method = request.method();
         let answer = match channel.send(request).await {
             Ok(answer) => answer,
-            Err(crate::client_request::ClientRequestError::MissingCapability) => {
-                let capability = [stored_capability(method)];
-                return Err(missing_capabilities(
-                    revision,
-                    request_id,
-                    capability.iter(),
-                ));
+            Err(ClientRequestError::MissingCapability) => {
+                return Err(AskFailure::Missing(stored_capability(method)));
             }
-            Err(_) => return Err(internal(context)),
+            Err(_) => return Err(AskFailure::Failed),
         };
         if !input_response_shape(method, &answer) {
-            return Err(internal(context));
+            return Err(AskFailure::Failed);
         }
         let kept = tasks
             .update(&record.id, |r| {
@@ -282,15 +357,47 @@ async fn relay(
             .await;
         match kept {
             Ok(_) => tasks.wake(&record.id),
-            Err(_) => return Err(unavailable(context)),
+            Err(_) => return Err(AskFailure::Store),
         }
     }
     Ok(())
 }
 
+/// [`ask_all`] on the `tasks/result` request's own channel, its failures as that request's
+/// answer: a client that cannot be asked, or that refuses, ends `tasks/result` with the
+/// refusal (the task stays waiting, and another `tasks/result` asks again).
+async fn relay(
+    tasks: &Tasks,
+    record: &TaskRecord,
+    channel: Option<&ClientRequests>,
+    context: &RequestContext,
+) -> Result<(), Reply> {
+    let (revision, request_id) = (context.protocol_version, context.request_id.as_ref());
+    match record.missing_capabilities(&context.client_capabilities) {
+        None => return Err(internal(context)),
+        Some(missing) if !missing.is_empty() => {
+            return Err(missing_capabilities(revision, request_id, missing.iter()));
+        }
+        Some(_) => {}
+    }
+    // Without a session there is no channel to the client: the work cannot be answered here.
+    let Some(channel) = channel else {
+        return Err(internal(context));
+    };
+    match ask_all(tasks, record, channel).await {
+        Ok(()) => Ok(()),
+        Err(AskFailure::Missing(capability)) => Err(missing_capabilities(
+            revision,
+            request_id,
+            [capability].iter(),
+        )),
+        Err(AskFailure::Failed) => Err(internal(context)),
+        Err(AskFailure::Store) => Err(unavailable(context)),
+    }
+}
+
 /// The capability a stored request's method needs.
-fn stored_capability(method: &str) -> crate::facts::context::ClientCapability {
-    use crate::facts::context::ClientCapability;
+fn stored_capability(method: &str) -> ClientCapability {
     match method {
         "sampling/createMessage" => ClientCapability::Sampling,
         "roots/list" => ClientCapability::Roots,

@@ -138,8 +138,9 @@ pub(crate) fn dispatch(
                 let Some(tasks) = inner.tasks.as_deref() else {
                     return fail(revision, id, Fault::MethodNotFound, None);
                 };
+                let streams = session.map(|s| &s.streams);
                 Box::pin(task_method(
-                    endpoint, transport, tasks, method, params, &context,
+                    endpoint, transport, tasks, method, params, &context, streams,
                 ))
                 .await
             }
@@ -159,12 +160,13 @@ async fn task_method(
     method: Method,
     params: &JsonObject,
     context: &RequestContext,
+    session: Option<&std::sync::Arc<crate::stream::session::SessionStreams>>,
 ) -> Reply {
     use crate::methods::{requested_tasks, tasks as extension};
     let requested = context.protocol_version.has_requested_tasks();
     match method {
         Method::TasksGet if requested => {
-            requested_tasks::get(endpoint, tasks, params, context).await
+            requested_tasks::get(endpoint, tasks, params, context, session).await
         }
         Method::TasksCancel if requested => {
             requested_tasks::cancel(endpoint, tasks, params, context).await

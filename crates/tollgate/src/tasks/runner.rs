@@ -40,6 +40,9 @@ pub(crate) struct Tasks {
     /// Rows lately written or read here, with their records: one read back unchanged is not
     /// decoded again.
     decoded: Decoded,
+    /// Tasks whose input requests are being asked of a 2025-11-25 client on its session's
+    /// standalone stream from here (one relay per task at a time).
+    pub(crate) relaying: Mutex<std::collections::HashSet<Arc<str>>>,
 }
 
 pub(crate) struct Running {
@@ -156,6 +159,7 @@ impl Tasks {
             config,
             events,
             running: Mutex::new(HashMap::new()),
+            relaying: Mutex::default(),
             per_owner: Mutex::new(HashMap::new()),
             last_purge: AtomicU64::new(0),
             decoded: Decoded::default(),

@@ -2,7 +2,8 @@
 //! `execution.taskSupport`, a task-augmented call's `CreateTaskResult`, `tasks/get`'s `Task`,
 //! `tasks/result` waiting for the end and answering as the call would have (result with the
 //! task in `_meta`, the work's error, a tool error shown `failed`), the work's input asked on
-//! the `tasks/result` stream, cancellation, the tool-level refusals, and owner isolation.
+//! the `tasks/result` stream or, for a client that polls, on the session's standalone stream,
+//! cancellation, the tool-level refusals, and owner isolation.
 
 #![allow(
     clippy::unwrap_used,
@@ -501,7 +502,7 @@ async fn the_works_input_is_asked_on_the_result_stream() {
     let addr = server().await;
     let (s, _) = session(addr, V1125, r#"{"elicitation":{}}"#).await;
     let id = create(addr, &s, "asks", "{}").await;
-    until(addr, &s, &id, "input_required").await;
+    // Straight to `tasks/result` (no poll, which would ask on the standalone stream).
     let h = [
         ("Mcp-Session-Id", s.as_str()),
         ("MCP-Protocol-Version", "2025-11-25"),
@@ -533,4 +534,57 @@ async fn the_works_input_is_asked_on_the_result_stream() {
     let refused = rpc(addr, &plain, "tasks/result", &by_id(&id), "alice").await;
     assert_eq!(refused.code(), -32021, "{}", refused.text());
     assert_eq!(status_of(addr, &plain, &id).await, "input_required");
+}
+
+/// A client that only polls (as the official Tasks package does on this revision) gets the
+/// work's requests on its session's standalone stream once `tasks/get` shows the wait; its
+/// answer is kept for the work, and further polls do not ask again while one is asked.
+#[tokio::test]
+async fn a_polling_client_is_asked_on_its_standalone_stream() {
+    let addr = server().await;
+    let (s, _) = session(addr, V1125, r#"{"elicitation":{}}"#).await;
+    let h = [
+        ("Mcp-Session-Id", s.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Accept", "text/event-stream"),
+    ];
+    let open = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-11-25\r\nAccept: text/event-stream\r\n\r\n"
+    );
+    let mut standalone = Open::send(addr, open).await;
+    assert_eq!(standalone.status, 200);
+    let id = create(addr, &s, "asks", "{}").await;
+    until(addr, &s, &id, "input_required").await;
+    // Polled twice more while the request waits for its answer: asked once.
+    get(addr, &s, &id).await;
+    get(addr, &s, &id).await;
+    assert!(
+        standalone.until(r#""method":"elicitation/create""#).await,
+        "{}",
+        standalone.text()
+    );
+    let related = format!(r#""{RELATED}":{{"taskId":"{id}"}}"#);
+    assert!(
+        standalone.text().contains(&related),
+        "{}",
+        standalone.text()
+    );
+    standalone.read_for(Duration::from_millis(300)).await;
+    assert_eq!(
+        standalone.text().matches("elicitation/create").count(),
+        1,
+        "{}",
+        standalone.text()
+    );
+    let answer =
+        r#"{"jsonrpc":"2.0","id":"tollgate-1","result":{"action":"accept","content":{"ok":true}}}"#;
+    assert_eq!(post(addr, &h[..2], answer.as_bytes()).await.status, 202);
+    until(addr, &s, &id, "completed").await;
+    let result = rpc(addr, &s, "tasks/result", &by_id(&id), "alice").await;
+    assert_eq!(
+        support::first_text(&result.result()),
+        "a=accept",
+        "{}",
+        result.text()
+    );
 }
