@@ -3,7 +3,8 @@
 //! caller gets a task of the gateway's own (never the upstream's id), followed through
 //! `tasks/get` (status message, input requests answered with `tasks/update`, result checked
 //! against the output schema, its resource links served as `PREFIX+uri`), `tasks/cancel` reaching the upstream task, and another
-//! principal never finding the task.
+//! principal never finding the task. And a 2025-11-25 caller asking for a task of the same
+//! tools (that revision's experimental tasks), answered from the gateway's own task.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -437,4 +438,119 @@ async fn input_failure_cancellation_and_the_output_schema_go_through_the_gateway
 
     alice.close().await.unwrap();
     gateway.close().await;
+}
+
+/// A 2025-11-25 caller asks the gateway for a task (`params.task`) of a tool whose upstream
+/// serves the 2026-07-28 extension: the gateway's own task follows the upstream's, and
+/// `tasks/result` answers as the call would have (its result with the task named in `_meta`,
+/// or the fixed error of a failed one), in that revision's shapes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_11_25_caller_asks_for_a_task_and_gets_the_gateway_s() {
+    use tollgate::ProtocolVersion;
+    let seen = Seen::default();
+    let upstream = tasks_upstream(&seen).await;
+    let both = [V26, ProtocolVersion::V2025_11_25];
+    let gateway = Gateway::connect(&config(&[("up", upstream, Some("up"))]), &both)
+        .await
+        .unwrap();
+    let endpoint = gateway
+        .install(Endpoint::with_path(
+            "/mcp",
+            both.into_iter()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
+            Implementation::new("gateway", "1"),
+        ))
+        .admission(two_principals)
+        .build()
+        .unwrap();
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", server.local_addr().unwrap());
+    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+    let alice = Client::builder()
+        .bearer_token("alice")
+        .unwrap()
+        .revisions([Revision::V2025_11_25])
+        .connect_http(&url)
+        .await
+        .unwrap();
+    // The capability and each tool's task support, as that revision publishes them.
+    let tasks = alice
+        .server()
+        .get("capabilities")
+        .and_then(|c| c.get("tasks"));
+    assert!(
+        tasks.and_then(|t| t.get("requests")).is_some(),
+        "{:?}",
+        alice.server()
+    );
+    let listed = alice.request("tools/list", None).await.unwrap();
+    let slow = listed
+        .get("tools")
+        .and_then(JsonValue::as_array)
+        .and_then(|t| {
+            t.iter()
+                .find(|t| t.get("name").and_then(JsonValue::as_str) == Some("up_slow"))
+        })
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        slow.get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(JsonValue::as_str),
+        Some("optional")
+    );
+    let ask = |tool: &str| {
+        object(&format!(
+            r#"{{"name":"{tool}","arguments":{{"ms":100}},"task":{{}}}}"#
+        ))
+    };
+    let created = alice
+        .request("tools/call", Some(ask("up_slow")))
+        .await
+        .unwrap();
+    let task = created.get("task").unwrap();
+    assert_eq!(
+        task.get("status").and_then(JsonValue::as_str),
+        Some("working")
+    );
+    let id = task
+        .get("taskId")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    let by_id = object(&format!(r#"{{"taskId":"{id}"}}"#));
+    let result = alice
+        .request("tasks/result", Some(by_id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), Some("done"), "{result:?}");
+    let related = result
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/related-task"))
+        .and_then(|r| r.get("taskId"))
+        .and_then(JsonValue::as_str);
+    assert_eq!(related, Some(id.as_str()));
+    // The gateway's own id, never the upstream's.
+    assert!(!seen.ids.lock().unwrap().contains(&id));
+    let got = alice.request("tasks/get", Some(by_id)).await.unwrap();
+    assert_eq!(status(&got), Some("completed"));
+    // A failed upstream task: `tasks/result` is the fixed error, no upstream detail.
+    let created = alice
+        .request("tools/call", Some(ask("up_fail")))
+        .await
+        .unwrap();
+    let id = created
+        .get("task")
+        .and_then(|t| t.get("taskId"))
+        .and_then(JsonValue::as_str)
+        .unwrap();
+    let by_id = object(&format!(r#"{{"taskId":"{id}"}}"#));
+    let error = alice
+        .request("tasks/result", Some(by_id))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(-32603));
+    assert!(!format!("{error:?}").contains("upstream detail"));
 }

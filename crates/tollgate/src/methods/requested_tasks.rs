@@ -54,8 +54,8 @@ fn task_reply(endpoint: &Endpoint, record: &TaskRecord, context: &RequestContext
     tree_reply(&endpoint.inner.limits.output, revision, id, task)
 }
 
-/// `tasks/get`: the caller's own task. Inside a session, a task waiting for input has its
-/// requests asked on the session's standalone stream (once at a time per task), where
+/// `tasks/get`: the caller's own task. Inside a session whose standalone `GET` stream is being
+/// read, a task waiting for input has its requests asked there (once at a time per task), where
 /// requestors that poll rather than wait on `tasks/result` expect them.
 pub(crate) async fn get(
     endpoint: &Endpoint,
@@ -76,8 +76,10 @@ pub(crate) async fn get(
     }
 }
 
-/// Starts asking a waiting task's requests on the session's standalone stream, unless they
-/// are already being asked here or the client cannot answer them all.
+/// Starts asking a waiting task's requests on the session's standalone stream, unless no
+/// `GET` reads it now (stdio has none), they are already being asked here, or the client
+/// cannot answer them all. A relay that fails (an error answer, none in time) holds its place
+/// a while, so polls do not ask again at once.
 fn ask_on_standalone(
     endpoint: &Endpoint,
     record: &TaskRecord,
@@ -93,7 +95,7 @@ fn ask_on_standalone(
     if record.status != TaskStatus::InputRequired || record.requests.is_empty() || !capable {
         return;
     }
-    let Some(stream) = streams.standalone_stream() else {
+    let Some(stream) = streams.attached_standalone() else {
         return;
     };
     if relaying(&tasks, &record.id) {
@@ -105,14 +107,18 @@ fn ask_on_standalone(
         context.client_capabilities.clone(),
         Asks::Any,
     );
-    let record = record.clone();
+    let id = Arc::clone(&record.id);
     tokio::spawn(async move {
-        // Whatever becomes of it, the next `tasks/get` may ask again.
-        if let Some(_asking) = Relaying::take(&tasks, &record.id) {
-            let _ = ask_all(&tasks, &record, &channel).await;
+        if let Some(_asking) = Relaying::take(&tasks, &id)
+            && let Err(AskFailure::Failed) = ask_all(&tasks, &id, &channel).await
+        {
+            tokio::time::sleep(RETRY_AFTER_FAILED_RELAY).await;
         }
     });
 }
+
+/// How long a failed standalone relay keeps its place before a poll may ask again.
+const RETRY_AFTER_FAILED_RELAY: Duration = Duration::from_secs(5);
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -201,7 +207,7 @@ pub(crate) async fn result(
     loop {
         match record.status {
             TaskStatus::Completed => return completed(endpoint, &record, context),
-            TaskStatus::Failed => return failed(&record, context),
+            TaskStatus::Failed => return failed(endpoint, &record, context),
             TaskStatus::Cancelled => {
                 let id = context.request_id.as_ref();
                 return fail(context.protocol_version, id, Fault::TaskCancelled, None);
@@ -280,7 +286,7 @@ fn completed(endpoint: &Endpoint, record: &TaskRecord, context: &RequestContext)
 
 /// A failed task: the JSON-RPC error the call would have answered (the work's error, or the
 /// fixed internal one), as stored.
-fn failed(record: &TaskRecord, context: &RequestContext) -> Reply {
+fn failed(endpoint: &Endpoint, record: &TaskRecord, context: &RequestContext) -> Reply {
     let Some(id) = context.request_id.as_ref() else {
         return internal(context);
     };
@@ -301,7 +307,7 @@ fn failed(record: &TaskRecord, context: &RequestContext) -> Reply {
         .insert("id", id.to_json())
         .insert("error", error)
         .build();
-    match tollgate_json::to_vec(&envelope.into(), &tollgate_json::OutputLimits::default()) {
+    match tollgate_json::to_vec(&envelope.into(), &endpoint.inner.limits.output) {
         Ok(body) => Reply::ok(body),
         Err(_) => internal(context),
     }
@@ -319,11 +325,13 @@ enum AskFailure {
 
 /// Sends the work's outstanding input requests to the client, one by one, each naming the
 /// task, and keeps each answer for the work (shape-checked, as `tasks/update` keeps them).
-async fn ask_all(
-    tasks: &Tasks,
-    record: &TaskRecord,
-    channel: &ClientRequests,
-) -> Result<(), AskFailure> {
+/// The task is read first, so what another relay had answered is not asked again.
+async fn ask_all(tasks: &Tasks, id: &Arc<str>, channel: &ClientRequests) -> Result<(), AskFailure> {
+    let record = match tasks.lookup(id, None).await {
+        Lookup::Found(record) if record.status == TaskStatus::InputRequired => record,
+        Lookup::Found(_) | Lookup::Absent => return Ok(()),
+        Lookup::StoreFailed | Lookup::Unreadable => return Err(AskFailure::Store),
+    };
     let related = JsonObject::builder().insert("taskId", &*record.id).build();
     for (key, stored) in record.requests.iter() {
         let request = InputRequest::from_stored(stored, (RELATED_TASK, &related))
@@ -384,7 +392,7 @@ async fn relay(
     let Some(channel) = channel else {
         return Err(internal(context));
     };
-    match ask_all(tasks, record, channel).await {
+    match ask_all(tasks, &record.id, channel).await {
         Ok(()) => Ok(()),
         Err(AskFailure::Missing(capability)) => Err(missing_capabilities(
             revision,

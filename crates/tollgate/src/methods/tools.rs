@@ -72,7 +72,7 @@ struct Call<'p> {
 }
 
 impl<'p> Call<'p> {
-    fn read(params: &'p JsonObject, revision: ProtocolVersion) -> Result<Self, Fault> {
+    fn read(params: &'p JsonObject, revision: ProtocolVersion, tasks: bool) -> Result<Self, Fault> {
         let Some(JsonValue::String(name)) = params.get("name") else {
             return Err(Fault::InvalidParams);
         };
@@ -83,7 +83,9 @@ impl<'p> Call<'p> {
         };
         let retry = retry_params(params, revision)?;
         // 2025-11-25's `task` (2026-07-28 ignores the obsolete member).
-        let task = revision.has_requested_tasks() && requested_task(params.get("task"))?;
+        // Read only where tasks are served: elsewhere the member is ignored, as the revision
+        // asks of a server that does not declare them.
+        let task = tasks && revision.has_requested_tasks() && requested_task(params.get("task"))?;
         Ok(Self {
             name,
             arguments,
@@ -129,7 +131,7 @@ pub(crate) fn call(
         let id = context.request_id.clone();
         let id = id.as_ref();
         let revision = context.protocol_version;
-        let call = match Call::read(params, revision) {
+        let call = match Call::read(params, revision, endpoint.inner.tasks.is_some()) {
             Ok(call) => call,
             Err(fault) => return fail(revision, id, fault, None),
         };
@@ -153,22 +155,12 @@ pub(crate) fn call(
             }
         }
         let (features, guard) = fresh_features();
-        let (features, created) = features_for(
-            endpoint,
-            transport,
-            tool,
-            &context,
-            tasks,
-            features,
-            &call.arguments,
-        );
+        let (features, mut created) =
+            features_for(endpoint, transport, tool, &context, tasks, features, &call);
         // A 2025-11-25 call that asked for a task gets one even when its handler answers
         // inline (the revision answers such a call with a task).
-        let requested = created
-            .as_ref()
-            .filter(|_| call.task)
-            .map(|(_, _, creation)| creation.clone());
-        let check = created.as_ref().map(|(_, check, _)| &**check);
+        let requested = created.as_mut().and_then(|c| c.kept.take());
+        let check = created.as_ref().map(|c| &*c.check);
         let ended = if endpoint.inner.interceptors.is_empty() {
             validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
         } else {
@@ -185,17 +177,18 @@ pub(crate) fn call(
             .await
         };
         guard.disarm();
-        let task_serial = created.as_ref().map(|(serial, _, _)| *serial);
+        let task_serial = created.as_ref().map(|c| c.serial);
+        let ended = match requested {
+            Some(creation) => Box::pin(as_task(creation, ended)).await,
+            None => ended,
+        };
         // A task refused for its arguments (an interceptor created it before they were
-        // validated): the call answers as any call with those arguments.
+        // validated), or because the store did not answer: the call answers as any call with
+        // those arguments, or 503.
         let ended = match check.and_then(ArgumentCheck::refused) {
             Some(Checked::Invalid) => Ended::InvalidArguments,
             Some(Checked::Busy) => Ended::Busy,
             Some(Checked::Valid) | None => ended,
-        };
-        let ended = match requested {
-            Some(creation) => Box::pin(as_task(creation, ended)).await,
-            None => ended,
         };
         crate::facts::telemetry::stage_sync("output", || {
             outcome(endpoint, tool, &call, &context, task_serial, ended)
@@ -395,8 +388,9 @@ fn select<'e>(
     // that requires it, is -32601.
     if revision.has_requested_tasks() && endpoint.inner.tasks.is_some() {
         let support = tool.inner.task_support;
+        // (Only where the capability is declared: elsewhere `task` is ignored.)
         let wrong = if call.task {
-            support == TaskSupport::Forbidden
+            support == TaskSupport::Forbidden && catalog.has_requested_tasks()
         } else {
             support == TaskSupport::Required
         };
@@ -432,6 +426,15 @@ fn select<'e>(
     Ok((tool, tasks))
 }
 
+/// What task creation a call was offered: its serial (a handle must carry it back), the
+/// arguments' check it shares with the handler's validation, and the creation itself when a
+/// 2025-11-25 call asked for a task.
+struct Created {
+    serial: u64,
+    check: Arc<ArgumentCheck>,
+    kept: Option<crate::tasks::runner::TaskCreation>,
+}
+
 /// The invocation features of a call: progress and logging where the transport can carry them,
 /// the response stream and server-to-client requests inside a 2025 session, and task creation
 /// where this call may create one (with the serial its handle must carry back).
@@ -442,11 +445,9 @@ fn features_for(
     context: &RequestContext,
     tasks: Option<Arc<Tasks>>,
     features: InvocationFeatures,
-    arguments: &JsonObject,
-) -> (
-    InvocationFeatures,
-    Option<(u64, Arc<ArgumentCheck>, crate::tasks::runner::TaskCreation)>,
-) {
+    call: &Call<'_>,
+) -> (InvocationFeatures, Option<Created>) {
+    let arguments = &call.arguments;
     let mut features = crate::client_request::transport_features(
         features,
         transport,
@@ -479,7 +480,12 @@ fn features_for(
                 .then(|| arguments.clone()),
             Arc::clone(&check),
         );
-        created = Some((creation.serial(), check, creation.clone()));
+        created = Some(Created {
+            serial: creation.serial(),
+            check,
+            // A 2025-11-25 call asking for a task: an inline answer is turned into one.
+            kept: call.task.then(|| creation.clone()),
+        });
         features = features.with(creation);
     }
     (features, created)
@@ -525,6 +531,11 @@ fn outcome(
     let typed = tool.has_output();
     let invocation = match ended {
         Ended::Output(invocation) => invocation,
+        // A 2025-11-25 call asking for a task is refused before one exists (its answer must be
+        // a task, and none is created for arguments that fail the schema).
+        Ended::InvalidArguments if call.task => {
+            return fail(revision, id, Fault::InvalidParams, None);
+        }
         Ended::InvalidArguments => return invalid_arguments(endpoint, tool, call, context),
         Ended::Busy => return fail(revision, id, Fault::Busy, None),
         Ended::Failed => return fail(revision, id, Fault::Internal, None),
@@ -593,7 +604,7 @@ fn outcome(
             }
             // (`TaskCreation::spawn` creates tasks for validated arguments only.)
             let rendered = if revision.has_requested_tasks() {
-                created.requested.to_builder()
+                crate::tasks::record::requested_created(&created.result)
             } else {
                 created.result.to_builder()
             };

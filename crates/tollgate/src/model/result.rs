@@ -369,8 +369,6 @@ pub struct TaskCreated {
     pub(crate) id: std::sync::Arc<str>,
     /// The `CreateTaskResult`, rendered when the task was stored.
     pub(crate) result: JsonObject,
-    /// The same as 2025-11-25's experimental tasks write it (`{"task": {...}}`).
-    pub(crate) requested: JsonObject,
     /// The creating call's serial: a handle from another call is refused.
     pub(crate) serial: u64,
 }

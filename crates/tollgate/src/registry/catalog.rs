@@ -266,7 +266,7 @@ fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Js
     }
     // 2025-11-25's experimental tasks: task-augmented tool calls, `tasks/get`,
     // `tasks/result` and `tasks/cancel` (no `tasks/list`).
-    if rules.tasks && revision.has_requested_tasks() {
+    if rules.tasks && revision.has_requested_tasks() && inner.has_requested_tasks() {
         let call = JsonObject::builder().insert("call", JsonObject::new());
         let requests = JsonObject::builder().insert("tools", call.build());
         let tasks = JsonObject::builder()

@@ -50,6 +50,16 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
+    /// Whether a tool here takes 2025-11-25's experimental tasks (then that revision's
+    /// `initialize` declares the `tasks` capability).
+    pub(crate) fn has_requested_tasks(&self) -> bool {
+        self.tools.iter().any(|t| {
+            t.revisions()
+                .contains(crate::version::ProtocolVersion::V2025_11_25)
+                && t.task_support() != crate::model::tool::options::TaskSupport::Forbidden
+        })
+    }
+
     /// A catalog holding nothing and no page (its lists answer an internal error): what a view
     /// is given when its catalog cannot be rendered.
     pub(crate) fn withheld() -> Self {

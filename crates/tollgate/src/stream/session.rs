@@ -496,6 +496,19 @@ impl SessionStreams {
         Ok(Connection::new(stream, generation, cursor, None).in_session(self))
     }
 
+    /// The session's standalone stream when a `GET` connection is reading it now (never made
+    /// here): where a message for a client that is not waiting on any request can be read at
+    /// once.
+    pub(crate) fn attached_standalone(&self) -> Option<Arc<EventStream>> {
+        let state = lock(&self.state);
+        let stream = state.standalone.as_ref().filter(|_| !state.closed)?;
+        let read = stream
+            .connections
+            .load(std::sync::atomic::Ordering::Acquire)
+            > 0;
+        read.then(|| Arc::clone(stream))
+    }
+
     /// The session's standalone stream, made on first use (`None` when the session ended, or
     /// past a replay or stream budget).
     pub(crate) fn standalone_stream(&self) -> Option<Arc<EventStream>> {

@@ -284,6 +284,22 @@ impl TaskRecord {
     }
 }
 
+/// The extension's `CreateTaskResult` (`resultType: "task"` and the task's fields) as 2025-11-25
+/// writes it: `{"task": {...}}`, the durations named `ttl` and `pollInterval`.
+pub(crate) fn requested_created(extension: &JsonObject) -> tollgate_json::JsonObjectBuilder {
+    let mut task = JsonObject::builder();
+    for (key, value) in extension.iter() {
+        let key = match key.as_str() {
+            "resultType" => continue,
+            "ttlMs" => "ttl",
+            "pollIntervalMs" => "pollInterval",
+            other => other,
+        };
+        task.push(key, value.clone());
+    }
+    JsonObject::builder().insert("task", task.build())
+}
+
 /// One of the common fields' values.
 enum Field<'a> {
     Text(std::borrow::Cow<'a, str>),

@@ -631,12 +631,9 @@ impl TaskCreation {
         ));
         let mut result = JsonObject::builder().insert("resultType", "task");
         record.push_common(&mut result);
-        let mut task = JsonObject::builder();
-        record.push_requested(&mut task, TaskStatus::Working);
         Ok(TaskCreated {
             id: record.id.clone(),
             result: result.build(),
-            requested: JsonObject::builder().insert("task", task.build()).build(),
             serial: self.serial,
         })
     }

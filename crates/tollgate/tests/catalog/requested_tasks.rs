@@ -126,6 +126,18 @@ async fn server() -> SocketAddr {
         )])
         .build()
         .unwrap();
+    let schema = from_str(
+        r#"{"type":"object","properties":{"ms":{"type":"integer"}}}"#,
+        &JsonLimits::default(),
+    )
+    .unwrap();
+    let strict = ToolRegistration::with_name("strict", both)
+        .input_schema(&schema)
+        .unwrap()
+        .handler(sleepy)
+        .task_support(TaskSupport::Optional)
+        .build()
+        .unwrap();
     let never = ToolRegistration::with_name("never", [V26, V1125, V0618])
         .json_object_arguments()
         .handler(sleepy)
@@ -173,6 +185,7 @@ async fn server() -> SocketAddr {
             )
             .add_tool(asks)
             .add_tool(never)
+            .add_tool(strict)
             .build()
             .unwrap(),
     ))
@@ -380,6 +393,8 @@ async fn a_task_is_created_polled_and_its_result_retrieved() {
     );
     let other = rpc(addr, &theirs, "tasks/result", &by_id(&id), "mallory").await;
     assert_eq!(other.code(), -32602);
+    let other = rpc(addr, &theirs, "tasks/cancel", &by_id(&id), "mallory").await;
+    assert_eq!(other.code(), -32602);
     assert_eq!(get(addr, &s, "nope").await.code(), -32602);
     // No `tasks/list` is offered.
     assert_eq!(
@@ -420,6 +435,18 @@ async fn the_tool_level_rules_and_malformed_task_members() {
             "{bad}"
         );
     }
+    // Arguments that fail the schema: refused before a task exists (-32602) when one was
+    // asked for, the fixed `isError` result otherwise.
+    let bad = r#"{"ms":"soon"}"#;
+    assert_eq!(
+        call(addr, &s, "strict", bad, r#","task":{}"#).await.code(),
+        -32602
+    );
+    let plain = call(addr, &s, "strict", bad, "").await.result();
+    assert_eq!(
+        plain.get("isError").and_then(JsonValue::as_bool),
+        Some(true)
+    );
     // A handler that answers inline although a task was asked for: the answer is a task's.
     let id = create(addr, &s, "inline", "{}").await;
     let result = rpc(addr, &s, "tasks/result", &by_id(&id), "alice").await;
@@ -502,7 +529,9 @@ async fn the_works_input_is_asked_on_the_result_stream() {
     let addr = server().await;
     let (s, _) = session(addr, V1125, r#"{"elicitation":{}}"#).await;
     let id = create(addr, &s, "asks", "{}").await;
-    // Straight to `tasks/result` (no poll, which would ask on the standalone stream).
+    // The revision's own flow: a poll shows the wait, then `tasks/result` (no standalone
+    // `GET` is open, so nothing was asked there).
+    until(addr, &s, &id, "input_required").await;
     let h = [
         ("Mcp-Session-Id", s.as_str()),
         ("MCP-Protocol-Version", "2025-11-25"),
@@ -586,5 +615,67 @@ async fn a_polling_client_is_asked_on_its_standalone_stream() {
         "a=accept",
         "{}",
         result.text()
+    );
+}
+
+/// 2026-07-28 keeps its own shapes: no `tasks` capability, no `execution` in its tool list; an
+/// endpoint without a task store ignores `task` on 2025-11-25, malformed or not.
+#[tokio::test]
+async fn other_revisions_and_storeless_endpoints_are_unchanged() {
+    let addr = server().await;
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let modern = |method: &'static str| {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{meta}}}}}"#);
+        async move {
+            let h = [
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", method),
+            ];
+            post(addr, &h, body.as_bytes()).await
+        }
+    };
+    let discover = modern("server/discover").await.result();
+    assert!(
+        discover
+            .get("capabilities")
+            .and_then(|c| c.get("tasks"))
+            .is_none()
+    );
+    let list = modern("tools/list").await;
+    assert!(!list.text().contains("execution"), "{}", list.text());
+
+    let plain = start(McpService::new(
+        Endpoint::with_path("/mcp", [V1125], Implementation::new("plain", "1"))
+            .add_tool(
+                ToolRegistration::with_name("echo", [V1125])
+                    .json_object_arguments()
+                    .handler(inline)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    ))
+    .await;
+    let (s, init) = session(plain, V1125, "{}").await;
+    assert!(
+        init.get("capabilities")
+            .and_then(|c| c.get("tasks"))
+            .is_none()
+    );
+    for task in [r#","task":{}"#, r#","task":5"#] {
+        let r = call(plain, &s, "echo", "{}", task).await;
+        assert_eq!(
+            support::first_text(&r.result()),
+            "answered inline",
+            "{}",
+            r.text()
+        );
+    }
+    assert_eq!(
+        rpc(plain, &s, "tasks/get", &by_id("x"), "alice")
+            .await
+            .code(),
+        -32601
     );
 }
