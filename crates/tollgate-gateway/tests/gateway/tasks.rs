@@ -209,13 +209,24 @@ fn two_principals(request: &AdmissionRequest<'_>) -> AdmissionDecision {
 
 /// The gateway in front of `upstream`, served over HTTP; its URL.
 async fn served_gateway(upstream: std::net::SocketAddr) -> (Gateway, String) {
-    let gateway = Gateway::connect(&config(&[("up", upstream, Some("up"))]), &[V26])
+    served_gateway_on(upstream, &[V26]).await
+}
+
+/// [`served_gateway`], serving `revisions`.
+async fn served_gateway_on(
+    upstream: std::net::SocketAddr,
+    revisions: &[tollgate::ProtocolVersion],
+) -> (Gateway, String) {
+    let gateway = Gateway::connect(&config(&[("up", upstream, Some("up"))]), revisions)
         .await
         .unwrap();
     let endpoint = gateway
         .install(Endpoint::with_path(
             "/mcp",
-            [V26],
+            revisions
+                .iter()
+                .copied()
+                .collect::<tollgate::endpoint::ProtocolVersions>(),
             Implementation::new("gateway", "1"),
         ))
         .admission(two_principals)
@@ -449,25 +460,7 @@ async fn a_2025_11_25_caller_asks_for_a_task_and_gets_the_gateway_s() {
     use tollgate::ProtocolVersion;
     let seen = Seen::default();
     let upstream = tasks_upstream(&seen).await;
-    let both = [V26, ProtocolVersion::V2025_11_25];
-    let gateway = Gateway::connect(&config(&[("up", upstream, Some("up"))]), &both)
-        .await
-        .unwrap();
-    let endpoint = gateway
-        .install(Endpoint::with_path(
-            "/mcp",
-            both.into_iter()
-                .collect::<tollgate::endpoint::ProtocolVersions>(),
-            Implementation::new("gateway", "1"),
-        ))
-        .admission(two_principals)
-        .build()
-        .unwrap();
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), McpService::new(endpoint))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", server.local_addr().unwrap());
-    tokio::spawn(server.serve_with_shutdown(std::future::pending()));
+    let (_gateway, url) = served_gateway_on(upstream, &[V26, ProtocolVersion::V2025_11_25]).await;
     let alice = Client::builder()
         .bearer_token("alice")
         .unwrap()
