@@ -72,7 +72,11 @@ struct Call<'p> {
 }
 
 impl<'p> Call<'p> {
-    fn read(params: &'p JsonObject, revision: ProtocolVersion, tasks: bool) -> Result<Self, Fault> {
+    fn read(
+        params: &'p JsonObject,
+        revision: ProtocolVersion,
+        declared: bool,
+    ) -> Result<Self, Fault> {
         let Some(JsonValue::String(name)) = params.get("name") else {
             return Err(Fault::InvalidParams);
         };
@@ -83,9 +87,9 @@ impl<'p> Call<'p> {
         };
         let retry = retry_params(params, revision)?;
         // 2025-11-25's `task` (2026-07-28 ignores the obsolete member).
-        // Read only where tasks are served: elsewhere the member is ignored, as the revision
-        // asks of a server that does not declare them.
-        let task = tasks && revision.has_requested_tasks() && requested_task(params.get("task"))?;
+        // Read only where the capability is declared: elsewhere the member is ignored, as the
+        // revision asks of a server that does not declare it.
+        let task = declared && requested_task(params.get("task"))?;
         Ok(Self {
             name,
             arguments,
@@ -131,7 +135,9 @@ pub(crate) fn call(
         let id = context.request_id.clone();
         let id = id.as_ref();
         let revision = context.protocol_version;
-        let call = match Call::read(params, revision, endpoint.inner.tasks.is_some()) {
+        // (The declaration is asked only on 2025-11-25.)
+        let declared = revision.has_requested_tasks() && endpoint.declares_requested_tasks();
+        let call = match Call::read(params, revision, declared) {
             Ok(call) => call,
             Err(fault) => return fail(revision, id, fault, None),
         };
@@ -386,11 +392,11 @@ fn select<'e>(
     };
     // 2025-11-25's tool-level negotiation: a task for a tool that takes none, or none for one
     // that requires it, is -32601.
+    // (`call.task` is read only where the capability is declared.)
     if revision.has_requested_tasks() && endpoint.inner.tasks.is_some() {
         let support = tool.inner.task_support;
-        // (Only where the capability is declared: elsewhere `task` is ignored.)
         let wrong = if call.task {
-            support == TaskSupport::Forbidden && catalog.has_requested_tasks()
+            support == TaskSupport::Forbidden
         } else {
             support == TaskSupport::Required
         };
@@ -533,7 +539,7 @@ fn outcome(
         Ended::Output(invocation) => invocation,
         // A 2025-11-25 call asking for a task is refused before one exists (its answer must be
         // a task, and none is created for arguments that fail the schema).
-        Ended::InvalidArguments if call.task => {
+        Ended::InvalidArguments if call.task && task_serial.is_some() => {
             return fail(revision, id, Fault::InvalidParams, None);
         }
         Ended::InvalidArguments => return invalid_arguments(endpoint, tool, call, context),

@@ -265,8 +265,9 @@ fn capabilities(inner: &Catalog, rules: &Rules, revision: ProtocolVersion) -> Js
         capabilities.push("completions", JsonObject::new());
     }
     // 2025-11-25's experimental tasks: task-augmented tool calls, `tasks/get`,
-    // `tasks/result` and `tasks/cancel` (no `tasks/list`).
-    if rules.tasks && revision.has_requested_tasks() && inner.has_requested_tasks() {
+    // `tasks/result` and `tasks/cancel` (no `tasks/list`); the rule is
+    // `Endpoint::declares_requested_tasks`'s.
+    if rules.tasks && revision.has_requested_tasks() && (live || inner.has_requested_tasks()) {
         let call = JsonObject::builder().insert("call", JsonObject::new());
         let requests = JsonObject::builder().insert("tools", call.build());
         let tasks = JsonObject::builder()

@@ -462,6 +462,15 @@ impl Endpoint {
         }
     }
 
+    /// Whether 2025-11-25's `initialize` declares the `tasks` capability here: with a task store,
+    /// when the endpoint's catalog (the whole one `initialize` answers from) has a tool on that
+    /// revision with task support, or always when the catalog is live (as its other capabilities
+    /// are declared whatever it holds now).
+    pub(crate) fn declares_requested_tasks(&self) -> bool {
+        self.inner.tasks.is_some()
+            && (self.inner.live.is_some() || self.catalog().has_requested_tasks())
+    }
+
     /// The catalog `who` sees, from a request's start to its end: [`catalog`](Self::catalog)
     /// itself without views or when `who` sees all of it, else its view's.
     #[inline]

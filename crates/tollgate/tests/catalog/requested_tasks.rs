@@ -619,7 +619,8 @@ async fn a_polling_client_is_asked_on_its_standalone_stream() {
 }
 
 /// 2026-07-28 keeps its own shapes: no `tasks` capability, no `execution` in its tool list; an
-/// endpoint without a task store ignores `task` on 2025-11-25, malformed or not.
+/// endpoint without a task store, or with one but no tool taking tasks on 2025-11-25, declares
+/// no capability there and ignores `task`, malformed or not.
 #[tokio::test]
 async fn other_revisions_and_storeless_endpoints_are_unchanged() {
     let addr = server().await;
@@ -642,6 +643,12 @@ async fn other_revisions_and_storeless_endpoints_are_unchanged() {
             .is_none()
     );
     let list = modern("tools/list").await;
+    let tools = list
+        .result()
+        .get("tools")
+        .and_then(JsonValue::as_array)
+        .map(|t| t.len());
+    assert!(tools.is_some_and(|n| n > 0), "{}", list.text());
     assert!(!list.text().contains("execution"), "{}", list.text());
 
     let plain = start(McpService::new(
@@ -678,4 +685,58 @@ async fn other_revisions_and_storeless_endpoints_are_unchanged() {
             .code(),
         -32601
     );
+
+    // A store, but tasks only on 2026-07-28: nothing declared on 2025-11-25, `task` ignored
+    // (invalid arguments keep their `isError` result).
+    let schema = from_str(
+        r#"{"type":"object","properties":{"ms":{"type":"integer"}}}"#,
+        &JsonLimits::default(),
+    )
+    .unwrap();
+    let stored = start(McpService::new(
+        Endpoint::with_path("/mcp", [V26, V1125], Implementation::new("stored", "1"))
+            .task_store(InMemoryTaskStore::default())
+            .add_tool(
+                ToolRegistration::with_name("modern", [V26])
+                    .json_object_arguments()
+                    .handler(sleepy)
+                    .task_support(TaskSupport::Optional)
+                    .build()
+                    .unwrap(),
+            )
+            .add_tool(
+                ToolRegistration::with_name("echo", [V26, V1125])
+                    .input_schema(&schema)
+                    .unwrap()
+                    .handler(inline)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    ))
+    .await;
+    let (s, init) = session(stored, V1125, "{}").await;
+    assert!(
+        init.get("capabilities")
+            .and_then(|c| c.get("tasks"))
+            .is_none(),
+        "{init:?}"
+    );
+    for task in [r#","task":{}"#, r#","task":5"#] {
+        let r = call(stored, &s, "echo", "{}", task).await;
+        assert_eq!(
+            support::first_text(&r.result()),
+            "answered inline",
+            "{}",
+            r.text()
+        );
+        let r = call(stored, &s, "echo", r#"{"ms":"soon"}"#, task).await;
+        assert_eq!(
+            r.result().get("isError").and_then(JsonValue::as_bool),
+            Some(true),
+            "{}",
+            r.text()
+        );
+    }
 }
