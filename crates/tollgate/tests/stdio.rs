@@ -1,6 +1,6 @@
 //! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
 //! revision, framing limits and cancellation, live catalogs, per-principal views, MCP Apps
-//! metadata per declaration, and a 2025 handler's requests to its client (`asks.rs`).
+//! metadata per declaration, a 2025 handler's requests to its client (`asks.rs`), and 2025-11-25's tasks with their input asked in lines (`tasks.rs`).
 
 #![allow(
     clippy::unwrap_used,
@@ -25,6 +25,7 @@ use tollgate::{
 
 mod stdio {
     mod asks;
+    mod tasks;
 }
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
