@@ -1,6 +1,7 @@
 //! The stdio transport: newline-delimited JSON-RPC through an in-memory pipe pair, each
 //! revision, framing limits and cancellation, live catalogs, per-principal views, MCP Apps
-//! metadata per declaration, a 2025 handler's requests to its client (`asks.rs`), and 2025-11-25's tasks with their input asked in lines (`tasks.rs`).
+//! metadata per declaration, a 2025 handler's requests to its client (`asks.rs`), and
+//! 2025-11-25's tasks with their input asked in lines (`tasks.rs`).
 
 #![allow(
     clippy::unwrap_used,
