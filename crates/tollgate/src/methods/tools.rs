@@ -101,6 +101,7 @@ impl<'p> Call<'p> {
 
 /// Whether a 2025-11-25 call asks for a task: `task` is an object with an optional
 /// non-negative integer `ttl` (a wish the endpoint's own lifetime overrides).
+#[cold]
 fn requested_task(task: Option<&JsonValue>) -> Result<bool, Fault> {
     match task {
         None => Ok(false),
@@ -167,27 +168,19 @@ pub(crate) fn call(
         // inline (the revision answers such a call with a task).
         let requested = created.as_mut().and_then(|c| c.kept.take());
         let check = created.as_ref().map(|c| &*c.check);
-        let ended = if endpoint.inner.interceptors.is_empty() {
+        let ended = if endpoint.inner.interceptors.is_empty() && requested.is_none() {
             validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
         } else {
-            // Boxed: the intercepted path's state stays out of every call's future.
-            stage!(Interception);
-            Box::pin(intercepted(
-                endpoint,
-                tool,
-                &context,
-                &call.arguments,
-                features,
-                check,
+            // Boxed: the intercepted path's and a requested task's state stay out of every
+            // call's future.
+            let arguments = &call.arguments;
+            Box::pin(elsewhere(
+                endpoint, tool, &context, arguments, features, check, requested,
             ))
             .await
         };
         guard.disarm();
         let task_serial = created.as_ref().map(|c| c.serial);
-        let ended = match requested {
-            Some(creation) => Box::pin(as_task(creation, ended)).await,
-            None => ended,
-        };
         // A task refused for its arguments (an interceptor created it before they were
         // validated), or because the store did not answer: the call answers as any call with
         // those arguments, or 503.
@@ -199,6 +192,29 @@ pub(crate) fn call(
         crate::facts::telemetry::stage_sync("output", || {
             outcome(endpoint, tool, &call, &context, task_serial, ended)
         })
+    }
+}
+
+/// The handler stage of a call with interceptors, or of a 2025-11-25 call that asked for a
+/// task (its inline answer then made a task's).
+async fn elsewhere(
+    endpoint: &Endpoint,
+    tool: &ToolRegistration,
+    context: &RequestContext,
+    arguments: &JsonObject,
+    features: InvocationFeatures,
+    check: Option<&ArgumentCheck>,
+    requested: Option<Box<crate::tasks::runner::TaskCreation>>,
+) -> Ended {
+    let ended = if endpoint.inner.interceptors.is_empty() {
+        validate_and_invoke(endpoint, tool, context, arguments, features, check).await
+    } else {
+        stage!(Interception);
+        intercepted(endpoint, tool, context, arguments, features, check).await
+    };
+    match requested {
+        Some(creation) => as_task(*creation, ended).await,
+        None => ended,
     }
 }
 
@@ -438,7 +454,8 @@ fn select<'e>(
 struct Created {
     serial: u64,
     check: Arc<ArgumentCheck>,
-    kept: Option<crate::tasks::runner::TaskCreation>,
+    /// Boxed: it lives across the handler's await, in every call's future.
+    kept: Option<Box<crate::tasks::runner::TaskCreation>>,
 }
 
 /// The invocation features of a call: progress and logging where the transport can carry them,
@@ -490,7 +507,7 @@ fn features_for(
             serial: creation.serial(),
             check,
             // A 2025-11-25 call asking for a task: an inline answer is turned into one.
-            kept: call.task.then(|| creation.clone()),
+            kept: call.task.then(|| Box::new(creation.clone())),
         });
         features = features.with(creation);
     }

@@ -466,6 +466,7 @@ impl Endpoint {
     /// when the endpoint's catalog (the whole one `initialize` answers from) has a tool on that
     /// revision with task support, or always when the catalog is live (as its other capabilities
     /// are declared whatever it holds now).
+    #[cold]
     pub(crate) fn declares_requested_tasks(&self) -> bool {
         self.inner.tasks.is_some()
             && (self.inner.live.is_some() || self.catalog().has_requested_tasks())

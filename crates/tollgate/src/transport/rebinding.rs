@@ -42,8 +42,10 @@ pub(crate) fn host_of(authority: &str) -> &str {
             authority
         };
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if valid_port(port) => host,
+    // The last colon, found by a plain scan of the few bytes a Host value has (on every
+    // request: cheaper than the general substring search).
+    match authority.bytes().rposition(|b| b == b':') {
+        Some(colon) if valid_port(&authority[colon + 1..]) => &authority[..colon],
         _ => authority,
     }
 }
