@@ -336,11 +336,11 @@ async fn ask_all(tasks: &Tasks, id: &Arc<str>, channel: &ClientRequests) -> Resu
     for (key, stored) in record.requests.iter() {
         let request = InputRequest::from_stored(stored, (RELATED_TASK, &related))
             .ok_or(AskFailure::Failed)?;
-        let method = request.method();
+        let (method, capability) = (request.method(), request.capability().clone());
         let answer = match channel.send(request).await {
             Ok(answer) => answer,
             Err(ClientRequestError::MissingCapability) => {
-                return Err(AskFailure::Missing(stored_capability(method)));
+                return Err(AskFailure::Missing(capability));
             }
             Err(_) => return Err(AskFailure::Failed),
         };
@@ -401,14 +401,5 @@ async fn relay(
         )),
         Err(AskFailure::Failed) => Err(internal(context)),
         Err(AskFailure::Store) => Err(unavailable(context)),
-    }
-}
-
-/// The capability a stored request's method needs.
-fn stored_capability(method: &str) -> ClientCapability {
-    match method {
-        "sampling/createMessage" => ClientCapability::Sampling,
-        "roots/list" => ClientCapability::Roots,
-        _ => ClientCapability::Elicitation,
     }
 }

@@ -116,12 +116,10 @@ impl InputRequest {
     /// `meta` added to its `_meta` (2025-11-25 names the task a request belongs to there);
     /// `None` for a method Tollgate never asks or parameters that are not an object.
     pub(crate) fn from_stored(stored: &JsonValue, meta: (&str, &JsonObject)) -> Option<Self> {
-        let (method, capability) = match stored.get("method")?.as_str()? {
-            "elicitation/create" => ("elicitation/create", ClientCapability::Elicitation),
-            "sampling/createMessage" => ("sampling/createMessage", ClientCapability::Sampling),
-            "roots/list" => ("roots/list", ClientCapability::Roots),
-            _ => return None,
-        };
+        let kind = crate::model::tool::options::InputRequestKind::of_method(
+            stored.get("method")?.as_str()?,
+        )?;
+        let (method, capability) = (kind.method(), kind.capability());
         let params = match stored.get("params") {
             None => JsonObject::new(),
             Some(JsonValue::Object(p)) => p.clone(),

@@ -422,7 +422,17 @@ async fn the_tool_level_rules_and_malformed_task_members() {
         support::first_text(&call(addr, &s, "never", "{}", "").await.result()),
         "inline"
     );
-    // `task` is an object with an optional non-negative integer `ttl`.
+    // `task` is an object with an optional non-negative integer `ttl`: at its bounds (0 and
+    // 2^64 - 1) it is taken, one past them (-1, 2^64) refused.
+    for ok in [
+        r#","task":{"ttl":0}"#,
+        r#","task":{"ttl":18446744073709551615}"#,
+    ] {
+        let r = call(addr, &s, "sleepy", "{}", ok).await;
+        assert!(r.result().get("task").is_some(), "{ok}: {}", r.text());
+    }
+    let past = r#","task":{"ttl":18446744073709551616}"#;
+    assert_eq!(call(addr, &s, "sleepy", "{}", past).await.code(), -32602);
     for bad in [
         r#","task":5"#,
         r#","task":{"ttl":-1}"#,
