@@ -27,7 +27,7 @@ pub(crate) async fn get(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     params: &JsonObject,
-    mut context: RequestContext,
+    context: &mut RequestContext,
 ) -> Reply {
     stage!(Lookup);
     let id = context.request_id.clone();
@@ -48,7 +48,7 @@ pub(crate) async fn get(
     crate::facts::telemetry::target(crate::facts::telemetry::Target::Prompt(
         prompt.shared_name(),
     ));
-    if let Err(reply) = require_scopes(endpoint, &context, &prompt.inner.required_scopes) {
+    if let Err(reply) = require_scopes(endpoint, context, &prompt.inner.required_scopes) {
         return reply;
     }
     context.operation_name = Some(name.clone());
@@ -112,7 +112,7 @@ impl Completing<'_> {
 pub(crate) async fn complete(
     endpoint: &Endpoint,
     params: &JsonObject,
-    mut context: RequestContext,
+    context: &mut RequestContext,
 ) -> Reply {
     stage!(Lookup);
     let id = context.request_id.clone();
@@ -156,7 +156,7 @@ pub(crate) async fn complete(
         Completing::Prompt(p) => (&p.inner.required_scopes, p.inner.completion.as_deref()),
         Completing::Template(t) => (&t.inner.required_scopes, t.completion.as_deref()),
     };
-    if let Err(reply) = require_scopes(endpoint, &context, scopes) {
+    if let Err(reply) = require_scopes(endpoint, context, scopes) {
         return reply;
     }
     if !target.declares(argument_name) {
@@ -183,7 +183,7 @@ pub(crate) async fn complete(
         None => Some(Completion::empty()),
         Some(handler) => {
             let request = CompletionRequest::new(argument_name, value, chosen);
-            guarded(|| handler.invoke(&context, request, &endpoint.inner.failures))
+            guarded(|| handler.invoke(context, request, &endpoint.inner.failures))
                 .await
                 .flatten()
         }

@@ -24,7 +24,7 @@ pub(crate) async fn read(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     params: &JsonObject,
-    mut context: RequestContext,
+    context: &mut RequestContext,
 ) -> Reply {
     stage!(Lookup);
     let id = context.request_id.clone();
@@ -54,7 +54,7 @@ pub(crate) async fn read(
             None => return fail(revision, id, not_found, None),
         },
     };
-    if let Err(reply) = require_scopes(endpoint, &context, &registration.required_scopes) {
+    if let Err(reply) = require_scopes(endpoint, context, &registration.required_scopes) {
         return reply;
     }
     context.operation_name = Some(uri.clone());

@@ -123,13 +123,13 @@ fn requested_task(task: Option<&JsonValue>) -> Result<bool, Fault> {
 /// `tools/call`, once admitted.
 #[allow(
     clippy::manual_async_fn,
-    reason = "an async fn would hold its request context twice in the request's future"
+    reason = "an async fn would hold its arguments twice in the request's future"
 )]
 pub(crate) fn call(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     params: &JsonObject,
-    mut context: RequestContext,
+    context: &mut RequestContext,
 ) -> impl Future<Output = Reply> {
     async move {
         stage!(Lookup);
@@ -144,38 +144,42 @@ pub(crate) fn call(
         };
         // The catalog this call runs on to its end (as its caller sees it).
         let catalog = endpoint.catalog_for(&context.admission);
-        let (tool, tasks) = match select(endpoint, &catalog, transport, &call, &context) {
+        let (tool, tasks) = match select(endpoint, &catalog, transport, &call, context) {
             Ok(selected) => selected,
             Err(reply) => return reply,
         };
         // The operation name admission saw is this very name (`Method::operation_name`).
         stage!(Limiter);
-        if let Err(reply) = charge_tool(endpoint, &context, tool.inner.rate_limiter.as_deref()) {
+        if let Err(reply) = charge_tool(endpoint, context, tool.inner.rate_limiter.as_deref()) {
             return reply;
         }
         // Request state: opened and verified against this request before anything else uses it.
         if let Some((responses, state)) = call.retry {
             stage!(RequestState);
-            match retry_input(endpoint, tool, &context, &call, responses, state).await {
+            // Boxed: a retry is rare, and every call's future would carry its size.
+            let retried = Box::pin(retry_input(
+                endpoint, tool, context, &call, responses, state,
+            ));
+            match retried.await {
                 Ok(input) => context.input = Some(Arc::new(input)),
                 Err(fault) => return fail(revision, id, fault, None),
             }
         }
         let (features, guard) = fresh_features();
         let (features, mut created) =
-            features_for(endpoint, transport, tool, &context, tasks, features, &call);
+            features_for(endpoint, transport, tool, context, tasks, features, &call);
         // A 2025-11-25 call that asked for a task gets one even when its handler answers
         // inline (the revision answers such a call with a task).
         let requested = created.as_mut().and_then(|c| c.kept.take());
         let check = created.as_ref().map(|c| &*c.check);
         let ended = if endpoint.inner.interceptors.is_empty() && requested.is_none() {
-            validate_and_invoke(endpoint, tool, &context, &call.arguments, features, check).await
+            validate_and_invoke(endpoint, tool, context, &call.arguments, features, check).await
         } else {
             // Boxed: the intercepted path's and a requested task's state stay out of every
             // call's future.
             let arguments = &call.arguments;
             Box::pin(elsewhere(
-                endpoint, tool, &context, arguments, features, check, requested,
+                endpoint, tool, context, arguments, features, check, requested,
             ))
             .await
         };
@@ -190,7 +194,7 @@ pub(crate) fn call(
             Some(Checked::Valid) | None => ended,
         };
         crate::facts::telemetry::stage_sync("output", || {
-            outcome(endpoint, tool, &call, &context, task_serial, ended)
+            outcome(endpoint, tool, &call, context, task_serial, ended)
         })
     }
 }

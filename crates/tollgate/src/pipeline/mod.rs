@@ -71,8 +71,9 @@ pub(crate) async fn receive(
         && gate::legacy::takes_batches(endpoint, head)
     {
         // A batch is answered as one array: nothing of it streams.
+        // Boxed: batches are 2025-03-26's, and every request's future would carry their size.
         let one = |element| one(endpoint, origin, head, element, None);
-        return batch::run(endpoint, elements.as_slice(), one).await;
+        return Box::pin(batch::run(endpoint, elements.as_slice(), one)).await;
     }
     one(endpoint, origin, head, value, sink).await
 }
@@ -106,11 +107,16 @@ async fn one(
 
 /// Every message, on every transport: the stages from the revision's gate to the reply.
 ///
-/// The request's telemetry (feature `otel`) is declared before its work, so that a request
-/// dropped unfinished drops its work (ending its stage spans) before recording its end. The work
-/// is pinned where it is built and the wrapper holds a pointer to it: the request's future is
-/// large, and each move would copy it.
-pub(crate) async fn handle(endpoint: &Endpoint, arrival: Arrival<'_>, message: Envelope) -> Reply {
+/// The request's telemetry (feature `otel`) wraps its work and is dropped after it, so that a
+/// request dropped unfinished drops its work (ending its stage spans) before recording its end.
+/// No `async` block here: the request's future is the stages' own, wrapped, and [`stages`] is
+/// one `async` block over its arguments (an `async fn` would keep a second copy of each in the
+/// request's future).
+pub(crate) fn handle<'a>(
+    endpoint: &'a Endpoint,
+    arrival: Arrival<'a>,
+    message: Envelope,
+) -> impl Future<Output = Reply> + 'a {
     use tracing::Instrument as _;
     let transport = arrival.transport;
     let headers = transport.headers().zip(transport.head());
@@ -122,9 +128,10 @@ pub(crate) async fn handle(endpoint: &Endpoint, arrival: Arrival<'_>, message: E
     } else {
         request_span(endpoint, &message)
     };
-    let mut running = telemetry.begin();
-    let work = std::pin::pin!(stages(endpoint, arrival, message));
-    running.run(work).instrument(span).await
+    telemetry
+        .begin()
+        .run(stages(endpoint, arrival, message))
+        .instrument(span)
 }
 
 /// The request's `tracing` span (`wire/log.rs`): its method, its registered tool or prompt name
@@ -142,62 +149,100 @@ fn request_span(endpoint: &Endpoint, message: &Envelope) -> tracing::Span {
 }
 
 /// The stages, in order; the first refusal is the answer.
-async fn stages(endpoint: &Endpoint, arrival: Arrival<'_>, message: Envelope) -> Reply {
-    let transport = arrival.transport;
-    stage!(Revision);
-    let gated = match arrival.local {
-        Some(local) => gate::stdio(endpoint, transport, local, &message),
-        None => gate::http(endpoint, transport, &message),
-    };
-    let Gated { route, mut context } = match gated {
-        Ok(gated) => gated,
-        Err(reply) => return reply,
-    };
-    if let Err(reply) = admission::admit(endpoint, transport.caller(), &mut context).await {
-        return reply;
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would hold its arguments twice in the request's future"
+)]
+fn stages<'a>(
+    endpoint: &'a Endpoint,
+    arrival: Arrival<'a>,
+    message: Envelope,
+) -> impl Future<Output = Reply> + 'a {
+    async move {
+        let transport = arrival.transport;
+        stage!(Revision);
+        // Matched where it is made: a named result would keep its place (the context's size
+        // again) in the request's future after its parts are moved out.
+        let Gated { route, mut context } = match through_gate(endpoint, arrival, &message) {
+            Ok(gated) => gated,
+            Err(reply) => return reply,
+        };
+        if let Err(reply) = admission::admit(endpoint, transport.caller(), &mut context).await {
+            return reply;
+        }
+        // A 2026-07-28 request has no session: straight to routing. The 2025 path is boxed, so
+        // a 2026-07-28 request's future does not carry (and copy) its size.
+        let Route::Modern(method) = route else {
+            return Box::pin(in_session(endpoint, arrival, &message, route, &mut context)).await;
+        };
+        // The gate found `_meta` in the parameters: they are present.
+        let Some(params) = message.params.as_ref() else {
+            return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
+        };
+        route::dispatch(endpoint, transport, method, params, &mut context, None).await
     }
-    // A 2026-07-28 request has no session: straight to routing. The 2025 path is boxed, so a
-    // 2026-07-28 request's future does not carry (and copy) its size.
-    let Route::Modern(method) = route else {
-        return Box::pin(in_session(endpoint, arrival, message, route, context)).await;
-    };
-    // The gate found `_meta` in the parameters: they are present.
-    let Some(params) = message.params.as_ref() else {
-        return fault_reply(context.request_id.as_ref(), Fault::Internal, None);
-    };
-    route::dispatch(endpoint, transport, method, params, context, None).await
+}
+
+/// The revision's gate for a message, by its transport.
+fn through_gate(
+    endpoint: &Endpoint,
+    arrival: Arrival<'_>,
+    message: &Envelope,
+) -> Result<Gated, Reply> {
+    match arrival.local {
+        Some(local) => gate::stdio(endpoint, arrival.transport, local, message),
+        None => gate::http(endpoint, arrival.transport, message),
+    }
 }
 
 /// The session stage of a 2025 message (or a notification, or `initialize`), then routing.
-async fn in_session(
-    endpoint: &Endpoint,
-    arrival: Arrival<'_>,
-    message: Envelope,
+///
+/// The message and context stay in [`stages`]' future, which awaits this one: the boxed
+/// future holds pointers to them, not copies.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn would hold its arguments twice in the boxed future"
+)]
+fn in_session<'a>(
+    endpoint: &'a Endpoint,
+    arrival: Arrival<'a>,
+    message: &'a Envelope,
     route: Route,
-    mut context: crate::facts::context::RequestContext,
-) -> Reply {
-    let transport = arrival.transport;
-    stage!(Session);
-    let bound = session::bind(
-        endpoint,
-        transport,
-        arrival.local,
-        &message,
-        route,
-        &mut context,
-    )
-    .await;
-    let bound = match bound {
-        Ok(bound) => bound,
-        Err(reply) => return reply,
-    };
-    let empty = JsonObject::new();
-    let params = message.params.as_ref().unwrap_or(&empty);
-    let session = bound.session.as_ref();
-    let reply = route::dispatch(endpoint, transport, bound.method, params, context, session).await;
-    // The request counted against its session's bounds until answered.
-    drop(bound.running);
-    reply
+    context: &'a mut crate::facts::context::RequestContext,
+) -> impl Future<Output = Reply> + 'a {
+    async move {
+        // (`arrival.transport` where it is used: a copy here would be one more in the future.)
+        stage!(Session);
+        let bound = match session::bind(
+            endpoint,
+            arrival.transport,
+            arrival.local,
+            message,
+            route,
+            context,
+        )
+        .await
+        {
+            Ok(bound) => bound,
+            Err(reply) => return reply,
+        };
+        let empty = JsonObject::new();
+        let params = message.params.as_ref().unwrap_or(&empty);
+        let session = bound.session.as_ref();
+        let method = bound.method;
+        let reply = route::dispatch(
+            endpoint,
+            arrival.transport,
+            method,
+            params,
+            context,
+            session,
+        )
+        .await;
+        // The request counted against its session's bounds until answered.
+        drop(bound.running);
+        reply
+    }
 }
 
 /// The telemetry of one request (nothing without the `otel` feature): its span starts here,

@@ -59,17 +59,18 @@ fn offered(endpoint: &Endpoint, method: Method, revision: ProtocolVersion, sessi
 /// Every request's future holds the largest of the handlers' futures it may await, and is
 /// copied whole as it is handed to the connection, so handlers other than `tools/call` (the
 /// hot one) are awaited boxed: one allocation for them instead of kilobytes more to copy for
-/// every request.
+/// every request. The request's context is borrowed from the stage that owns it (`stages`),
+/// never moved down: each future it passed through would keep a place for it.
 #[allow(
     clippy::manual_async_fn,
-    reason = "an async fn would hold its request context twice in the request's future"
+    reason = "an async fn would hold its arguments twice in the request's future"
 )]
 pub(crate) fn dispatch(
     endpoint: &Endpoint,
     transport: Transport<'_>,
     method: Method,
     params: &JsonObject,
-    context: RequestContext,
+    context: &mut RequestContext,
     session: Option<&Session>,
 ) -> impl Future<Output = Reply> {
     async move {
@@ -84,7 +85,7 @@ pub(crate) fn dispatch(
         match method {
             Method::Discover => methods::discover::discover(endpoint, revision, id),
             Method::Ping => result_reply_json(id, &JsonValue::Object(JsonObject::new()), revision),
-            Method::ToolsList => methods::tools::list(endpoint, params, id, &context),
+            Method::ToolsList => methods::tools::list(endpoint, params, id, context),
             Method::ToolsCall => methods::tools::call(endpoint, transport, params, context).await,
             Method::PromptsList => methods::one_page(
                 revision,
@@ -117,7 +118,7 @@ pub(crate) fn dispatch(
                 .await
             }
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
-                methods::resources::subscription(endpoint, method, params, &context, session)
+                methods::resources::subscription(endpoint, method, params, context, session)
             }
             Method::SkillsList => {
                 methods::skills::list(endpoint, revision, params, id, &context.admission)
@@ -130,7 +131,7 @@ pub(crate) fn dispatch(
             }
             Method::SubscriptionsListen => {
                 Box::pin(crate::methods::listen::listen(
-                    endpoint, transport, params, &context,
+                    endpoint, transport, params, context,
                 ))
                 .await
             }
@@ -140,7 +141,7 @@ pub(crate) fn dispatch(
                 };
                 let streams = session.map(|s| &s.streams);
                 Box::pin(task_method(
-                    endpoint, transport, tasks, method, params, &context, streams,
+                    endpoint, transport, tasks, method, params, context, streams,
                 ))
                 .await
             }

@@ -234,25 +234,21 @@ pub(crate) struct Binding<'a> {
 pub(crate) async fn run<In: Send, T: Kind>(
     endpoint: &Endpoint,
     transport: Transport<'_>,
-    mut context: RequestContext,
+    context: &mut RequestContext,
     binding: &Binding<'_>,
     retry: Option<Retry<'_>>,
     handler: &dyn Erased<In, Outcome<T>>,
     input: impl FnOnce() -> Option<In> + Send,
 ) -> Result<T, Reply> {
-    open_state(endpoint, &mut context, binding, retry).await?;
+    open_state(endpoint, context, binding, retry).await?;
     let (features, guard) = fresh_features();
-    let features = transport_features(
-        features,
-        transport,
-        &context,
-        endpoint.inner.logging,
-        || Asks::Any,
-    );
+    let features = transport_features(features, transport, context, endpoint.inner.logging, || {
+        Asks::Any
+    });
     let outcome = if endpoint.inner.interceptors.is_empty() {
         match input() {
             Some(input) => {
-                guarded(|| handler.invoke(&context, input, &features, &endpoint.inner.failures))
+                guarded(|| handler.invoke(context, input, &features, &endpoint.inner.failures))
                     .await
                     .flatten()
                     .ok_or(FailureKind::Internal)
@@ -289,7 +285,7 @@ pub(crate) async fn run<In: Send, T: Kind>(
         }
     };
     guard.disarm();
-    finish(endpoint, &context, binding, outcome)
+    finish(endpoint, context, binding, outcome)
 }
 
 /// A prompt's or a resource read's value, as an interceptor's [`HandlerOutput`] carries it.

@@ -92,7 +92,7 @@ mod off {
     impl Running {
         /// The work itself: no wrapper future without the feature.
         #[inline(always)]
-        pub(crate) fn run<F: Future<Output = Reply>>(&mut self, work: F) -> F {
+        pub(crate) fn run<F: Future<Output = Reply>>(self, work: F) -> F {
             work
         }
     }

@@ -9,6 +9,7 @@
 //! Knows the OpenTelemetry API and the reply's fault code; nothing of transports, envelopes or
 //! handlers.
 
+use std::borrow::BorrowMut;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -44,13 +45,10 @@ impl Request {
 
 impl Running {
     /// Runs the request's work with its span as the current context, recording the end at its
-    /// reply. A large request future is best given pinned in place (`Pin<&mut F>`), so the
-    /// wrapper holds a pointer instead of a copy.
-    pub(crate) fn run<F: Future<Output = Reply>>(&mut self, work: F) -> Instrumented<'_, F> {
-        Instrumented {
-            work,
-            running: self,
-        }
+    /// reply. The wrapper holds the work and then the request, so a request dropped unfinished
+    /// drops its work first.
+    pub(crate) fn run<F: Future<Output = Reply>>(self, work: F) -> Instrumented<F, Self> {
+        Instrumented::new(self, work)
     }
 
     /// Records the end of the request, once: `outcome` is the reply's fault code, if any, or
@@ -121,19 +119,27 @@ fn refusal_kind(code: i64) -> Option<&'static str> {
 pin_project_lite::pin_project! {
     /// A request's work, polled with the request's span as the current context and its record
     /// in place for this thread; the reply ends the request.
-    pub(crate) struct Instrumented<'a, F> {
+    /// `R` is the request, owned, or borrowed where its caller reads it afterwards.
+    pub(crate) struct Instrumented<F, R> {
         #[pin]
         work: F,
-        running: &'a mut Running,
+        running: R,
     }
 }
 
-impl<F: Future<Output = Reply>> Future for Instrumented<'_, F> {
+impl<F, R> Instrumented<F, R> {
+    /// `work`, run as `running`'s.
+    pub(crate) fn new(running: R, work: F) -> Self {
+        Self { work, running }
+    }
+}
+
+impl<F: Future<Output = Reply>, R: BorrowMut<Running>> Future for Instrumented<F, R> {
     type Output = Reply;
 
     fn poll(self: Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<Reply> {
         let this = self.project();
-        let running = &mut **this.running;
+        let running: &mut Running = this.running.borrow_mut();
         let poll = {
             let _attached = running
                 .request
@@ -189,7 +195,7 @@ mod tests {
             );
             Reply::empty(StatusCode::OK)
         });
-        let reply = running.run(work).await;
+        let reply = Instrumented::new(&mut running, work).await;
         assert_eq!(reply.status, StatusCode::OK);
         assert!(running.request.is_none(), "ended at the reply");
         assert_eq!(current::revision_here(), None);
@@ -206,7 +212,7 @@ mod tests {
                 std::future::pending::<Reply>().await
             });
             let mut task = std::task::Context::from_waker(std::task::Waker::noop());
-            let mut instrumented = std::pin::pin!(running.run(work));
+            let mut instrumented = std::pin::pin!(Instrumented::new(&mut running, work));
             assert!(instrumented.as_mut().poll(&mut task).is_pending());
         }
         assert!(

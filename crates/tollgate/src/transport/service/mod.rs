@@ -193,7 +193,10 @@ impl McpService {
         let (parts, body) = request.into_parts();
         // Behind a trusted proxy, the client it forwarded for.
         let peer = peer.map(|p| self.inner.trusted_proxies.client(p, &parts.headers));
-        self.clone().respond_to(parts, body, peer, cors)
+        // The request's head, kept for its handlers (moved, not copied), made before the
+        // request's future so that the future holds a pointer to it, not the head itself.
+        let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
+        self.clone().respond_to(origin, body, peer, cors)
     }
 
     /// The response to a request, from its head and body, with the CORS grant `cors` (whether
@@ -205,7 +208,7 @@ impl McpService {
     )]
     fn respond_to<B>(
         self,
-        parts: http::request::Parts,
+        origin: Arc<OriginatingRequest>,
         body: B,
         peer: Option<std::net::SocketAddr>,
         cors: Option<(bool, Option<http::HeaderMap>)>,
@@ -220,25 +223,27 @@ impl McpService {
         stage!(Transport);
         async move {
             let outcome = 'outcome: {
-                let endpoint = self.inner.endpoints.get(parts.uri.path());
+                let path = origin.uri().map_or("", Uri::path);
+                let endpoint = self.inner.endpoints.get(path);
                 let metadata = match endpoint {
                     Some(_) => None,
-                    None => match self.inner.metadata.get(parts.uri.path()) {
+                    None => match self.inner.metadata.get(path) {
                         Some(resource) => Some(resource),
                         None => break 'outcome Outcome::Reply(Reply::empty(StatusCode::NOT_FOUND)),
                     },
                 };
-                let method = parts.method.clone();
-                // The request's head, kept for its handlers (moved, not copied), and its fields,
-                // read once for every check and gate below.
-                let origin = Arc::new(OriginatingRequest::from_parts(parts, peer));
+                // (A head made from a request always has its method.)
+                let Some(method) = origin.method() else {
+                    break 'outcome Outcome::Reply(Reply::empty(StatusCode::BAD_REQUEST));
+                };
+                // The head's fields, read once for every check and gate below.
                 let head = Head::read(origin.headers());
                 let target = origin.uri();
                 if let Err(refused) = self.check_head(target.and_then(Uri::authority), &head) {
                     break 'outcome Outcome::Reply(Reply::empty(refused));
                 }
                 let Some(endpoint) = endpoint else {
-                    break 'outcome self.metadata(&method, origin.headers(), metadata, preflight);
+                    break 'outcome self.metadata(method, origin.headers(), metadata, preflight);
                 };
                 let caller = Caller {
                     headers: Some(origin.headers()),
