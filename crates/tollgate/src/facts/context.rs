@@ -203,6 +203,17 @@ pub struct RequestContext {
     pub(crate) trace: OnceLock<(Option<TraceContext>, Option<Baggage>)>,
 }
 
+impl RequestContext {
+    /// The same context without its HTTP head (the shared empty view in its place), for work
+    /// that outlives the request's pipeline and does not read it (a listen's loop): it does not
+    /// keep the head, nor what the head keeps, for as long as it runs.
+    pub(crate) fn without_head(&self) -> Self {
+        let mut kept = self.clone();
+        kept.origin = Arc::clone(OriginatingRequest::stdio());
+        kept
+    }
+}
+
 /// What a retry of an `input_required` result brought back.
 #[derive(Debug)]
 pub(crate) struct InputContext {

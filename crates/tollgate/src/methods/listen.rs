@@ -4,9 +4,16 @@
 //! endpoint's event bus (`model/subscription.rs`) until the client goes away, the server shuts
 //! down or the admitted credential expires (the last two with the graceful completion result,
 //! so a client listens again, with a fresh token after an expiry).
+//!
+//! Over HTTP the loop is handed to the response body once the acknowledgement is queued
+//! ([`EventStream::hand_off`](crate::stream::event::EventStream::hand_off)): the request's
+//! pipeline then ends, and an idle stream holds only the loop ([`Relay`]), not the pipeline's
+//! state nor the request's head. On stdio the loop runs in the request's own future.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 
 use tokio::sync::broadcast;
 use tollgate_json::{JsonArray, JsonObject, JsonValue};
@@ -14,9 +21,10 @@ use tollgate_json::{JsonArray, JsonObject, JsonValue};
 use crate::facts::context::RequestContext;
 use crate::model::features::NotificationSink;
 use crate::model::origin::Transport;
-use crate::model::subscription::{Event, ListKind, MAX_SUBSCRIPTION_ENTRIES, list_bit};
+use crate::model::subscription::{Event, ListKind, MAX_SUBSCRIPTION_ENTRIES, OpenGuard, list_bit};
 use crate::registry::Endpoint;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
+use crate::stream::event::RestFinishOnDrop;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
@@ -107,12 +115,12 @@ pub(crate) async fn listen(
         return fail(revision, id, Fault::Internal, None);
     };
     let listeners = &endpoint.inner.listeners;
-    let Some(_open) = listeners.open_for(context.admission.principal_name()) else {
+    let Some(open) = listeners.open_for(context.admission.principal_name()) else {
         crate::wire::log::budget_reached(crate::wire::log::Budget::Listeners);
         return fail(revision, id, Fault::Busy, None);
     };
     // Subscribed before the acknowledgement is computed, so nothing between the two is lost.
-    let mut events = listeners.events.subscribe();
+    let events = listeners.events.subscribe();
     if let Some(cluster) = &endpoint.inner.cluster {
         // The other instances' events arrive here from now on.
         cluster.start_receiving();
@@ -142,10 +150,6 @@ pub(crate) async fn listen(
         Some(_) => lists,
         None => Vec::new(),
     };
-    let view = endpoint.list_view(&context.admission);
-    let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
-    // Encoded at the first update heard: an idle stream holds none of it.
-    let mut updated: Option<Updated> = None;
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -153,60 +157,166 @@ pub(crate) async fn listen(
             .insert("notifications", acknowledgement(&lists, &uris, &tasks))
             .build(),
     );
+    let relay = Relay {
+        endpoint: endpoint.clone(),
+        // The request's HTTP head stays only for a sanitizer (which may read it): an open
+        // stream does not otherwise hold it.
+        context: match endpoint.inner.sanitizer {
+            Some(_) => context.clone(),
+            None => context.without_head(),
+        },
+        sink: sink.clone(),
+        uris,
+        tasks,
+        lists,
+        meta,
+        owner,
+        events,
+        open,
+        ends: None,
+    };
+    // Over HTTP the loop is handed to the response body, and this request's pipeline ends
+    // (what it held is freed for the stream's life); elsewhere (stdio) it runs here.
+    if let NotificationSink::Stream(stream) = sink
+        && stream.takes_rest()
+    {
+        let relay = Relay {
+            ends: Some(RestFinishOnDrop(Arc::clone(stream))),
+            ..relay
+        };
+        // In the request's `tracing` span, which it keeps open for as long as the stream lasts.
+        let rest = tracing::Instrument::in_current_span(Ended { run: relay.run() });
+        let rest = crate::facts::telemetry::carry(rest);
+        // Refused only once the stream has ended: nothing is left to relay to.
+        let _ = stream.hand_off(Box::pin(rest));
+        return Reply::empty(http::StatusCode::OK);
+    }
+    relay.run().await
+}
 
-    // Tasks whose terminal state was sent: nothing more is ever sent for them.
-    let mut finished: HashSet<Arc<str>> = HashSet::new();
-    // A listen outlives no credential: it ends, gracefully, when the admitted one expires.
-    let mut expired = std::pin::pin!(credential_expiry(context.admission.expires_in()));
-    // Made once: one made per event would join and leave the shutdown signal's waiters each time.
-    let mut closing = std::pin::pin!(listeners.closing.cancelled());
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            () = closing.as_mut() => break,
-            () = expired.as_mut() => break,
-        };
-        let relay: Vec<Arc<str>> = match event {
-            Ok(Event::ResourceUpdated(uri)) => {
-                if uris.contains(&uri) {
-                    send_updated(sink, &mut updated, &meta, &uri);
+pin_project_lite::pin_project! {
+    /// A listen's loop handed to its stream, which it ends itself: its reply is dropped.
+    /// (A struct, not an `async` block awaiting the loop: that would hold the loop's state
+    /// twice.)
+    struct Ended<F> {
+        #[pin]
+        run: F,
+    }
+}
+
+impl<F: Future<Output = Reply>> Future for Ended<F> {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        self.project().run.poll(cx).map(drop)
+    }
+}
+
+/// An acknowledged listen: what it relays, to whom, and its place among the open streams.
+struct Relay {
+    endpoint: Endpoint,
+    context: RequestContext,
+    sink: NotificationSink,
+    uris: HashSet<Arc<str>>,
+    tasks: HashSet<Arc<str>>,
+    lists: Vec<ListKind>,
+    meta: JsonObject,
+    owner: Arc<str>,
+    events: broadcast::Receiver<Event>,
+    /// Its place among the open streams, given back when the stream ends.
+    open: OpenGuard,
+    /// The stream it was handed to, which it ends with its reply.
+    ends: Option<RestFinishOnDrop>,
+}
+
+impl Relay {
+    /// Relays the endpoint's events until the client goes away, the server shuts down or the
+    /// admitted credential expires (the last two: the graceful completion result).
+    ///
+    /// One `async` block over `self`, whose fields it uses in place (a destructured copy would
+    /// be a second place for each in the stream's future).
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would hold its receiver twice in the stream's future"
+    )]
+    fn run(mut self) -> impl Future<Output = Reply> + Send {
+        async move {
+            // Named so the block holds the stream's place to its end (a field the block did
+            // not name would be dropped as `run` returns).
+            let _open = &self.open;
+            let revision = self.context.protocol_version;
+            let listeners = &self.endpoint.inner.listeners;
+            let view = self.endpoint.list_view(&self.context.admission);
+            let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
+            // Encoded at the first update heard: an idle stream holds none of it.
+            let mut updated: Option<Updated> = None;
+            // Tasks whose terminal state was sent: nothing more is ever sent for them.
+            let mut finished: HashSet<Arc<str>> = HashSet::new();
+            // A listen outlives no credential: it ends, gracefully, when the admitted one
+            // expires.
+            let expires_in = self.context.admission.expires_in();
+            let mut expired = std::pin::pin!(credential_expiry(expires_in));
+            // Made once: one made per event would join and leave the shutdown signal's waiters
+            // each time.
+            let mut closing = std::pin::pin!(listeners.closing.cancelled());
+            loop {
+                let event = tokio::select! {
+                    event = self.events.recv() => event,
+                    () = closing.as_mut() => break,
+                    () = expired.as_mut() => break,
+                };
+                let relay: Vec<Arc<str>> = match event {
+                    Ok(Event::ResourceUpdated(uri)) => {
+                        if self.uris.contains(&uri) {
+                            send_updated(&self.sink, &mut updated, &self.meta, &uri);
+                        }
+                        continue;
+                    }
+                    Ok(Event::TaskChanged(task_id)) => vec![task_id],
+                    Ok(Event::ListsChanged(changed)) => {
+                        lists_changed(&self.sink, &self.lists, revision, seen(changed), &self.meta);
+                        continue;
+                    }
+                    // Events were lost: every list asked for may have changed, and every
+                    // watched task's current state is sent instead.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let all = seen(u16::MAX);
+                        lists_changed(&self.sink, &self.lists, revision, all, &self.meta);
+                        self.tasks.iter().cloned().collect()
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                };
+                for task_id in relay {
+                    if self.tasks.contains(&task_id) && !finished.contains(&task_id) {
+                        // Boxed: a store's lookup is far larger than the loop's wait (issue 50).
+                        Box::pin(relay_task(
+                            &self.endpoint,
+                            &self.context,
+                            &self.sink,
+                            &self.owner,
+                            &task_id,
+                            &mut finished,
+                            &self.meta,
+                        ))
+                        .await;
+                    }
                 }
-                continue;
             }
-            Ok(Event::TaskChanged(task_id)) => vec![task_id],
-            Ok(Event::ListsChanged(changed)) => {
-                lists_changed(sink, &lists, revision, seen(changed), &meta);
-                continue;
-            }
-            // Events were lost: every list asked for may have changed, and every watched task's
-            // current state is sent instead.
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                lists_changed(sink, &lists, revision, seen(u16::MAX), &meta);
-                tasks.iter().cloned().collect()
-            }
-            Err(broadcast::error::RecvError::Closed) => break,
-        };
-        for task_id in relay {
-            if tasks.contains(&task_id) && !finished.contains(&task_id) {
-                // Boxed: a store's lookup is far larger than the loop's wait (issue 50).
-                Box::pin(relay_task(
-                    endpoint,
-                    context,
-                    sink,
-                    &owner,
-                    &task_id,
-                    &mut finished,
-                    &meta,
-                ))
-                .await;
+            let result = JsonObject::builder()
+                .insert("resultType", "complete")
+                .insert("_meta", self.meta.clone())
+                .build();
+            let reply =
+                result_reply_json(self.context.request_id.as_ref(), &result.into(), revision);
+            match self.ends.take() {
+                Some(ends) => {
+                    ends.0.finish(reply);
+                    Reply::empty(http::StatusCode::OK)
+                }
+                None => reply,
             }
         }
     }
-    let result = JsonObject::builder()
-        .insert("resultType", "complete")
-        .insert("_meta", meta.clone())
-        .build();
-    result_reply_json(id, &result.into(), revision)
 }
 
 /// Sends `notifications/resources/updated` for `uri`, encoded around it (its fixed part made at
@@ -494,7 +604,7 @@ mod tests {
             .unwrap_or_else(|_| unreachable!("the stream ends at shutdown"))
             .unwrap_or_else(|_| unreachable!("the stream's task ends"));
         assert_eq!(reply.status, http::StatusCode::OK);
-        assert_eq!(listeners.open.load(Ordering::Acquire), 0);
+        assert_eq!(listeners.places.open.load(Ordering::Acquire), 0);
     }
 
     /// A listen ends when the admitted credential expires, with the graceful completion result
@@ -539,7 +649,10 @@ mod tests {
             body.contains(r#""io.modelcontextprotocol/subscriptionId":7"#),
             "{body}"
         );
-        assert_eq!(endpoint.inner.listeners.open.load(Ordering::Acquire), 0);
+        assert_eq!(
+            endpoint.inner.listeners.places.open.load(Ordering::Acquire),
+            0
+        );
     }
 
     /// `MAX_LISTEN_STREAMS` streams stay open; one more is refused (503 / -32603), and a
@@ -559,7 +672,7 @@ mod tests {
             .build();
         let open = open_streams(&endpoint, &params, &tx, &mut rx, MAX_LISTEN_STREAMS as u64).await;
         assert_eq!(
-            endpoint.inner.listeners.open.load(Ordering::Acquire),
+            endpoint.inner.listeners.places.open.load(Ordering::Acquire),
             MAX_LISTEN_STREAMS
         );
         let sink = NotificationSink::Lines(tx.clone());
@@ -578,13 +691,13 @@ mod tests {
             first.abort();
         }
         for _ in 0..100 {
-            if endpoint.inner.listeners.open.load(Ordering::Acquire) < MAX_LISTEN_STREAMS {
+            if endpoint.inner.listeners.places.open.load(Ordering::Acquire) < MAX_LISTEN_STREAMS {
                 break;
             }
             tokio::task::yield_now().await;
         }
         assert_eq!(
-            endpoint.inner.listeners.open.load(Ordering::Acquire),
+            endpoint.inner.listeners.places.open.load(Ordering::Acquire),
             MAX_LISTEN_STREAMS - 1
         );
         endpoint.inner.listeners.close_all();
@@ -594,7 +707,10 @@ mod tests {
                 .unwrap_or_else(|_| unreachable!("the stream ends"));
             assert_eq!(reply.status, http::StatusCode::OK);
         }
-        assert_eq!(endpoint.inner.listeners.open.load(Ordering::Acquire), 0);
+        assert_eq!(
+            endpoint.inner.listeners.places.open.load(Ordering::Acquire),
+            0
+        );
     }
 
     /// A bound set on the endpoint's limits is the one a listen meets: two streams open, the

@@ -114,9 +114,9 @@ pub(crate) struct Listeners {
     pub(crate) events: broadcast::Sender<Event>,
     /// Where events also go (set once, when the endpoint shares its sessions).
     hook: Arc<std::sync::OnceLock<Hook>>,
-    pub(crate) open: AtomicUsize,
-    /// Open streams per admitted principal.
-    owned: std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>,
+    /// The places open streams hold (shared with their guards, which outlive a borrow of the
+    /// endpoint when a listen's loop is handed to its response body).
+    pub(crate) places: Arc<Places>,
     pub(crate) closing: CancellationToken,
     /// The bound on open streams, and on one principal's.
     max_open: usize,
@@ -126,7 +126,7 @@ pub(crate) struct Listeners {
 impl std::fmt::Debug for Listeners {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Listeners")
-            .field("open", &self.open.load(Ordering::Relaxed))
+            .field("open", &self.places.open.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }
@@ -143,8 +143,7 @@ impl Listeners {
         Self {
             events: broadcast::channel(1024).0,
             hook: Arc::default(),
-            open: AtomicUsize::new(0),
-            owned: std::sync::Mutex::default(),
+            places: Arc::default(),
             closing: CancellationToken::new(),
             max_open,
             max_per_principal,
@@ -175,27 +174,37 @@ impl Listeners {
     }
 }
 
-impl Listeners {
+/// Open streams, in all and per admitted principal.
+#[derive(Default)]
+pub(crate) struct Places {
+    pub(crate) open: AtomicUsize,
+    owned: std::sync::Mutex<std::collections::HashMap<Arc<str>, usize>>,
+}
+
+impl Places {
     fn owned(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<Arc<str>, usize>> {
         // Every update is one count change: a poisoned map is still consistent.
         self.owned
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
+impl Listeners {
     /// Takes a place for one more stream of `principal`, within the endpoint's bound and the
     /// principal's; `None` past either.
-    pub(crate) fn open_for(&self, principal: Option<&str>) -> Option<OpenGuard<'_>> {
-        if self.open.fetch_add(1, Ordering::AcqRel) >= self.max_open {
-            self.open.fetch_sub(1, Ordering::AcqRel);
+    pub(crate) fn open_for(&self, principal: Option<&str>) -> Option<OpenGuard> {
+        let places = &self.places;
+        if places.open.fetch_add(1, Ordering::AcqRel) >= self.max_open {
+            places.open.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
         let mut guard = OpenGuard {
-            listeners: self,
+            places: Arc::clone(places),
             principal: None,
         };
         if let Some(principal) = principal {
-            let mut owned = self.owned();
+            let mut owned = places.owned();
             let count = owned.entry(Arc::from(principal)).or_insert(0);
             if *count >= self.max_per_principal {
                 return None;
@@ -208,16 +217,16 @@ impl Listeners {
 }
 
 /// Gives a stream's place back when the stream ends, however it ends.
-pub(crate) struct OpenGuard<'a> {
-    listeners: &'a Listeners,
+pub(crate) struct OpenGuard {
+    places: Arc<Places>,
     principal: Option<Arc<str>>,
 }
 
-impl Drop for OpenGuard<'_> {
+impl Drop for OpenGuard {
     fn drop(&mut self) {
-        self.listeners.open.fetch_sub(1, Ordering::AcqRel);
+        self.places.open.fetch_sub(1, Ordering::AcqRel);
         if let Some(principal) = &self.principal {
-            let mut owned = self.listeners.owned();
+            let mut owned = self.places.owned();
             if let Some(n) = owned.get_mut(principal) {
                 *n = n.saturating_sub(1);
                 if *n == 0 {
@@ -246,7 +255,7 @@ mod tests {
             "one past the bound"
         );
         assert_eq!(
-            listeners.open.load(Ordering::Acquire),
+            listeners.places.open.load(Ordering::Acquire),
             MAX_LISTEN_STREAMS_PER_PRINCIPAL,
             "the refusal gave its place back"
         );
@@ -262,8 +271,8 @@ mod tests {
             "a place came back"
         );
         drop((alice, bob, anonymous));
-        assert_eq!(listeners.open.load(Ordering::Acquire), 0);
-        assert!(listeners.owned().is_empty());
+        assert_eq!(listeners.places.open.load(Ordering::Acquire), 0);
+        assert!(listeners.places.owned().is_empty());
     }
 
     /// Bounds set lower than the defaults hold at the bound and one past it, for the endpoint
@@ -284,7 +293,7 @@ mod tests {
             listeners.open_for(Some("bob")).is_none(),
             "full for everyone"
         );
-        assert_eq!(listeners.open.load(Ordering::Acquire), 3);
+        assert_eq!(listeners.places.open.load(Ordering::Acquire), 3);
         drop(anonymous);
         assert!(
             listeners.open_for(Some("bob")).is_some(),

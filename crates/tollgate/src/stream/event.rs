@@ -52,7 +52,15 @@ pub(crate) struct StreamState {
     pub(crate) waker: Option<Waker>,
     pub(crate) task: Option<AbortHandle>,
     pub(crate) cancelled: bool,
+    /// Whether the request's work may hand the rest of it over ([`EventStream::hand_off`]), and
+    /// whether it did: the rest is then polled where the work was, and ends the stream.
+    pub(crate) takes_rest: bool,
+    pub(crate) handed_off: bool,
+    pub(crate) rest: Option<Work>,
 }
+
+/// A request's work, or the rest of it, as the stream's answer polls it.
+pub(crate) type Work = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// The events of one answer (a request's notifications then its response), or of a session's
 /// standalone stream.
@@ -111,6 +119,9 @@ impl EventStream {
                 waker: None,
                 task: None,
                 cancelled: false,
+                takes_rest: false,
+                handed_off: false,
+                rest: None,
             }),
             config,
             session: Mutex::new(None),
@@ -280,6 +291,36 @@ impl EventStream {
     /// Whether the request was cancelled.
     pub(crate) fn is_cancelled(&self) -> bool {
         lock(&self.state).cancelled
+    }
+
+    /// Lets the request's work hand the rest of it over ([`Self::hand_off`]): set where that
+    /// rest is polled on (a listen answered in its response body).
+    pub(crate) fn take_rest_over(&self) {
+        lock(&self.state).takes_rest = true;
+    }
+
+    /// Whether the request's work may hand the rest of it over.
+    pub(crate) fn takes_rest(&self) -> bool {
+        lock(&self.state).takes_rest
+    }
+
+    /// Hands the rest of the request's work over, to be polled where the work was and to end
+    /// the stream itself (a listen's loop, once acknowledged, so that the request's pipeline
+    /// ends and frees what it held). `Err` gives it back where no one takes it over: it is then
+    /// awaited in place.
+    pub(crate) fn hand_off(&self, rest: Work) -> Result<(), Work> {
+        let mut state = lock(&self.state);
+        if !state.takes_rest || state.handed_off || state.finished.is_some() {
+            return Err(rest);
+        }
+        state.handed_off = true;
+        state.rest = Some(rest);
+        Ok(())
+    }
+
+    /// The rest handed over, once.
+    pub(crate) fn take_rest(&self) -> Option<Work> {
+        lock(&self.state).rest.take()
     }
 
     /// Queues a notification. After the reply, or once the stream ended, it is dropped.
@@ -522,6 +563,28 @@ impl EventStream {
 pub(crate) struct FinishOnDrop(pub(crate) Arc<EventStream>);
 
 impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        // A work that handed its rest over leaves the stream's end to that rest.
+        if !lock(&self.0.state).handed_off {
+            self.0.finish_without_reply();
+        }
+    }
+}
+
+impl FinishOnDrop {
+    /// Records the reply, unless the work handed its rest over (which records its own).
+    pub(crate) fn finish(&self, reply: Reply) {
+        if !lock(&self.0.state).handed_off {
+            self.0.finish(reply);
+        }
+    }
+}
+
+/// Ends the stream without a reply, however the rest handed over ends (see
+/// [`EventStream::hand_off`]) unless it finished the stream first.
+pub(crate) struct RestFinishOnDrop(pub(crate) Arc<EventStream>);
+
+impl Drop for RestFinishOnDrop {
     fn drop(&mut self) {
         self.0.finish_without_reply();
     }

@@ -207,6 +207,84 @@ async fn task_notifications_follow_a_task_to_its_end() {
     assert!(line.contains(r#""_meta":{"io.modelcontextprotocol/subscriptionId":7}"#));
 }
 
+/// Marks a result with the `X-Tenant` header of the request it is written for.
+struct TenantMark;
+
+impl tollgate::context::ToolResultSanitizer for TenantMark {
+    fn sanitize(
+        &self,
+        context: &RequestContext,
+        _: &str,
+        _: &JsonObject,
+        _: CompleteResult,
+    ) -> Result<CompleteResult, tollgate::context::SanitizeError> {
+        let tenant = context.originating_request().header("x-tenant");
+        Ok(CompleteResult::from_tool_text(format!(
+            "for {}",
+            tenant.unwrap_or("nobody")
+        )))
+    }
+}
+
+/// A listen's loop goes on after its request's pipeline has ended (issue 50); with a sanitizer
+/// it keeps the request's head, so a task's result relayed long after the acknowledgement is
+/// sanitized with the listen's own headers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sanitizer_reads_the_listen_request_for_a_relayed_result() {
+    let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("listen", "1"))
+        .task_store(InMemoryTaskStore::default())
+        .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
+        .tool_result_sanitizer(TenantMark)
+        .add_tool(
+            ToolRegistration::with_name("job", [V26])
+                .json_object_arguments()
+                .handler(job)
+                .task_support(TaskSupport::Required)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let addr = start(McpService::new(endpoint)).await;
+    let created = post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "job"),
+        ],
+        body(1, "tools/call", r#""name":"job","arguments":{}"#, true).as_bytes(),
+    )
+    .await;
+    let id = created
+        .result()
+        .get("taskId")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned();
+    let listen_body = body(
+        9,
+        "subscriptions/listen",
+        &format!(r#""notifications":{{"taskIds":["{id}"]}}"#),
+        true,
+    );
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "subscriptions/listen"),
+        ("X-Tenant", "acme"),
+    ];
+    let mut stream = Open::send(addr, post_request(addr, &headers, &listen_body)).await;
+    assert!(stream.until("acknowledged").await);
+    assert!(stream.until(r#""status":"completed""#).await);
+    assert!(
+        stream
+            .text()
+            .contains(r#""content":[{"type":"text","text":"for acme"}]"#),
+        "{}",
+        stream.text()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_filter_is_checked_and_bounded() {
     let addr = start(McpService::new(endpoint())).await;

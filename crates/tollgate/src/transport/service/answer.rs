@@ -1,13 +1,13 @@
 //! How a POST request with an id is answered: in the request's own future, or behind an event
 //! stream its notifications can go out on before the response. A request that may stream runs in
 //! the request's own future until its answer's shape is known, and moves, once it streams, to a
-//! task of its own, or (a listen) into its response body, polled where its frames are read.
+//! task of its own, or (a listen) into its response body, polled where its frames are read. A
+//! listen's work hands the rest of it (its loop, once acknowledged) over to the stream: the
+//! rest is polled in the work's place from then on, and ends the stream itself.
 //!
 //! Owns the choice and the move. Knows nothing of the HTTP checks before it (the service's
 //! `mod.rs`) nor of what the request does (`pipeline::receive`).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
@@ -91,26 +91,33 @@ pub(super) async fn answer_in_task(
     in_body: bool,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
+    if in_body {
+        // A listen hands its loop over once acknowledged: its pipeline then ends.
+        stream.take_rest_over();
+    }
     let sink = NotificationSink::Stream(Arc::clone(&stream));
     let finish = FinishOnDrop(Arc::clone(&stream));
     // The work carries the caller's telemetry context (feature `otel`), wherever it is polled.
     // Boxed: the request's large future is written once, on the heap, and a task takes the box
     // as it is (a polled future may move only behind its pin).
-    let mut work = Some(Box::pin(crate::facts::telemetry::carry(async move {
+    let mut work: Option<Work> = Some(Box::pin(crate::facts::telemetry::carry(async move {
         let head = Head::read(origin.headers());
         let reply = receive(&endpoint, &origin, &head, &value, Some(&sink)).await;
         drop(sink);
-        finish.0.finish(reply);
+        // (After a hand-off the rest finishes the stream, and this does nothing.)
+        finish.finish(reply);
     })));
     let answer = std::future::poll_fn(|cx| {
         if work.is_some() && stream.is_cancelled() {
             // As an aborted task would be: dropped unpolled, its stream finished without a reply.
             work = None;
         }
-        if let Some(running) = work.as_mut()
+        while let Some(running) = work.as_mut()
             && running.as_mut().poll(cx).is_ready()
         {
-            work = None;
+            // Finished, or the rest handed over: polled here on, first now (so it registers
+            // this connection's waker).
+            work = stream.take_rest();
         }
         stream.poll_answer(cx)
     })
@@ -120,7 +127,6 @@ pub(super) async fn answer_in_task(
         Answer::Stream if in_body && !stream.is_numbered() => {
             // Still running: on in the body, polled by this same connection (whose waker the
             // work registered here).
-            let work = work.map(|running| -> Work { running });
             let connection = Connection::for_post(stream);
             Outcome::Stream(McpBody::events_with_work(connection, work))
         }
@@ -142,7 +148,7 @@ pub(super) async fn answer_in_task(
 }
 
 /// A request's work that goes on in its response body once it streams (a listen's).
-pub(super) type Work = Pin<Box<dyn Future<Output = ()> + Send>>;
+pub(super) use crate::stream::event::Work;
 
 /// A request's work in its response body, and the waker it is polled with: the body polls it
 /// only when it was woken (an event it waits for, its timers), not at each of the body's polls
@@ -214,8 +220,15 @@ pub(super) fn poll_work(connection: &Connection, work: &mut Option<InBody>, cx: 
         return;
     }
     let mut own = Context::from_waker(&running.waker);
-    if running.work.get_mut().as_mut().poll(&mut own).is_ready() {
-        *work = None;
+    while running.work.get_mut().as_mut().poll(&mut own).is_ready() {
+        // Finished, or the rest handed over: that rest is polled here on.
+        match connection.stream.take_rest() {
+            Some(rest) => running.work = SyncWrapper::new(rest),
+            None => {
+                *work = None;
+                return;
+            }
+        }
     }
 }
 
@@ -337,6 +350,68 @@ mod tests {
             assert!(work.is_none(), "dropped");
             assert!(stream.is_finished());
             assert!(matches!(connection.poll_frame(&mut cx), Poll::Ready(None)));
+        }
+    }
+
+    /// A work that hands the rest of it over (a listen, once acknowledged) ends there, and its
+    /// own reply is not the stream's; the rest is polled in the body from then on and ends the
+    /// stream with its reply. A stream that does not take a rest over gives it back, and a rest
+    /// dropped unfinished (the client gone) ends its stream without a reply.
+    #[tokio::test(start_paused = true)]
+    async fn a_rest_handed_over_goes_on_in_the_body_and_ends_the_stream() {
+        use crate::stream::event::RestFinishOnDrop;
+        use crate::wire::reply::Reply;
+        for dropped in [false, true] {
+            let stream = EventStream::new(StreamConfig::new());
+            let kept: Work = Box::pin(async {});
+            assert!(stream.hand_off(kept).is_err(), "not taken over");
+            stream.take_rest_over();
+            let mut connection = Connection::for_post(Arc::clone(&stream));
+            let (go, wait) = tokio::sync::oneshot::channel::<()>();
+            let finish = FinishOnDrop(Arc::clone(&stream));
+            let handing = Arc::clone(&stream);
+            let running: Work = Box::pin(async move {
+                handing.push_notification(b"{\"ack\":1}");
+                let ends = RestFinishOnDrop(Arc::clone(&handing));
+                let rest: Work = Box::pin(async move {
+                    let _ = wait.await;
+                    let mut reply = Reply::empty(http::StatusCode::OK);
+                    reply.body = Some(b"{\"rest\":1}".to_vec());
+                    ends.0.finish(reply);
+                });
+                assert!(handing.hand_off(rest).is_ok(), "taken over");
+                let mut own = Reply::empty(http::StatusCode::OK);
+                own.body = Some(b"{\"own\":1}".to_vec());
+                finish.finish(own);
+            });
+            let mut work = Some(InBody::new(running));
+            let (_wakes, waker) = counted();
+            let mut cx = Context::from_waker(&waker);
+            poll_work(&connection, &mut work, &mut cx);
+            assert!(work.is_some(), "the rest goes on in the body");
+            assert!(
+                !stream.is_finished(),
+                "the work's own reply is not the stream's"
+            );
+            let Poll::Ready(Some(ack)) = connection.poll_frame(&mut cx) else {
+                unreachable!("the acknowledgement")
+            };
+            assert!(String::from_utf8_lossy(&ack).contains("ack"));
+            if dropped {
+                drop(work.take());
+                assert!(stream.is_finished(), "ended without a reply");
+                assert!(matches!(connection.poll_frame(&mut cx), Poll::Ready(None)));
+                continue;
+            }
+            let _ = go.send(());
+            tokio::task::yield_now().await;
+            poll_work(&connection, &mut work, &mut cx);
+            assert!(work.is_none(), "the rest ended");
+            let Poll::Ready(Some(last)) = connection.poll_frame(&mut cx) else {
+                unreachable!("the rest's reply")
+            };
+            let last = String::from_utf8_lossy(&last).into_owned();
+            assert!(last.contains("rest") && !last.contains("own"), "{last}");
         }
     }
 }

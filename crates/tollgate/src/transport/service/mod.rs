@@ -314,10 +314,8 @@ impl McpService {
                             );
                         }
                         Answering::InTask => (origin, false),
-                        // A listen holds its request for as long as its stream lasts: its head
-                        // is copied out of the connection's read buffer, which it would
-                        // otherwise keep; its work goes on in its response body.
-                        Answering::Listen => (origin.detached(), true),
+                        // A listen's loop goes on in its response body (`answer.rs`).
+                        Answering::Listen => (listen_head(endpoint, origin), true),
                     };
                 answer_in_task(endpoint.clone(), origin, value, in_body).await
             };
@@ -407,6 +405,16 @@ impl McpService {
                 .allowed_hosts
                 .iter()
                 .any(|allowed| allowed.eq_ignore_ascii_case(host))
+    }
+}
+
+/// The head a listen's work holds. Its loop, handed over once acknowledged, keeps no head;
+/// with a sanitizer (which may read it) the head is kept for as long as the stream lasts,
+/// copied out of the connection's read buffer, which it would otherwise keep.
+fn listen_head(endpoint: &Endpoint, origin: Arc<OriginatingRequest>) -> Arc<OriginatingRequest> {
+    match endpoint.inner.sanitizer {
+        Some(_) => origin.detached(),
+        None => origin,
     }
 }
 
