@@ -560,23 +560,47 @@ impl EventStream {
 
 /// Finishes the stream without a reply if the request's task ends before finishing it
 /// (aborted by cancellation, or by its connection going away).
-pub(crate) struct FinishOnDrop(pub(crate) Arc<EventStream>);
+pub(crate) struct FinishOnDrop {
+    stream: Arc<EventStream>,
+    /// Whether the work may hand its rest over ([`EventStream::hand_off`]): its stream's end is
+    /// then the rest's. Only then is the stream's state read for it (not on every request).
+    may_hand_off: bool,
+}
 
 impl Drop for FinishOnDrop {
     fn drop(&mut self) {
-        // A work that handed its rest over leaves the stream's end to that rest.
-        if !lock(&self.0.state).handed_off {
-            self.0.finish_without_reply();
+        if !self.handed_off() {
+            self.stream.finish_without_reply();
         }
     }
 }
 
 impl FinishOnDrop {
+    /// The guard of a work that ends its stream itself.
+    pub(crate) fn new(stream: Arc<EventStream>) -> Self {
+        Self {
+            stream,
+            may_hand_off: false,
+        }
+    }
+
+    /// The guard of a work that may hand its rest over (a listen's, answered in its body).
+    pub(crate) fn handing_off(stream: Arc<EventStream>) -> Self {
+        Self {
+            stream,
+            may_hand_off: true,
+        }
+    }
+
     /// Records the reply, unless the work handed its rest over (which records its own).
     pub(crate) fn finish(&self, reply: Reply) {
-        if !lock(&self.0.state).handed_off {
-            self.0.finish(reply);
+        if !self.handed_off() {
+            self.stream.finish(reply);
         }
+    }
+
+    fn handed_off(&self) -> bool {
+        self.may_hand_off && lock(&self.stream.state).handed_off
     }
 }
 

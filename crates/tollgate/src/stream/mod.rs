@@ -501,7 +501,7 @@ mod tests {
         streams.adopt(&stream, Some(&id));
         // The guard is made before the task, so it finishes the stream even if the task is
         // aborted before its first poll.
-        let finish = FinishOnDrop(Arc::clone(&stream));
+        let finish = FinishOnDrop::new(Arc::clone(&stream));
         let task = tokio::spawn(async move {
             let _finish = finish;
             std::future::pending::<()>().await;

@@ -91,12 +91,14 @@ pub(super) async fn answer_in_task(
     in_body: bool,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
-    if in_body {
+    let finish = if in_body {
         // A listen hands its loop over once acknowledged: its pipeline then ends.
         stream.take_rest_over();
-    }
+        FinishOnDrop::handing_off(Arc::clone(&stream))
+    } else {
+        FinishOnDrop::new(Arc::clone(&stream))
+    };
     let sink = NotificationSink::Stream(Arc::clone(&stream));
-    let finish = FinishOnDrop(Arc::clone(&stream));
     // The work carries the caller's telemetry context (feature `otel`), wherever it is polled.
     // Boxed: the request's large future is written once, on the heap, and a task takes the box
     // as it is (a polled future may move only behind its pin).
@@ -116,8 +118,8 @@ pub(super) async fn answer_in_task(
             && running.as_mut().poll(cx).is_ready()
         {
             // Finished, or the rest handed over: polled here on, first now (so it registers
-            // this connection's waker).
-            work = stream.take_rest();
+            // this connection's waker). Only a listen's work in its body hands a rest over.
+            work = if in_body { stream.take_rest() } else { None };
         }
         stream.poll_answer(cx)
     })
@@ -329,7 +331,7 @@ mod tests {
         for after_polling in [false, true] {
             let stream = EventStream::new(StreamConfig::new());
             let mut connection = Connection::for_post(Arc::clone(&stream));
-            let finish = FinishOnDrop(Arc::clone(&stream));
+            let finish = FinishOnDrop::new(Arc::clone(&stream));
             let running: Work = Box::pin(async move {
                 std::future::pending::<()>().await;
                 drop(finish);
@@ -368,7 +370,7 @@ mod tests {
             stream.take_rest_over();
             let mut connection = Connection::for_post(Arc::clone(&stream));
             let (go, wait) = tokio::sync::oneshot::channel::<()>();
-            let finish = FinishOnDrop(Arc::clone(&stream));
+            let finish = FinishOnDrop::handing_off(Arc::clone(&stream));
             let handing = Arc::clone(&stream);
             let running: Work = Box::pin(async move {
                 handing.push_notification(b"{\"ack\":1}");
