@@ -20,6 +20,7 @@ use tollgate::{
     Endpoint, Implementation, InvocationFeatures, McpService, ProtocolVersion, RequestContext,
     ToolArguments, ToolRegistration,
     content::ResourceContents,
+    endpoint::EndpointBuilder,
     resource::{ResourceOutput, ResourceRegistration, ResourceRequest},
     task::{InMemoryTaskStore, TaskConfig, TaskCreation, TaskError},
     tool::{CompleteResult, OperationResult, TaskSupport},
@@ -56,16 +57,11 @@ async fn job(
         .into())
 }
 
-fn endpoint() -> Endpoint {
+/// An endpoint with a task store and the task-required tool `job`.
+fn with_job() -> EndpointBuilder {
     Endpoint::with_path("/mcp", [V26], Implementation::new("listen", "1"))
         .task_store(InMemoryTaskStore::default())
         .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
-        .add_resource(
-            ResourceRegistration::with_uri("test://watched", "watched", [V26])
-                .handler(read)
-                .build()
-                .unwrap(),
-        )
         .add_tool(
             ToolRegistration::with_name("job", [V26])
                 .json_object_arguments()
@@ -74,8 +70,38 @@ fn endpoint() -> Endpoint {
                 .build()
                 .unwrap(),
         )
+}
+
+fn endpoint() -> Endpoint {
+    with_job()
+        .add_resource(
+            ResourceRegistration::with_uri("test://watched", "watched", [V26])
+                .handler(read)
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap()
+}
+
+/// Calls `job` asking for a task; the created task's id.
+async fn create_job(addr: SocketAddr) -> String {
+    let created = post(
+        addr,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "job"),
+        ],
+        body(1, "tools/call", r#""name":"job","arguments":{}"#, true).as_bytes(),
+    )
+    .await;
+    created
+        .result()
+        .get("taskId")
+        .and_then(JsonValue::as_str)
+        .unwrap()
+        .to_owned()
 }
 
 fn body(id: u64, method: &str, params: &str, extension: bool) -> String {
@@ -171,22 +197,7 @@ async fn resource_updates_reach_the_streams_that_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn task_notifications_follow_a_task_to_its_end() {
     let addr = start(McpService::new(endpoint())).await;
-    let created = post(
-        addr,
-        &[
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "job"),
-        ],
-        body(1, "tools/call", r#""name":"job","arguments":{}"#, true).as_bytes(),
-    )
-    .await;
-    let id = created
-        .result()
-        .get("taskId")
-        .and_then(JsonValue::as_str)
-        .unwrap()
-        .to_owned();
+    let id = create_job(addr).await;
     let mut stream = listen(addr, 7, &format!(r#"{{"taskIds":["{id}","0000"]}}"#), true).await;
     assert!(stream.until("acknowledged").await);
     assert!(
@@ -231,37 +242,12 @@ impl tollgate::context::ToolResultSanitizer for TenantMark {
 /// sanitized with the listen's own headers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sanitizer_reads_the_listen_request_for_a_relayed_result() {
-    let endpoint = Endpoint::with_path("/mcp", [V26], Implementation::new("listen", "1"))
-        .task_store(InMemoryTaskStore::default())
-        .task_config(TaskConfig::default().poll_interval(Duration::from_millis(100)))
+    let endpoint = with_job()
         .tool_result_sanitizer(TenantMark)
-        .add_tool(
-            ToolRegistration::with_name("job", [V26])
-                .json_object_arguments()
-                .handler(job)
-                .task_support(TaskSupport::Required)
-                .build()
-                .unwrap(),
-        )
         .build()
         .unwrap();
     let addr = start(McpService::new(endpoint)).await;
-    let created = post(
-        addr,
-        &[
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "job"),
-        ],
-        body(1, "tools/call", r#""name":"job","arguments":{}"#, true).as_bytes(),
-    )
-    .await;
-    let id = created
-        .result()
-        .get("taskId")
-        .and_then(JsonValue::as_str)
-        .unwrap()
-        .to_owned();
+    let id = create_job(addr).await;
     let listen_body = body(
         9,
         "subscriptions/listen",
