@@ -150,6 +150,9 @@ pub(crate) async fn listen(
         Some(_) => lists,
         None => Vec::new(),
     };
+    // The principal's view of the catalog as it is now, taken before the acknowledgement: a
+    // change published after it is one the view reports.
+    let view = endpoint.list_view(&context.admission);
     sink.notify(
         "notifications/subscriptions/acknowledged",
         JsonObject::builder()
@@ -172,6 +175,7 @@ pub(crate) async fn listen(
         meta,
         owner,
         events,
+        view,
         open,
         ends: None,
     };
@@ -223,6 +227,9 @@ struct Relay {
     meta: JsonObject,
     owner: Arc<str>,
     events: broadcast::Receiver<Event>,
+    /// The principal's view of the catalog (a per-principal view over a live one), by which a
+    /// list change is told only where what the principal sees changed.
+    view: Option<Arc<dyn crate::stream::ListView>>,
     /// Its place among the open streams, given back when the stream ends.
     open: OpenGuard,
     /// The stream it was handed to, which it ends with its reply.
@@ -246,7 +253,7 @@ impl Relay {
             let _open = &self.open;
             let revision = self.context.protocol_version;
             let listeners = &self.endpoint.inner.listeners;
-            let view = self.endpoint.list_view(&self.context.admission);
+            let view = &self.view;
             let seen = |announced: u16| view.as_ref().map_or(announced, |v| v.changed(announced));
             // Encoded at the first update heard: an idle stream holds none of it.
             let mut updated: Option<Updated> = None;

@@ -91,6 +91,9 @@ pub(super) async fn answer_in_task(
     in_body: bool,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
+    // A rest handed over and not taken (this future dropped, or a panic, between the two) would
+    // hold its own stream, and its place among the open listens, for ever.
+    let _untaken = in_body.then(|| UntakenRest(Arc::clone(&stream)));
     let finish = if in_body {
         // A listen hands its loop over once acknowledged: its pipeline then ends.
         stream.take_rest_over();
@@ -136,7 +139,12 @@ pub(super) async fn answer_in_task(
             // Still running: on in a task of its own, which a cancellation can abort. A future
             // polled here registered this connection's waker; its next poll, in the task,
             // registers the task's.
-            let task = work.map(tokio::spawn).map(|task| task.abort_handle());
+            let task = work.map(|work| match in_body {
+                // (A listen's stream is not resumable; were it, its rest would run here too.)
+                true => tokio::spawn(then_rest(work, Arc::clone(&stream))),
+                false => tokio::spawn(work),
+            });
+            let task = task.map(|task| task.abort_handle());
             if let Some(task) = &task {
                 stream.set_task(task.clone());
             }
@@ -146,6 +154,26 @@ pub(super) async fn answer_in_task(
             }
             Outcome::Stream(McpBody::events(Connection::for_post(stream), guard))
         }
+    }
+}
+
+/// A work, then any rest it handed over, to the end, in a task of its own.
+async fn then_rest(mut work: Work, stream: Arc<EventStream>) {
+    loop {
+        work.as_mut().await;
+        match stream.take_rest() {
+            Some(rest) => work = rest,
+            None => return,
+        }
+    }
+}
+
+/// Drops a rest handed over to the stream that no one took (see [`answer_in_task`]).
+struct UntakenRest(Arc<EventStream>);
+
+impl Drop for UntakenRest {
+    fn drop(&mut self) {
+        drop(self.0.take_rest());
     }
 }
 
@@ -415,5 +443,39 @@ mod tests {
             let last = String::from_utf8_lossy(&last).into_owned();
             assert!(last.contains("rest") && !last.contains("own"), "{last}");
         }
+    }
+
+    /// A rest handed over that no one took is dropped with the request's answer (its stream,
+    /// and what it holds, freed: no cycle through the stream), and one handed over in a task
+    /// (a resumable stream) runs there after its work.
+    #[tokio::test]
+    async fn a_rest_is_never_left_in_its_stream() {
+        let stream = EventStream::new(StreamConfig::new());
+        stream.take_rest_over();
+        let ran = Arc::new(AtomicBool::new(false));
+        let held = Arc::clone(&stream);
+        let rest: Work = Box::pin(async move {
+            drop(held);
+        });
+        assert!(stream.hand_off(rest).is_ok());
+        assert_eq!(Arc::strong_count(&stream), 2, "the rest holds its stream");
+        drop(UntakenRest(Arc::clone(&stream)));
+        assert_eq!(
+            Arc::strong_count(&stream),
+            1,
+            "the untaken rest was dropped"
+        );
+
+        let stream = EventStream::new(StreamConfig::new());
+        stream.take_rest_over();
+        let (handing, flag) = (Arc::clone(&stream), Arc::clone(&ran));
+        let work: Work = Box::pin(async move {
+            let rest: Work = Box::pin(async move { flag.store(true, Ordering::SeqCst) });
+            assert!(handing.hand_off(rest).is_ok());
+        });
+        let task = tokio::spawn(then_rest(work, Arc::clone(&stream)));
+        assert!(task.await.is_ok());
+        assert!(ran.load(Ordering::SeqCst), "the rest ran after its work");
+        assert!(stream.take_rest().is_none());
     }
 }
