@@ -24,7 +24,7 @@ use crate::model::origin::Transport;
 use crate::model::subscription::{Event, ListKind, MAX_SUBSCRIPTION_ENTRIES, OpenGuard, list_bit};
 use crate::registry::Endpoint;
 use crate::stream::MAX_SUBSCRIPTION_URI_BYTES;
-use crate::stream::event::RestFinishOnDrop;
+use crate::stream::event::FinishOnDrop;
 use crate::tasks::model::{MAX_TASK_ID_BYTES, TASKS_EXTENSION};
 use crate::version::ProtocolVersion;
 use crate::wire::fault::Fault;
@@ -185,7 +185,7 @@ pub(crate) async fn listen(
         && stream.takes_rest()
     {
         let relay = Relay {
-            ends: Some(RestFinishOnDrop(Arc::clone(stream))),
+            ends: Some(FinishOnDrop::new(Arc::clone(stream))),
             ..relay
         };
         // In the request's `tracing` span, which it keeps open for as long as the stream lasts.
@@ -233,7 +233,7 @@ struct Relay {
     /// Its place among the open streams, given back when the stream ends.
     open: OpenGuard,
     /// The stream it was handed to, which it ends with its reply.
-    ends: Option<RestFinishOnDrop>,
+    ends: Option<FinishOnDrop>,
 }
 
 impl Relay {
@@ -317,7 +317,7 @@ impl Relay {
                 result_reply_json(self.context.request_id.as_ref(), &result.into(), revision);
             match self.ends.take() {
                 Some(ends) => {
-                    ends.0.finish(reply);
+                    ends.finish(reply);
                     Reply::empty(http::StatusCode::OK)
                 }
                 None => reply,

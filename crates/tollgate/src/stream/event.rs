@@ -576,7 +576,7 @@ impl Drop for FinishOnDrop {
 }
 
 impl FinishOnDrop {
-    /// The guard of a work that ends its stream itself.
+    /// The guard of a work that ends its stream itself (a listen's rest handed over is one).
     pub(crate) fn new(stream: Arc<EventStream>) -> Self {
         Self {
             stream,
@@ -601,16 +601,6 @@ impl FinishOnDrop {
 
     fn handed_off(&self) -> bool {
         self.may_hand_off && lock(&self.stream.state).handed_off
-    }
-}
-
-/// Ends the stream without a reply, however the rest handed over ends (see
-/// [`EventStream::hand_off`]) unless it finished the stream first.
-pub(crate) struct RestFinishOnDrop(pub(crate) Arc<EventStream>);
-
-impl Drop for RestFinishOnDrop {
-    fn drop(&mut self) {
-        self.0.finish_without_reply();
     }
 }
 

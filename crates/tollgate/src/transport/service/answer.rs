@@ -91,9 +91,6 @@ pub(super) async fn answer_in_task(
     in_body: bool,
 ) -> Outcome {
     let stream = EventStream::new(endpoint.inner.streams);
-    // A rest handed over and not taken (this future dropped, or a panic, between the two) would
-    // hold its own stream, and its place among the open listens, for ever.
-    let _untaken = in_body.then(|| UntakenRest(Arc::clone(&stream)));
     let finish = if in_body {
         // A listen hands its loop over once acknowledged: its pipeline then ends.
         stream.take_rest_over();
@@ -105,24 +102,26 @@ pub(super) async fn answer_in_task(
     // The work carries the caller's telemetry context (feature `otel`), wherever it is polled.
     // Boxed: the request's large future is written once, on the heap, and a task takes the box
     // as it is (a polled future may move only behind its pin).
-    let mut work: Option<Work> = Some(Box::pin(crate::facts::telemetry::carry(async move {
+    let running: Work = Box::pin(crate::facts::telemetry::carry(async move {
         let head = Head::read(origin.headers());
         let reply = receive(&endpoint, &origin, &head, &value, Some(&sink)).await;
         drop(sink);
         // (After a hand-off the rest finishes the stream, and this does nothing.)
         finish.finish(reply);
-    })));
+    }));
+    let mut work = Some(match in_body {
+        true => Box::pin(then_rest(running, Arc::clone(&stream))),
+        false => running,
+    });
     let answer = std::future::poll_fn(|cx| {
         if work.is_some() && stream.is_cancelled() {
             // As an aborted task would be: dropped unpolled, its stream finished without a reply.
             work = None;
         }
-        while let Some(running) = work.as_mut()
+        if let Some(running) = work.as_mut()
             && running.as_mut().poll(cx).is_ready()
         {
-            // Finished, or the rest handed over: polled here on, first now (so it registers
-            // this connection's waker). Only a listen's work in its body hands a rest over.
-            work = if in_body { stream.take_rest() } else { None };
+            work = None;
         }
         stream.poll_answer(cx)
     })
@@ -139,12 +138,7 @@ pub(super) async fn answer_in_task(
             // Still running: on in a task of its own, which a cancellation can abort. A future
             // polled here registered this connection's waker; its next poll, in the task,
             // registers the task's.
-            let task = work.map(|work| match in_body {
-                // (A listen's stream is not resumable; were it, its rest would run here too.)
-                true => tokio::spawn(then_rest(work, Arc::clone(&stream))),
-                false => tokio::spawn(work),
-            });
-            let task = task.map(|task| task.abort_handle());
+            let task = work.map(tokio::spawn).map(|task| task.abort_handle());
             if let Some(task) = &task {
                 stream.set_task(task.clone());
             }
@@ -157,18 +151,23 @@ pub(super) async fn answer_in_task(
     }
 }
 
-/// A work, then any rest it handed over, to the end, in a task of its own.
+/// A listen's work, then the rest it hands over (its loop, once acknowledged) in its place,
+/// polled at once (so the rest registers the waker of whoever polls it), wherever it runs.
 async fn then_rest(mut work: Work, stream: Arc<EventStream>) {
+    // A rest handed over and not taken (this future dropped, or a panic, between the two)
+    // would hold its own stream, and its place among the open listens, for ever.
+    let untaken = UntakenRest(stream);
     loop {
         work.as_mut().await;
-        match stream.take_rest() {
+        match untaken.0.take_rest() {
+            // The work's own future is freed here.
             Some(rest) => work = rest,
             None => return,
         }
     }
 }
 
-/// Drops a rest handed over to the stream that no one took (see [`answer_in_task`]).
+/// Drops a rest handed over to the stream that no one took (see [`then_rest`]).
 struct UntakenRest(Arc<EventStream>);
 
 impl Drop for UntakenRest {
@@ -250,15 +249,8 @@ pub(super) fn poll_work(connection: &Connection, work: &mut Option<InBody>, cx: 
         return;
     }
     let mut own = Context::from_waker(&running.waker);
-    while running.work.get_mut().as_mut().poll(&mut own).is_ready() {
-        // Finished, or the rest handed over: that rest is polled here on.
-        match connection.stream.take_rest() {
-            Some(rest) => running.work = SyncWrapper::new(rest),
-            None => {
-                *work = None;
-                return;
-            }
-        }
+    if running.work.get_mut().as_mut().poll(&mut own).is_ready() {
+        *work = None;
     }
 }
 
@@ -389,7 +381,6 @@ mod tests {
     /// dropped unfinished (the client gone) ends its stream without a reply.
     #[tokio::test(start_paused = true)]
     async fn a_rest_handed_over_goes_on_in_the_body_and_ends_the_stream() {
-        use crate::stream::event::RestFinishOnDrop;
         use crate::wire::reply::Reply;
         for dropped in [false, true] {
             let stream = EventStream::new(StreamConfig::new());
@@ -402,19 +393,22 @@ mod tests {
             let handing = Arc::clone(&stream);
             let running: Work = Box::pin(async move {
                 handing.push_notification(b"{\"ack\":1}");
-                let ends = RestFinishOnDrop(Arc::clone(&handing));
+                let ends = FinishOnDrop::new(Arc::clone(&handing));
                 let rest: Work = Box::pin(async move {
                     let _ = wait.await;
                     let mut reply = Reply::empty(http::StatusCode::OK);
                     reply.body = Some(b"{\"rest\":1}".to_vec());
-                    ends.0.finish(reply);
+                    ends.finish(reply);
                 });
                 assert!(handing.hand_off(rest).is_ok(), "taken over");
                 let mut own = Reply::empty(http::StatusCode::OK);
                 own.body = Some(b"{\"own\":1}".to_vec());
                 finish.finish(own);
             });
-            let mut work = Some(InBody::new(running));
+            let mut work = Some(InBody::new(Box::pin(then_rest(
+                running,
+                Arc::clone(&stream),
+            ))));
             let (_wakes, waker) = counted();
             let mut cx = Context::from_waker(&waker);
             poll_work(&connection, &mut work, &mut cx);
@@ -445,26 +439,29 @@ mod tests {
         }
     }
 
-    /// A rest handed over that no one took is dropped with the request's answer (its stream,
-    /// and what it holds, freed: no cycle through the stream), and one handed over in a task
-    /// (a resumable stream) runs there after its work.
+    /// A rest handed over that no one took (its work panicked right after handing it over) is
+    /// dropped with the work (its stream, and what it holds, freed: no cycle through the
+    /// stream), and one handed over in a task runs there after its work.
     #[tokio::test]
     async fn a_rest_is_never_left_in_its_stream() {
         let stream = EventStream::new(StreamConfig::new());
         stream.take_rest_over();
-        let ran = Arc::new(AtomicBool::new(false));
-        let held = Arc::clone(&stream);
-        let rest: Work = Box::pin(async move {
-            drop(held);
+        let handing = Arc::clone(&stream);
+        let work: Work = Box::pin(async move {
+            let held = Arc::clone(&handing);
+            let rest: Work = Box::pin(async move { drop(held) });
+            assert!(handing.hand_off(rest).is_ok());
+            std::panic::resume_unwind(Box::new("after the hand-off"));
         });
-        assert!(stream.hand_off(rest).is_ok());
-        assert_eq!(Arc::strong_count(&stream), 2, "the rest holds its stream");
-        drop(UntakenRest(Arc::clone(&stream)));
+        let task = tokio::spawn(then_rest(work, Arc::clone(&stream)));
+        assert!(task.await.is_err_and(|e| e.is_panic()));
         assert_eq!(
             Arc::strong_count(&stream),
             1,
             "the untaken rest was dropped"
         );
+
+        let ran = Arc::new(AtomicBool::new(false));
 
         let stream = EventStream::new(StreamConfig::new());
         stream.take_rest_over();
